@@ -1,0 +1,90 @@
+import Foundation
+
+/// Where the test data lives, found from this file's path so tests run from any
+/// working directory.
+enum TestData {
+    /// The package root (this file is Tests/LatchkeyCryptoTests/TestSupport.swift).
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let vectors = packageRoot.appendingPathComponent("Vectors")
+
+    /// `../shared/vectors/wycheproof` beside the checkout, or `LATCHKEY_WYCHEPROOF_DIR`.
+    static let wycheproof: URL = {
+        if let override = ProcessInfo.processInfo.environment["LATCHKEY_WYCHEPROOF_DIR"] {
+            return URL(fileURLWithPath: override)
+        }
+        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof")
+    }()
+
+    static var wycheproofAvailable: Bool {
+        FileManager.default.fileExists(atPath: wycheproof.appendingPathComponent("SOURCE.md").path)
+    }
+
+    /// A JSON object from a file.
+    static func json(_ url: URL) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
+        guard let dictionary = object as? [String: Any] else { throw TestDataError("\(url.lastPathComponent) is not an object") }
+        return dictionary
+    }
+
+    static func vector(_ name: String) throws -> [String: Any] {
+        try json(vectors.appendingPathComponent(name))
+    }
+}
+
+struct TestDataError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    func string(_ key: String) throws -> String {
+        guard let value = self[key] as? String else { throw TestDataError("missing string \"\(key)\"") }
+        return value
+    }
+
+    func int(_ key: String) throws -> Int {
+        guard let value = self[key] as? Int else { throw TestDataError("missing integer \"\(key)\"") }
+        return value
+    }
+
+    func hex(_ key: String) throws -> Data {
+        try Data(hex: string(key))
+    }
+
+    func object(_ key: String) throws -> [String: Any] {
+        guard let value = self[key] as? [String: Any] else { throw TestDataError("missing object \"\(key)\"") }
+        return value
+    }
+
+    func objects(_ key: String) throws -> [[String: Any]] {
+        guard let value = self[key] as? [[String: Any]] else { throw TestDataError("missing array \"\(key)\"") }
+        return value
+    }
+}
+
+extension Data {
+    init(hex: String) throws {
+        var bytes = [UInt8]()
+        var iterator = hex.utf8.makeIterator()
+        while let high = iterator.next() {
+            guard let low = iterator.next(), let h = Self.nibble(high), let l = Self.nibble(low) else {
+                throw TestDataError("bad hex")
+            }
+            bytes.append(h << 4 | l)
+        }
+        self.init(bytes)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
+}
