@@ -45,7 +45,7 @@ public struct DigestAlgorithm: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    private var fetched: FetchedAlgorithm {
+    var fetched: FetchedAlgorithm {
         switch backing {
         case .sha256: FetchedAlgorithms.sha256
         case .sha384: FetchedAlgorithms.sha384

@@ -202,25 +202,26 @@ enum OpenSSLKeys {
 
     /// Builds an Ed25519 public key from its 32 raw bytes (RFC 8032 §5.1.5).
     static func importEd25519(publicKey raw: some DataProtocol) throws -> EVPKey {
-        guard raw.count == 32 else {
-            throw CryptoError(code: .invalidKey, reason: "an Ed25519 public key is 32 bytes, not \(raw.count)")
-        }
-        let key = raw.withContiguousBytes { bytes in
-            EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, bytes.bindMemory(to: UInt8.self).baseAddress, 32)
-        }
-        guard let key else { throw CryptoError.fromOpenSSL(.invalidKey, "not an Ed25519 public key") }
-        return EVPKey(taking: key)
+        try importEd25519(raw, half: "public", EVP_PKEY_new_raw_public_key_ex)
     }
 
     /// Builds an Ed25519 private key from its 32-byte seed (RFC 8032 §5.1.5).
     static func importEd25519(seed raw: some DataProtocol) throws -> EVPKey {
+        try importEd25519(raw, half: "private", EVP_PKEY_new_raw_private_key_ex)
+    }
+
+    private static func importEd25519(
+        _ raw: some DataProtocol,
+        half: String,
+        _ make: (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<UInt8>?, Int) -> OpaquePointer?
+    ) throws -> EVPKey {
         guard raw.count == 32 else {
-            throw CryptoError(code: .invalidKey, reason: "an Ed25519 private key is 32 bytes")
+            throw CryptoError(code: .invalidKey, reason: "an Ed25519 \(half) key is 32 bytes, not \(raw.count)")
         }
         let key = raw.withContiguousBytes { bytes in
-            EVP_PKEY_new_raw_private_key_ex(nil, "ED25519", nil, bytes.bindMemory(to: UInt8.self).baseAddress, 32)
+            make(nil, "ED25519", nil, bytes.bindMemory(to: UInt8.self).baseAddress, 32)
         }
-        guard let key else { throw CryptoError.fromOpenSSL(.invalidKey, "not an Ed25519 private key") }
+        guard let key else { throw CryptoError.fromOpenSSL(.invalidKey, "not an Ed25519 \(half) key") }
         return EVPKey(taking: key)
     }
 

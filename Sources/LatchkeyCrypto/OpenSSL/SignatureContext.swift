@@ -1,52 +1,171 @@
 import CLatchkeyOpenSSL
 import Foundation
 
-/// A prepared `EVP_MD_CTX` for signing or verifying with one key.
+/// A signing or verification context prepared once for one key and reused.
 ///
 /// `EVP_DigestSignInit` costs about 25,000 instructions (~5 µs), a sixth of an ES256
-/// signature. It runs once here; each operation copies the prepared context with
-/// `EVP_MD_CTX_copy_ex` and uses the copy once, which puts a signature within a few
-/// percent of `openssl speed`'s loop (DESIGN.md, performance notes). The prepared
-/// context is only ever read (the copy's source is `const`), so one instance is safe to
-/// use from many threads at once. Copies carry `EVP_MD_CTX_FLAG_FINALISE`, which tells
-/// OpenSSL it need not duplicate the context again inside `EVP_DigestSignFinal`.
+/// signature, so it must not run per operation. Two shapes, by algorithm:
+///
+/// - Hash-then-sign (ES256, RS256): the message is hashed with the once-fetched SHA-256
+///   and the digest signed with `EVP_PKEY_sign`/`EVP_PKEY_verify` on an `EVP_PKEY_CTX`
+///   initialised once. A context is not safe for two threads at once, so idle contexts
+///   wait in a small pool: an operation takes one (or duplicates the template with
+///   `EVP_PKEY_CTX_dup` when none is idle) and puts it back. This is exactly the loop
+///   `openssl speed` times, plus the hash.
+/// - PureEdDSA (Ed25519), which hashes internally: a prepared `EVP_MD_CTX` copied with
+///   `EVP_MD_CTX_copy_ex` for each operation (the source of a copy is only read, so this
+///   is safe from many threads). Copies carry `EVP_MD_CTX_FLAG_FINALISE`, which spares
+///   OpenSSL a second duplication inside the one-shot call.
 final class SignatureContext: @unchecked Sendable {
     enum Purpose {
         case sign
         case verify
     }
 
-    private let prepared: OpaquePointer
-    /// Kept alive for as long as the prepared context refers to it.
-    let key: EVPKey
-    private let maximumSignatureSize: Int
-
-    /// - Parameter digest: the digest name, or nil for algorithms that hash internally
-    ///   (Ed25519, RFC 8032 "PureEdDSA").
-    init(_ purpose: Purpose, key: EVPKey, digest: String?) throws {
-        guard let context = EVP_MD_CTX_new() else {
-            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate a signature context")
-        }
-        let status: Int32
-        switch purpose {
-        case .sign:
-            status = EVP_DigestSignInit_ex(context, nil, digest, nil, nil, key.pointer, nil)
-        case .verify:
-            status = EVP_DigestVerifyInit_ex(context, nil, digest, nil, nil, key.pointer, nil)
-        }
-        guard status == 1 else {
-            EVP_MD_CTX_free(context)
-            throw CryptoError.fromOpenSSL(.invalidKey, "the key cannot be used for this signature algorithm")
-        }
-        self.prepared = context
-        self.key = key
-        self.maximumSignatureSize = Int(EVP_PKEY_get_size(key.pointer))
+    private enum Backing {
+        case prehash(template: OpaquePointer, digest: DigestAlgorithm)
+        case pure(prepared: OpaquePointer)
     }
 
-    deinit { EVP_MD_CTX_free(prepared) }
+    /// Idle contexts kept per key at most; more are freed. Two cores, a few tasks each.
+    private static let poolLimit = 8
 
-    /// A fresh single-use copy of the prepared context.
-    private func withCopy<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+    private let purpose: Purpose
+    private let backing: Backing
+    /// Kept alive for as long as the prepared contexts refer to it.
+    let key: EVPKey
+    private let maximumSignatureSize: Int
+    private let lock = NSLock()
+    private var idle: [OpaquePointer] = []
+
+    /// - Parameter digest: the hash for hash-then-sign algorithms, or nil for Ed25519.
+    init(_ purpose: Purpose, key: EVPKey, digest: DigestAlgorithm?) throws {
+        self.purpose = purpose
+        self.key = key
+        self.maximumSignatureSize = Int(EVP_PKEY_get_size(key.pointer))
+        if let digest {
+            guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+                throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate a signature context")
+            }
+            let initialised = purpose == .sign ? EVP_PKEY_sign_init(context) : EVP_PKEY_verify_init(context)
+            guard initialised == 1,
+                  let md = try? digest.fetched.get(),
+                  EVP_PKEY_CTX_set_signature_md(context, md) == 1
+            else {
+                EVP_PKEY_CTX_free(context)
+                throw CryptoError.fromOpenSSL(.invalidKey, "the key cannot be used for this signature algorithm")
+            }
+            backing = .prehash(template: context, digest: digest)
+        } else {
+            guard let context = EVP_MD_CTX_new() else {
+                throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate a signature context")
+            }
+            let status = purpose == .sign
+                ? EVP_DigestSignInit_ex(context, nil, nil, nil, nil, key.pointer, nil)
+                : EVP_DigestVerifyInit_ex(context, nil, nil, nil, nil, key.pointer, nil)
+            guard status == 1 else {
+                EVP_MD_CTX_free(context)
+                throw CryptoError.fromOpenSSL(.invalidKey, "the key cannot be used for this signature algorithm")
+            }
+            backing = .pure(prepared: context)
+        }
+    }
+
+    deinit {
+        switch backing {
+        case .prehash(let template, _):
+            EVP_PKEY_CTX_free(template)
+            for context in idle { EVP_PKEY_CTX_free(context) }
+        case .pure(let prepared):
+            EVP_MD_CTX_free(prepared)
+        }
+    }
+
+    func sign(_ message: some DataProtocol) throws -> Data {
+        var signature = Data(count: maximumSignatureSize)
+        var length = signature.count
+        let ok: Bool
+        switch backing {
+        case .prehash(let template, let digest):
+            let hash = try digest.hash(message)
+            ok = try withPooledContext(template) { context in
+                signature.withUnsafeMutableBytes { output in
+                    hash.withUnsafeBytes { input in
+                        EVP_PKEY_sign(context, output.bindMemory(to: UInt8.self).baseAddress, &length,
+                                      input.bindMemory(to: UInt8.self).baseAddress, input.count) == 1
+                    }
+                }
+            }
+        case .pure(let prepared):
+            ok = try withCopy(of: prepared) { context in
+                message.withContiguousBytes { input in
+                    signature.withUnsafeMutableBytes { output in
+                        EVP_DigestSign(context, output.bindMemory(to: UInt8.self).baseAddress, &length,
+                                       input.bindMemory(to: UInt8.self).baseAddress, input.count) == 1
+                    }
+                }
+            }
+        }
+        guard ok, length <= signature.count else {
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "signing failed")
+        }
+        signature.removeSubrange(length...)
+        return signature
+    }
+
+    /// True only for a signature OpenSSL verifies; any error means false, and the error
+    /// queue is left empty.
+    func verify(_ signature: some DataProtocol, for message: some DataProtocol) -> Bool {
+        let valid: Bool
+        switch backing {
+        case .prehash(let template, let digest):
+            valid = (try? withPooledContext(template) { context in
+                let hash = try digest.hash(message)
+                return signature.withContiguousBytes { signatureBytes in
+                    hash.withUnsafeBytes { input in
+                        EVP_PKEY_verify(context, signatureBytes.bindMemory(to: UInt8.self).baseAddress, signatureBytes.count,
+                                        input.bindMemory(to: UInt8.self).baseAddress, input.count) == 1
+                    }
+                }
+            }) ?? false
+        case .pure(let prepared):
+            valid = (try? withCopy(of: prepared) { context in
+                signature.withContiguousBytes { signatureBytes in
+                    message.withContiguousBytes { input in
+                        EVP_DigestVerify(context, signatureBytes.bindMemory(to: UInt8.self).baseAddress, signatureBytes.count,
+                                         input.bindMemory(to: UInt8.self).baseAddress, input.count) == 1
+                    }
+                }
+            }) ?? false
+        }
+        if !valid { OpenSSLErrorQueue.clear() }
+        return valid
+    }
+
+    /// Runs `body` with an idle context from the pool, or a fresh duplicate of the
+    /// template, and returns it to the pool afterwards.
+    private func withPooledContext<R>(_ template: OpaquePointer, _ body: (OpaquePointer) throws -> R) throws -> R {
+        lock.lock()
+        let pooled = idle.popLast()
+        lock.unlock()
+        guard let context = pooled ?? EVP_PKEY_CTX_dup(template) else {
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot duplicate a signature context")
+        }
+        defer {
+            lock.lock()
+            if idle.count < Self.poolLimit {
+                idle.append(context)
+                lock.unlock()
+            } else {
+                lock.unlock()
+                EVP_PKEY_CTX_free(context)
+            }
+        }
+        return try body(context)
+    }
+
+    /// Runs `body` with a single-use copy of the prepared digest-signing context.
+    private func withCopy<R>(of prepared: OpaquePointer, _ body: (OpaquePointer) throws -> R) throws -> R {
         guard let copy = EVP_MD_CTX_new() else {
             throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate a signature context")
         }
@@ -57,45 +176,6 @@ final class SignatureContext: @unchecked Sendable {
         EVP_MD_CTX_set_flags(copy, Int32(EVP_MD_CTX_FLAG_FINALISE))
         return try body(copy)
     }
-
-    func sign(_ message: some DataProtocol) throws -> Data {
-        var signature = Data(count: maximumSignatureSize)
-        let length = try withCopy { context in
-            try message.withContiguousBytes { messageBytes in
-                try signature.withUnsafeMutableBytes { output in
-                    var length = output.count
-                    guard EVP_DigestSign(
-                        context,
-                        output.bindMemory(to: UInt8.self).baseAddress, &length,
-                        messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count
-                    ) == 1 else {
-                        throw CryptoError.fromOpenSSL(.openSSLFailure, "signing failed")
-                    }
-                    return length
-                }
-            }
-        }
-        signature.removeSubrange(length...)
-        return signature
-    }
-
-    /// True only for a signature OpenSSL verifies; any error means false, and the error
-    /// queue is left empty.
-    func verify(_ signature: some DataProtocol, for message: some DataProtocol) -> Bool {
-        let valid = (try? withCopy { context in
-            signature.withContiguousBytes { signatureBytes in
-                message.withContiguousBytes { messageBytes in
-                    EVP_DigestVerify(
-                        context,
-                        signatureBytes.bindMemory(to: UInt8.self).baseAddress, signatureBytes.count,
-                        messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count
-                    ) == 1
-                }
-            }
-        }) ?? false
-        if !valid { OpenSSLErrorQueue.clear() }
-        return valid
-    }
 }
 
 /// A verification context made on first use and kept: most public keys in a process
@@ -105,7 +185,7 @@ final class LazyVerificationContext: @unchecked Sendable {
     private let lock = NSLock()
     private var context: SignatureContext?
 
-    func get(key: EVPKey, digest: String?) throws -> SignatureContext {
+    func get(key: EVPKey, digest: DigestAlgorithm?) throws -> SignatureContext {
         lock.lock()
         defer { lock.unlock() }
         if let context { return context }

@@ -53,10 +53,10 @@ public struct SigningAlgorithm: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { joseName }
 
-    /// The digest OpenSSL applies before signing; nil for Ed25519, which hashes internally.
-    var digestName: String? {
+    /// The digest applied before signing; nil for Ed25519, which hashes internally.
+    var digest: DigestAlgorithm? {
         switch backing {
-        case .es256: "SHA2-256"
+        case .es256: .sha256
         case .ed25519: nil
         }
     }

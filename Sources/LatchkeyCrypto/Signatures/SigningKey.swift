@@ -16,7 +16,7 @@ public struct SigningKey: Sendable {
     public let publicKey: VerifyingKey
 
     init(key: EVPKey, algorithm: SigningAlgorithm) throws {
-        self.context = try SignatureContext(.sign, key: key, digest: algorithm.digestName)
+        self.context = try SignatureContext(.sign, key: key, digest: algorithm.digest)
         self.algorithm = algorithm
         self.publicKey = try VerifyingKey(key: key, keyType: algorithm == .es256 ? .p256 : .ed25519)
     }

@@ -72,14 +72,15 @@ public struct VerifyingKey: Sendable {
     /// simply invalid: this never throws and never crashes on hostile bytes.
     public func isValidSignature(_ signature: some DataProtocol, for message: some DataProtocol) -> Bool {
         guard signature.count <= KeyInputLimits.maximumDERSize,
-              let context = try? verifier.get(key: key, digest: digestName)
+              let context = try? verifier.get(key: key, digest: digest)
         else { return false }
         return context.verify(signature, for: message)
     }
 
-    private var digestName: String? {
+    /// ES256 and RS256 hash with SHA-256 first; Ed25519 hashes internally.
+    private var digest: DigestAlgorithm? {
         switch keyType {
-        case .p256, .rsa: "SHA2-256"
+        case .p256, .rsa: .sha256
         case .ed25519: nil
         }
     }
