@@ -31,9 +31,16 @@ let package = Package(
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
+        // A vault writer the crash test starts and SIGKILLs (a dependency of the tests so
+        // `swift test` builds it).
+        .executableTarget(
+            name: "latchkey-vault-stress",
+            dependencies: ["LatchkeyCrypto"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LatchkeyCryptoTests",
-            dependencies: ["LatchkeyCrypto"],
+            dependencies: ["LatchkeyCrypto", "latchkey-vault-stress"],
             swiftSettings: strictSettings
         ),
     ],

@@ -3,5 +3,5 @@
 // Run with: swift run -c release latchkey-bench [--seconds S]
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
-let report = try SignatureBenchmark(seconds: options.seconds).run()
-report.print()
+try SignatureBenchmark(seconds: options.seconds).run().print()
+try VaultBenchmark(seconds: options.seconds).run().print()

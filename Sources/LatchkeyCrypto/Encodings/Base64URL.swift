@@ -16,7 +16,7 @@ public enum Base64URL {
     /// Decodes strict base64url. Throws ``CryptoError`` with code
     /// ``CryptoError/Code/invalidEncoding`` on anything else.
     public static func decode(_ text: some StringProtocol) throws -> Data {
-        try Base64Codec.decode(Array(text.utf8), table: Base64Codec.urlValues, padded: false)
+        try Base64Codec.decode(text, table: Base64Codec.urlValues, padded: false)
     }
 }
 
@@ -63,35 +63,66 @@ enum Base64Codec {
     }
 
     /// Strict decoding. With `padded`, the text must be a multiple of four symbols with
-    /// `=` only at the end; without, `=` is refused.
+    /// `=` only at the end; without, `=` is refused. Works on the string's own UTF-8
+    /// storage and writes into one preallocated buffer (DESIGN.md: base64 sits on hot
+    /// paths such as listing a vault).
+    static func decode(_ text: some StringProtocol, table: [UInt8], padded: Bool) throws -> Data {
+        if let result = try text.utf8.withContiguousStorageIfAvailable({ try decode($0, table: table, padded: padded) }) {
+            return result
+        }
+        return try Array(text.utf8).withUnsafeBufferPointer { try decode($0, table: table, padded: padded) }
+    }
+
     static func decode(_ text: [UInt8], table: [UInt8], padded: Bool) throws -> Data {
-        var symbols = text[...]
+        try text.withUnsafeBufferPointer { try decode($0, table: table, padded: padded) }
+    }
+
+    private static func decode(_ input: UnsafeBufferPointer<UInt8>, table: [UInt8], padded: Bool) throws -> Data {
+        var count = input.count
         if padded {
-            guard text.count % 4 == 0 else { throw malformed("length is not a multiple of four") }
+            guard count % 4 == 0 else { throw malformed("length is not a multiple of four") }
             var padding = 0
-            while padding < 2, symbols.last == UInt8(ascii: "=") {
-                symbols = symbols.dropLast()
+            while padding < 2, count > 0, input[count - 1] == UInt8(ascii: "=") {
+                count -= 1
                 padding += 1
             }
         }
-        guard symbols.count % 4 != 1 else { throw malformed("length leaves a lone symbol") }
-        var output = Data()
-        output.reserveCapacity(symbols.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for symbol in symbols {
-            let value = table[Int(symbol)]
-            guard value != invalid else { throw malformed("character outside the alphabet") }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+        let remainder = count % 4
+        guard remainder != 1 else { throw malformed("length leaves a lone symbol") }
+        var output = [UInt8](repeating: 0, count: count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1))
+        let valid = table.withUnsafeBufferPointer { values in
+            output.withUnsafeMutableBufferPointer { out -> Bool in
+                var index = 0
+                var written = 0
+                // Invalid symbols map to 0xFF, so any high bit in the OR marks one.
+                var seen: UInt8 = 0
+                while index + 4 <= count {
+                    let a = values[Int(input[index])], b = values[Int(input[index + 1])]
+                    let c = values[Int(input[index + 2])], d = values[Int(input[index + 3])]
+                    seen |= a | b | c | d
+                    let chunk = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6 | UInt32(d & 63)
+                    out[written] = UInt8(truncatingIfNeeded: chunk >> 16)
+                    out[written + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                    out[written + 2] = UInt8(truncatingIfNeeded: chunk)
+                    index += 4
+                    written += 3
+                }
+                if remainder >= 2 {
+                    let a = values[Int(input[index])], b = values[Int(input[index + 1])]
+                    let c = remainder == 3 ? values[Int(input[index + 2])] : 0
+                    seen |= a | b | c
+                    let chunk = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6
+                    out[written] = UInt8(truncatingIfNeeded: chunk >> 16)
+                    if remainder == 3 { out[written + 1] = UInt8(truncatingIfNeeded: chunk >> 8) }
+                    // The bits after the last whole byte must be zero (canonical form).
+                    let tail = remainder == 3 ? chunk & 0xFF : chunk & 0xFFFF
+                    guard tail == 0 else { return false }
+                }
+                return seen & 0xC0 == 0
             }
         }
-        guard accumulator == 0 else { throw malformed("non-zero bits after the last byte") }
-        return output
+        guard valid else { throw malformed("character outside the alphabet or non-zero trailing bits") }
+        return Data(output)
     }
 
     private static func malformed(_ why: String) -> CryptoError {

@@ -1,0 +1,357 @@
+public import Foundation
+
+/// Device key pairs at rest: a directory of records, each holding one key's private half
+/// sealed under the vault key, written atomically and durably, with one writer at a time
+/// across processes.
+///
+/// Layout (DESIGN.md, "Key vault"):
+///
+/// ```
+/// <directory>/            0700
+///   vault.json            0600  format, key kind, scrypt salt and parameters, key check
+///   .lock                 0600  flock target for writers
+///   keys/                 0700
+///     <handle>.json       0600  one record per key (see VaultRecord)
+/// ```
+///
+/// Guarantees:
+/// - No private key byte is written in clear; keys held in memory are in OpenSSL's care
+///   and the PKCS#8 plaintext is wiped after each seal and unseal.
+/// - A wrong passphrase or key is reported as ``KeyVaultError/Code/wrongKey`` from the
+///   header's key check, before any record is read.
+/// - Writes go to a temporary file, `fsync`, `rename`, `fsync` of the directory: a crash
+///   at any instant leaves each record old or new, never torn. Writers serialise on
+///   `flock`, so read-modify-write (``updateMetadata(_:_:)``) is safe across processes.
+/// - A damaged record is reported with its handle and never hides, rewrites or deletes
+///   the others (``scan()``).
+/// - Directories and files open to group or others are refused, as ssh refuses a loose
+///   private key.
+///
+/// A `KeyVault` is safe to share between tasks. It keeps each private key it has
+/// unsealed, parsed, so signing costs a signature, not a PKCS#8 decode (~660 µs in
+/// OpenSSL 3.0).
+public final class KeyVault: @unchecked Sendable {
+    /// The most metadata a key may carry.
+    public static let maximumMetadataByteCount = 64 * 1024
+
+    /// The vault's directory.
+    public let directory: URL
+    private let keysDirectory: String
+    private let lockPath: String
+    private let keys: VaultKeys
+    private let cacheLock = NSLock()
+    private var unsealed: [KeyHandle: SigningKey] = [:]
+
+    private init(directory: URL, keys: VaultKeys) {
+        self.directory = directory
+        self.keysDirectory = directory.path + "/keys"
+        self.lockPath = directory.path + "/.lock"
+        self.keys = keys
+    }
+
+    /// The default location: `$XDG_DATA_HOME/latchkey`, else `~/.local/share/latchkey`.
+    public static var defaultDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return URL(fileURLWithPath: data).appendingPathComponent("latchkey")
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/latchkey")
+    }
+
+    /// Opens the vault in `directory`, creating it when the directory is absent or empty.
+    ///
+    /// Throws ``KeyVaultError`` with ``KeyVaultError/Code/wrongKey`` for a wrong passphrase
+    /// or key, ``KeyVaultError/Code/insecurePermissions`` for a directory or file open to
+    /// group or others, ``KeyVaultError/Code/unsupportedFormat`` for a vault from a newer
+    /// Latchkey, ``KeyVaultError/Code/notAVault`` for a directory holding other things.
+    public static func open(at directory: URL, key source: VaultKeySource) throws -> KeyVault {
+        let path = directory.standardizedFileURL.path
+        let parent = (path as NSString).deletingLastPathComponent
+        if try VaultFiles.status(parent) == nil {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        }
+        try VaultFiles.ensurePrivateDirectory(path, followLink: true)
+        let headerPath = path + "/" + VaultHeader.fileName
+
+        let header: VaultHeader
+        let root: SymmetricKey
+        if try VaultFiles.status(headerPath) != nil {
+            header = try VaultHeader.decode(VaultFiles.readFile(headerPath, maximumSize: VaultHeader.maximumSize), path: headerPath)
+            root = try rootKey(for: header, source: source)
+        } else {
+            (header, root) = try VaultFiles.withExclusiveLock(path + "/.lock") {
+                // Another process may have created it while we waited for the lock.
+                if try VaultFiles.status(headerPath) != nil {
+                    let header = try VaultHeader.decode(VaultFiles.readFile(headerPath, maximumSize: VaultHeader.maximumSize), path: headerPath)
+                    return (header, try rootKey(for: header, source: source))
+                }
+                return try create(at: path, headerPath: headerPath, source: source)
+            }
+        }
+        let keys = try VaultKeys(root: root)
+        guard let stored = try? Base64URL.decode(header.keyCheck), ConstantTime.isEqual(stored, keys.keyCheck) else {
+            throw KeyVaultError(
+                code: .wrongKey,
+                reason: header.keyKind == .scrypt ? "wrong passphrase for the vault at \(path)" : "wrong key for the vault at \(path)"
+            )
+        }
+        let vault = KeyVault(directory: URL(fileURLWithPath: path), keys: keys)
+        try vault.checkFiles()
+        return vault
+    }
+
+    /// Writes a new vault's header and keys directory (caller holds the lock).
+    private static func create(at path: String, headerPath: String, source: VaultKeySource) throws -> (VaultHeader, SymmetricKey) {
+        let allowed: Set<String> = [".lock", "keys"]
+        let present = try VaultFiles.names(in: path)
+        let keysEmpty = (try? VaultFiles.names(in: path + "/keys").isEmpty) ?? true
+        guard Set(present).isSubset(of: allowed), keysEmpty else {
+            throw KeyVaultError(
+                code: .notAVault,
+                reason: "\(path) is not empty and has no \(VaultHeader.fileName); choose an empty or new directory for a vault"
+            )
+        }
+        var header = VaultHeader(format: VaultHeader.currentFormat, keyKind: source.kind, keyCheck: "")
+        let root: SymmetricKey
+        switch source {
+        case .passphrase(let passphrase, let parameters):
+            let salt = try SecureRandom.bytes(count: 16)
+            header.salt = Base64URL.encode(salt)
+            header.scrypt = parameters
+            root = try Scrypt.deriveKey(password: Data(passphrase.utf8), salt: salt, parameters: parameters)
+        case .keyFile, .systemdCredential:
+            root = try source.rawKey()
+        }
+        header.keyCheck = Base64URL.encode(try VaultKeys(root: root).keyCheck)
+        try VaultFiles.ensurePrivateDirectory(path + "/keys", followLink: false)
+        try VaultFiles.writeAtomically(header.encoded(), to: headerPath, directory: path)
+        return (header, root)
+    }
+
+    /// The root key for an existing vault, from the source the header says it needs.
+    private static func rootKey(for header: VaultHeader, source: VaultKeySource) throws -> SymmetricKey {
+        guard header.keyKind == source.kind else {
+            throw KeyVaultError(
+                code: .keySourceMismatch,
+                reason: header.keyKind == .scrypt
+                    ? "this vault is protected by a passphrase, not a key file or credential"
+                    : "this vault is protected by a key file or systemd credential, not a passphrase"
+            )
+        }
+        switch source {
+        case .passphrase(let passphrase, _):
+            guard let salt = header.salt.flatMap({ try? Base64URL.decode($0) }), let parameters = header.scrypt else {
+                throw KeyVaultError(code: .notAVault, reason: "the vault header lacks its scrypt salt or parameters")
+            }
+            do {
+                return try Scrypt.deriveKey(password: Data(passphrase.utf8), salt: salt, parameters: parameters)
+            } catch let error as CryptoError where error.code == .invalidParameter {
+                throw KeyVaultError(code: .notAVault, reason: "the vault header's scrypt parameters are out of bounds: \(error.reason)")
+            }
+        case .keyFile, .systemdCredential:
+            return try source.rawKey()
+        }
+    }
+
+    /// Checks permissions of everything in the vault and removes temporary files that a
+    /// killed writer left (under the lock, when no writer can be mid-write).
+    private func checkFiles() throws {
+        let root = directory.path
+        try VaultFiles.ensurePrivateDirectory(keysDirectory, followLink: false)
+        for path in [root + "/" + VaultHeader.fileName, lockPath] {
+            if let status = try VaultFiles.status(path) {
+                try VaultFiles.checkPrivate(status, path: path, isDirectory: false)
+            }
+        }
+        var strayTemporaries = false
+        for name in try VaultFiles.names(in: keysDirectory) {
+            let path = keysDirectory + "/" + name
+            if let status = try VaultFiles.status(path) {
+                try VaultFiles.checkPrivate(status, path: path, isDirectory: status.st_mode & S_IFMT == S_IFDIR)
+            }
+            strayTemporaries = strayTemporaries || name.hasPrefix(VaultFiles.temporaryPrefix)
+        }
+        if strayTemporaries {
+            try VaultFiles.withExclusiveLock(lockPath) {
+                for name in try VaultFiles.names(in: keysDirectory) where name.hasPrefix(VaultFiles.temporaryPrefix) {
+                    _ = try VaultFiles.remove(keysDirectory + "/" + name, directory: keysDirectory)
+                }
+            }
+        }
+    }
+
+    // MARK: Records
+
+    private func recordPath(_ handle: KeyHandle) -> String {
+        keysDirectory + "/" + handle.rawValue + ".json"
+    }
+
+    /// Reads and authenticates `handle`'s record; `directory`, when given, is an open
+    /// descriptor of the keys directory (for listings).
+    private func readRecord(_ handle: KeyHandle, directory: Int32? = nil) throws -> VaultRecord {
+        let path = recordPath(handle)
+        let data: Data
+        do {
+            data = try VaultFiles.readFile(path, in: directory, name: handle.rawValue + ".json", maximumSize: VaultRecord.maximumSize)
+        } catch var error as KeyVaultError {
+            error.handle = handle
+            if error.code == .keyNotFound { error.reason = "no key \(handle) in the vault" }
+            throw error
+        }
+        return try VaultRecord.open(data, expectedHandle: handle, keys: keys)
+    }
+
+    private func writeRecord(_ record: VaultRecord) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try VaultFiles.writeAtomically(encoder.encode(record), to: recordPath(record.handle), directory: keysDirectory)
+    }
+
+    // MARK: Public operations
+
+    /// Generates a key of `algorithm`, seals it and stores it with `metadata`.
+    public func createKey(_ algorithm: SigningAlgorithm, metadata: Data) throws -> VaultEntry {
+        guard metadata.count <= Self.maximumMetadataByteCount else {
+            throw KeyVaultError(code: .metadataTooLarge, reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
+        }
+        let key = try SigningKey.generate(algorithm)
+        let handle = try KeyHandle.random()
+        let now = Date().timeIntervalSince1970
+        let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: algorithm)
+        let box = try key.withPKCS8DER { try AESGCM.seal($0, using: keys.sealing, authenticating: context) }
+        var record = VaultRecord(
+            format: VaultHeader.currentFormat,
+            handle: handle,
+            algorithm: algorithm,
+            publicKey: Base64URL.encode(key.publicKey.spkiDER),
+            metadata: Base64URL.encode(metadata),
+            createdAt: now,
+            updatedAt: now,
+            nonce: Base64URL.encode(box.nonce),
+            sealedKey: Base64URL.encode(box.ciphertext + box.tag),
+            mac: ""
+        )
+        try record.authenticate(with: keys)
+        try VaultFiles.withExclusiveLock(lockPath) {
+            guard try VaultFiles.status(recordPath(handle)) == nil else {
+                throw KeyVaultError(code: .fileSystem, reason: "key handle collision", handle: handle)
+            }
+            try writeRecord(record)
+        }
+        cacheLock.withLock { unsealed[handle] = key }
+        return try record.entry()
+    }
+
+    /// Every sound entry; records that fail are left out (``scan()`` reports them).
+    public func entries() throws -> [VaultEntry] {
+        try scan().entries
+    }
+
+    /// Reads every record: the sound entries, sorted by creation time, and one error per
+    /// record that cannot be read or authenticated, naming its handle.
+    public func scan() throws -> VaultScan {
+        let names = try VaultFiles.names(in: keysDirectory)
+        let handles = names.compactMap { name in
+            name.hasSuffix(".json") ? KeyHandle(rawValue: String(name.dropLast(5))) : nil
+        }
+        // Records are independent; two cores read them twice as fast. Each worker collects
+        // its own results and hands them over once.
+        let chunks = max(1, min(ProcessInfo.processInfo.activeProcessorCount, handles.count / 256))
+        let collected = ScanCollector()
+        try VaultFiles.withDirectory(keysDirectory) { directory in
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            var part = VaultScan(entries: [], problems: [])
+            part.entries.reserveCapacity(handles.count / chunks + 1)
+            var index = chunk
+            while index < handles.count {
+                let handle = handles[index]
+                do {
+                    part.entries.append(try readRecord(handle, directory: directory).entry())
+                } catch let error as KeyVaultError {
+                    // A record deleted between listing and reading is simply gone.
+                    if error.code != .keyNotFound { part.problems.append(error) }
+                } catch {
+                    part.problems.append(KeyVaultError(code: .corruptRecord, reason: "record \(handle): \(error)", handle: handle))
+                }
+                index += chunks
+            }
+            collected.add(part)
+        }
+        }
+        var scan = collected.scan
+        scan.entries.sort { ($0.createdAt, $0.handle.rawValue) < ($1.createdAt, $1.handle.rawValue) }
+        return scan
+    }
+
+    /// The entry for `handle`.
+    public func entry(_ handle: KeyHandle) throws -> VaultEntry {
+        try readRecord(handle).entry()
+    }
+
+    /// Signs `message` with the key `handle` (ES256: DER; Ed25519: 64 bytes).
+    public func sign(_ message: some DataProtocol, with handle: KeyHandle) throws -> Data {
+        try signingKey(handle).signature(for: message)
+    }
+
+    /// The parsed private key of `handle`: from the cache while its record still exists,
+    /// else unsealed from the record. A record's private key never changes, so the cache
+    /// only has to notice deletion.
+    func signingKey(_ handle: KeyHandle) throws -> SigningKey {
+        if let cached = cacheLock.withLock({ unsealed[handle] }) {
+            guard try VaultFiles.status(recordPath(handle)) != nil else {
+                _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
+                throw KeyVaultError(code: .keyNotFound, reason: "no key \(handle) in the vault", handle: handle)
+            }
+            return cached
+        }
+        let key = try readRecord(handle).signingKey(keys: keys)
+        cacheLock.withLock { unsealed[handle] = key }
+        return key
+    }
+
+    /// Reads, changes and writes `handle`'s metadata under the vault's write lock, so
+    /// concurrent updates from any process never lose one another (how a signature counter
+    /// is bumped safely). `update` runs with the lock held: keep it short.
+    @discardableResult
+    public func updateMetadata(_ handle: KeyHandle, _ update: (inout Data) throws -> Void) throws -> VaultEntry {
+        try VaultFiles.withExclusiveLock(lockPath) {
+            var record = try readRecord(handle)
+            guard var metadata = try? Base64URL.decode(record.metadata) else {
+                throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable metadata", handle: handle)
+            }
+            try update(&metadata)
+            guard metadata.count <= Self.maximumMetadataByteCount else {
+                throw KeyVaultError(code: .metadataTooLarge, reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)", handle: handle)
+            }
+            record.metadata = Base64URL.encode(metadata)
+            record.updatedAt = max(Date().timeIntervalSince1970, record.updatedAt)
+            try record.authenticate(with: keys)
+            try writeRecord(record)
+            return try record.entry()
+        }
+    }
+
+    /// Deletes the key `handle`. Throws ``KeyVaultError/Code/keyNotFound`` if there is none.
+    public func deleteKey(_ handle: KeyHandle) throws {
+        let removed = try VaultFiles.withExclusiveLock(lockPath) {
+            try VaultFiles.remove(recordPath(handle), directory: keysDirectory)
+        }
+        _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
+        guard removed else {
+            throw KeyVaultError(code: .keyNotFound, reason: "no key \(handle) in the vault", handle: handle)
+        }
+    }
+}
+
+/// Gathers the parts of a scan from concurrent workers.
+private final class ScanCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var scan = VaultScan(entries: [], problems: [])
+
+    func add(_ part: VaultScan) {
+        lock.withLock {
+            scan.entries += part.entries
+            scan.problems += part.problems
+        }
+    }
+}

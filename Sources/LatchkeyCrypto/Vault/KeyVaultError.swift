@@ -1,0 +1,73 @@
+/// An error from the ``KeyVault``.
+///
+/// Shaped like ``CryptoError`` (and swift-certificates' errors): an open-ended ``code`` to
+/// match on and a ``reason`` that says what happened and, where there is one, the fix.
+/// Paths appear in reasons; key material, passphrases and metadata never do.
+public struct KeyVaultError: Error, Hashable, CustomStringConvertible, Sendable {
+    public var code: Code
+    public var reason: String
+    /// The record concerned, when the error is about one.
+    public var handle: KeyHandle?
+    public var file: String
+    public var line: UInt
+
+    public init(code: Code, reason: String, handle: KeyHandle? = nil, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.reason = reason
+        self.handle = handle
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String {
+        "KeyVaultError.\(code): \(reason)" + (handle.map { " (key \($0))" } ?? "") + " (\(file):\(line))"
+    }
+
+    public static func == (lhs: KeyVaultError, rhs: KeyVaultError) -> Bool {
+        lhs.code == rhs.code
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+    }
+}
+
+extension KeyVaultError {
+    /// The kind of a ``KeyVaultError``. Open-ended: switch statements need a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        /// The passphrase or key does not open this vault.
+        public static let wrongKey = Code("wrongKey")
+        /// The vault was made with another kind of key source (a passphrase vault opened
+        /// with a key file, or the reverse).
+        public static let keySourceMismatch = Code("keySourceMismatch")
+        /// The key source cannot be read: missing key file, unset `CREDENTIALS_DIRECTORY`,
+        /// a key of the wrong length.
+        public static let keySourceUnavailable = Code("keySourceUnavailable")
+        /// A vault directory or file, or a key file, is accessible by group or others.
+        public static let insecurePermissions = Code("insecurePermissions")
+        /// The vault or a record was written by a newer Latchkey (or is not a version this
+        /// one knows); it is left untouched.
+        public static let unsupportedFormat = Code("unsupportedFormat")
+        /// The directory holds something that is not a Latchkey vault.
+        public static let notAVault = Code("notAVault")
+        /// A record that fails to parse, authenticate or decrypt: edited, truncated, moved
+        /// to another handle, or damaged.
+        public static let corruptRecord = Code("corruptRecord")
+        /// No key with this handle.
+        public static let keyNotFound = Code("keyNotFound")
+        /// A handle that is not one the vault could have issued.
+        public static let invalidHandle = Code("invalidHandle")
+        /// Metadata over ``KeyVault/maximumMetadataByteCount``.
+        public static let metadataTooLarge = Code("metadataTooLarge")
+        /// The file system refused an operation (the reason has the path and errno text).
+        public static let fileSystem = Code("fileSystem")
+
+        public var description: String { name }
+    }
+}

@@ -1,0 +1,28 @@
+public import Foundation
+
+/// What a ``KeyVault`` holds about one key, less the private key itself.
+///
+/// The public key is kept as its DER bytes and parsed only when ``publicKey`` is read:
+/// a listing of thousands of entries should not pay for thousands of key imports.
+public struct VaultEntry: Hashable, Sendable {
+    public let handle: KeyHandle
+    public let algorithm: SigningAlgorithm
+    /// The public key, SubjectPublicKeyInfo DER.
+    public let publicKeyDER: Data
+    /// The caller's metadata, integrity-protected by the vault.
+    public let metadata: Data
+    public let createdAt: Date
+    public let updatedAt: Date
+
+    /// The public key, parsed on each read.
+    public var publicKey: VerifyingKey {
+        get throws { try VerifyingKey(spkiDER: publicKeyDER) }
+    }
+}
+
+/// The result of reading every record: the entries that are sound, and a problem for each
+/// record that is not. One bad record never hides the others.
+public struct VaultScan: Sendable {
+    public var entries: [VaultEntry]
+    public var problems: [KeyVaultError]
+}

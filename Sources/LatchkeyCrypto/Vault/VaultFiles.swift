@@ -1,0 +1,207 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The POSIX file operations the vault is built on, each with the property the vault
+/// relies on spelled out: owner-only permissions, no following of symbolic links, atomic
+/// and durable replacement, and one writer at a time across processes.
+enum VaultFiles {
+    /// Owner read/write only.
+    static let fileMode: mode_t = 0o600
+    /// Owner only.
+    static let directoryMode: mode_t = 0o700
+    /// Temporary files start with this, so no listing can mistake one for a record.
+    static let temporaryPrefix = ".tmp-"
+
+    static func errnoText() -> String {
+        String(cString: strerror(errno))
+    }
+
+    static func failure(_ action: String, _ path: String) -> KeyVaultError {
+        KeyVaultError(code: .fileSystem, reason: "cannot \(action) \(path): \(errnoText())")
+    }
+
+    /// Throws unless `status` belongs to this user and grants nothing to group or others.
+    static func checkPrivate(_ status: stat, path: String, isDirectory: Bool) throws {
+        guard status.st_uid == geteuid() else {
+            throw KeyVaultError(
+                code: .insecurePermissions,
+                reason: "\(path) belongs to another user (uid \(status.st_uid)); a vault must be owned by the user that opens it"
+            )
+        }
+        guard status.st_mode & 0o077 == 0 else {
+            let mode = String(status.st_mode & 0o777, radix: 8)
+            let fix = isDirectory ? "chmod 700 \(path)" : "chmod 600 \(path)"
+            throw KeyVaultError(
+                code: .insecurePermissions,
+                reason: "\(path) is accessible by group or others (mode \(mode)); fix it with: \(fix)"
+            )
+        }
+    }
+
+    /// `lstat` of a path; nil when it does not exist.
+    static func status(_ path: String) throws -> stat? {
+        var status = stat()
+        if lstat(path, &status) == 0 { return status }
+        if errno == ENOENT { return nil }
+        throw failure("inspect", path)
+    }
+
+    /// Makes `path` a private directory if missing, then checks it is a private directory.
+    /// A symbolic link is followed for the vault's own directory (a data directory may be
+    /// linked elsewhere) but never inside it.
+    static func ensurePrivateDirectory(_ path: String, followLink: Bool) throws {
+        if mkdir(path, directoryMode) != 0, errno != EEXIST {
+            throw failure("create the directory", path)
+        }
+        var status = stat()
+        let result = followLink ? stat(path, &status) : lstat(path, &status)
+        guard result == 0 else { throw failure("inspect", path) }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw KeyVaultError(code: .notAVault, reason: "\(path) is not a directory")
+        }
+        try checkPrivate(status, path: path, isDirectory: true)
+    }
+
+    /// Reads a whole regular file: no symbolic links, at most `maximumSize` bytes, and (when
+    /// asked) owner-only permissions checked on the open file itself.
+    ///
+    /// With `directory` (an open directory descriptor), `path` is opened relative to it
+    /// (`openat`), which spares the kernel a full path walk per file in a listing.
+    static func readFile(
+        _ path: String,
+        in directory: Int32? = nil,
+        name: String? = nil,
+        maximumSize: Int,
+        requirePrivate: Bool = true,
+        missing: KeyVaultError.Code = .keyNotFound
+    ) throws -> Data {
+        let flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC
+        let descriptor = if let directory, let name { openat(directory, name, flags) } else { open(path, flags) }
+        guard descriptor >= 0 else {
+            if errno == ENOENT { throw KeyVaultError(code: missing, reason: "\(path) does not exist") }
+            if errno == ELOOP { throw KeyVaultError(code: .insecurePermissions, reason: "\(path) is a symbolic link; the vault refuses to follow links") }
+            throw failure("open", path)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw failure("inspect", path) }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw KeyVaultError(code: .corruptRecord, reason: "\(path) is not a regular file")
+        }
+        if requirePrivate { try checkPrivate(status, path: path, isDirectory: false) }
+        guard Int(status.st_size) <= maximumSize else {
+            throw KeyVaultError(code: .corruptRecord, reason: "\(path) is \(status.st_size) bytes, over the \(maximumSize)-byte limit")
+        }
+        var data = Data(count: Int(status.st_size) + 1)
+        var total = 0
+        try data.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while total < buffer.count {
+                let count = read(descriptor, base + total, buffer.count - total)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("read", path)
+                }
+                total += count
+                // A short read of a regular file is its end; this saves the extra read
+                // that would return 0.
+                if count == 0 || total < buffer.count { break }
+            }
+        }
+        guard total <= maximumSize else {
+            throw KeyVaultError(code: .corruptRecord, reason: "\(path) grew past the \(maximumSize)-byte limit while being read")
+        }
+        data.removeSubrange(total...)
+        return data
+    }
+
+    /// Replaces `path` with `data` atomically and durably: a private temporary file in the
+    /// same directory, written and `fsync`ed, renamed over the target, then the directory
+    /// `fsync`ed so the rename itself survives a crash. At every instant the target is
+    /// either the old file or the new one, whole.
+    static func writeAtomically(_ data: Data, to path: String, directory: String) throws {
+        let temporary = directory + "/" + temporaryPrefix + (try KeyHandle.random().rawValue)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
+        guard descriptor >= 0 else { throw failure("create", temporary) }
+        var renamed = false
+        defer { if !renamed { unlink(temporary) } }
+        do {
+            defer { close(descriptor) }
+            try data.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return }
+                var written = 0
+                while written < buffer.count {
+                    let count = write(descriptor, base + written, buffer.count - written)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        throw failure("write", temporary)
+                    }
+                    written += count
+                }
+            }
+            guard fsync(descriptor) == 0 else { throw failure("flush", temporary) }
+        }
+        guard rename(temporary, path) == 0 else { throw failure("rename into place", path) }
+        renamed = true
+        try syncDirectory(directory)
+    }
+
+    /// Removes `path` durably; false when it did not exist.
+    static func remove(_ path: String, directory: String) throws -> Bool {
+        guard unlink(path) == 0 else {
+            if errno == ENOENT { return false }
+            throw failure("remove", path)
+        }
+        try syncDirectory(directory)
+        return true
+    }
+
+    /// Runs `body` with a descriptor for `directory`, for ``readFile(_:in:name:maximumSize:requirePrivate:missing:)``.
+    static func withDirectory<R>(_ directory: String, _ body: (Int32) throws -> R) throws -> R {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("open the directory", directory) }
+        defer { close(descriptor) }
+        return try body(descriptor)
+    }
+
+    /// `fsync` of a directory, which makes renames and unlinks in it durable.
+    static func syncDirectory(_ directory: String) throws {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("open the directory", directory) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw failure("flush the directory", directory) }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on `lockPath`. Each call opens the lock
+    /// file anew, so threads of one process exclude each other as processes do; the lock
+    /// goes with the descriptor, so a killed writer never leaves it held.
+    static func withExclusiveLock<R>(_ lockPath: String, _ body: () throws -> R) throws -> R {
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, fileMode)
+        guard descriptor >= 0 else { throw failure("open the lock file", lockPath) }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw failure("lock", lockPath) }
+        }
+        return try body()
+    }
+
+    /// The names in a directory (not `.` and `..`).
+    static func names(in directory: String) throws -> [String] {
+        guard let stream = opendir(directory) else { throw failure("list", directory) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

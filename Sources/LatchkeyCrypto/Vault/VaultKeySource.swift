@@ -1,0 +1,68 @@
+public import Foundation
+
+/// Where the vault key comes from.
+///
+/// A passphrase is stretched with scrypt (parameters and salt live in the vault's header,
+/// so they can be raised later); a key file or a systemd credential supplies 32 random
+/// bytes directly. Either way the vault derives separate sealing, integrity and key-check
+/// keys from it with HKDF-SHA-256, so no derived value reveals another.
+public enum VaultKeySource: Sendable {
+    /// A passphrase, stretched with scrypt. `scrypt` applies only when the vault is created;
+    /// an existing vault uses the parameters in its header.
+    case passphrase(String, scrypt: Scrypt.Parameters = .interactive)
+    /// A file holding exactly 32 random bytes, readable by its owner only
+    /// (`head -c 32 /dev/urandom > key && chmod 600 key`).
+    case keyFile(URL)
+    /// A systemd credential: the file `$CREDENTIALS_DIRECTORY/<name>` (systemd.exec
+    /// `LoadCredential=` / `SetCredentialEncrypted=`), holding 32 random bytes.
+    case systemdCredential(name: String)
+
+    static let rawKeyByteCount = 32
+
+    /// The header's name for the kind of key this source gives.
+    var kind: VaultHeader.KeyKind {
+        switch self {
+        case .passphrase: .scrypt
+        case .keyFile, .systemdCredential: .raw
+        }
+    }
+
+    /// Reads a raw 32-byte key (key file or systemd credential).
+    func rawKey() throws -> SymmetricKey {
+        let url: URL
+        switch self {
+        case .passphrase:
+            throw KeyVaultError(code: .keySourceMismatch, reason: "a passphrase is not a raw key")
+        case .keyFile(let file):
+            url = file
+        case .systemdCredential(let name):
+            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+                throw KeyVaultError(
+                    code: .keySourceUnavailable,
+                    reason: "CREDENTIALS_DIRECTORY is not set: run under systemd with LoadCredential=\(name):<file> (or set it for testing)"
+                )
+            }
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                throw KeyVaultError(code: .keySourceUnavailable, reason: "invalid systemd credential name")
+            }
+            url = URL(fileURLWithPath: directory).appendingPathComponent(name)
+        }
+        // Only a key file we are told about is held to owner-only permissions; systemd
+        // manages its credential directory's permissions itself.
+        let isKeyFile = if case .keyFile = self { true } else { false }
+        var bytes = try VaultFiles.readFile(
+            url.path,
+            maximumSize: 4096,
+            requirePrivate: isKeyFile,
+            missing: .keySourceUnavailable
+        )
+        defer { secureZero(&bytes) }
+        guard bytes.count == Self.rawKeyByteCount else {
+            throw KeyVaultError(
+                code: .keySourceUnavailable,
+                reason: "\(url.path) holds \(bytes.count) bytes; a vault key is exactly 32 random bytes"
+            )
+        }
+        return SymmetricKey(data: bytes)
+    }
+}
