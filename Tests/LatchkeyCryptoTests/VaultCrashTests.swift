@@ -46,7 +46,7 @@ struct VaultCrashTests {
         let keyFile = try temporary.keyFile()
         let logs = temporary.url.appendingPathComponent("logs")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-        _ = try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile))
+        let before = try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile))
 
         var slots: [Child?] = [nil, nil]
         var kills = 0
@@ -88,6 +88,14 @@ struct VaultCrashTests {
         print("Vault crash test: \(kills) SIGKILLs over \(runs) runs of 2 concurrent writers; \(created.count) keys and \(highestCounter.values.reduce(0, +)) updates reported committed")
         #expect(kills >= Self.requiredKills)
         #expect(created.count >= 10, "the writers made too little progress to test anything")
+
+        // First through the instance opened before the crashes, which has not cleaned up:
+        // temporary files a killed writer left must not list as records or problems.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: temporary.vault.path + "/keys")
+        let recordFiles = leftovers.filter { $0.hasSuffix(".json") }.count
+        let beforeScan = try before.scan()
+        #expect(beforeScan.problems.isEmpty && beforeScan.entries.count == recordFiles)
+        print("Vault crash test: \(leftovers.count - recordFiles) temporary files left by killed writers, none listed")
 
         let vault = try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile))
         let scan = try vault.scan()
