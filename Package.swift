@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
+        .library(name: "LatchkeyWebAuthn", targets: ["LatchkeyWebAuthn"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
     ],
     targets: [
@@ -26,9 +27,14 @@ let package = Package(
             dependencies: ["CLatchkeyOpenSSL"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "LatchkeyWebAuthn",
+            dependencies: ["LatchkeyCrypto"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn"],
             swiftSettings: strictSettings
         ),
         // A vault writer the crash test starts and SIGKILLs (a dependency of the tests so
@@ -41,6 +47,11 @@ let package = Package(
         .testTarget(
             name: "LatchkeyCryptoTests",
             dependencies: ["LatchkeyCrypto", "latchkey-vault-stress"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LatchkeyWebAuthnTests",
+            dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
     ],

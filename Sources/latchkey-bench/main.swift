@@ -5,3 +5,4 @@
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
 try SignatureBenchmark(seconds: options.seconds).run().print()
 try VaultBenchmark(seconds: options.seconds).run().print()
+try WebAuthnBenchmark(seconds: options.seconds).run().print()

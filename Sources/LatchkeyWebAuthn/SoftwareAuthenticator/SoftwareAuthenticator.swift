@@ -1,0 +1,174 @@
+public import Foundation
+public import LatchkeyCrypto
+
+/// A WebAuthn authenticator in software, with its keys in a ``KeyVault``.
+///
+/// It plays both the client and the authenticator of WebAuthn for a program that has no
+/// browser: it checks the origin and RP ID itself, builds client data, and signs. Its
+/// credentials are device-bound (flags UP and UV set, BE and BS clear), each with a
+/// signature counter bumped in the vault, under the vault's lock, before every assertion.
+public struct SoftwareAuthenticator: Sendable {
+    public let vault: KeyVault
+    /// The AAGUID reported in attested credential data: all zero, as for `none`
+    /// attestation (§6.5.1), since a software authenticator has no model to attest.
+    public let aaguid = Data(count: 16)
+    /// Length of new credential IDs: 32 random bytes (within §5.8.3's 16-64 guidance).
+    public static let credentialIDLength = 32
+
+    public init(vault: KeyVault) {
+        self.vault = vault
+    }
+
+    /// A credential in the vault.
+    public struct Credential: Hashable, Sendable {
+        public var handle: KeyHandle
+        public var metadata: CredentialMetadata
+        public var algorithm: SigningAlgorithm
+    }
+
+    /// Every WebAuthn credential in the vault, optionally only those for `rpID`.
+    public func credentials(rpID: String? = nil) throws -> [Credential] {
+        try vault.entries().compactMap { entry in
+            guard let metadata = CredentialMetadata.decode(entry.metadata), rpID == nil || metadata.rpID == rpID?.lowercased() else {
+                return nil
+            }
+            return Credential(handle: entry.handle, metadata: metadata, algorithm: entry.algorithm)
+        }
+    }
+
+    // MARK: Registration
+
+    /// Creates a credential for `options` on behalf of `origin` (§5.1.3 client steps and
+    /// the authenticatorMakeCredential operation, §6.3.2).
+    public func makeCredential(
+        _ options: PublicKeyCredentialCreationOptionsJSON,
+        origin: String,
+        attributes: [String: String] = [:]
+    ) throws -> (response: RegistrationResponseJSON, credential: Credential) {
+        let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
+        let rpID = (options.rp.id ?? host).lowercased()
+        try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
+        guard let algorithm = options.pubKeyCredParams.lazy
+            .filter({ $0.type == "public-key" })
+            .compactMap({ SigningAlgorithm(coseIdentifier: $0.alg) }).first
+        else {
+            throw WebAuthnError(code: .unsupportedAlgorithm, reason: "none of the requested algorithms is ES256 or EdDSA")
+        }
+        let excluded = Set((options.excludeCredentials ?? []).map(\.id.data))
+        if !excluded.isEmpty, try credentials(rpID: rpID).contains(where: { excluded.contains($0.metadata.credentialID.data) }) {
+            throw WebAuthnError(code: .excludedCredentialExists, reason: "this device already holds a credential the relying party excluded")
+        }
+        guard options.user.id.data.count <= 64 else {
+            throw WebAuthnError(code: .malformedJSON, reason: "user.id over 64 bytes (§5.4.3)")
+        }
+
+        let credentialID = try SecureRandom.bytes(count: Self.credentialIDLength)
+        var metadata = CredentialMetadata(
+            credentialID: credentialID, rpID: rpID, userHandle: options.user.id.data,
+            userName: options.user.name, userDisplayName: options.user.displayName, createdAt: Date()
+        )
+        metadata.attributes = attributes
+        let entry: VaultEntry
+        do {
+            entry = try vault.createKey(algorithm, metadata: metadata.encoded())
+        } catch let error as KeyVaultError {
+            throw WebAuthnError(code: .vault, reason: error.reason)
+        }
+
+        let authenticatorData = try AuthenticatorData(
+            rpIDHash: DigestAlgorithm.sha256.hash(Data(rpID.utf8)),
+            flags: [.userPresent, .userVerified],
+            signCount: 0,
+            attestedCredentialData: .init(aaguid: aaguid, credentialID: credentialID, credentialPublicKey: COSEKey(entry.publicKey))
+        )
+        let clientDataJSON = CollectedClientData(type: CollectedClientData.createType, challenge: options.challenge.data, origin: origin).serialized()
+        let attestation: AttestationObject
+        if options.attestation == "direct" || options.attestation == "enterprise" {
+            attestation = try .packedSelf(
+                authenticatorData,
+                clientDataHash: DigestAlgorithm.sha256.hash(clientDataJSON),
+                algorithm: algorithm,
+                sign: { try vault.sign($0, with: entry.handle) }
+            )
+        } else {
+            attestation = .none(authenticatorData)
+        }
+        let response = RegistrationResponseJSON(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestation)
+        return (response, Credential(handle: entry.handle, metadata: metadata, algorithm: algorithm))
+    }
+
+    // MARK: Authentication
+
+    /// The credentials that could answer `options` from `origin` (§6.3.3 step 6), so a
+    /// caller can ask the user when there are several.
+    public func candidates(for options: PublicKeyCredentialRequestOptionsJSON, origin: String) throws -> [Credential] {
+        let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
+        let rpID = (options.rpId ?? host).lowercased()
+        try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
+        let allowed = Set((options.allowCredentials ?? []).map(\.id.data))
+        return try credentials(rpID: rpID).filter { allowed.isEmpty || allowed.contains($0.metadata.credentialID.data) }
+    }
+
+    /// Signs an assertion for `options` on behalf of `origin` (§5.1.4 client steps and
+    /// authenticatorGetAssertion, §6.3.3). With several candidates, `credentialID` picks one;
+    /// without it the error is ``WebAuthnError/Code/credentialChoiceRequired``.
+    public func getAssertion(
+        _ options: PublicKeyCredentialRequestOptionsJSON,
+        origin: String,
+        credentialID: Data? = nil
+    ) throws -> (response: AuthenticationResponseJSON, credential: Credential) {
+        let candidates = try candidates(for: options, origin: origin)
+        let chosen: Credential
+        if let credentialID {
+            guard let match = candidates.first(where: { $0.metadata.credentialID.data == credentialID }) else {
+                throw WebAuthnError(code: .noMatchingCredential, reason: "the chosen credential cannot answer this request")
+            }
+            chosen = match
+        } else if candidates.count == 1, let only = candidates.first {
+            chosen = only
+        } else if candidates.isEmpty {
+            throw WebAuthnError(code: .noMatchingCredential, reason: "no credential on this device for \(options.rpId ?? origin)")
+        } else {
+            throw WebAuthnError(code: .credentialChoiceRequired, reason: "\(candidates.count) credentials fit; choose one")
+        }
+        let rpID = chosen.metadata.rpID
+
+        // The counter is bumped and stored before anything is signed, under the vault's
+        // lock, so two assertions, in any processes, never share a counter value.
+        var metadata = chosen.metadata
+        do {
+            try vault.updateMetadata(chosen.handle) { data in
+                guard var current = CredentialMetadata.decode(data) else {
+                    throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable")
+                }
+                current.signCount &+= 1
+                if current.signCount == 0 { current.signCount = 1 }
+                metadata = current
+                data = try current.encoded()
+            }
+        } catch let error as KeyVaultError {
+            throw WebAuthnError(code: .vault, reason: error.reason)
+        }
+
+        let authenticatorData = try AuthenticatorData(
+            rpIDHash: DigestAlgorithm.sha256.hash(Data(rpID.utf8)),
+            flags: [.userPresent, .userVerified],
+            signCount: metadata.signCount
+        )
+        let clientDataJSON = CollectedClientData(type: CollectedClientData.getType, challenge: options.challenge.data, origin: origin).serialized()
+        let signature: Data
+        do {
+            signature = try vault.sign(authenticatorData.bytes + DigestAlgorithm.sha256.hash(clientDataJSON), with: chosen.handle)
+        } catch let error as KeyVaultError {
+            throw WebAuthnError(code: .vault, reason: error.reason)
+        }
+        let response = AuthenticationResponseJSON(
+            credentialID: metadata.credentialID.data,
+            clientDataJSON: clientDataJSON,
+            authenticatorData: authenticatorData.bytes,
+            signature: signature,
+            userHandle: metadata.userHandle.data
+        )
+        return (response, Credential(handle: chosen.handle, metadata: metadata, algorithm: chosen.algorithm))
+    }
+}

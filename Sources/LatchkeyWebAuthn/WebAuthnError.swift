@@ -1,0 +1,69 @@
+/// An error from ``LatchkeyWebAuthn``: parsing WebAuthn structures, verifying them as a
+/// relying party, or acting as an authenticator.
+///
+/// As in swift-certificates, ``code`` is an open set to match on and ``reason`` says what
+/// failed in words. Each relying-party check of WebAuthn §7.1 and §7.2 has its own code, so
+/// a caller (and a test) can tell exactly which rule a response broke.
+public struct WebAuthnError: Error, Hashable, CustomStringConvertible, Sendable {
+    public var code: Code
+    public var reason: String
+    public var file: String
+    public var line: UInt
+
+    public init(code: Code, reason: String, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.reason = reason
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "WebAuthnError.\(code): \(reason) (\(file):\(line))" }
+
+    public static func == (lhs: WebAuthnError, rhs: WebAuthnError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+extension WebAuthnError {
+    /// The kind of a ``WebAuthnError``. Open-ended: switch statements need a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        // Parsing
+        public static let malformedCBOR = Code("malformedCBOR")
+        public static let malformedCOSEKey = Code("malformedCOSEKey")
+        public static let malformedAuthenticatorData = Code("malformedAuthenticatorData")
+        public static let malformedAttestationObject = Code("malformedAttestationObject")
+        public static let malformedClientData = Code("malformedClientData")
+        public static let malformedJSON = Code("malformedJSON")
+        public static let unsupportedAlgorithm = Code("unsupportedAlgorithm")
+
+        // Relying-party checks, in the order of WebAuthn §7.1 / §7.2
+        public static let credentialIDMismatch = Code("credentialIDMismatch")
+        public static let credentialNotAllowed = Code("credentialNotAllowed")
+        public static let wrongCeremonyType = Code("wrongCeremonyType")
+        public static let challengeMismatch = Code("challengeMismatch")
+        public static let originMismatch = Code("originMismatch")
+        public static let crossOriginNotAllowed = Code("crossOriginNotAllowed")
+        public static let rpIDHashMismatch = Code("rpIDHashMismatch")
+        public static let userNotPresent = Code("userNotPresent")
+        public static let userNotVerified = Code("userNotVerified")
+        public static let backupStateWithoutEligibility = Code("backupStateWithoutEligibility")
+        public static let backupEligibilityChanged = Code("backupEligibilityChanged")
+        public static let algorithmNotAllowed = Code("algorithmNotAllowed")
+        public static let unsupportedAttestationFormat = Code("unsupportedAttestationFormat")
+        public static let invalidAttestation = Code("invalidAttestation")
+        public static let invalidSignature = Code("invalidSignature")
+        public static let signCountNotIncreased = Code("signCountNotIncreased")
+        public static let credentialIDTooLong = Code("credentialIDTooLong")
+
+        // Authenticator
+        public static let insecureOrigin = Code("insecureOrigin")
+        public static let invalidRelyingPartyID = Code("invalidRelyingPartyID")
+        public static let excludedCredentialExists = Code("excludedCredentialExists")
+        public static let noMatchingCredential = Code("noMatchingCredential")
+        public static let credentialChoiceRequired = Code("credentialChoiceRequired")
+        public static let vault = Code("vault")
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import LatchkeyCrypto
+@testable import LatchkeyWebAuthn
+import Testing
+
+@Suite("Software authenticator")
+struct SoftwareAuthenticatorTests {
+    typealias Fixture = AuthenticatorFixture
+
+    @Test("RP IDs and origins a browser would refuse are refused")
+    func relyingPartyIDs() throws {
+        let fixture = try Fixture()
+        let refused: [(String, String?, WebAuthnError.Code)] = [
+            ("https://login.example.com", "com", .invalidRelyingPartyID),
+            ("https://login.example.co.uk", "co.uk", .invalidRelyingPartyID),
+            ("https://me.github.io", "github.io", .invalidRelyingPartyID),
+            ("https://login.example.com", "other.com", .invalidRelyingPartyID),
+            ("https://evilexample.com", "example.com", .invalidRelyingPartyID),
+            ("https://example.com", "login.example.com", .invalidRelyingPartyID),
+            ("https://127.0.0.1", "0.0.1", .invalidRelyingPartyID),
+            ("http://login.example.com", nil, .insecureOrigin),
+            ("ftp://login.example.com", nil, .insecureOrigin),
+            ("https://login.example.com/path", nil, .insecureOrigin),
+            ("not a url", nil, .insecureOrigin),
+        ]
+        for (origin, rpID, code) in refused {
+            #expect(throws: WebAuthnError(code: code, reason: ""), "\(origin) / \(rpID ?? "-")") {
+                try fixture.authenticator.makeCredential(Fixture.creationOptions(rpID: rpID), origin: origin)
+            }
+        }
+        let accepted: [(String, String?)] = [
+            ("https://login.example.com", "example.com"), ("https://login.example.com", nil),
+            ("https://shop.example.co.uk", "example.co.uk"), ("http://localhost:8080", nil), ("http://127.0.0.1:5000", "127.0.0.1"),
+        ]
+        for (origin, rpID) in accepted {
+            #expect(throws: Never.self, "\(origin)") { try fixture.authenticator.makeCredential(Fixture.creationOptions(rpID: rpID), origin: origin) }
+        }
+    }
+
+    @Test("excluded credentials, algorithm choice, credential choice and counters")
+    func ceremonies() throws {
+        let fixture = try Fixture()
+        let (first, credential) = try fixture.authenticator.makeCredential(Fixture.creationOptions(algorithms: [-257, -8, -7]), origin: Fixture.origin)
+        #expect(credential.algorithm == .ed25519)
+        #expect(first.rawId.data.count == SoftwareAuthenticator.credentialIDLength)
+        #expect(throws: WebAuthnError(code: .excludedCredentialExists, reason: "")) {
+            try fixture.authenticator.makeCredential(Fixture.creationOptions(exclude: [first.rawId.data]), origin: Fixture.origin)
+        }
+        #expect(throws: WebAuthnError(code: .unsupportedAlgorithm, reason: "")) {
+            try fixture.authenticator.makeCredential(Fixture.creationOptions(algorithms: [-257]), origin: Fixture.origin)
+        }
+        let (second, _) = try fixture.authenticator.makeCredential(Fixture.creationOptions(), origin: Fixture.origin)
+        #expect(throws: WebAuthnError(code: .credentialChoiceRequired, reason: "")) {
+            try fixture.authenticator.getAssertion(Fixture.requestOptions(), origin: Fixture.origin)
+        }
+        #expect(try fixture.authenticator.candidates(for: Fixture.requestOptions(), origin: Fixture.origin).count == 2)
+        let (assertion, used) = try fixture.authenticator.getAssertion(Fixture.requestOptions(), origin: Fixture.origin, credentialID: second.rawId.data)
+        #expect(assertion.rawId == second.rawId && used.metadata.signCount == 1)
+        let (onlyAllowed, _) = try fixture.authenticator.getAssertion(Fixture.requestOptions(allow: [first.rawId.data]), origin: Fixture.origin)
+        #expect(onlyAllowed.rawId == first.rawId)
+        #expect(throws: WebAuthnError(code: .noMatchingCredential, reason: "")) {
+            try fixture.authenticator.getAssertion(Fixture.requestOptions(allow: [Data(count: 32)]), origin: Fixture.origin)
+        }
+        #expect(throws: WebAuthnError(code: .noMatchingCredential, reason: "")) {
+            try fixture.authenticator.getAssertion(PublicKeyCredentialRequestOptionsJSON(challenge: Data(count: 32), rpId: "other.example.org"), origin: "https://other.example.org")
+        }
+    }
+
+    @Test("L3 JSON: options parse bare or wrapped with unknown members; responses are emitted strictly")
+    func l3JSON() throws {
+        let options = #"{"publicKey":{"rp":{"id":"example.com","name":"Ex"},"user":{"id":"dXNlcg","name":"u","displayName":"U"},"challenge":"AAEC","pubKeyCredParams":[{"type":"public-key","alg":-7}],"hints":["client-device"],"extensions":{"credProps":true},"attestation":"none"}}"#
+        let wrapped = try PublicKeyCredentialCreationOptionsJSON(json: Data(options.utf8))
+        #expect(wrapped.rp.id == "example.com" && wrapped.challenge.data == Data([0, 1, 2]) && wrapped.user.id.data == Data("user".utf8))
+        let bare = #"{"challenge":"AAEC","rpId":"example.com","allowCredentials":[],"userVerification":"preferred","unknown":1}"#
+        #expect(try PublicKeyCredentialRequestOptionsJSON(json: Data(bare.utf8)).rpId == "example.com")
+        for bad in ["{}", #"{"challenge":"AA=="}"#, #"{"challenge":5}"#, "[", String(repeating: " ", count: 300_000)] {
+            #expect(throws: WebAuthnError(code: .malformedJSON, reason: ""), "\(bad.prefix(20))") { try PublicKeyCredentialRequestOptionsJSON(json: Data(bad.utf8)) }
+        }
+
+        let fixture = try Fixture()
+        let (registration, _) = try fixture.authenticator.makeCredential(Fixture.creationOptions(), origin: Fixture.origin)
+        let object = try #require(try JSONSerialization.jsonObject(with: registration.json()) as? [String: Any])
+        let response = try #require(object["response"] as? [String: Any])
+        #expect(object["id"] as? String == object["rawId"] as? String)
+        #expect((object["clientExtensionResults"] as? [String: Any])?.isEmpty == true)
+        #expect(object["type"] as? String == "public-key")
+        #expect(response["publicKeyAlgorithm"] as? Int == -7 && response["transports"] as? [String] == ["internal"])
+        for field in ["clientDataJSON", "authenticatorData", "publicKey", "attestationObject"] {
+            let text = try #require(response[field] as? String, "\(field)")
+            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"), "\(field)")
+        }
+        #expect(try RegistrationResponseJSON(json: registration.json()) == registration)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import LatchkeyCrypto
+@testable import LatchkeyWebAuthn
+import Testing
+
+/// WebAuthn Level 3 §16 test vectors (Vectors/webauthn-l3-section16.json).
+@Suite("WebAuthn L3 §16 vectors")
+struct SpecVectorTests {
+    struct Case {
+        let id: String
+        let fields: [String: String]
+        func hex(_ name: String) -> Data { Data(hex: fields[name] ?? "") }
+    }
+
+    static let cases: [Case] = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Vectors/webauthn-l3-section16.json")
+        guard let data = try? Data(contentsOf: url),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let cases = object["cases"] as? [[String: String]]
+        else { return [] }
+        return cases.map { Case(id: $0["id"] ?? "?", fields: $0) }
+    }()
+
+    @Test("the vector file loads")
+    func loads() {
+        #expect(Self.cases.map(\.id) == ["16.2", "16.3", "16.11"])
+    }
+
+    @Test("registration and authentication verify", arguments: cases.map(\.id))
+    func verify(_ id: String) throws {
+        let vector = try #require(Self.cases.first { $0.id == id })
+        let attestationBytes = vector.hex("reg_attestationObject")
+        let attestation = try AttestationObject(encoded: attestationBytes)
+        let attested = try #require(attestation.authenticatorData.attestedCredentialData)
+        #expect(attested.credentialID == vector.hex("credentialId"))
+        #expect(attested.aaguid == vector.hex("aaguid"))
+        // Our canonical encoder reproduces the authenticator's bytes exactly.
+        #expect(attestation.encoded == attestationBytes)
+        let embeddedKey = try CBOR.decodePrefix(Data(attestation.authenticatorData.bytes.dropFirst(55 + attested.credentialID.count))).0
+        #expect(attested.credentialPublicKey.encoded == embeddedKey.encoded())
+
+        var relyingParty = RelyingParty(id: "example.org", origins: ["https://example.org"])
+        relyingParty.acceptsUncheckedAttestation = attestation.statement["x5c"] != nil
+        let registration = RegistrationResponseJSON(
+            credentialID: attested.credentialID, clientDataJSON: vector.hex("reg_clientDataJSON"), attestationObject: attestation
+        )
+        let credential = try relyingParty.verifyRegistration(registration, challenge: vector.hex("reg_challenge"))
+        #expect(credential.attestationFormat == attestation.format)
+
+        let assertion = AuthenticationResponseJSON(
+            credentialID: attested.credentialID,
+            clientDataJSON: vector.hex("auth_clientDataJSON"),
+            authenticatorData: vector.hex("auth_authenticatorData"),
+            signature: vector.hex("auth_signature"),
+            userHandle: nil
+        )
+        let verified = try relyingParty.verifyAuthentication(assertion, challenge: vector.hex("auth_challenge"), credential: credential)
+        #expect(verified.signCount == 0)
+
+        // A changed challenge or signature is refused with its own code.
+        #expect(throws: WebAuthnError(code: .challengeMismatch, reason: "")) {
+            try relyingParty.verifyAuthentication(assertion, challenge: Data(count: 32), credential: credential)
+        }
+        var forged = assertion
+        forged.response.signature = Base64URLBytes(Data(vector.hex("auth_signature").reversed()))
+        #expect(throws: WebAuthnError(code: .invalidSignature, reason: "")) {
+            try relyingParty.verifyAuthentication(forged, challenge: vector.hex("auth_challenge"), credential: credential)
+        }
+    }
+}
