@@ -9,11 +9,16 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Latchkey",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyWebAuthn", targets: ["LatchkeyWebAuthn"]),
+        .library(name: "LatchkeyOAuth", targets: ["LatchkeyOAuth"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
+    ],
+    dependencies: [
+        // The test servers (and, later, the reference identity provider) run on Hummingbird.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // libcrypto from Debian's libssl-dev; the header pins the OpenSSL 3 API.
@@ -32,9 +37,14 @@ let package = Package(
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "LatchkeyOAuth",
+            dependencies: ["LatchkeyCrypto"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth"],
             swiftSettings: strictSettings
         ),
         // A vault writer the crash test starts and SIGKILLs (a dependency of the tests so
@@ -52,6 +62,15 @@ let package = Package(
         .testTarget(
             name: "LatchkeyWebAuthnTests",
             dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LatchkeyOAuthTests",
+            dependencies: [
+                "LatchkeyOAuth",
+                "LatchkeyCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             swiftSettings: strictSettings
         ),
     ],

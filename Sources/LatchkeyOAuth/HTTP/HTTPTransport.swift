@@ -1,0 +1,70 @@
+public import Foundation
+
+/// One HTTP request, as the OAuth client makes it.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: URL
+    public var headers: [String: String]
+    public var body: Data?
+
+    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// One HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header names lowercased.
+    public var headers: [String: String]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        self.body = body
+    }
+}
+
+/// How the OAuth client talks to a provider. Latchkey ships ``URLSessionTransport``;
+/// an application may supply its own (a proxy, a pinned TLS stack), but every
+/// implementation must honour the rules ``TransportPolicy`` states.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}
+
+/// Rules every request follows, checked before anything is sent.
+public struct TransportPolicy: Sendable {
+    /// Largest response body accepted.
+    public var maximumResponseSize = 1 << 20
+    /// Time allowed for one request.
+    public var timeout: TimeInterval = 30
+    /// Whether 3xx responses are followed. Off: OAuth endpoints do not redirect, and
+    /// following a redirect could carry a code or token to another host.
+    public var followsRedirects = false
+
+    public init() {}
+
+    /// https, or http only for loopback hosts (RFC 8252 §8.3; RFC 6749 §3.1 and §3.2 require TLS).
+    public static func check(_ url: URL) throws {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else {
+            throw OAuthError(code: .insecureTransport, reason: "\(url.absoluteString) is not an absolute URL")
+        }
+        switch scheme {
+        case "https": return
+        case "http" where isLoopback(host): return
+        default:
+            throw OAuthError(code: .insecureTransport, reason: "\(scheme)://\(host) is refused: use https (plain http only for loopback hosts)")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil } && parts[0] == "127"
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// ``HTTPTransport`` over Foundation's URLSession (FoundationNetworking on Linux, which
+/// uses libcurl and the system's OpenSSL: no second TLS or crypto library is linked).
+///
+/// It enforces ``TransportPolicy``: https except for loopback, a timeout, a response-size
+/// cap checked while the body streams in (the transfer is cancelled past it), no
+/// redirects unless asked, and a `User-Agent` naming Latchkey.
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+    public static let userAgent = "Latchkey/0.1 (+https://github.com/latchkey; Linux)"
+
+    public let policy: TransportPolicy
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    public init(policy: TransportPolicy = TransportPolicy()) {
+        self.policy = policy
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = policy.timeout
+        configuration.timeoutIntervalForResource = policy.timeout
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        delegate = SessionDelegate(policy: policy)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit { session.invalidateAndCancel() }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try TransportPolicy.check(request.url)
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: policy.timeout)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        urlRequest.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent")
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        return try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: urlRequest)
+            delegate.register(task, continuation: continuation)
+            task.resume()
+        }
+    }
+}
+
+/// Collects each task's body, enforcing the size cap as data arrives, and refuses
+/// redirects unless the policy allows them.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct Pending {
+        var continuation: CheckedContinuation<HTTPResponse, any Error>
+        var body = Data()
+        var tooLarge = false
+    }
+
+    private let policy: TransportPolicy
+    private let lock = NSLock()
+    private var pending: [Int: Pending] = [:]
+
+    init(policy: TransportPolicy) {
+        self.policy = policy
+    }
+
+    func register(_ task: URLSessionTask, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+        lock.withLock { pending[task.taskIdentifier] = Pending(continuation: continuation) }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let overflow = lock.withLock { () -> Bool in
+            guard var entry = pending[dataTask.taskIdentifier] else { return false }
+            if entry.body.count + data.count > policy.maximumResponseSize {
+                entry.tooLarge = true
+                entry.body = Data()
+                pending[dataTask.taskIdentifier] = entry
+                return true
+            }
+            entry.body.append(data)
+            pending[dataTask.taskIdentifier] = entry
+            return false
+        }
+        if overflow { dataTask.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // Without following, the 3xx response itself is delivered to the caller.
+        guard policy.followsRedirects, let url = request.url, (try? TransportPolicy.check(url)) != nil else {
+            completionHandler(nil)
+            return
+        }
+        completionHandler(request)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let entry = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if entry.tooLarge {
+            entry.continuation.resume(throwing: OAuthError(
+                code: .responseTooLarge, reason: "response from \(task.originalRequest?.url?.host ?? "the provider") exceeds \(policy.maximumResponseSize) bytes"
+            ))
+            return
+        }
+        if let error {
+            entry.continuation.resume(throwing: OAuthError(code: .network, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)"))
+            return
+        }
+        guard let http = task.response as? HTTPURLResponse else {
+            entry.continuation.resume(throwing: OAuthError(code: .network, reason: "no HTTP response"))
+            return
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        entry.continuation.resume(returning: HTTPResponse(status: http.statusCode, headers: headers, body: entry.body))
+    }
+}

@@ -1,0 +1,88 @@
+public import Foundation
+public import LatchkeyCrypto
+
+/// A JWS in compact serialization (RFC 7515 §7.1): parsed strictly, signed with ES256 or
+/// EdDSA, verified with ES256, EdDSA or RS256.
+public struct JWS: Sendable {
+    /// Largest compact JWS accepted.
+    public static let maximumSize = 64 * 1024
+
+    /// The protected header's members.
+    public let header: [String: JSONValue]
+    /// The header's `alg`, already checked against the allow-list.
+    public let algorithm: JWSAlgorithm
+    public let keyID: String?
+    public let payload: Data
+    public let signature: Data
+    /// `BASE64URL(header) || '.' || BASE64URL(payload)`, what the signature covers.
+    public let signingInput: Data
+
+    /// Parses a compact JWS. Refuses: anything but three base64url parts, a header that
+    /// is not a JSON object, an `alg` outside the allow-list (`none`, `HS256`, ...), and a
+    /// `crit` header (RFC 7515 §4.1.11: Latchkey understands no extensions, so any is fatal).
+    public init(compact: String) throws {
+        func malformed(_ why: String) -> OAuthError { OAuthError(code: .malformedJWS, reason: "JWS: \(why)") }
+        guard compact.utf8.count <= Self.maximumSize else { throw malformed("over \(Self.maximumSize) bytes") }
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw malformed("\(parts.count) parts instead of 3 (JWE and JSON serializations are not accepted)") }
+        guard let headerBytes = try? Base64URL.decode(parts[0]), let payload = try? Base64URL.decode(parts[1]),
+              let signature = try? Base64URL.decode(parts[2])
+        else { throw malformed("a part is not base64url") }
+        guard let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerBytes) else {
+            throw malformed("the header is not a JSON object")
+        }
+        guard let name = header["alg"]?.stringValue else { throw malformed("the header has no alg") }
+        guard let algorithm = JWSAlgorithm(name: name) else {
+            throw OAuthError(code: .algorithmNotAllowed, reason: "JWS alg \"\(name)\" is not accepted (allowed: ES256, EdDSA, RS256)")
+        }
+        if header["crit"] != nil {
+            throw OAuthError(code: .unsupportedCriticalHeader, reason: "JWS header lists critical extensions Latchkey does not understand")
+        }
+        if let kid = header["kid"], kid.stringValue == nil { throw malformed("kid is not a string") }
+        self.header = header
+        self.algorithm = algorithm
+        self.keyID = header["kid"]?.stringValue
+        self.payload = payload
+        self.signature = signature
+        self.signingInput = Data("\(parts[0]).\(parts[1])".utf8)
+    }
+
+    /// Verifies the signature with `key`, which must be of the type the header's `alg`
+    /// names (an `alg` swapped to another key type is refused, not tried).
+    public func verify(with key: VerifyingKey) throws {
+        guard key.keyType == algorithm.keyType else {
+            throw OAuthError(code: .algorithmKeyMismatch, reason: "JWS alg \(algorithm) does not fit a \(key.keyType) key")
+        }
+        let signatureToCheck: Data
+        if algorithm == .es256 {
+            // RFC 7518 §3.4: r ‖ s, 64 bytes; OpenSSL wants DER.
+            guard let raw = try? ECDSASignature(rawRepresentation: signature) else {
+                throw OAuthError(code: .invalidSignature, reason: "ES256 signature is not 64 bytes")
+            }
+            signatureToCheck = raw.derRepresentation
+        } else {
+            signatureToCheck = signature
+        }
+        guard key.isValidSignature(signatureToCheck, for: signingInput) else {
+            throw OAuthError(code: .invalidSignature, reason: "the JWS signature does not verify")
+        }
+    }
+
+    /// Signs `payload` as a compact JWS with an ES256 or Ed25519 key.
+    public static func sign(payload: Data, with key: SigningKey, keyID: String? = nil, type: String? = nil) throws -> String {
+        var header = "{\"alg\":\"\(key.algorithm.joseName)\""
+        if let keyID { header += ",\"kid\":" + (try jsonString(keyID)) }
+        if let type { header += ",\"typ\":" + (try jsonString(type)) }
+        header += "}"
+        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(payload)
+        var signature = try key.signature(for: Data(signingInput.utf8))
+        if key.algorithm == .es256 {
+            signature = try ECDSASignature(derRepresentation: signature).rawRepresentation
+        }
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    private static func jsonString(_ text: String) throws -> String {
+        String(decoding: try JSONEncoder().encode(text), as: UTF8.self)
+    }
+}

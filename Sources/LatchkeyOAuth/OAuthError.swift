@@ -1,0 +1,99 @@
+/// An error from ``LatchkeyOAuth``.
+///
+/// Shaped like the other Latchkey errors: an open-ended ``code`` and a ``reason``. When a
+/// provider answered with an RFC 6749 §5.2 (or §4.1.2.1) error, its `error`,
+/// `error_description` and `error_uri` are kept in ``providerError``. Tokens, codes and
+/// secrets never appear in reasons.
+public struct OAuthError: Error, Hashable, CustomStringConvertible, Sendable {
+    public var code: Code
+    public var reason: String
+    public var providerError: ProviderError?
+    public var file: String
+    public var line: UInt
+
+    public init(code: Code, reason: String, providerError: ProviderError? = nil, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.reason = reason
+        self.providerError = providerError
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String {
+        var text = "OAuthError.\(code): \(reason)"
+        if let providerError { text += " [\(providerError)]" }
+        return text + " (\(file):\(line))"
+    }
+
+    public static func == (lhs: OAuthError, rhs: OAuthError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    /// An error object from the provider (RFC 6749 §4.1.2.1, §5.2; RFC 7009 §2.2.1).
+    public struct ProviderError: Hashable, Sendable, CustomStringConvertible {
+        /// The `error` code, an open set (`invalid_grant`, `invalid_client`, ...).
+        public var error: String
+        public var errorDescription: String?
+        public var errorURI: String?
+
+        public init(error: String, errorDescription: String? = nil, errorURI: String? = nil) {
+            self.error = error
+            self.errorDescription = errorDescription
+            self.errorURI = errorURI
+        }
+
+        public var description: String {
+            error + (errorDescription.map { ": \($0)" } ?? "") + (errorURI.map { " (\($0))" } ?? "")
+        }
+    }
+}
+
+extension OAuthError {
+    /// The kind of an ``OAuthError``. Open-ended: switch statements need a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        // Transport
+        public static let insecureTransport = Code("insecureTransport")
+        public static let network = Code("network")
+        public static let responseTooLarge = Code("responseTooLarge")
+        public static let unexpectedStatus = Code("unexpectedStatus")
+        public static let malformedResponse = Code("malformedResponse")
+
+        // Protocol
+        public static let invalidPKCEVerifier = Code("invalidPKCEVerifier")
+        public static let redirectURIMismatch = Code("redirectURIMismatch")
+        public static let stateMismatch = Code("stateMismatch")
+        public static let authorizationError = Code("authorizationError")
+        public static let issuerMismatch = Code("issuerMismatch")
+        public static let missingCode = Code("missingCode")
+        public static let tokenError = Code("tokenError")
+        public static let unsupportedTokenType = Code("unsupportedTokenType")
+        public static let discoveryIssuerMismatch = Code("discoveryIssuerMismatch")
+        public static let endpointMissing = Code("endpointMissing")
+
+        // JOSE
+        public static let malformedJWS = Code("malformedJWS")
+        public static let malformedJWK = Code("malformedJWK")
+        public static let algorithmNotAllowed = Code("algorithmNotAllowed")
+        public static let algorithmKeyMismatch = Code("algorithmKeyMismatch")
+        public static let unsupportedCriticalHeader = Code("unsupportedCriticalHeader")
+        public static let unknownKey = Code("unknownKey")
+        public static let invalidSignature = Code("invalidSignature")
+
+        // ID token (OIDC Core §3.1.3.7)
+        public static let claimMissing = Code("claimMissing")
+        public static let invalidIssuer = Code("invalidIssuer")
+        public static let invalidAudience = Code("invalidAudience")
+        public static let invalidAuthorizedParty = Code("invalidAuthorizedParty")
+        public static let expired = Code("expired")
+        public static let issuedInFuture = Code("issuedInFuture")
+        public static let nonceMismatch = Code("nonceMismatch")
+        public static let accessTokenHashMismatch = Code("accessTokenHashMismatch")
+        public static let authenticationTooOld = Code("authenticationTooOld")
+        public static let refreshedTokenMismatch = Code("refreshedTokenMismatch")
+        /// A UserInfo response for another subject than the ID token's (OIDC Core §5.3.2).
+        public static let subjectMismatch = Code("subjectMismatch")
+    }
+}

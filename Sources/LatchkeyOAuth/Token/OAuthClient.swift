@@ -1,0 +1,247 @@
+public import Foundation
+import LatchkeyCrypto
+
+/// An OAuth 2.0 / OpenID Connect client for one provider and one client registration:
+/// discovery, authorization requests and redirects, the token endpoint (code exchange
+/// with PKCE, refresh, revocation), userinfo, and ID-token validation against the
+/// provider's JWKS.
+///
+/// An actor: its caches (discovery document, JWKS) and the refreshes in flight are its
+/// own state, so it is safe to share between tasks, and there is no process-wide
+/// configuration.
+public actor OAuthClient {
+    /// How the client authenticates at the token endpoint (RFC 6749 §2.3).
+    public enum ClientAuthentication: Sendable {
+        /// A public client (a CLI, a device): `client_id` in the body, no secret.
+        case none
+        /// `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-encoded, then
+        /// base64 in an `Authorization: Basic` header.
+        case clientSecretBasic(secret: String)
+    }
+
+    public struct Configuration: Sendable {
+        public var issuer: URL
+        public var clientID: String
+        public var redirectURI: URL
+        public var authentication: ClientAuthentication
+        public var transport: any HTTPTransport
+        /// Clock tolerance for token times.
+        public var leeway: TimeInterval = 60
+        /// How long a fetched JWKS is trusted before it is fetched again.
+        public var jwksTimeToLive: TimeInterval = 600
+        /// The least time between two JWKS fetches for an unknown `kid`, so a stream of
+        /// tokens with made-up key ids cannot make the client hammer the provider.
+        public var jwksMinimumRefetchInterval: TimeInterval = 30
+
+        public init(issuer: URL, clientID: String, redirectURI: URL, authentication: ClientAuthentication = .none, transport: any HTTPTransport = URLSessionTransport()) {
+            self.issuer = issuer
+            self.clientID = clientID
+            self.redirectURI = redirectURI
+            self.authentication = authentication
+            self.transport = transport
+        }
+    }
+
+    public nonisolated let configuration: Configuration
+    private var cachedMetadata: ProviderMetadata?
+    private var cachedKeys: (set: JWKSet, fetchedAt: Date)?
+    private var refreshesInFlight: [String: Task<TokenSet, any Error>] = [:]
+
+    public init(configuration: Configuration) throws {
+        try TransportPolicy.check(configuration.issuer)
+        self.configuration = configuration
+    }
+
+    private var validator: IDTokenValidator {
+        var validator = IDTokenValidator(issuer: configuration.issuer.absoluteString, clientID: configuration.clientID)
+        validator.leeway = configuration.leeway
+        return validator
+    }
+
+    // MARK: Discovery
+
+    /// The provider's metadata, fetched once and cached.
+    public func metadata() async throws -> ProviderMetadata {
+        if let cachedMetadata { return cachedMetadata }
+        let response = try await send(HTTPRequest(method: "GET", url: ProviderMetadata.discoveryURL(for: configuration.issuer), headers: ["Accept": "application/json"]))
+        guard response.status == 200 else {
+            throw OAuthError(code: .unexpectedStatus, reason: "discovery answered HTTP \(response.status)")
+        }
+        let metadata = try ProviderMetadata.parse(response.body, issuer: configuration.issuer)
+        cachedMetadata = metadata
+        return metadata
+    }
+
+    // MARK: Authorization
+
+    /// A new authorization request with fresh state, nonce and PKCE pair.
+    public func authorizationRequest(scopes: [String] = ["openid"], maxAge: TimeInterval? = nil, additionalParameters: [String: String] = [:]) async throws -> AuthorizationRequest {
+        let metadata = try await metadata()
+        if let methods = metadata.codeChallengeMethodsSupported, !methods.contains("S256") {
+            throw OAuthError(code: .endpointMissing, reason: "the provider does not support PKCE S256")
+        }
+        return try AuthorizationRequest(
+            authorizationEndpoint: metadata.authorizationEndpoint, clientID: configuration.clientID,
+            redirectURI: configuration.redirectURI, scopes: scopes, maxAge: maxAge, additionalParameters: additionalParameters
+        )
+    }
+
+    /// The authorization code from the redirect that answered `request` (see
+    /// ``AuthorizationRequest/authorizationCode(from:expectedIssuer:issuerParameterRequired:)``).
+    public func authorizationCode(from redirect: URL, for request: AuthorizationRequest) async throws -> String {
+        let metadata = try await metadata()
+        return try request.authorizationCode(
+            from: redirect, expectedIssuer: configuration.issuer.absoluteString,
+            issuerParameterRequired: metadata.authorizationResponseIssParameterSupported == true
+        )
+    }
+
+    // MARK: Token endpoint
+
+    /// Exchanges an authorization code (RFC 6749 §4.1.3, RFC 7636 §4.5) and validates the
+    /// ID token against the request's nonce and max_age.
+    public func exchange(code: String, for request: AuthorizationRequest) async throws -> TokenSet {
+        try await exchange(code: code, codeVerifier: request.pkce.verifier, redirectURI: request.redirectURI, nonce: request.nonce, maxAge: request.maxAge)
+    }
+
+    /// Exchanges a code with an explicit verifier (for a back end that did not build the request).
+    public func exchange(code: String, codeVerifier: String, redirectURI: URL, nonce: String?, maxAge: TimeInterval? = nil) async throws -> TokenSet {
+        try PKCE.validate(verifier: codeVerifier)
+        let metadata = try await metadata()
+        var (tokens, _) = try await tokenRequest(metadata.tokenEndpoint, [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI.absoluteString), ("code_verifier", codeVerifier),
+        ])
+        if let idToken = tokens.idToken {
+            tokens.idTokenClaims = try await validateIDToken(idToken, expectations: .init(nonce: nonce, maxAge: maxAge, accessToken: tokens.accessToken))
+        }
+        return tokens
+    }
+
+    /// Refreshes `tokens` (RFC 6749 §6). Concurrent calls for the same refresh token
+    /// share one request. A rotated refresh token replaces the old one; a reply without
+    /// one keeps the old (RFC 6749 §6 allows both). A new ID token is validated and must
+    /// keep iss, sub and aud (OIDC Core §12.2).
+    public func refresh(_ tokens: TokenSet, scopes: [String]? = nil) async throws -> TokenSet {
+        guard let refreshToken = tokens.refreshToken else {
+            throw OAuthError(code: .tokenError, reason: "no refresh token to refresh with")
+        }
+        if let running = refreshesInFlight[refreshToken] { return try await running.value }
+        let task = Task { try await self.performRefresh(tokens, refreshToken: refreshToken, scopes: scopes) }
+        refreshesInFlight[refreshToken] = task
+        defer { refreshesInFlight[refreshToken] = nil }
+        return try await task.value
+    }
+
+    private func performRefresh(_ tokens: TokenSet, refreshToken: String, scopes: [String]?) async throws -> TokenSet {
+        let metadata = try await metadata()
+        var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let scopes { parameters.append(("scope", scopes.joined(separator: " "))) }
+        var (refreshed, _) = try await tokenRequest(metadata.tokenEndpoint, parameters)
+        if refreshed.refreshToken == nil { refreshed.refreshToken = refreshToken }
+        if let idToken = refreshed.idToken {
+            let claims = try await validateIDToken(idToken, expectations: .init(nonce: nil, accessToken: refreshed.accessToken))
+            if let original = tokens.idTokenClaims { try validator.checkRefreshed(claims, original: original) }
+            refreshed.idTokenClaims = claims
+        } else {
+            refreshed.idToken = tokens.idToken
+            refreshed.idTokenClaims = tokens.idTokenClaims
+        }
+        return refreshed
+    }
+
+    /// Revokes a token (RFC 7009 §2.1). Success, or an unknown token, is HTTP 200.
+    public func revoke(_ token: String, hint: String? = "refresh_token") async throws {
+        let metadata = try await metadata()
+        guard let endpoint = metadata.revocationEndpoint else {
+            throw OAuthError(code: .endpointMissing, reason: "the provider has no revocation endpoint")
+        }
+        var parameters = [("token", token)]
+        if let hint { parameters.append(("token_type_hint", hint)) }
+        let response = try await send(formRequest(endpoint, parameters))
+        guard response.status == 200 else { throw try Self.providerError(response, what: "revocation") }
+    }
+
+    /// The UserInfo response (OIDC Core §5.3), whose `sub` must match the ID token's (§5.3.2).
+    public func userInfo(accessToken: String, expectedSubject: String?) async throws -> [String: JSONValue] {
+        let metadata = try await metadata()
+        guard let endpoint = metadata.userinfoEndpoint else {
+            throw OAuthError(code: .endpointMissing, reason: "the provider has no userinfo endpoint")
+        }
+        let response = try await send(HTTPRequest(method: "GET", url: endpoint, headers: ["Authorization": "Bearer \(accessToken)", "Accept": "application/json"]))
+        guard response.status == 200 else { throw try Self.providerError(response, what: "userinfo") }
+        let claims = try JSONValue.object(from: response.body, what: "userinfo response")
+        if let expectedSubject, claims["sub"]?.stringValue != expectedSubject {
+            throw OAuthError(code: .subjectMismatch, reason: "userinfo sub does not match the ID token's")
+        }
+        return claims
+    }
+
+    // MARK: ID tokens and keys
+
+    /// Validates an ID token from this provider (OIDC Core §3.1.3.7).
+    public func validateIDToken(_ idToken: String, expectations: IDTokenValidator.Expectations) async throws -> IDTokenClaims {
+        try await validator.validate(idToken, expectations: expectations) { jws in try await self.key(for: jws) }
+    }
+
+    /// The key for a JWS: from the cached JWKS while fresh; an unknown `kid` triggers one
+    /// refetch, no more often than ``Configuration/jwksMinimumRefetchInterval``.
+    func key(for jws: JWS) async throws -> VerifyingKey {
+        let now = Date()
+        if let cached = cachedKeys, now.timeIntervalSince(cached.fetchedAt) < configuration.jwksTimeToLive, let key = try cached.set.key(for: jws) {
+            return key
+        }
+        let mayRefetch = cachedKeys.map { now.timeIntervalSince($0.fetchedAt) >= configuration.jwksMinimumRefetchInterval } ?? true
+        if mayRefetch || cachedKeys.map({ now.timeIntervalSince($0.fetchedAt) >= configuration.jwksTimeToLive }) == true {
+            let metadata = try await metadata()
+            let response = try await send(HTTPRequest(method: "GET", url: metadata.jwksURI, headers: ["Accept": "application/json"]))
+            guard response.status == 200 else {
+                throw OAuthError(code: .unexpectedStatus, reason: "JWKS answered HTTP \(response.status)")
+            }
+            cachedKeys = (try JWKSet(json: response.body), now)
+        }
+        guard let key = try cachedKeys?.set.key(for: jws) else {
+            throw OAuthError(code: .unknownKey, reason: "no key in the provider's JWKS fits kid \(jws.keyID ?? "(none)") and alg \(jws.algorithm)")
+        }
+        return key
+    }
+
+    // MARK: HTTP
+
+    private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try TransportPolicy.check(request.url)
+        return try await configuration.transport.send(request)
+    }
+
+    private func formRequest(_ endpoint: URL, _ parameters: [(String, String)]) -> HTTPRequest {
+        var parameters = parameters
+        var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        switch configuration.authentication {
+        case .none:
+            parameters.append(("client_id", configuration.clientID))
+        case .clientSecretBasic(let secret):
+            let credentials = FormEncoding.escape(configuration.clientID) + ":" + FormEncoding.escape(secret)
+            headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
+        }
+        return HTTPRequest(method: "POST", url: endpoint, headers: headers, body: FormEncoding.encode(parameters))
+    }
+
+    private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)]) async throws -> (TokenSet, [String: JSONValue]) {
+        let response = try await send(formRequest(endpoint, parameters))
+        guard response.status == 200 else { throw try Self.providerError(response, what: "the token endpoint") }
+        return try TokenSet.parse(response.body, now: Date())
+    }
+
+    /// An RFC 6749 §5.2 error response as an ``OAuthError``.
+    static func providerError(_ response: HTTPResponse, what: String) throws -> OAuthError {
+        guard let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: what),
+              let error = object["error"]?.stringValue
+        else {
+            return OAuthError(code: .unexpectedStatus, reason: "\(what) answered HTTP \(response.status) without an OAuth error object")
+        }
+        return OAuthError(
+            code: .tokenError,
+            reason: "\(what) refused the request (HTTP \(response.status))",
+            providerError: .init(error: error, errorDescription: object["error_description"]?.stringValue, errorURI: object["error_uri"]?.stringValue)
+        )
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+
+/// PKCE, JWS and ID-token validation, each next to the bare primitive it is built on,
+/// measured in the same run: a `RAND_bytes` + SHA-256 pair for PKCE, and the bare ES256
+/// signature and verification for JWS and ID tokens.
+struct OAuthBenchmark {
+    var seconds: Double
+
+    func run() throws -> Report {
+        let pkce = try measureThroughput(seconds: seconds / 2) { _ = try PKCE.generate() }
+        let bare = try measureThroughput(seconds: seconds / 2) {
+            _ = try DigestAlgorithm.sha256.hash(SecureRandom.bytes(count: 32))
+        }
+
+        let key = try SigningKey.generate(.es256)
+        let now = Date().timeIntervalSince1970
+        let claims: [String: Any] = ["iss": "https://id.example.com", "sub": "user", "aud": "client", "iat": now, "exp": now + 3600, "nonce": "n"]
+        let payload = try JSONSerialization.data(withJSONObject: claims)
+        let token = try JWS.sign(payload: payload, with: key, keyID: "k")
+        let sign = try measureThroughput(seconds: seconds / 2) { _ = try JWS.sign(payload: payload, with: key, keyID: "k") }
+        let verify = try measureThroughput(seconds: seconds / 2) { try JWS(compact: token).verify(with: key.publicKey) }
+        let message = Data(token.split(separator: ".").prefix(2).joined(separator: ".").utf8)
+        let signature = try key.signature(for: message)
+        let bareSign = try measureThroughput(seconds: seconds / 2) { _ = try key.signature(for: message) }
+        let bareVerify = measureThroughput(seconds: seconds / 2) { _ = key.publicKey.isValidSignature(signature, for: message) }
+
+        let validator = IDTokenValidator(issuer: "https://id.example.com", clientID: "client")
+        let publicKey = key.publicKey
+        let keys = JWKSet(keys: [.init(keyID: "k", algorithm: "ES256", verifyingKey: publicKey)])
+        let validations = try measureThroughput(seconds: seconds / 2) {
+            _ = try validator.validate(token, expectations: .init(nonce: "n"), keys: keys)
+        }
+
+        var report = Report(title: "OAuth (PKCE, JOSE, ID tokens)")
+        report.lines = [
+            ReportLine(name: "PKCE pair", latchkey: pkce, reference: bare, referenceName: "RAND_bytes(32) + SHA-256", target: "-"),
+            ReportLine(name: "JWS ES256 sign", latchkey: sign, reference: bareSign, referenceName: "bare ES256 signature", target: "-"),
+            ReportLine(name: "JWS ES256 verify", latchkey: verify, reference: bareVerify, referenceName: "bare ES256 verification", target: "-"),
+            ReportLine(name: "ID token validation", latchkey: validations, reference: bareVerify, referenceName: "bare ES256 verification", target: "-"),
+        ]
+        return report
+    }
+}
