@@ -39,6 +39,16 @@ struct JOSEVectorTests {
         #expect(try set.key(for: jws) != nil)
     }
 
+    @Test("RFC 7515 A.2: the RS256 JWS verifies; RS256 never fits an EC key")
+    func rfc7515RS256() throws {
+        let file = try Self.vector("rfc7515-a2-rs256.json")
+        let jws = try JWS(compact: try #require(file["jws"] as? String))
+        #expect(jws.algorithm == .rs256)
+        let key = try VerifyingKey(jwk: Self.jwk(file["jwk"]))
+        try jws.verify(with: key)
+        #expect(throws: OAuthError(code: .algorithmKeyMismatch, reason: "")) { try jws.verify(with: SigningKey.generate(.es256).publicKey) }
+    }
+
     @Test("RFC 8037 A.4: the Ed25519 JWS is reproduced byte for byte and verifies")
     func rfc8037() throws {
         let file = try Self.vector("rfc8037-a4-ed25519.json")

@@ -111,6 +111,18 @@ struct OAuthFlowTests {
         }
     }
 
+    @Test("the transport names Latchkey and never follows a redirect")
+    func transport() async throws {
+        let provider = try TestProvider()
+        try await TestServer.with(provider) { issuer in
+            let transport = URLSessionTransport()
+            let redirect = try await transport.send(HTTPRequest(method: "GET", url: issuer.appendingPathComponent("redirect")))
+            #expect(redirect.status == 302 && redirect.headers["location"] == "http://127.0.0.1:1/elsewhere")
+            let agent = try await transport.send(HTTPRequest(method: "GET", url: issuer.appendingPathComponent("user-agent")))
+            #expect(String(decoding: agent.body, as: UTF8.self) == URLSessionTransport.userAgent)
+        }
+    }
+
     @Test("discovery refuses a document for another issuer")
     func discoveryIssuer() async throws {
         let provider = try TestProvider()

@@ -198,6 +198,10 @@ enum TestServer {
         }
         router.get("/huge") { _, _ in respond(200, "{\"pad\":\"" + String(repeating: "A", count: 2 << 20) + "\"}") }
         router.get("/notjson") { _, _ in respond(200, "<html>hello</html>") }
+        router.get("/redirect") { _, _ in
+            Response(status: .found, headers: [.location: "http://127.0.0.1:1/elsewhere"])
+        }
+        router.get("/user-agent") { request, _ in respond(200, request.headers[.userAgent] ?? "") }
 
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
