@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyWebAuthn", targets: ["LatchkeyWebAuthn"]),
         .library(name: "LatchkeyOAuth", targets: ["LatchkeyOAuth"]),
+        .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
     ],
     dependencies: [
@@ -40,6 +41,16 @@ let package = Package(
         .target(
             name: "LatchkeyOAuth",
             dependencies: ["LatchkeyCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "LatchkeyIdP",
+            dependencies: [
+                "LatchkeyCrypto",
+                "LatchkeyWebAuthn",
+                "LatchkeyOAuth",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -71,6 +82,11 @@ let package = Package(
                 "LatchkeyCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LatchkeyIdPTests",
+            dependencies: ["LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
     ],

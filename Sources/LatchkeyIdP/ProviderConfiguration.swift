@@ -1,0 +1,42 @@
+public import Foundation
+
+/// How a reference identity provider is set up.
+public struct ProviderConfiguration: Sendable {
+    /// A registered OAuth client (RFC 6749 §2).
+    public struct Client: Sendable, Hashable {
+        public var id: String
+        /// Redirect URIs, compared exactly (RFC 6749 §3.1.2.2, RFC 9700 §4.1.3). For
+        /// loopback redirects the port may vary (RFC 8252 §7.3).
+        public var redirectURIs: [String]
+
+        public init(id: String, redirectURIs: [String]) {
+            self.id = id
+            self.redirectURIs = redirectURIs
+        }
+    }
+
+    /// The default public client of the `latchkey` command.
+    public static let cliClient = Client(id: "latchkey-cli", redirectURIs: ["http://127.0.0.1/callback"])
+
+    /// Address to listen on; port 0 picks a free one (tests).
+    public var host: String
+    public var port: Int
+    /// The issuer URL; when nil, `http://<host>:<bound port>` once listening.
+    public var issuer: URL?
+    /// Bearer token for the admin API.
+    public var adminToken: String
+    public var clients: [Client]
+    /// Lifetimes.
+    public var bindJobLifetime: TimeInterval = 3600
+    public var authorizationCodeLifetime: TimeInterval = 60
+    public var accessTokenLifetime: TimeInterval = 600
+    public var authenticationSessionLifetime: TimeInterval = 300
+
+    public init(host: String = "127.0.0.1", port: Int = 0, issuer: URL? = nil, adminToken: String, clients: [Client] = [ProviderConfiguration.cliClient]) {
+        self.host = host
+        self.port = port
+        self.issuer = issuer
+        self.adminToken = adminToken
+        self.clients = clients
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import LatchkeyOAuth
+
+/// JSON in and out, bounded request bodies, and errors as OAuth error objects.
+enum HTTPSupport {
+    static let maximumBodySize = 64 * 1024
+
+    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        json(data: ProviderState.encode(object), status: status)
+    }
+
+    static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    static func json(encodable: some Encodable, wrapping key: String, extra: [String: Any] = [:]) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var object = extra
+        object[key] = try JSONSerialization.jsonObject(with: encoder.encode(encodable))
+        return json(object)
+    }
+
+    static func body(_ request: Request) async throws -> Data {
+        do {
+            let buffer = try await request.body.collect(upTo: maximumBodySize)
+            return Data(buffer.readableBytesView)
+        } catch {
+            throw ProviderError(status: 413, error: "invalid_request", description: "request body over \(maximumBodySize) bytes")
+        }
+    }
+
+    /// An `application/x-www-form-urlencoded` body (RFC 6749 §4.1.3); a repeated
+    /// parameter is an error (RFC 6749 §3.1).
+    static func form(_ request: Request) async throws -> [String: String] {
+        let text = String(decoding: try await body(request), as: UTF8.self)
+        var form: [String: String] = [:]
+        for pair in text.split(separator: "&") where !pair.isEmpty {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+            guard let name = parts[0], let value = parts.count > 1 ? parts[1] : "" else {
+                throw ProviderError.badRequest("invalid_request", "malformed form body")
+            }
+            guard form.updateValue(value, forKey: name) == nil else {
+                throw ProviderError.badRequest("invalid_request", "parameter \(name) repeated")
+            }
+        }
+        return form
+    }
+
+    static func query(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters {
+            let name = String(name).removingPercentEncoding ?? String(name)
+            if result[name] == nil { result[name] = String(value).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(value) }
+        }
+        return result
+    }
+
+    static func bearerToken(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst(7))
+    }
+}
+
+/// Turns ``ProviderError``s (and anything else thrown) into JSON error responses.
+struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as ProviderError {
+            return HTTPSupport.json(["error": error.error, "error_description": error.description], status: .init(code: error.status))
+        } catch let error as HTTPError {
+            return HTTPSupport.json(["error": "invalid_request", "error_description": error.body ?? "\(error.status)"], status: error.status)
+        } catch {
+            return HTTPSupport.json(["error": "server_error", "error_description": "internal error"], status: .internalServerError)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/// An error the provider answers with: an HTTP status and an OAuth-style error object
+/// (`{"error", "error_description"}`, RFC 6749 §5.2). Descriptions never carry secrets.
+struct ProviderError: Error, Sendable {
+    var status: Int
+    var error: String
+    var description: String
+
+    static func badRequest(_ error: String, _ description: String) -> ProviderError {
+        ProviderError(status: 400, error: error, description: description)
+    }
+
+    static func notFound(_ description: String) -> ProviderError {
+        ProviderError(status: 404, error: "not_found", description: description)
+    }
+
+    static let unauthorized = ProviderError(status: 401, error: "invalid_token", description: "a valid bearer token is required")
+}

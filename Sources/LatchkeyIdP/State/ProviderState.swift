@@ -1,0 +1,391 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+
+/// Everything the provider knows, behind one actor: identities, credentials, bind jobs,
+/// authentication sessions, codes and tokens. The HTTP layer only translates.
+actor ProviderState {
+    struct Identity: Sendable {
+        var id: String
+        var username: String
+        var email: String?
+        var displayName: String
+    }
+
+    struct Credential: Sendable {
+        var identityID: String
+        var record: RelyingParty.RegisteredCredential
+        var revoked = false
+    }
+
+    struct BindJob: Sendable {
+        var id: String
+        var tokenHash: Data
+        var identityID: String
+        var expiresAt: Date
+        var challenge: Data?
+        var used = false
+    }
+
+    struct AuthenticationSession: Sendable {
+        var id: String
+        var clientID: String
+        var redirectURI: String
+        var state: String?
+        var nonce: String?
+        var codeChallenge: String
+        var scope: String
+        var challenge: Data
+        var allowedCredentials: [Data]
+        var expiresAt: Date
+        var completed = false
+    }
+
+    struct CodeGrant: Sendable {
+        var clientID: String
+        var redirectURI: String
+        var codeChallenge: String
+        var identityID: String
+        var nonce: String?
+        var scope: String
+        var authTime: Date
+        var expiresAt: Date
+        var used = false
+        /// Access and refresh tokens issued for this code, revoked if the code is replayed.
+        var issuedTokens: [String] = []
+    }
+
+    struct TokenGrant: Sendable {
+        var identityID: String
+        var clientID: String
+        var scope: String
+        var authTime: Date
+        var expiresAt: Date?
+    }
+
+    let configuration: ProviderConfiguration
+    private(set) var issuer: URL
+    let signingKey: SigningKey
+    let keyID: String
+    private var identities: [String: Identity] = [:]
+    private var credentials: [Data: Credential] = [:]
+    private var bindJobs: [String: BindJob] = [:]
+    private var sessions: [String: AuthenticationSession] = [:]
+    private var codes: [String: CodeGrant] = [:]
+    private var accessTokens: [String: TokenGrant] = [:]
+    private var refreshTokens: [String: TokenGrant] = [:]
+
+    init(configuration: ProviderConfiguration) throws {
+        self.configuration = configuration
+        self.issuer = configuration.issuer ?? URL(fileURLWithPath: "/")
+        signingKey = try SigningKey.generate(.es256)
+        keyID = try signingKey.publicKey.jwk.thumbprint()
+    }
+
+    func setIssuer(_ issuer: URL) { self.issuer = issuer }
+
+    /// The RP ID is the issuer's host; the origin is the issuer's origin.
+    var relyingParty: RelyingParty {
+        var origin = "\(issuer.scheme ?? "https")://\(issuer.host ?? "")"
+        if let port = issuer.port { origin += ":\(port)" }
+        return RelyingParty(id: issuer.host ?? "", origins: [origin])
+    }
+
+    func url(_ path: String) -> URL {
+        issuer.appendingPathComponent(path)
+    }
+
+    static func randomToken() throws -> String {
+        Base64URL.encode(try SecureRandom.bytes(count: 32))
+    }
+
+    static func hash(_ token: String) throws -> Data {
+        try DigestAlgorithm.sha256.hash(Data(token.utf8))
+    }
+
+    // MARK: Admin
+
+    func createIdentity(username: String, email: String?, displayName: String?) throws -> Identity {
+        let trimmed = username.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ProviderError.badRequest("invalid_request", "username must be 1-256 printable characters")
+        }
+        guard !identities.values.contains(where: { $0.username == trimmed }) else {
+            throw ProviderError(status: 409, error: "conflict", description: "username already exists")
+        }
+        let identity = Identity(id: UUID().uuidString.lowercased(), username: trimmed, email: email, displayName: displayName ?? trimmed)
+        identities[identity.id] = identity
+        return identity
+    }
+
+    /// A bind job and its URL, `<issuer>/v1/bind/<job>?token=<token>`; only the token's hash is kept.
+    func createBindJob(identityID: String) throws -> URL {
+        guard identities[identityID] != nil else { throw ProviderError.notFound("no such identity") }
+        let token = try Self.randomToken()
+        let job = BindJob(id: try Self.randomToken(), tokenHash: try Self.hash(token), identityID: identityID, expiresAt: Date().addingTimeInterval(configuration.bindJobLifetime))
+        bindJobs[job.id] = job
+        var components = URLComponents(url: url("v1/bind/\(job.id)"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "token", value: token)]
+        guard let bindURL = components?.url else { throw ProviderError(status: 500, error: "server_error", description: "cannot build the bind URL") }
+        return bindURL
+    }
+
+    func credentials(of identityID: String) -> [Credential] {
+        credentials.values.filter { $0.identityID == identityID }
+    }
+
+    func revokeCredential(_ id: Data) throws {
+        guard credentials[id] != nil else { throw ProviderError.notFound("no such credential") }
+        credentials[id]?.revoked = true
+    }
+
+    // MARK: Bind
+
+    private func liveJob(_ id: String, token: String) throws -> BindJob {
+        guard let job = bindJobs[id], ConstantTime.isEqual(job.tokenHash, try Self.hash(token)) else {
+            throw ProviderError.notFound("unknown bind job or wrong token")
+        }
+        guard !job.used else { throw ProviderError.badRequest("invalid_grant", "this bind job was already used") }
+        guard job.expiresAt > Date() else { throw ProviderError.badRequest("invalid_grant", "this bind job has expired") }
+        return job
+    }
+
+    func bindOptions(job id: String, token: String) throws -> PublicKeyCredentialCreationOptionsJSON {
+        var job = try liveJob(id, token: token)
+        guard let identity = identities[job.identityID] else { throw ProviderError.notFound("identity gone") }
+        let challenge = try SecureRandom.bytes(count: 32)
+        job.challenge = challenge
+        bindJobs[id] = job
+        return PublicKeyCredentialCreationOptionsJSON(
+            rp: .init(id: relyingParty.id, name: "Latchkey reference provider"),
+            user: .init(id: Data(identity.id.utf8), name: identity.username, displayName: identity.displayName),
+            challenge: challenge,
+            pubKeyCredParams: [.init(alg: -7), .init(alg: -8)],
+            excludeCredentials: credentials(of: identity.id).map { .init(id: $0.record.id) },
+            authenticatorSelection: .init(residentKey: "preferred", userVerification: "preferred"),
+            attestation: "none"
+        )
+    }
+
+    func completeBind(job id: String, token: String, response: RegistrationResponseJSON) throws -> Credential {
+        let job = try liveJob(id, token: token)
+        guard let challenge = job.challenge else { throw ProviderError.badRequest("invalid_request", "fetch the bind job before submitting") }
+        let record: RelyingParty.RegisteredCredential
+        do {
+            record = try relyingParty.verifyRegistration(response, challenge: challenge)
+        } catch let error as WebAuthnError {
+            throw ProviderError.badRequest("invalid_registration", error.reason)
+        }
+        guard credentials[record.id] == nil else { throw ProviderError.badRequest("invalid_registration", "credential already registered") }
+        bindJobs[id]?.used = true
+        let credential = Credential(identityID: job.identityID, record: record)
+        credentials[record.id] = credential
+        return credential
+    }
+
+    // MARK: Authorization
+
+    func client(_ id: String?) -> ProviderConfiguration.Client? {
+        configuration.clients.first { $0.id == id }
+    }
+
+    /// Whether `redirectURI` is registered for `client`: exactly, or for a loopback
+    /// redirect, with any port (RFC 8252 §7.3).
+    static func redirectMatches(_ redirectURI: String, _ client: ProviderConfiguration.Client) -> Bool {
+        if client.redirectURIs.contains(redirectURI) { return true }
+        guard var components = URLComponents(string: redirectURI), components.scheme == "http",
+              ["127.0.0.1", "[::1]", "::1"].contains(components.host ?? "")
+        else { return false }
+        components.port = nil
+        return components.string.map(client.redirectURIs.contains) ?? false
+    }
+
+    func startAuthentication(_ parameters: [String: String]) throws -> AuthenticationSession {
+        guard let client = client(parameters["client_id"]) else {
+            throw ProviderError.badRequest("invalid_client", "unknown client_id")
+        }
+        guard let redirectURI = parameters["redirect_uri"], Self.redirectMatches(redirectURI, client) else {
+            throw ProviderError.badRequest("invalid_request", "redirect_uri is not registered for this client")
+        }
+        guard parameters["response_type"] == "code" else {
+            throw ProviderError.badRequest("unsupported_response_type", "only response_type=code is supported")
+        }
+        guard parameters["code_challenge_method"] == "S256", let challenge = parameters["code_challenge"], challenge.utf8.count == 43 else {
+            throw ProviderError.badRequest("invalid_request", "PKCE with code_challenge_method=S256 is required")
+        }
+        var allowed: [Data] = []
+        if let hint = parameters["login_hint"], let identity = identities.values.first(where: { $0.username == hint }) {
+            allowed = credentials(of: identity.id).filter { !$0.revoked }.map(\.record.id)
+        }
+        let session = AuthenticationSession(
+            id: try Self.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters["state"],
+            nonce: parameters["nonce"], codeChallenge: challenge, scope: parameters["scope"] ?? "openid",
+            challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
+            expiresAt: Date().addingTimeInterval(configuration.authenticationSessionLifetime)
+        )
+        sessions[session.id] = session
+        return session
+    }
+
+    private func liveSession(_ id: String) throws -> AuthenticationSession {
+        guard let session = sessions[id], !session.completed, session.expiresAt > Date() else {
+            throw ProviderError.notFound("unknown, used or expired authentication session")
+        }
+        return session
+    }
+
+    func requestOptions(session id: String) throws -> (PublicKeyCredentialRequestOptionsJSON, String) {
+        let session = try liveSession(id)
+        let options = PublicKeyCredentialRequestOptionsJSON(
+            challenge: session.challenge, rpId: relyingParty.id,
+            allowCredentials: session.allowedCredentials.isEmpty ? nil : session.allowedCredentials.map { .init(id: $0) },
+            userVerification: "preferred"
+        )
+        return (options, session.clientID)
+    }
+
+    /// Verifies the assertion and returns the redirect carrying code, state and iss (RFC 9207).
+    func completeAuthentication(session id: String, response: AuthenticationResponseJSON) throws -> URL {
+        let session = try liveSession(id)
+        guard var credential = credentials[response.rawId.data] else {
+            throw ProviderError.badRequest("invalid_credential", "unknown credential")
+        }
+        guard !credential.revoked else { throw ProviderError.badRequest("invalid_credential", "this credential was revoked") }
+        let verified: RelyingParty.VerifiedAssertion
+        do {
+            verified = try relyingParty.verifyAuthentication(response, challenge: session.challenge, credential: credential.record, allowedCredentialIDs: session.allowedCredentials)
+        } catch let error as WebAuthnError {
+            throw ProviderError.badRequest("invalid_assertion", error.reason)
+        }
+        credential.record.signCount = verified.signCount
+        credentials[credential.record.id] = credential
+        sessions[id]?.completed = true
+
+        let code = try Self.randomToken()
+        codes[code] = CodeGrant(
+            clientID: session.clientID, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge,
+            identityID: credential.identityID, nonce: session.nonce, scope: session.scope, authTime: Date(),
+            expiresAt: Date().addingTimeInterval(configuration.authorizationCodeLifetime)
+        )
+        var components = URLComponents(string: session.redirectURI)
+        var items = components?.queryItems ?? []
+        items.append(URLQueryItem(name: "code", value: code))
+        if let state = session.state { items.append(URLQueryItem(name: "state", value: state)) }
+        items.append(URLQueryItem(name: "iss", value: issuer.absoluteString))
+        components?.queryItems = items
+        guard let redirect = components?.url else { throw ProviderError(status: 500, error: "server_error", description: "cannot build the redirect") }
+        return redirect
+    }
+
+    // MARK: Token endpoint
+
+    /// The token endpoint's JSON answer (RFC 6749 §5.1).
+    func token(_ form: [String: String], clientID: String?) throws -> Data {
+        Self.encode(try tokenResponse(form, clientID: clientID))
+    }
+
+    private func tokenResponse(_ form: [String: String], clientID: String?) throws -> [String: Any] {
+        guard let client = client(clientID) else { throw ProviderError(status: 401, error: "invalid_client", description: "unknown client") }
+        switch form["grant_type"] {
+        case "authorization_code":
+            guard let code = form["code"], var grant = codes[code], grant.clientID == client.id else {
+                throw ProviderError.badRequest("invalid_grant", "unknown authorization code")
+            }
+            if grant.used {
+                // RFC 6749 §4.1.2: a replayed code revokes what it issued.
+                for token in grant.issuedTokens { revoke(token) }
+                throw ProviderError.badRequest("invalid_grant", "authorization code already used")
+            }
+            guard grant.expiresAt > Date() else { throw ProviderError.badRequest("invalid_grant", "authorization code expired") }
+            guard form["redirect_uri"] == grant.redirectURI else { throw ProviderError.badRequest("invalid_grant", "redirect_uri differs from the authorization request") }
+            guard let verifier = form["code_verifier"], (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {
+                throw ProviderError.badRequest("invalid_grant", "PKCE verification failed")
+            }
+            grant.used = true
+            let (response, issued) = try issueTokens(identityID: grant.identityID, clientID: client.id, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, withRefresh: true)
+            grant.issuedTokens += issued
+            codes[code] = grant
+            return response
+        case "refresh_token":
+            guard let token = form["refresh_token"], let grant = refreshTokens.removeValue(forKey: token), grant.clientID == client.id else {
+                throw ProviderError.badRequest("invalid_grant", "unknown refresh token")
+            }
+            return try issueTokens(identityID: grant.identityID, clientID: client.id, scope: grant.scope, nonce: nil, authTime: grant.authTime, withRefresh: true).0
+        default:
+            throw ProviderError.badRequest("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+        }
+    }
+
+    /// A token response and the tokens in it.
+    private func issueTokens(identityID: String, clientID: String, scope: String, nonce: String?, authTime: Date, withRefresh: Bool) throws -> ([String: Any], [String]) {
+        let now = Date()
+        let accessToken = try Self.randomToken()
+        accessTokens[accessToken] = TokenGrant(identityID: identityID, clientID: clientID, scope: scope, authTime: authTime, expiresAt: now.addingTimeInterval(configuration.accessTokenLifetime))
+        var claims: [String: Any] = [
+            "iss": issuer.absoluteString, "sub": identityID, "aud": clientID,
+            "iat": Int(now.timeIntervalSince1970), "exp": Int(now.timeIntervalSince1970 + configuration.accessTokenLifetime),
+            "auth_time": Int(authTime.timeIntervalSince1970), "amr": ["pop", "swk"],
+            "at_hash": Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(accessToken.utf8)).prefix(16)),
+        ]
+        if let nonce { claims["nonce"] = nonce }
+        let idToken = try JWS.sign(payload: JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]), with: signingKey, keyID: keyID, type: "JWT")
+        var response: [String: Any] = [
+            "access_token": accessToken, "token_type": "Bearer", "expires_in": Int(configuration.accessTokenLifetime),
+            "id_token": idToken, "scope": scope,
+        ]
+        var issued = [accessToken]
+        if withRefresh {
+            let refreshToken = try Self.randomToken()
+            refreshTokens[refreshToken] = TokenGrant(identityID: identityID, clientID: clientID, scope: scope, authTime: authTime, expiresAt: nil)
+            response["refresh_token"] = refreshToken
+            issued.append(refreshToken)
+        }
+        return (response, issued)
+    }
+
+    func userInfo(accessToken: String) throws -> Data {
+        guard let grant = accessTokens[accessToken], (grant.expiresAt ?? .distantFuture) > Date(), let identity = identities[grant.identityID] else {
+            throw ProviderError.unauthorized
+        }
+        var claims: [String: Any] = ["sub": identity.id, "preferred_username": identity.username, "name": identity.displayName]
+        if let email = identity.email { claims["email"] = email }
+        return Self.encode(claims)
+    }
+
+    func revoke(_ token: String) {
+        accessTokens[token] = nil
+        refreshTokens[token] = nil
+    }
+
+    // MARK: Documents
+
+    func discovery() -> Data {
+        Self.encode([
+            "issuer": issuer.absoluteString,
+            "authorization_endpoint": url("authorize").absoluteString,
+            "token_endpoint": url("token").absoluteString,
+            "jwks_uri": url("jwks").absoluteString,
+            "userinfo_endpoint": url("userinfo").absoluteString,
+            "revocation_endpoint": url("revoke").absoluteString,
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["ES256"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "authorization_response_iss_parameter_supported": true,
+            "scopes_supported": ["openid", "profile", "email", "offline_access"],
+        ])
+    }
+
+    func jwks() throws -> Data {
+        let jwk = try signingKey.publicKey.jwk
+        return Self.encode(["keys": [["kty": jwk.kty, "crv": jwk.crv ?? "", "x": jwk.x ?? "", "y": jwk.y ?? "", "kid": keyID, "alg": "ES256", "use": "sig"]]])
+    }
+
+    /// JSON for a response body (objects built here are always serialisable).
+    static func encode(_ object: [String: Any]) -> Data {
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+import Testing
+
+/// The reference provider, in-process on 127.0.0.1 port 0, driven over real HTTP by the
+/// software authenticator and the OAuth client.
+@Suite("Reference identity provider")
+struct ProviderTests {
+    static let adminToken = "admin-token-for-tests"
+
+    /// Runs the provider for `body`, with a fresh vault-backed authenticator.
+    static func withProvider(_ body: @escaping @Sendable (URL, SoftwareAuthenticator) async throws -> Void) async throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("vault.key")
+        guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else { return }
+        let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile)))
+
+        let (issuers, continuation) = AsyncStream<URL>.makeStream()
+        let app = try buildApplication(configuration: .init(adminToken: adminToken)) { issuer in
+            continuation.yield(issuer)
+            continuation.finish()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.run() }
+            var iterator = issuers.makeAsyncIterator()
+            guard let issuer = await iterator.next() else { return }
+            defer { group.cancelAll() }
+            try await body(issuer, authenticator)
+        }
+    }
+
+    static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
+        var allHeaders = headers
+        if json != nil { allHeaders["Content-Type"] = "application/json" }
+        let response = try await URLSessionTransport().send(HTTPRequest(method: method, url: url, headers: allHeaders, body: json))
+        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
+        return (response.status, object)
+    }
+
+    static func origin(_ issuer: URL) -> String {
+        "\(issuer.scheme ?? "http")://\(issuer.host ?? "")" + (issuer.port.map { ":\($0)" } ?? "")
+    }
+
+    /// Admin creates an identity; the authenticator binds a credential from the bind URL.
+    static func bind(_ issuer: URL, _ authenticator: SoftwareAuthenticator, username: String = "ada") async throws -> (identity: String, bindURL: URL) {
+        let (status, created) = try await request(
+            "POST", issuer.appendingPathComponent("admin/identities"),
+            json: try JSONSerialization.data(withJSONObject: ["username": username, "email": "\(username)@example.com"]),
+            headers: ["Authorization": "Bearer \(adminToken)"]
+        )
+        #expect(status == 201)
+        let bindURL = try Self.url(created["bindURL"] as? String)
+        let identity = try #require((created["identity"] as? [String: Any])?["id"] as? String)
+
+        let (_, job) = try await request("GET", bindURL)
+        let options = try PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: job))
+        let submit = try Self.url(job["submit"] as? String)
+        let (registration, _) = try authenticator.makeCredential(options, origin: origin(issuer))
+        let (bound, result) = try await request("POST", submit, json: try registration.json())
+        #expect(bound == 201, "\(result)")
+        return (identity, bindURL)
+    }
+
+    /// The whole sign-in: authorize (JSON), assertion, redirect, code exchange.
+    static func signIn(_ issuer: URL, _ authenticator: SoftwareAuthenticator, client: OAuthClient) async throws -> TokenSet {
+        let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
+        let (status, answer) = try await request("GET", authorization.url, headers: ["Accept": "application/json"])
+        #expect(status == 200, "\(answer)")
+        let authenticateURL = try Self.url(answer["authenticateURL"] as? String)
+        let (_, challenge) = try await request("GET", authenticateURL)
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
+        let (assertion, _) = try authenticator.getAssertion(options, origin: origin(issuer))
+        let (posted, redirect) = try await request("POST", authenticateURL, json: try assertion.json())
+        #expect(posted == 200, "\(redirect)")
+        let redirectURL = try Self.url(redirect["redirectURL"] as? String)
+        let code = try await client.authorizationCode(from: redirectURL, for: authorization)
+        return try await client.exchange(code: code, for: authorization)
+    }
+
+    /// A URL from a JSON member that must be a URL string.
+    static func url(_ value: Any?) throws -> URL {
+        guard let text = value as? String, let url = URL(string: text) else {
+            throw OAuthError(code: .malformedResponse, reason: "expected a URL, got \(value ?? "nothing")")
+        }
+        return url
+    }
+
+    static func client(_ issuer: URL) throws -> OAuthClient {
+        try OAuthClient(configuration: .init(issuer: issuer, clientID: "latchkey-cli", redirectURI: try #require(URL(string: "http://127.0.0.1/callback"))))
+    }
+
+    @Test("bind, authenticate, exchange, userinfo, refresh, revoke over real HTTP")
+    func endToEnd() async throws {
+        try await Self.withProvider { issuer, authenticator in
+            let (identity, _) = try await Self.bind(issuer, authenticator)
+            let client = try Self.client(issuer)
+            let tokens = try await Self.signIn(issuer, authenticator, client: client)
+            let claims = try #require(tokens.idTokenClaims)
+            #expect(claims.subject == identity && claims.issuer == issuer.absoluteString)
+            #expect(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue) == ["pop", "swk"])
+
+            let info = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: identity)
+            #expect(info["preferred_username"]?.stringValue == "ada")
+
+            let refreshed = try await client.refresh(tokens)
+            #expect(refreshed.refreshToken != tokens.refreshToken && refreshed.idTokenClaims?.subject == identity)
+            try await client.revoke(try #require(refreshed.refreshToken))
+            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(refreshed) }
+
+            // A second sign-in works, and the counter moved on.
+            _ = try await Self.signIn(issuer, authenticator, client: client)
+        }
+    }
+
+    @Test("bind jobs are single use; the admin API needs its token")
+    func bindJobsAndAdmin() async throws {
+        try await Self.withProvider { issuer, authenticator in
+            let (_, bindURL) = try await Self.bind(issuer, authenticator)
+            let (reused, error) = try await Self.request("GET", bindURL)
+            #expect(reused == 400 && error["error"] as? String == "invalid_grant")
+
+            var wrongToken = URLComponents(url: bindURL, resolvingAgainstBaseURL: false)
+            wrongToken?.queryItems = [URLQueryItem(name: "token", value: "forged")]
+            let forged = try await Self.request("GET", try #require(wrongToken?.url)).0
+            #expect(forged == 404)
+
+            let body = try JSONSerialization.data(withJSONObject: ["username": "eve"])
+            let anonymous = try await Self.request("POST", issuer.appendingPathComponent("admin/identities"), json: body).0
+            let wrong = try await Self.request("POST", issuer.appendingPathComponent("admin/identities"), json: body, headers: ["Authorization": "Bearer wrong"]).0
+            #expect(anonymous == 401 && wrong == 401)
+        }
+    }
+
+    @Test("authorization requests with an unknown client, a foreign redirect or no PKCE are refused")
+    func authorizationRefusals() async throws {
+        try await Self.withProvider { issuer, _ in
+            @Sendable func authorize(_ query: String) async throws -> (Int, String?) {
+                let (status, body) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query), headers: ["Accept": "application/json"])
+                return (status, body["error"] as? String)
+            }
+            let good = "response_type=code&client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
+            let cases: [(String, Int, String?)] = [
+                (good, 200, nil),
+                (good.replacingOccurrences(of: "latchkey-cli", with: "intruder"), 400, "invalid_client"),
+                (good.replacingOccurrences(of: "127.0.0.1%2Fcallback", with: "evil.example%2Fcallback"), 400, "invalid_request"),
+                (good.replacingOccurrences(of: "&code_challenge_method=S256", with: ""), 400, "invalid_request"),
+                (good.replacingOccurrences(of: "S256", with: "plain"), 400, "invalid_request"),
+                (good.replacingOccurrences(of: "response_type=code", with: "response_type=token"), 400, "unsupported_response_type"),
+                // A loopback redirect may use any port (RFC 8252 §7.3).
+                (good.replacingOccurrences(of: "127.0.0.1%2Fcallback", with: "127.0.0.1%3A5555%2Fcallback"), 200, nil),
+            ]
+            for (query, status, error) in cases {
+                let (gotStatus, gotError) = try await authorize(query)
+                #expect(gotStatus == status && gotError == error, "\(query)")
+            }
+        }
+    }
+
+    @Test("a replayed code is refused and revokes what it issued; a wrong verifier is refused")
+    func codeReplay() async throws {
+        try await Self.withProvider { issuer, authenticator in
+            _ = try await Self.bind(issuer, authenticator)
+            let client = try Self.client(issuer)
+            let authorization = try await client.authorizationRequest()
+            let (_, answer) = try await Self.request("GET", authorization.url, headers: ["Accept": "application/json"])
+            let authenticateURL = try Self.url(answer["authenticateURL"] as? String)
+            let (_, challenge) = try await Self.request("GET", authenticateURL)
+            let (assertion, _) = try authenticator.getAssertion(
+                PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge)), origin: Self.origin(issuer)
+            )
+            let (_, redirect) = try await Self.request("POST", authenticateURL, json: try assertion.json())
+            let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"] as? String), for: authorization)
+
+            let other = try PKCE.generate()
+            await #expect(throws: OAuthError(code: .tokenError, reason: "")) {
+                try await client.exchange(code: code, codeVerifier: other.verifier, redirectURI: authorization.redirectURI, nonce: authorization.nonce)
+            }
+            let tokens = try await client.exchange(code: code, for: authorization)
+            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.exchange(code: code, for: authorization) }
+            // The replay revoked the tokens the code had produced.
+            do {
+                _ = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: nil)
+                Issue.record("the revoked access token still works")
+            } catch let error as OAuthError {
+                #expect(error.providerError?.error == "invalid_token")
+            }
+            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(tokens) }
+            // The authentication session is single use too.
+            let replayedSession = try await Self.request("POST", authenticateURL, json: try assertion.json()).0
+            #expect(replayedSession == 404)
+        }
+    }
+}
