@@ -31,6 +31,11 @@ public struct ProviderConfiguration: Sendable {
     public var authorizationCodeLifetime: TimeInterval = 60
     public var accessTokenLifetime: TimeInterval = 600
     public var authenticationSessionLifetime: TimeInterval = 300
+    /// Policy: binding first asks for a code sent to the identity's e-mail (a
+    /// `verify-code` step; the code goes to the outbox).
+    public var requireEmailCodeForBinding = false
+    /// Wrong codes allowed before a bind job is dead.
+    public var maximumCodeAttempts = 5
 
     public init(host: String = "127.0.0.1", port: Int = 0, issuer: URL? = nil, adminToken: String, clients: [Client] = [ProviderConfiguration.cliClient]) {
         self.host = host

@@ -12,7 +12,10 @@ struct ProviderTests {
     static let adminToken = "admin-token-for-tests"
 
     /// Runs the provider for `body`, with a fresh vault-backed authenticator.
-    static func withProvider(_ body: @escaping @Sendable (URL, SoftwareAuthenticator) async throws -> Void) async throws {
+    static func withProvider(
+        _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (URL, SoftwareAuthenticator) async throws -> Void
+    ) async throws {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -21,7 +24,9 @@ struct ProviderTests {
         let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile)))
 
         let (issuers, continuation) = AsyncStream<URL>.makeStream()
-        let app = try buildApplication(configuration: .init(adminToken: adminToken)) { issuer in
+        var configuration = ProviderConfiguration(adminToken: adminToken)
+        configure(&configuration)
+        let app = try buildApplication(configuration: configuration) { issuer in
             continuation.yield(issuer)
             continuation.finish()
         }
@@ -76,7 +81,9 @@ struct ProviderTests {
         let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
         let (assertion, _) = try authenticator.getAssertion(options, origin: origin(issuer))
         let (posted, redirect) = try await request("POST", authenticateURL, json: try assertion.json())
-        #expect(posted == 200, "\(redirect)")
+        guard posted == 200 else {
+            throw OAuthError(code: .unexpectedStatus, reason: "authenticate answered \(posted): \(redirect["error_description"] ?? "")")
+        }
         let redirectURL = try Self.url(redirect["redirectURL"] as? String)
         let code = try await client.authorizationCode(from: redirectURL, for: authorization)
         return try await client.exchange(code: code, for: authorization)
@@ -193,6 +200,142 @@ struct ProviderTests {
             // The authentication session is single use too.
             let replayedSession = try await Self.request("POST", authenticateURL, json: try assertion.json()).0
             #expect(replayedSession == 404)
+        }
+    }
+
+    static func admin(_ method: String, _ issuer: URL, _ path: String, json: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
+        try await request(method, issuer.appendingPathComponent(path), json: try json.map { try JSONSerialization.data(withJSONObject: $0) }, headers: ["Authorization": "Bearer \(adminToken)"])
+    }
+
+    static func newAuthenticator(_ directory: URL) throws -> SoftwareAuthenticator {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let keyFile = directory.appendingPathComponent("vault.key")
+        _ = FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600])
+        return SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile)))
+    }
+
+    @Test("requireEmailCodeForBinding: a verify-code step first, its code in the outbox; wrong codes are counted")
+    func verifyCodeStep() async throws {
+        try await Self.withProvider({ $0.requireEmailCodeForBinding = true }) { issuer, authenticator in
+            let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "grace", "email": "grace@example.com"])
+            let bindURL = try Self.url(created["bindURL"])
+            let (_, first) = try await Self.request("GET", bindURL)
+            let step = try #require(first["step"] as? [String: Any])
+            #expect(step["name"] as? String == "verify-code" && (step["message"] as? String)?.contains("g…@example.com") == true)
+            let submit = try Self.url(step["submit"])
+            // Binding straight away, skipping the step, is refused.
+            let (_, outbox) = try await Self.admin("GET", issuer, "admin/outbox")
+            let messages = try #require(outbox["messages"] as? [[String: Any]])
+            #expect(messages.count == 1 && messages[0]["to"] as? String == "grace@example.com")
+            let code = try #require(messages[0]["code"] as? String)
+            let wrong = code == "000000" ? "111111" : "000000"
+            let (wrongStatus, wrongAnswer) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": wrong]))
+            #expect(wrongStatus == 400 && wrongAnswer["error"] as? String == "invalid_code")
+            let (rightStatus, options) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": code]))
+            #expect(rightStatus == 200 && options["publicKey"] != nil)
+            let (registration, _) = try authenticator.makeCredential(
+                PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: Self.origin(issuer)
+            )
+            let (bound, _) = try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json())
+            #expect(bound == 201)
+        }
+        try await Self.withProvider({ $0.requireEmailCodeForBinding = true }) { issuer, _ in
+            let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "mallory", "email": "m@example.com"])
+            let (_, first) = try await Self.request("GET", try Self.url(created["bindURL"]))
+            let submit = try Self.url((first["step"] as? [String: Any])?["submit"])
+            let (_, outbox) = try await Self.admin("GET", issuer, "admin/outbox")
+            let code = try #require((outbox["messages"] as? [[String: Any]])?.first?["code"] as? String)
+            let wrong = code == "000000" ? "111111" : "000000"
+            for _ in 0..<5 { _ = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": wrong])) }
+            // The sixth try fails even with the right code.
+            let (status, answer) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": code]))
+            #expect(status == 400 && answer["error"] as? String == "invalid_grant")
+        }
+    }
+
+    @Test("a recovery job replaces the identity's credentials; the old one is refused")
+    func recovery() async throws {
+        try await Self.withProvider { issuer, oldDevice in
+            let (identity, _) = try await Self.bind(issuer, oldDevice)
+            let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-new-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let newDevice = try Self.newAuthenticator(directory)
+            let (status, job) = try await Self.admin("POST", issuer, "admin/identities/\(identity)/bind-jobs", json: ["kind": "recovery", "postBindingRedirectURI": "https://app.example/welcome"])
+            #expect(status == 201)
+            let recoveryURL = try Self.url(job["bindURL"])
+            let (_, options) = try await Self.request("GET", recoveryURL)
+            let (registration, _) = try newDevice.makeCredential(PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: Self.origin(issuer))
+            let (_, bound) = try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json())
+            #expect(bound["postBindingRedirectURI"] as? String == "https://app.example/welcome")
+
+            let client = try Self.client(issuer)
+            let tokens = try await Self.signIn(issuer, newDevice, client: client)
+            #expect(tokens.idTokenClaims?.subject == identity)
+            do {
+                _ = try await Self.signIn(issuer, oldDevice, client: client)
+                Issue.record("the replaced credential still signs in")
+            } catch let error as OAuthError {
+                #expect(error.reason.contains("revoked"))
+            }
+            let (_, list) = try await Self.admin("GET", issuer, "admin/identities/\(identity)/credentials")
+            let revoked = (list["credentials"] as? [[String: Any]])?.filter { $0["revoked"] as? Bool == true }.count
+            #expect(revoked == 1)
+        }
+    }
+
+    @Test("expired bind jobs and codes, a wrong origin, a bad signature and a counter going backwards are refused")
+    func refusals() async throws {
+        try await Self.withProvider({ $0.authorizationCodeLifetime = 0.3 }) { issuer, authenticator in
+            // Wrong origin: same RP ID, another port.
+            let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "oscar"])
+            let identity = try #require((created["identity"] as? [String: Any])?["id"] as? String)
+            let bindURL = try Self.url(created["bindURL"])
+            let (_, options) = try await Self.request("GET", bindURL)
+            let parsed = try PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: options))
+            let (foreign, _) = try authenticator.makeCredential(parsed, origin: "http://127.0.0.1:1")
+            let (foreignStatus, foreignAnswer) = try await Self.request("POST", try Self.url(options["submit"]), json: try foreign.json())
+            #expect(foreignStatus == 400 && (foreignAnswer["error_description"] as? String)?.contains("origin") == true)
+
+            // Expired bind job.
+            let (_, shortJob) = try await Self.admin("POST", issuer, "admin/identities/\(identity)/bind-jobs", json: ["expiresIn": 1])
+            try await Task.sleep(for: .milliseconds(1100))
+            let (expiredStatus, expired) = try await Self.request("GET", try Self.url(shortJob["bindURL"]))
+            #expect(expiredStatus == 400 && (expired["error_description"] as? String)?.contains("expired") == true)
+
+            // The original job still binds.
+            let (registration, _) = try authenticator.makeCredential(parsed, origin: Self.origin(issuer))
+            #expect(try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json()).0 == 201)
+
+            // Bad signature, and a counter going backwards.
+            let client = try Self.client(issuer)
+            @Sendable func assertion() async throws -> (URL, AuthenticationResponseJSON, AuthorizationRequest) {
+                let authorization = try await client.authorizationRequest()
+                let (_, answer) = try await Self.request("GET", authorization.url, headers: ["Accept": "application/json"])
+                let url = try Self.url(answer["authenticateURL"])
+                let (_, challenge) = try await Self.request("GET", url)
+                // The vault also holds the credential the provider refused (wrong origin): pick the bound one.
+                let (response, _) = try authenticator.getAssertion(
+                    PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge)),
+                    origin: Self.origin(issuer), credentialID: registration.rawId.data
+                )
+                return (url, response, authorization)
+            }
+            let (firstURL, firstAssertion, _) = try await assertion()
+            let (secondURL, secondAssertion, secondRequest) = try await assertion()
+            var forged = secondAssertion
+            var signature = forged.response.signature.data
+            signature[signature.count - 1] ^= 1
+            forged.response.signature = Base64URLBytes(signature)
+            let (forgedStatus, forgedAnswer) = try await Self.request("POST", secondURL, json: try forged.json())
+            #expect(forgedStatus == 400 && forgedAnswer["error"] as? String == "invalid_assertion")
+            let (_, redirect) = try await Self.request("POST", secondURL, json: try secondAssertion.json())
+            let (backwardsStatus, backwards) = try await Self.request("POST", firstURL, json: try firstAssertion.json())
+            #expect(backwardsStatus == 400 && (backwards["error_description"] as? String)?.contains("counter") == true)
+
+            // An expired code.
+            let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"]), for: secondRequest)
+            try await Task.sleep(for: .milliseconds(400))
+            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.exchange(code: code, for: secondRequest) }
         }
     }
 }

@@ -29,7 +29,24 @@ enum AdminRoutes {
         router.post("admin/identities/:identity/bind-jobs") { request, context in
             try authorize(request)
             let identity = try context.parameters.require("identity")
-            return HTTPSupport.json(["bindURL": try await state.createBindJob(identityID: identity).absoluteString], status: .created)
+            let body = try await HTTPSupport.body(request)
+            let object = body.isEmpty ? [:] : (try? JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:]
+            guard let kind = ProviderState.BindJob.Kind(rawValue: object["kind"] as? String ?? "bind") else {
+                throw ProviderError.badRequest("invalid_request", "kind must be bind or recovery")
+            }
+            let url = try await state.createBindJob(
+                identityID: identity, kind: kind, lifetime: object["expiresIn"] as? Double,
+                postBindingRedirectURI: object["postBindingRedirectURI"] as? String
+            )
+            return HTTPSupport.json(["bindURL": url.absoluteString], status: .created)
+        }
+        router.get("admin/outbox") { request, _ in
+            try authorize(request)
+            let messages = await state.outbox.map { message -> [String: Any] in
+                ["to": message.to, "subject": message.subject, "body": message.body, "code": message.code as Any,
+                 "createdAt": Int(message.createdAt.timeIntervalSince1970)]
+            }
+            return HTTPSupport.json(["messages": messages])
         }
         router.get("admin/identities/:identity/credentials") { request, context in
             try authorize(request)

@@ -9,9 +9,17 @@ enum BindRoutes {
         router.get("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
             guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
-            let options = try await state.bindOptions(job: job, token: token)
-            let submit = await state.url("v1/bind/\(job)").absoluteString + "?token=" + FormEncodingForURL.escape(token)
-            return try HTTPSupport.json(encodable: options, wrapping: "publicKey", extra: ["submit": submit])
+            return try await answer(state.bindOptions(job: job, token: token), job: job, token: token, state: state)
+        }
+        // The verify-code step's submit URL (DESIGN.md, wire protocol step 3).
+        router.post("v1/bind/:job/code") { request, context in
+            let job = try context.parameters.require("job")
+            guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
+            let body = try await HTTPSupport.body(request)
+            guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let code = object["code"] as? String, code.utf8.count <= 32 else {
+                throw ProviderError.badRequest("invalid_request", "a JSON body with a code is required")
+            }
+            return try await answer(state.verifyBindCode(job: job, token: token, code: code), job: job, token: token, state: state)
         }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
@@ -22,8 +30,25 @@ enum BindRoutes {
             } catch {
                 throw ProviderError.badRequest("invalid_request", "body is not a RegistrationResponseJSON")
             }
-            let credential = try await state.completeBind(job: job, token: token, response: response)
-            return HTTPSupport.json(["credential": ["id": Base64URL.encode(credential.record.id), "identity": credential.identityID]], status: .created)
+            let (credential, redirect) = try await state.completeBind(job: job, token: token, response: response)
+            var answer: [String: Any] = ["credential": ["id": Base64URL.encode(credential.record.id), "identity": credential.identityID]]
+            if let redirect { answer["postBindingRedirectURI"] = redirect }
+            return HTTPSupport.json(answer, status: .created)
+        }
+    }
+
+    /// `{publicKey, submit}`, or `{step: {name, submit, fields, message}}`.
+    static func answer(_ answer: ProviderState.BindAnswer, job: String, token: String, state: ProviderState) async throws -> Response {
+        let base = await state.url("v1/bind/\(job)").absoluteString
+        let query = "?token=" + FormEncodingForURL.escape(token)
+        switch answer {
+        case .options(let options):
+            return try HTTPSupport.json(encodable: options, wrapping: "publicKey", extra: ["submit": base + query])
+        case .verifyCode(let message):
+            return HTTPSupport.json(["step": [
+                "name": "verify-code", "submit": base + "/code" + query, "message": message,
+                "fields": [["name": "code", "required": true, "kind": "one-time-code"]],
+            ] as [String: Any]])
         }
     }
 }

@@ -20,12 +20,39 @@ actor ProviderState {
     }
 
     struct BindJob: Sendable {
+        enum Kind: String, Sendable {
+            case bind
+            /// Binding replaces (revokes) the identity's existing credentials.
+            case recovery
+        }
+
         var id: String
         var tokenHash: Data
         var identityID: String
+        var kind: Kind
         var expiresAt: Date
+        var postBindingRedirectURI: String?
         var challenge: Data?
         var used = false
+        /// The hash of the e-mailed code, when the policy asks for one.
+        var emailCodeHash: Data?
+        var codeVerified = false
+        var failedCodeAttempts = 0
+    }
+
+    /// A message the provider would have e-mailed (the demo's and tests' mailbox).
+    struct OutboxMessage: Sendable {
+        var to: String
+        var subject: String
+        var body: String
+        var code: String?
+        var createdAt: Date
+    }
+
+    /// What a bind URL answers: the creation options, or first a step to complete.
+    enum BindAnswer: Sendable {
+        case options(PublicKeyCredentialCreationOptionsJSON)
+        case verifyCode(message: String)
     }
 
     struct AuthenticationSession: Sendable {
@@ -75,6 +102,7 @@ actor ProviderState {
     private var codes: [String: CodeGrant] = [:]
     private var accessTokens: [String: TokenGrant] = [:]
     private var refreshTokens: [String: TokenGrant] = [:]
+    private(set) var outbox: [OutboxMessage] = []
 
     init(configuration: ProviderConfiguration) throws {
         self.configuration = configuration
@@ -120,10 +148,14 @@ actor ProviderState {
     }
 
     /// A bind job and its URL, `<issuer>/v1/bind/<job>?token=<token>`; only the token's hash is kept.
-    func createBindJob(identityID: String) throws -> URL {
+    func createBindJob(identityID: String, kind: BindJob.Kind = .bind, lifetime: TimeInterval? = nil, postBindingRedirectURI: String? = nil) throws -> URL {
         guard identities[identityID] != nil else { throw ProviderError.notFound("no such identity") }
         let token = try Self.randomToken()
-        let job = BindJob(id: try Self.randomToken(), tokenHash: try Self.hash(token), identityID: identityID, expiresAt: Date().addingTimeInterval(configuration.bindJobLifetime))
+        let lifetime = min(max(lifetime ?? configuration.bindJobLifetime, 1), 30 * 86400)
+        let job = BindJob(
+            id: try Self.randomToken(), tokenHash: try Self.hash(token), identityID: identityID, kind: kind,
+            expiresAt: Date().addingTimeInterval(lifetime), postBindingRedirectURI: postBindingRedirectURI
+        )
         bindJobs[job.id] = job
         var components = URLComponents(url: url("v1/bind/\(job.id)"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "token", value: token)]
@@ -151,13 +183,26 @@ actor ProviderState {
         return job
     }
 
-    func bindOptions(job id: String, token: String) throws -> PublicKeyCredentialCreationOptionsJSON {
+    func bindOptions(job id: String, token: String) throws -> BindAnswer {
         var job = try liveJob(id, token: token)
         guard let identity = identities[job.identityID] else { throw ProviderError.notFound("identity gone") }
+        if configuration.requireEmailCodeForBinding, !job.codeVerified {
+            // One code per job; fetching the job again does not mint a new one.
+            if job.emailCodeHash == nil {
+                let code = String(format: "%06u", try SecureRandom.uniform(below: 1_000_000))
+                job.emailCodeHash = try Self.hash(code)
+                bindJobs[id] = job
+                outbox.append(OutboxMessage(
+                    to: identity.email ?? identity.username, subject: "Your Latchkey verification code",
+                    body: "Enter \(code) to add a passkey to \(identity.username).", code: code, createdAt: Date()
+                ))
+            }
+            return .verifyCode(message: "Enter the code sent to \(Self.masked(identity.email ?? identity.username))")
+        }
         let challenge = try SecureRandom.bytes(count: 32)
         job.challenge = challenge
         bindJobs[id] = job
-        return PublicKeyCredentialCreationOptionsJSON(
+        return .options(PublicKeyCredentialCreationOptionsJSON(
             rp: .init(id: relyingParty.id, name: "Latchkey reference provider"),
             user: .init(id: Data(identity.id.utf8), name: identity.username, displayName: identity.displayName),
             challenge: challenge,
@@ -165,11 +210,39 @@ actor ProviderState {
             excludeCredentials: credentials(of: identity.id).map { .init(id: $0.record.id) },
             authenticatorSelection: .init(residentKey: "preferred", userVerification: "preferred"),
             attestation: "none"
-        )
+        ))
     }
 
-    func completeBind(job id: String, token: String, response: RegistrationResponseJSON) throws -> Credential {
+    /// Checks an e-mailed code for a bind job, in constant time. Too many wrong codes
+    /// kill the job.
+    func verifyBindCode(job id: String, token: String, code: String) throws -> BindAnswer {
+        var job = try liveJob(id, token: token)
+        guard let expected = job.emailCodeHash else { return try bindOptions(job: id, token: token) }
+        guard job.failedCodeAttempts < configuration.maximumCodeAttempts else {
+            throw ProviderError.badRequest("invalid_grant", "too many wrong codes; ask for a new bind link")
+        }
+        guard ConstantTime.isEqual(try Self.hash(code.trimmingCharacters(in: .whitespaces)), expected) else {
+            job.failedCodeAttempts += 1
+            bindJobs[id] = job
+            let left = configuration.maximumCodeAttempts - job.failedCodeAttempts
+            throw ProviderError.badRequest("invalid_code", left > 0 ? "wrong code, \(left) attempts left" : "wrong code; this bind link is no longer usable")
+        }
+        job.codeVerified = true
+        bindJobs[id] = job
+        return try bindOptions(job: id, token: token)
+    }
+
+    /// `a…@example.com`: enough for a user to recognise the address, not to learn it.
+    static func masked(_ address: String) -> String {
+        guard let at = address.firstIndex(of: "@"), at > address.startIndex else { return "your address" }
+        return String(address[address.startIndex]) + "…" + address[at...]
+    }
+
+    func completeBind(job id: String, token: String, response: RegistrationResponseJSON) throws -> (Credential, String?) {
         let job = try liveJob(id, token: token)
+        guard !configuration.requireEmailCodeForBinding || job.codeVerified else {
+            throw ProviderError.badRequest("invalid_request", "verify the e-mailed code first")
+        }
         guard let challenge = job.challenge else { throw ProviderError.badRequest("invalid_request", "fetch the bind job before submitting") }
         let record: RelyingParty.RegisteredCredential
         do {
@@ -179,9 +252,14 @@ actor ProviderState {
         }
         guard credentials[record.id] == nil else { throw ProviderError.badRequest("invalid_registration", "credential already registered") }
         bindJobs[id]?.used = true
+        if job.kind == .recovery {
+            for (existing, credential) in credentials where credential.identityID == job.identityID {
+                credentials[existing]?.revoked = true
+            }
+        }
         let credential = Credential(identityID: job.identityID, record: record)
         credentials[record.id] = credential
-        return credential
+        return (credential, job.postBindingRedirectURI)
     }
 
     // MARK: Authorization
