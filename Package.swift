@@ -15,11 +15,15 @@ let package = Package(
         .library(name: "LatchkeyWebAuthn", targets: ["LatchkeyWebAuthn"]),
         .library(name: "LatchkeyOAuth", targets: ["LatchkeyOAuth"]),
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
+        .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
     ],
     dependencies: [
         // The test servers (and, later, the reference identity provider) run on Hummingbird.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // libcrypto from Debian's libssl-dev; the header pins the OpenSSL 3 API.
@@ -49,6 +53,19 @@ let package = Package(
                 "LatchkeyCrypto",
                 "LatchkeyWebAuthn",
                 "LatchkeyOAuth",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The `latchkey` command (swift-argument-parser): thin, over the library modules.
+        .executableTarget(
+            name: "LatchkeyCLI",
+            dependencies: [
+                "LatchkeyIdP",
+                "LatchkeyOAuth",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strictSettings
@@ -86,7 +103,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyIdPTests",
-            dependencies: ["LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto"],
+            dependencies: ["LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI"],
             swiftSettings: strictSettings
         ),
     ],

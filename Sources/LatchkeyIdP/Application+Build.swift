@@ -13,8 +13,10 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (URL) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
     let state = try ProviderState(configuration: configuration)
-    let router = Router()
+    let limiter = RateLimiter(limit: configuration.rateLimitPerMinute)
+    let router = Router(context: ProviderRequestContext.self)
     router.middlewares.add(ProviderErrorMiddleware())
+    router.middlewares.add(RateLimitMiddleware(limiter: limiter))
     DiscoveryRoutes.add(to: router, state: state)
     AdminRoutes.add(to: router, state: state, adminToken: configuration.adminToken)
     BindRoutes.add(to: router, state: state)

@@ -34,6 +34,11 @@ public struct ProviderConfiguration: Sendable {
     /// Policy: binding first asks for a code sent to the identity's e-mail (a
     /// `verify-code` step; the code goes to the outbox).
     public var requireEmailCodeForBinding = false
+    /// Where identities, credentials and the signing key persist; in memory when nil.
+    public var dataDirectory: URL?
+    /// Requests per minute one client address may make to an endpoint that takes a
+    /// code or an assertion (token, bind code, authenticate).
+    public var rateLimitPerMinute = 120
     /// Wrong codes allowed before a bind job is dead.
     public var maximumCodeAttempts = 5
 

@@ -339,3 +339,110 @@ struct ProviderTests {
         }
     }
 }
+
+@Suite("Reference identity provider: persistence, rate limits, command line")
+struct ProviderOperationsTests {
+    @Test("with a data directory, identities, credentials and the signing key survive a restart")
+    func persistence() async throws {
+        let dataDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-data-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dataDirectory) }
+        let deviceDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-device-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: deviceDirectory) }
+        let device = try ProviderTests.newAuthenticator(deviceDirectory)
+        let identity = ActorBox<String>()
+        let keyID = ActorBox<String>()
+        let port = ActorBox<Int>()
+        // The restart reuses the port: the origin, and so the credential's scope, includes it.
+        try await ProviderTests.withProvider({ $0.dataDirectory = dataDirectory }) { issuer, _ in
+            await port.set(issuer.port ?? 0)
+            let (bound, _) = try await ProviderTests.bind(issuer, device)
+            await identity.set(bound)
+            let tokens = try await ProviderTests.signIn(issuer, device, client: try ProviderTests.client(issuer))
+            await keyID.set(try JWS(compact: try #require(tokens.idToken)).keyID ?? "")
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: dataDirectory.appendingPathComponent("signing-key.pem").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let reusedPort = try #require(await port.value)
+        try await ProviderTests.withProvider({
+            $0.dataDirectory = dataDirectory
+            $0.port = reusedPort
+        }) { issuer, _ in
+            let tokens = try await ProviderTests.signIn(issuer, device, client: try ProviderTests.client(issuer))
+            #expect(tokens.idTokenClaims?.subject == (await identity.value))
+            #expect(try JWS(compact: try #require(tokens.idToken)).keyID == (await keyID.value))
+        }
+    }
+
+    @Test("code-bearing endpoints are rate limited per client address")
+    func rateLimit() async throws {
+        try await ProviderTests.withProvider({ $0.rateLimitPerMinute = 3 }) { issuer, _ in
+            var statuses: [Int] = []
+            for _ in 0..<5 {
+                let form = Data("grant_type=authorization_code&code=x&client_id=latchkey-cli".utf8)
+                let response = try await URLSessionTransport().send(HTTPRequest(
+                    method: "POST", url: issuer.appendingPathComponent("token"),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form
+                ))
+                statuses.append(response.status)
+            }
+            #expect(statuses == [400, 400, 400, 429, 429])
+            // Other endpoints are not limited.
+            #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent(".well-known/openid-configuration")).0 == 200)
+        }
+    }
+
+    @Test("`latchkey serve` runs as a process, answers discovery and JWKS, serves the admin command, and stops on SIGTERM")
+    func serveProcess() async throws {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
+        let server = Process()
+        server.executableURL = binary
+        server.arguments = ["serve", "--port", "0", "--admin-token", "cli-test-token"]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+
+        // Read until the issuer line.
+        var text = ""
+        var issuer: URL?
+        let deadline = Date().addingTimeInterval(20)
+        while issuer == nil, Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Issuer: ") }) {
+                issuer = URL(string: String(line.dropFirst("Issuer: ".count)))
+            }
+        }
+        let base = try #require(issuer, "no issuer line in: \(text)")
+        let discovery = try await ProviderTests.request("GET", base.appendingPathComponent(".well-known/openid-configuration"))
+        #expect(discovery.0 == 200 && discovery.1["issuer"] as? String == base.absoluteString)
+        let jwks = try await ProviderTests.request("GET", base.appendingPathComponent("jwks"))
+        #expect(jwks.0 == 200 && (jwks.1["keys"] as? [Any])?.count == 1)
+
+        let admin = Process()
+        admin.executableURL = binary
+        admin.arguments = ["admin", "create-identity", "--idp", base.absoluteString, "--admin-token", "cli-test-token", "--username", "cli-user", "--json"]
+        let adminOutput = Pipe()
+        admin.standardOutput = adminOutput
+        try admin.run()
+        let created = adminOutput.fileHandleForReading.readDataToEndOfFile()
+        admin.waitUntilExit()
+        #expect(admin.terminationStatus == 0)
+        let object = try JSONSerialization.jsonObject(with: created) as? [String: Any]
+        #expect((object?["bindURL"] as? String)?.hasPrefix(base.absoluteString + "/v1/bind/") == true)
+
+        server.terminate()  // SIGTERM
+        let stopped = Date().addingTimeInterval(10)
+        while server.isRunning, Date() < stopped { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!server.isRunning)
+        #expect(server.terminationStatus == 0)
+    }
+}
+
+/// A value shared between the two runs of a test.
+actor ActorBox<Value: Sendable> {
+    private(set) var value: Value?
+    func set(_ newValue: Value) { value = newValue }
+}

@@ -1,19 +1,20 @@
 import Foundation
 import Hummingbird
+import Logging
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 
 /// The admin API, behind a bearer token compared in constant time: identities, bind jobs,
 /// credentials.
 enum AdminRoutes {
-    static func add(to router: Router<some RequestContext>, state: ProviderState, adminToken: String) {
+    static func add(to router: Router<ProviderRequestContext>, state: ProviderState, adminToken: String) {
         let expected = Data(adminToken.utf8)
         @Sendable func authorize(_ request: Request) throws {
             guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
                 throw ProviderError.unauthorized
             }
         }
-        router.post("admin/identities") { request, _ in
+        router.post("admin/identities") { request, context in
             try authorize(request)
             let body = try await HTTPSupport.body(request)
             guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let username = object["username"] as? String else {
@@ -21,6 +22,7 @@ enum AdminRoutes {
             }
             let identity = try await state.createIdentity(username: username, email: object["email"] as? String, displayName: object["displayName"] as? String)
             let bindURL = try await state.createBindJob(identityID: identity.id)
+            context.logger.info("identity created", metadata: ["identity": .string(identity.id)])
             return HTTPSupport.json([
                 "identity": ["id": identity.id, "username": identity.username, "email": identity.email as Any, "displayName": identity.displayName],
                 "bindURL": bindURL.absoluteString,

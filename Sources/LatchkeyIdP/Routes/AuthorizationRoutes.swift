@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
+import Logging
 import LatchkeyWebAuthn
 
 /// `/authorize` (RFC 6749 §4.1.1, PKCE S256 required) and the authenticate endpoint that
 /// replaces a login page: request options out, an assertion in, a redirect with code,
 /// state and iss back (DESIGN.md, wire protocol step 2).
 enum AuthorizationRoutes {
-    static func add(to router: Router<some RequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
         router.get("authorize") { request, _ in
             let session = try await state.startAuthentication(HTTPSupport.query(request))
             let authenticateURL = await state.url("v1/authenticate/\(session.id)").absoluteString
@@ -30,6 +31,7 @@ enum AuthorizationRoutes {
                 throw ProviderError.badRequest("invalid_request", "body is not an AuthenticationResponseJSON")
             }
             let redirect = try await state.completeAuthentication(session: session, response: response)
+            context.logger.info("authenticated", metadata: ["credential": .string(String(response.id.prefix(8)))])
             return HTTPSupport.json(["redirectURL": redirect.absoluteString])
         }
     }

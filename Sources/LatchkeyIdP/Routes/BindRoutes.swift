@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
+import Logging
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 
 /// Binding a credential from a bind URL (DESIGN.md, wire protocol step 1).
 enum BindRoutes {
-    static func add(to router: Router<some RequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
         router.get("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
             guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
@@ -31,6 +32,9 @@ enum BindRoutes {
                 throw ProviderError.badRequest("invalid_request", "body is not a RegistrationResponseJSON")
             }
             let (credential, redirect) = try await state.completeBind(job: job, token: token, response: response)
+            context.logger.info("credential bound", metadata: [
+                "identity": .string(credential.identityID), "credential": .string(String(Base64URL.encode(credential.record.id).prefix(8))),
+            ])
             var answer: [String: Any] = ["credential": ["id": Base64URL.encode(credential.record.id), "identity": credential.identityID]]
             if let redirect { answer["postBindingRedirectURI"] = redirect }
             return HTTPSupport.json(answer, status: .created)

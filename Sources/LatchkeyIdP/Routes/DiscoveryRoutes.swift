@@ -2,7 +2,7 @@ import Hummingbird
 
 /// OIDC discovery (OpenID Connect Discovery 1.0 §4) and the JWKS (RFC 7517 §5).
 enum DiscoveryRoutes {
-    static func add(to router: Router<some RequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
         router.get(".well-known/openid-configuration") { _, _ in HTTPSupport.json(data: await state.discovery()) }
         router.get("jwks") { _, _ in HTTPSupport.json(data: try await state.jwks()) }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LatchkeyOAuth
+import Logging
 
 /// JSON in and out, bounded request bodies, and errors as OAuth error objects.
 enum HTTPSupport {
@@ -69,16 +70,41 @@ enum HTTPSupport {
     }
 }
 
+/// Applies the rate limit to the endpoints that take a code or an assertion.
+struct RateLimitMiddleware: RouterMiddleware {
+    typealias Context = ProviderRequestContext
+    let limiter: RateLimiter
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        let limited = request.method == .post
+            && (path == "/token" || path.hasPrefix("/v1/authenticate/") || (path.hasPrefix("/v1/bind/") && path.hasSuffix("/code")))
+        if limited {
+            let bucket = path == "/token" ? "token" : path.hasPrefix("/v1/authenticate/") ? "authenticate" : "bind-code"
+            guard await limiter.allow(bucket + "|" + context.clientAddress) else {
+                context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
+                return HTTPSupport.json(["error": "slow_down", "error_description": "too many requests; try again in a minute"], status: .tooManyRequests)
+            }
+        }
+        return try await next(request, context)
+    }
+}
+
 /// Turns ``ProviderError``s (and anything else thrown) into JSON error responses.
 struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as ProviderError {
+            // The error code and description, never the request's secrets.
+            context.logger.info("request refused", metadata: [
+                "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.error),
+            ])
             return HTTPSupport.json(["error": error.error, "error_description": error.description], status: .init(code: error.status))
         } catch let error as HTTPError {
             return HTTPSupport.json(["error": "invalid_request", "error_description": error.body ?? "\(error.status)"], status: error.status)
         } catch {
+            context.logger.error("request failed", metadata: ["path": .string(request.uri.path), "error": .string("\(type(of: error))")])
             return HTTPSupport.json(["error": "server_error", "error_description": "internal error"], status: .internalServerError)
         }
     }

@@ -107,8 +107,30 @@ actor ProviderState {
     init(configuration: ProviderConfiguration) throws {
         self.configuration = configuration
         self.issuer = configuration.issuer ?? URL(fileURLWithPath: "/")
-        signingKey = try SigningKey.generate(.es256)
+        if let directory = configuration.dataDirectory {
+            signingKey = try ProviderSnapshot.signingKey(in: directory)
+            if let snapshot = try ProviderSnapshot.load(from: directory) {
+                for identity in snapshot.identities {
+                    identities[identity.id] = Identity(id: identity.id, username: identity.username, email: identity.email, displayName: identity.displayName)
+                }
+                for record in snapshot.credentials {
+                    let credential = try ProviderSnapshot.credential(record)
+                    credentials[credential.record.id] = credential
+                }
+            }
+        } else {
+            signingKey = try SigningKey.generate(.es256)
+        }
         keyID = try signingKey.publicKey.jwk.thumbprint()
+    }
+
+    /// Writes the snapshot when the provider has a data directory.
+    private func persist() throws {
+        guard let directory = configuration.dataDirectory else { return }
+        try ProviderSnapshot(
+            identities: identities.values.map { .init(id: $0.id, username: $0.username, email: $0.email, displayName: $0.displayName) },
+            credentials: credentials.values.map(ProviderSnapshot.record)
+        ).save(to: directory)
     }
 
     func setIssuer(_ issuer: URL) { self.issuer = issuer }
@@ -144,6 +166,7 @@ actor ProviderState {
         }
         let identity = Identity(id: UUID().uuidString.lowercased(), username: trimmed, email: email, displayName: displayName ?? trimmed)
         identities[identity.id] = identity
+        try persist()
         return identity
     }
 
@@ -170,6 +193,7 @@ actor ProviderState {
     func revokeCredential(_ id: Data) throws {
         guard credentials[id] != nil else { throw ProviderError.notFound("no such credential") }
         credentials[id]?.revoked = true
+        try persist()
     }
 
     // MARK: Bind
@@ -259,6 +283,7 @@ actor ProviderState {
         }
         let credential = Credential(identityID: job.identityID, record: record)
         credentials[record.id] = credential
+        try persist()
         return (credential, job.postBindingRedirectURI)
     }
 
@@ -296,6 +321,10 @@ actor ProviderState {
         if let hint = parameters["login_hint"], let identity = identities.values.first(where: { $0.username == hint }) {
             allowed = credentials(of: identity.id).filter { !$0.revoked }.map(\.record.id)
         }
+        pruneExpired()
+        guard sessions.count < Self.maximumPending else {
+            throw ProviderError(status: 503, error: "temporarily_unavailable", description: "too many sign-ins in progress")
+        }
         let session = AuthenticationSession(
             id: try Self.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters["state"],
             nonce: parameters["nonce"], codeChallenge: challenge, scope: parameters["scope"] ?? "openid",
@@ -304,6 +333,16 @@ actor ProviderState {
         )
         sessions[session.id] = session
         return session
+    }
+
+    /// Bounds on what unauthenticated requests can make the provider hold.
+    static let maximumPending = 10_000
+
+    /// Drops expired sessions, codes and bind jobs, so abandoned flows do not pile up.
+    private func pruneExpired(now: Date = Date()) {
+        sessions = sessions.filter { $0.value.expiresAt > now && !$0.value.completed }
+        codes = codes.filter { $0.value.expiresAt.addingTimeInterval(configuration.authorizationCodeLifetime) > now }
+        bindJobs = bindJobs.filter { $0.value.expiresAt > now }
     }
 
     private func liveSession(_ id: String) throws -> AuthenticationSession {
@@ -339,6 +378,7 @@ actor ProviderState {
         credential.record.signCount = verified.signCount
         credentials[credential.record.id] = credential
         sessions[id]?.completed = true
+        try persist()
 
         let code = try Self.randomToken()
         codes[code] = CodeGrant(

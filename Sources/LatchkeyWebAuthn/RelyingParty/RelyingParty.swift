@@ -37,6 +37,21 @@ public struct RelyingParty: Sendable {
         public var attestationFormat: String
         public var aaguid: Data
         public var transports: [String]
+
+        public init(
+            id: Data, publicKey: COSEKey, signCount: UInt32, backupEligible: Bool, backupState: Bool,
+            userVerified: Bool, attestationFormat: String, aaguid: Data, transports: [String]
+        ) {
+            self.id = id
+            self.publicKey = publicKey
+            self.signCount = signCount
+            self.backupEligible = backupEligible
+            self.backupState = backupState
+            self.userVerified = userVerified
+            self.attestationFormat = attestationFormat
+            self.aaguid = aaguid
+            self.transports = transports
+        }
     }
 
     /// What a verified assertion yields.
