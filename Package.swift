@@ -72,7 +72,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth"],
+            dependencies: [
+                "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyIdP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             swiftSettings: strictSettings
         ),
         // A vault writer the crash test starts and SIGKILLs (a dependency of the tests so

@@ -40,12 +40,16 @@ struct Report {
         let header = "operation".padding(toLength: 26, withPad: " ", startingAt: 0)
             + "latchkey/s".leftPadded(13) + "reference/s".leftPadded(13) + "ratio".leftPadded(8) + "  reference; target"
         Swift.print(header)
+        /// Whole numbers for rates; one decimal for small figures such as milliseconds.
+        func format(_ value: Double) -> String {
+            String(format: value < 100 ? "%.1f" : "%.0f", value)
+        }
         for line in lines {
-            let reference = line.reference.map { String(format: "%.0f", $0) } ?? "-"
+            let reference = line.reference.map(format) ?? "-"
             let ratio = line.reference.map { String(format: "%.3f", line.latchkey / $0) } ?? "-"
             Swift.print(
                 line.name.padding(toLength: 26, withPad: " ", startingAt: 0)
-                    + String(format: "%.0f", line.latchkey).leftPadded(13)
+                    + format(line.latchkey).leftPadded(13)
                     + reference.leftPadded(13) + ratio.leftPadded(8)
                     + "  \(line.referenceName); \(line.target)"
             )

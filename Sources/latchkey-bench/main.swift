@@ -7,3 +7,5 @@ try SignatureBenchmark(seconds: options.seconds).run().print()
 try VaultBenchmark(seconds: options.seconds).run().print()
 try WebAuthnBenchmark(seconds: options.seconds).run().print()
 try OAuthBenchmark(seconds: options.seconds).run().print()
+// The provider benchmark is asynchronous; it runs last, off the main thread's loops above.
+try await ProviderBenchmark(seconds: options.seconds).run().print()

@@ -5,5 +5,7 @@ enum DiscoveryRoutes {
     static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
         router.get(".well-known/openid-configuration") { _, _ in HTTPSupport.json(data: await state.discovery()) }
         router.get("jwks") { _, _ in HTTPSupport.json(data: try await state.jwks()) }
+        // Liveness probe; also the benchmark's bare round trip.
+        router.get("health") { _, _ in HTTPSupport.json(["status": "ok"]) }
     }
 }
