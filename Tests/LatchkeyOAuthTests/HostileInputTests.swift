@@ -67,10 +67,12 @@ struct HostileInputTests {
             try await context.validate(try Context.forge(header: #"{"alg":"ES384","kid":"key-1"}"#, payload: await context.validClaims()))
         },
         Attack(name: "bad signature", expected: .invalidSignature) { context in
-            var token = try await context.token()
-            token.removeLast()
-            token.append(token.hasSuffix("A") ? "B" : "A")
-            try await context.validate(token)
+            // Change one symbol in the middle of the signature (the last symbol carries
+            // padding bits, and changing those would be a malformed encoding instead).
+            var characters = Array(try await context.token())
+            let index = characters.count - 20
+            characters[index] = characters[index] == "A" ? "B" : "A"
+            try await context.validate(String(characters))
         },
         Attack(name: "signed by another key under the provider's kid", expected: .invalidSignature) { context in
             let impostor = try SigningKey.generate(.es256)
