@@ -1,6 +1,7 @@
 public import Foundation
 public import Hummingbird
 import LatchkeyWebAuthn
+import Logging
 
 /// The reference identity provider as a Hummingbird application. Tests build it, run it on
 /// 127.0.0.1 port 0 in-process and learn the port from `onServerRunning`.
@@ -30,6 +31,11 @@ public func buildApplication(
             let issuer = configuration.issuer ?? URL(string: "http://\(configuration.host):\(port)") ?? URL(fileURLWithPath: "/")
             await state.setIssuer(issuer)
             await onServerRunning(issuer)
-        }
+        },
+        logger: {
+            var logger = Logger(label: "latchkey-idp")
+            logger.logLevel = configuration.logLevel
+            return logger
+        }()
     )
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// How a reference identity provider is set up.
 public struct ProviderConfiguration: Sendable {
@@ -39,6 +40,8 @@ public struct ProviderConfiguration: Sendable {
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120
+    /// Log level of the provider's structured logs (swift-log).
+    public var logLevel: Logger.Level = .info
     /// Wrong codes allowed before a bind job is dead.
     public var maximumCodeAttempts = 5
 

@@ -11,15 +11,15 @@ struct OpenSSLSpeed {
     var ed25519Sign: Double?
     var ed25519Verify: Double?
 
-    /// The mean of several runs, figure by figure (nil where any run lacks it).
-    static func average(_ runs: [OpenSSLSpeed]) -> OpenSSLSpeed {
-        func mean(_ value: (OpenSSLSpeed) -> Double?) -> Double? {
+    /// The median of several runs, figure by figure (nil where any run lacks it).
+    static func median(_ runs: [OpenSSLSpeed]) -> OpenSSLSpeed {
+        func pick(_ value: (OpenSSLSpeed) -> Double?) -> Double? {
             let values = runs.compactMap(value)
-            return values.count == runs.count && !values.isEmpty ? values.reduce(0, +) / Double(values.count) : nil
+            return values.count == runs.count && !values.isEmpty ? latchkey_bench.median(values) : nil
         }
         return OpenSSLSpeed(
-            ecdsaP256Sign: mean(\.ecdsaP256Sign), ecdsaP256Verify: mean(\.ecdsaP256Verify),
-            ed25519Sign: mean(\.ed25519Sign), ed25519Verify: mean(\.ed25519Verify)
+            ecdsaP256Sign: pick(\.ecdsaP256Sign), ecdsaP256Verify: pick(\.ecdsaP256Verify),
+            ed25519Sign: pick(\.ed25519Sign), ed25519Verify: pick(\.ed25519Verify)
         )
     }
 

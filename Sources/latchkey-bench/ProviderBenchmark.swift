@@ -31,6 +31,7 @@ struct ProviderBenchmark {
         let (issuers, continuation) = AsyncStream<URL>.makeStream()
         var configuration = ProviderConfiguration(adminToken: "bench")
         configuration.rateLimitPerMinute = .max
+        configuration.logLevel = .warning
         let app = try buildApplication(configuration: configuration) { issuer in
             continuation.yield(issuer)
             continuation.finish()

@@ -4,8 +4,8 @@ import LatchkeyCrypto
 /// Key generation, signing and verification through `LatchkeyCrypto`, next to
 /// `openssl speed` in the same run.
 ///
-/// Latchkey's rounds and `openssl speed`'s runs alternate and each side is averaged, so
-/// drift in the machine's speed during the run affects both sides alike.
+/// Latchkey's rounds and `openssl speed`'s runs alternate and each side's median is
+/// taken, so drift in the machine's speed during the run affects both sides alike.
 /// The message is 20 bytes, as in `openssl speed`'s loop; Latchkey also hashes it with
 /// SHA-256 (ES256), which `openssl speed` does not.
 struct SignatureBenchmark {
@@ -20,7 +20,10 @@ struct SignatureBenchmark {
         let es256Public = es256.publicKey
         let ed25519Public = ed25519.publicKey
 
-        func round() throws -> [Double] {
+        // Interleaved: Latchkey, openssl, Latchkey, ..., Latchkey; each side's median, so a
+        // slow or fast spell of the machine falls on both sides and outliers drop out.
+        let roundSeconds = max(0.5, seconds / 2)
+        func round(_ seconds: Double) throws -> [Double] {
             [
                 try measureThroughput(seconds: seconds) { _ = try SigningKey.generate(.es256) },
                 try measureThroughput(seconds: seconds) { _ = try es256.signature(for: message) },
@@ -30,21 +33,18 @@ struct SignatureBenchmark {
                 measureThroughput(seconds: seconds) { _ = ed25519Public.isValidSignature(ed25519Signature, for: message) },
             ]
         }
-
-        // Interleaved: Latchkey, openssl, Latchkey, openssl, Latchkey; each side averaged,
-        // so a slow or fast spell of the machine falls on both sides.
-        var ours: [[Double]] = [try round()]
+        var ours: [[Double]] = [try round(roundSeconds)]
         var references: [OpenSSLSpeed] = []
-        for _ in 0..<2 {
-            references.append(OpenSSLSpeed.measure(seconds: max(1, Int(seconds.rounded()))))
-            ours.append(try round())
+        for _ in 0..<4 {
+            references.append(OpenSSLSpeed.measure(seconds: 1))
+            ours.append(try round(roundSeconds))
         }
-        let figures = (0..<ours[0].count).map { index in ours.map { $0[index] }.reduce(0, +) / Double(ours.count) }
-        let speed = OpenSSLSpeed.average(references)
+        let figures = (0..<ours[0].count).map { index in median(ours.map { $0[index] }) }
+        let speed = OpenSSLSpeed.median(references)
 
         var report = Report(title: "Signatures (LatchkeyCrypto vs openssl speed, same run)")
         report.notes = [
-            "Latchkey: mean of 3 rounds; openssl speed: mean of 2 runs, interleaved with them",
+            "medians: 5 Latchkey rounds interleaved with 4 runs of openssl speed -seconds 1",
         ]
         report.lines = [
             ReportLine(name: "ES256 keygen", latchkey: figures[0], reference: nil, referenceName: "none", target: ">= 20000/s"),

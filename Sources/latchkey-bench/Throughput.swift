@@ -19,6 +19,14 @@ func measureThroughput(seconds: Double, _ operation: () throws -> Void) rethrows
     return Double(count) / (Double(wholeSeconds) + Double(attoseconds) / 1e18)
 }
 
+/// The median of `values` (the mean of the middle two for an even count).
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
 /// One line of the report: Latchkey's figure, the reference's, and the target.
 struct ReportLine {
     var name: String

@@ -25,6 +25,7 @@ struct ProviderTests {
 
         let (issuers, continuation) = AsyncStream<URL>.makeStream()
         var configuration = ProviderConfiguration(adminToken: adminToken)
+        configuration.logLevel = .warning
         configure(&configuration)
         let app = try buildApplication(configuration: configuration) { issuer in
             continuation.yield(issuer)

@@ -50,6 +50,12 @@ public struct SigningKey: Sendable {
         try context.sign(message)
     }
 
+    /// The same for `Data`, the common case: a concrete overload, so callers in other
+    /// modules reach a specialised path instead of generic dispatch on every call.
+    public func signature(for message: Data) throws -> Data {
+        try context.sign(message)
+    }
+
     /// Calls `body` with the PKCS#8 DER of this key and wipes the bytes afterwards. This
     /// is how the key vault seals a key without a copy lingering in memory.
     public func withPKCS8DER<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {

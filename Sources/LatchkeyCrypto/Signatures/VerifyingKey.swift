@@ -78,6 +78,15 @@ public struct VerifyingKey: Sendable {
     }
 
     /// ES256 and RS256 hash with SHA-256 first; Ed25519 hashes internally.
+    /// The same for `Data`, the common case: a concrete overload, so callers in other
+    /// modules reach a specialised path instead of generic dispatch on every call.
+    public func isValidSignature(_ signature: Data, for message: Data) -> Bool {
+        guard signature.count <= KeyInputLimits.maximumDERSize,
+              let context = try? verifier.get(key: key, digest: digest)
+        else { return false }
+        return context.verify(signature, for: message)
+    }
+
     private var digest: DigestAlgorithm? {
         switch keyType {
         case .p256, .rsa: .sha256
