@@ -1,5 +1,18 @@
 public import Foundation
 
+/// A response a client sends to a relying party, read and written as strict L3 JSON.
+public protocol WebAuthnResponseJSON: Codable, Hashable, Sendable {}
+
+extension WebAuthnResponseJSON {
+    /// Parses the JSON a client sent (bounded in size; a typed error names the bad field).
+    public init(json: Data) throws {
+        self = try WebAuthnJSON.decode(Self.self, from: json)
+    }
+
+    /// The JSON to send: sorted keys, base64url without padding.
+    public func json() throws -> Data { try WebAuthnJSON.encode(self) }
+}
+
 /// The empty `clientExtensionResults` object Latchkey reports (no client extensions run).
 public struct AuthenticationExtensionsClientOutputsJSON: Codable, Hashable, Sendable {
     public init() {}
@@ -19,7 +32,7 @@ public struct AuthenticatorAttestationResponseJSON: Codable, Hashable, Sendable 
 /// `RegistrationResponseJSON` (L3 §5.1.8): what a client sends back after creating a
 /// credential. Latchkey emits it strictly: `id` is the base64url of `rawId`, every L3
 /// member is present, and `clientExtensionResults` is `{}`.
-public struct RegistrationResponseJSON: Codable, Hashable, Sendable {
+public struct RegistrationResponseJSON: WebAuthnResponseJSON {
     public var id: String
     public var rawId: Base64URLBytes
     public var response: AuthenticatorAttestationResponseJSON
@@ -49,12 +62,6 @@ public struct RegistrationResponseJSON: Codable, Hashable, Sendable {
         clientExtensionResults = AuthenticationExtensionsClientOutputsJSON()
         type = "public-key"
     }
-
-    public init(json: Data) throws {
-        self = try WebAuthnJSON.decode(Self.self, from: json)
-    }
-
-    public func json() throws -> Data { try WebAuthnJSON.encode(self) }
 }
 
 /// `AuthenticatorAssertionResponseJSON` (L3 §5.2.2).
@@ -66,7 +73,7 @@ public struct AuthenticatorAssertionResponseJSON: Codable, Hashable, Sendable {
 }
 
 /// `AuthenticationResponseJSON` (L3 §5.1.8), emitted as strictly as the registration.
-public struct AuthenticationResponseJSON: Codable, Hashable, Sendable {
+public struct AuthenticationResponseJSON: WebAuthnResponseJSON {
     public var id: String
     public var rawId: Base64URLBytes
     public var response: AuthenticatorAssertionResponseJSON
@@ -94,10 +101,4 @@ public struct AuthenticationResponseJSON: Codable, Hashable, Sendable {
         clientExtensionResults = AuthenticationExtensionsClientOutputsJSON()
         type = "public-key"
     }
-
-    public init(json: Data) throws {
-        self = try WebAuthnJSON.decode(Self.self, from: json)
-    }
-
-    public func json() throws -> Data { try WebAuthnJSON.encode(self) }
 }
