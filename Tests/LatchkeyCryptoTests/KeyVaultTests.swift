@@ -18,7 +18,7 @@ struct KeyVaultTests {
 
         for entry in [first, second] {
             let signature = try vault.sign(Data("challenge".utf8), with: entry.handle)
-            #expect(try entry.publicKey.isValidSignature(signature, for: Data("challenge".utf8)))
+            #expect(entry.publicKey.isValidSignature(signature, for: Data("challenge".utf8)))
         }
 
         let updated = try vault.updateMetadata(first.handle) { $0.append(contentsOf: Data(" more".utf8)) }
@@ -57,7 +57,7 @@ struct KeyVaultTests {
             #expect(try reopened.entries() == [entry], "\(name)")
             // A fresh instance has nothing cached: this unseals the key from disk.
             let signature = try reopened.sign(Data("m".utf8), with: entry.handle)
-            #expect(try entry.publicKey.isValidSignature(signature, for: Data("m".utf8)), "\(name)")
+            #expect(entry.publicKey.isValidSignature(signature, for: Data("m".utf8)), "\(name)")
         }
     }
 

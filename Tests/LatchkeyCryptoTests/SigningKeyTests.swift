@@ -89,6 +89,21 @@ struct SigningKeyTests {
         #expect(OpenSSLErrorQueue.drain().isEmpty)
     }
 
+    @Test("a key kept as SPKI bytes is imported on first use; an off-curve point never verifies")
+    func deferredKeys() throws {
+        let key = try SigningKey.generate(.es256)
+        let message = Data("m".utf8)
+        let deferred = try VerifyingKey(deferredSPKI: key.publicKey.spkiDER)
+        #expect(deferred == key.publicKey && deferred.keyType == .p256)
+        #expect(deferred.isValidSignature(try key.signature(for: message), for: message))
+        var offCurve = key.publicKey.spkiDER
+        offCurve[offCurve.count - 1] ^= 1
+        let broken = try VerifyingKey(deferredSPKI: offCurve)
+        #expect(!broken.isValidSignature(try key.signature(for: message), for: message))
+        #expect(throws: CryptoError(code: .invalidKey)) { try VerifyingKey(deferredSPKI: Data(count: 91)) }
+        #expect(OpenSSLErrorQueue.drain().isEmpty)
+    }
+
     @Test("unsupported key types are refused with their own code")
     func unsupportedKeys() throws {
         // secp384r1 public key SPKI prefix with a dummy point is refused before use;

@@ -107,7 +107,7 @@ struct VaultCrashTests {
                 continue
             }
             let signature = try vault.sign(Data("after the crash".utf8), with: entry.handle)
-            #expect(try entry.publicKey.isValidSignature(signature, for: Data("after the crash".utf8)), "key \(handle)")
+            #expect(entry.publicKey.isValidSignature(signature, for: Data("after the crash".utf8)), "key \(handle)")
         }
         for (handle, counter) in highestCounter {
             let words = entries[handle].map { String(decoding: $0.metadata, as: UTF8.self).split(separator: " ") }

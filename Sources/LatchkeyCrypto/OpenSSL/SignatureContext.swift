@@ -1,5 +1,6 @@
 import CLatchkeyOpenSSL
 import Foundation
+import Synchronization
 
 /// A signing or verification context prepared once for one key and reused.
 ///
@@ -171,20 +172,44 @@ final class SignatureContext: @unchecked Sendable {
     }
 }
 
-/// A verification context made on first use and kept: most public keys in a process
-/// (a vault listing, a JWKS) are never used to verify, so they should not pay for a
-/// prepared context up front.
-final class LazyVerificationContext: @unchecked Sendable {
-    private let lock = NSLock()
-    private var context: SignatureContext?
+/// A public key's OpenSSL side, made on first use and kept: the parsed `EVP_PKEY` (for
+/// keys that arrive as SPKI bytes, such as a vault listing's) and the prepared
+/// verification context. Most public keys in a process (a listing, a JWKS) are never
+/// used to verify, so they should not pay for an import or a context up front.
+final class LazyPublicKey: Sendable {
+    private struct State: @unchecked Sendable {
+        var parsed: EVPKey?
+        var context: SignatureContext?
+    }
 
-    func get(key: EVPKey, digest: DigestAlgorithm?) throws -> SignatureContext {
-        lock.lock()
-        defer { lock.unlock() }
-        if let context { return context }
-        let made = try SignatureContext(.verify, key: key, digest: digest)
-        context = made
-        return made
+    private let spki: Data
+    // `Mutex` lives inline: a listing makes one of these per entry, and an `NSLock` per
+    // entry would be a heap object and a pthread mutex each.
+    private let state: Mutex<State>
+
+    init(parsed: EVPKey?, spki: Data) {
+        self.spki = spki
+        state = Mutex(State(parsed: parsed))
+    }
+
+    func key() throws -> EVPKey {
+        try state.withLock { state in try Self.key(&state, spki: spki) }
+    }
+
+    func verificationContext(digest: DigestAlgorithm?) throws -> SignatureContext {
+        try state.withLock { state in
+            if let context = state.context { return context }
+            let made = try SignatureContext(.verify, key: Self.key(&state, spki: spki), digest: digest)
+            state.context = made
+            return made
+        }
+    }
+
+    private static func key(_ state: inout State, spki: Data) throws -> EVPKey {
+        if let parsed = state.parsed { return parsed }
+        let key = try OpenSSLKeys.parsePublicKey(spkiDER: spki).0
+        state.parsed = key
+        return key
     }
 }
 

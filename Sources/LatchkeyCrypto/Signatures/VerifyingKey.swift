@@ -17,18 +17,38 @@ public struct VerifyingKey: Sendable {
         case rsa
     }
 
-    let key: EVPKey
     /// What this key is.
     public let keyType: KeyType
     /// The SubjectPublicKeyInfo, DER (RFC 5280 §4.1.2.7).
     public let spkiDER: Data
-    private let verifier: LazyVerificationContext
+    private let openSSL: LazyPublicKey
 
     init(key: EVPKey, keyType: KeyType, spkiDER: Data? = nil) throws {
-        self.key = key
         self.keyType = keyType
-        self.spkiDER = try spkiDER ?? OpenSSLKeys.spkiDER(of: key, type: keyType)
-        self.verifier = LazyVerificationContext()
+        let spki = try spkiDER ?? OpenSSLKeys.spkiDER(of: key, type: keyType)
+        self.spkiDER = spki
+        self.openSSL = LazyPublicKey(parsed: key, spki: spki)
+    }
+
+    /// A P-256 or Ed25519 key kept as its SPKI bytes and imported into OpenSSL only when
+    /// first used (DESIGN.md: listings carry public keys unparsed). The bytes must have the
+    /// one DER form of such a key; whether the point is valid is checked on first use, and
+    /// an invalid one never verifies.
+    init(deferredSPKI spki: Data) throws {
+        if spki.count == SPKIPrefix.p256.count + 64, spki.starts(with: SPKIPrefix.p256) {
+            keyType = .p256
+        } else if spki.count == SPKIPrefix.ed25519.count + 32, spki.starts(with: SPKIPrefix.ed25519) {
+            keyType = .ed25519
+        } else {
+            throw CryptoError(code: .invalidKey, reason: "not the SubjectPublicKeyInfo of a P-256 or Ed25519 key")
+        }
+        self.spkiDER = spki
+        self.openSSL = LazyPublicKey(parsed: nil, spki: spki)
+    }
+
+    /// The OpenSSL key, imported on first use.
+    var key: EVPKey {
+        get throws { try openSSL.key() }
     }
 
     /// Parses a DER SubjectPublicKeyInfo holding a P-256, Ed25519 or RSA (2048–8192 bit)
@@ -72,7 +92,7 @@ public struct VerifyingKey: Sendable {
     /// simply invalid: this never throws and never crashes on hostile bytes.
     public func isValidSignature(_ signature: some DataProtocol, for message: some DataProtocol) -> Bool {
         guard signature.count <= KeyInputLimits.maximumDERSize,
-              let context = try? verifier.get(key: key, digest: digest)
+              let context = try? openSSL.verificationContext(digest: digest)
         else { return false }
         return context.verify(signature, for: message)
     }
@@ -82,7 +102,7 @@ public struct VerifyingKey: Sendable {
     /// modules reach a specialised path instead of generic dispatch on every call.
     public func isValidSignature(_ signature: Data, for message: Data) -> Bool {
         guard signature.count <= KeyInputLimits.maximumDERSize,
-              let context = try? verifier.get(key: key, digest: digest)
+              let context = try? openSSL.verificationContext(digest: digest)
         else { return false }
         return context.verify(signature, for: message)
     }

@@ -2,22 +2,20 @@ public import Foundation
 
 /// What a ``KeyVault`` holds about one key, less the private key itself.
 ///
-/// The public key is kept as its DER bytes and parsed only when ``publicKey`` is read:
-/// a listing of thousands of entries should not pay for thousands of key imports.
+/// The public key is imported into OpenSSL only when it is first used to verify: a
+/// listing of thousands of entries should not pay for thousands of key imports.
 public struct VaultEntry: Hashable, Sendable {
     public let handle: KeyHandle
     public let algorithm: SigningAlgorithm
-    /// The public key, SubjectPublicKeyInfo DER.
-    public let publicKeyDER: Data
+    /// The public key.
+    public let publicKey: VerifyingKey
     /// The caller's metadata, integrity-protected by the vault.
     public let metadata: Data
     public let createdAt: Date
     public let updatedAt: Date
 
-    /// The public key, parsed on each read.
-    public var publicKey: VerifyingKey {
-        get throws { try VerifyingKey(spkiDER: publicKeyDER) }
-    }
+    /// The public key as SubjectPublicKeyInfo DER.
+    public var publicKeyDER: Data { publicKey.spkiDER }
 }
 
 /// The result of reading every record: the entries that are sound, and a problem for each

@@ -96,13 +96,15 @@ struct VaultRecord: Codable {
 
     /// The entry this record describes (fields are authenticated; decoding is checked anyway).
     func entry() throws -> VaultEntry {
-        guard let publicKeyDER = try? Base64URL.decode(publicKey), let metadataBytes = try? Base64URL.decode(metadata) else {
+        guard let publicKeyDER = try? Base64URL.decode(publicKey), let metadataBytes = try? Base64URL.decode(metadata),
+              let key = try? VerifyingKey(deferredSPKI: publicKeyDER)
+        else {
             throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable fields", handle: handle)
         }
         return VaultEntry(
             handle: handle,
             algorithm: algorithm,
-            publicKeyDER: publicKeyDER,
+            publicKey: key,
             metadata: metadataBytes,
             createdAt: Date(timeIntervalSince1970: createdAt),
             updatedAt: Date(timeIntervalSince1970: updatedAt)
