@@ -122,6 +122,14 @@ struct ProviderTests {
 
             // A second sign-in works, and the counter moved on.
             _ = try await Self.signIn(issuer, authenticator, client: client)
+
+            // With login_hint, the request options list that identity's credentials.
+            let hinted = try await client.authorizationRequest(additionalParameters: ["login_hint": "ada"])
+            let (_, answer) = try await Self.request("GET", hinted.url, headers: ["Accept": "application/json"])
+            let (_, options) = try await Self.request("GET", try Self.url(answer["authenticateURL"]))
+            let allowed = ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            let stored = try authenticator.credentials().map { $0.metadata.credentialID.description }
+            #expect(allowed == stored)
         }
     }
 
