@@ -426,9 +426,11 @@ actor ProviderState {
             codes[code] = grant
             return response
         case "refresh_token":
-            guard let token = form["refresh_token"], let grant = refreshTokens.removeValue(forKey: token), grant.clientID == client.id else {
+            // Checked before it is consumed, so another client cannot burn someone's token.
+            guard let token = form["refresh_token"], let grant = refreshTokens[token], grant.clientID == client.id else {
                 throw ProviderError.badRequest("invalid_grant", "unknown refresh token")
             }
+            refreshTokens[token] = nil
             return try issueTokens(identityID: grant.identityID, clientID: client.id, scope: grant.scope, nonce: nil, authTime: grant.authTime, withRefresh: true).0
         default:
             throw ProviderError.badRequest("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
