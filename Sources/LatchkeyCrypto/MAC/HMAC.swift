@@ -8,9 +8,7 @@ public enum HMAC {
         using key: SymmetricKey,
         digest: DigestAlgorithm = .sha256
     ) throws -> Data {
-        try key.withUnsafeBytes { keyBytes in
-            try OpenSSLDigest.hmac(message, key: keyBytes, digestName: digest.openSSLName, byteCount: digest.byteCount)
-        }
+        try PreparedHMAC(key: key, digest: digest).authenticationCode(for: message)
     }
 
     /// Whether `code` is the full-length code of `message` under `key`, compared in
@@ -22,9 +20,7 @@ public enum HMAC {
         using key: SymmetricKey,
         digest: DigestAlgorithm = .sha256
     ) -> Bool {
-        guard code.count == digest.byteCount,
-              let expected = try? authenticationCode(for: message, using: key, digest: digest)
-        else { return false }
-        return ConstantTime.isEqual(expected, code)
+        guard let prepared = try? PreparedHMAC(key: key, digest: digest) else { return false }
+        return prepared.isValidAuthenticationCode(code, for: message)
     }
 }
