@@ -58,8 +58,8 @@ struct VaultRecord: Codable {
         mac = Base64URL.encode(try keys.integrity.authenticationCode(for: authenticatedBytes))
     }
 
-    /// Parses and authenticates a record read from `fileHandle`'s file. Errors name the
-    /// handle and say what is wrong, never what the record holds.
+    /// Parses and authenticates the bytes of `expectedHandle`'s record file. Errors name
+    /// the handle and say what is wrong, never what the record holds.
     static func open(_ data: Data, expectedHandle: KeyHandle, keys: VaultKeys) throws -> VaultRecord {
         func corrupt(_ why: String) -> KeyVaultError {
             KeyVaultError(code: .corruptRecord, reason: "record \(expectedHandle): \(why)", handle: expectedHandle)

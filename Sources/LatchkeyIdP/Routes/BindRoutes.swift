@@ -43,23 +43,20 @@ enum BindRoutes {
 
     /// `{publicKey, submit}`, or `{step: {name, submit, fields, message}}`.
     static func answer(_ answer: ProviderState.BindAnswer, job: String, token: String, state: ProviderState) async throws -> Response {
-        let base = await state.url("v1/bind/\(job)").absoluteString
-        let query = "?token=" + FormEncodingForURL.escape(token)
+        let base = await state.url("v1/bind/\(job)")
+        func withToken(_ url: URL) -> String {
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            components?.queryItems = [URLQueryItem(name: "token", value: token)]
+            return components?.string ?? url.absoluteString
+        }
         switch answer {
         case .options(let options):
-            return try HTTPSupport.json(encodable: options, wrapping: "publicKey", extra: ["submit": base + query])
+            return try HTTPSupport.json(encodable: options, wrapping: "publicKey", extra: ["submit": withToken(base)])
         case .verifyCode(let message):
             return HTTPSupport.json(["step": [
-                "name": "verify-code", "submit": base + "/code" + query, "message": message,
+                "name": "verify-code", "submit": withToken(base.appendingPathComponent("code")), "message": message,
                 "fields": [["name": "code", "required": true, "kind": "one-time-code"]],
             ] as [String: Any]])
         }
-    }
-}
-
-/// Percent-encoding for a query value (base64url tokens need none, but be exact).
-enum FormEncodingForURL {
-    static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
     }
 }

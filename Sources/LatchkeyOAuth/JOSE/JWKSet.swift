@@ -66,9 +66,4 @@ public struct JWKSet: Sendable {
         let fitting = keys.filter { $0.verifyingKey.keyType == jws.algorithm.keyType && ($0.algorithm == nil || $0.algorithm == jws.algorithm.name) }
         return fitting.count == 1 ? fitting.first?.verifyingKey : nil
     }
-
-    /// Whether any key carries this `kid` (of any type).
-    func contains(keyID: String) -> Bool {
-        keys.contains { $0.keyID == keyID }
-    }
 }
