@@ -190,8 +190,9 @@ public actor OAuthClient {
         if let cached = cachedKeys, now.timeIntervalSince(cached.fetchedAt) < configuration.jwksTimeToLive, let key = try cached.set.key(for: jws) {
             return key
         }
-        let mayRefetch = cachedKeys.map { now.timeIntervalSince($0.fetchedAt) >= configuration.jwksMinimumRefetchInterval } ?? true
-        if mayRefetch || cachedKeys.map({ now.timeIntervalSince($0.fetchedAt) >= configuration.jwksTimeToLive }) == true {
+        // Refetch when the cache is stale, or for an unknown kid no sooner than the minimum interval.
+        let refetchAfter = min(configuration.jwksMinimumRefetchInterval, configuration.jwksTimeToLive)
+        if cachedKeys.map({ now.timeIntervalSince($0.fetchedAt) >= refetchAfter }) ?? true {
             let metadata = try await metadata()
             let response = try await send(HTTPRequest(method: "GET", url: metadata.jwksURI, headers: ["Accept": "application/json"]))
             guard response.status == 200 else {
