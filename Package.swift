@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyWebAuthn", targets: ["LatchkeyWebAuthn"]),
         .library(name: "LatchkeyOAuth", targets: ["LatchkeyOAuth"]),
+        .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
@@ -47,6 +48,17 @@ let package = Package(
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
+        // The Embedded facade: the API an application links.
+        .target(
+            name: "Latchkey",
+            dependencies: [
+                "LatchkeyCrypto",
+                "LatchkeyWebAuthn",
+                "LatchkeyOAuth",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "LatchkeyIdP",
             dependencies: [
@@ -63,10 +75,13 @@ let package = Package(
         .executableTarget(
             name: "LatchkeyCLI",
             dependencies: [
+                "Latchkey",
                 "LatchkeyIdP",
                 "LatchkeyOAuth",
+                "LatchkeyCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -33,10 +33,10 @@ extension LatchkeyCommand {
                 headers["Content-Type"] = "application/json"
                 data = try JSONSerialization.data(withJSONObject: body)
             }
-            let response = try await URLSessionTransport().send(HTTPRequest(method: method, url: base.appendingPathComponent(path), headers: headers, body: data))
+            let response = try await URLSessionTransport().send(TransportRequest(method: method, url: base.appendingPathComponent(path), headers: headers, body: data))
             let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
             guard (200..<300).contains(response.status) else {
-                throw CleanExit.message("error: \(object["error_description"] as? String ?? "HTTP \(response.status)")")
+                throw CommandFailure("the provider refused: \(object["error_description"] as? String ?? "HTTP \(response.status)")")
             }
             return object
         }

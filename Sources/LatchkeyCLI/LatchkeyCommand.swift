@@ -1,12 +1,53 @@
 import ArgumentParser
+import Foundation
+import Latchkey
 
 /// `latchkey`: passwordless sign-in from the command line. Thin: each subcommand lives in
 /// its own file as an extension and calls the library modules.
+///
+/// Exit codes: 0 on success, 1 on failure (one line on stderr), 2 on a usage error.
 @main
 struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Passwordless, passkey-style sign-in for Linux.",
-        subcommands: [Serve.self, Admin.self]
+        subcommands: [Bind.self, List.self, Authorize.self, Authenticate.self, Delete.self, Serve.self, Admin.self]
     )
+
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as LatchkeyError {
+            fail(error.reason)
+        } catch let error as CommandFailure {
+            fail(error.message)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            if code == .success || error is ExitCode {
+                exit(withError: error)
+            }
+            fail("\(error)")
+        }
+    }
+
+    /// One clear line on stderr, exit 1.
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("latchkey: \(message)\n".utf8))
+        Foundation.exit(1)
+    }
+}
+
+/// A failure to report in one line (exit code 1).
+struct CommandFailure: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
 }

@@ -35,6 +35,10 @@ public struct ProviderConfiguration: Sendable {
     /// Policy: binding first asks for a code sent to the identity's e-mail (a
     /// `verify-code` step; the code goes to the outbox).
     public var requireEmailCodeForBinding = false
+    /// Policy: binding first asks the user to accept these terms (an `accept-terms`
+    /// step). Clients that do not know the step stop with an error naming it, which is
+    /// how a provider's new policy meets an older app (DESIGN.md, wire protocol step 3).
+    public var termsOfService: String?
     /// Where identities, credentials and the signing key persist; in memory when nil.
     public var dataDirectory: URL?
     /// Requests per minute one client address may make to an endpoint that takes a

@@ -57,7 +57,7 @@ struct ProviderBenchmark {
                 let full = try await measure(concurrency: concurrency) { index in try await clients[index].authenticate() }
                 let floor = try await measure(concurrency: concurrency) { _ in
                     for _ in 0..<4 {
-                        _ = try await transport.send(LatchkeyOAuth.HTTPRequest(method: "GET", url: issuer.appendingPathComponent("health")))
+                        _ = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("health")))
                     }
                     let message = Data(repeating: 1, count: 100)
                     for _ in 0..<2 {
@@ -154,7 +154,7 @@ struct ProviderBenchmark {
                 headers["Content-Type"] = "application/json"
                 data = try JSONSerialization.data(withJSONObject: body)
             }
-            let response = try await transport.send(LatchkeyOAuth.HTTPRequest(method: method, url: url, headers: headers, body: data))
+            let response = try await transport.send(TransportRequest(method: method, url: url, headers: headers, body: data))
             guard (200..<300).contains(response.status), let object = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] else {
                 throw BenchmarkError("\(method) \(url.path) answered \(response.status)")
             }

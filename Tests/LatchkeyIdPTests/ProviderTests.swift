@@ -43,7 +43,7 @@ struct ProviderTests {
     static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
         var allHeaders = headers
         if json != nil { allHeaders["Content-Type"] = "application/json" }
-        let response = try await URLSessionTransport().send(HTTPRequest(method: method, url: url, headers: allHeaders, body: json))
+        let response = try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: allHeaders, body: json))
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
         return (response.status, object)
     }
@@ -388,7 +388,7 @@ struct ProviderOperationsTests {
             var statuses: [Int] = []
             for _ in 0..<5 {
                 let form = Data("grant_type=authorization_code&code=x&client_id=latchkey-cli".utf8)
-                let response = try await URLSessionTransport().send(HTTPRequest(
+                let response = try await URLSessionTransport().send(TransportRequest(
                     method: "POST", url: issuer.appendingPathComponent("token"),
                     headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form
                 ))

@@ -116,9 +116,9 @@ struct OAuthFlowTests {
         let provider = try TestProvider()
         try await TestServer.with(provider) { issuer in
             let transport = URLSessionTransport()
-            let redirect = try await transport.send(HTTPRequest(method: "GET", url: issuer.appendingPathComponent("redirect")))
+            let redirect = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("redirect")))
             #expect(redirect.status == 302 && redirect.headers["location"] == "http://127.0.0.1:1/elsewhere")
-            let agent = try await transport.send(HTTPRequest(method: "GET", url: issuer.appendingPathComponent("user-agent")))
+            let agent = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("user-agent")))
             #expect(String(decoding: agent.body, as: UTF8.self) == URLSessionTransport.userAgent)
         }
     }

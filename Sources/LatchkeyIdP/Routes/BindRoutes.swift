@@ -22,6 +22,16 @@ enum BindRoutes {
             }
             return try await answer(state.verifyBindCode(job: job, token: token, code: code), job: job, token: token, state: state)
         }
+        // The accept-terms step's submit URL.
+        router.post("v1/bind/:job/terms") { request, context in
+            let job = try context.parameters.require("job")
+            guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
+            let body = try await HTTPSupport.body(request)
+            guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let accept = object["accept"] as? String else {
+                throw ProviderError.badRequest("invalid_request", "a JSON body with accept is required")
+            }
+            return try await answer(state.acceptTerms(job: job, token: token, accepted: accept == "true"), job: job, token: token, state: state)
+        }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
             guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
@@ -56,6 +66,11 @@ enum BindRoutes {
             return HTTPSupport.json(["step": [
                 "name": "verify-code", "submit": withToken(base.appendingPathComponent("code")), "message": message,
                 "fields": [["name": "code", "required": true, "kind": "one-time-code"]],
+            ] as [String: Any]])
+        case .acceptTerms(let message):
+            return HTTPSupport.json(["step": [
+                "name": "accept-terms", "submit": withToken(base.appendingPathComponent("terms")), "message": message,
+                "fields": [["name": "accept", "required": true, "kind": "boolean"]],
             ] as [String: Any]])
         }
     }

@@ -38,6 +38,7 @@ actor ProviderState {
         var emailCodeHash: Data?
         var codeVerified = false
         var failedCodeAttempts = 0
+        var termsAccepted = false
     }
 
     /// A message the provider would have e-mailed (the demo's and tests' mailbox).
@@ -53,6 +54,7 @@ actor ProviderState {
     enum BindAnswer: Sendable {
         case options(PublicKeyCredentialCreationOptionsJSON)
         case verifyCode(message: String)
+        case acceptTerms(message: String)
     }
 
     struct AuthenticationSession: Sendable {
@@ -210,6 +212,9 @@ actor ProviderState {
     func bindOptions(job id: String, token: String) throws -> BindAnswer {
         var job = try liveJob(id, token: token)
         guard let identity = identities[job.identityID] else { throw ProviderError.notFound("identity gone") }
+        if let terms = configuration.termsOfService, !job.termsAccepted {
+            return .acceptTerms(message: terms)
+        }
         if configuration.requireEmailCodeForBinding, !job.codeVerified {
             // One code per job; fetching the job again does not mint a new one.
             if job.emailCodeHash == nil {
@@ -256,6 +261,14 @@ actor ProviderState {
         return try bindOptions(job: id, token: token)
     }
 
+    /// Records that the user accepted the terms of service for a bind job.
+    func acceptTerms(job id: String, token: String, accepted: Bool) throws -> BindAnswer {
+        guard accepted else { throw ProviderError.badRequest("access_denied", "the terms were not accepted") }
+        _ = try liveJob(id, token: token)
+        bindJobs[id]?.termsAccepted = true
+        return try bindOptions(job: id, token: token)
+    }
+
     /// `a…@example.com`: enough for a user to recognise the address, not to learn it.
     static func masked(_ address: String) -> String {
         guard let at = address.firstIndex(of: "@"), at > address.startIndex else { return "your address" }
@@ -264,6 +277,9 @@ actor ProviderState {
 
     func completeBind(job id: String, token: String, response: RegistrationResponseJSON) throws -> (Credential, String?) {
         let job = try liveJob(id, token: token)
+        guard configuration.termsOfService == nil || job.termsAccepted else {
+            throw ProviderError.badRequest("invalid_request", "accept the terms first")
+        }
         guard !configuration.requireEmailCodeForBinding || job.codeVerified else {
             throw ProviderError.badRequest("invalid_request", "verify the e-mailed code first")
         }
@@ -368,7 +384,9 @@ actor ProviderState {
         guard var credential = credentials[response.rawId.data] else {
             throw ProviderError.badRequest("invalid_credential", "unknown credential")
         }
-        guard !credential.revoked else { throw ProviderError.badRequest("invalid_credential", "this credential was revoked") }
+        guard !credential.revoked else {
+            throw ProviderError.badRequest("credential_revoked", "this credential was revoked; bind a new one")
+        }
         let verified: RelyingParty.VerifiedAssertion
         do {
             verified = try relyingParty.verifyAuthentication(response, challenge: session.challenge, credential: credential.record, allowedCredentialIDs: session.allowedCredentials)

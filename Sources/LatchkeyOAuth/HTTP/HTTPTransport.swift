@@ -1,7 +1,7 @@
 public import Foundation
 
 /// One HTTP request, as the OAuth client makes it.
-public struct HTTPRequest: Sendable {
+public struct TransportRequest: Sendable {
     public var method: String
     public var url: URL
     public var headers: [String: String]
@@ -16,7 +16,7 @@ public struct HTTPRequest: Sendable {
 }
 
 /// One HTTP response.
-public struct HTTPResponse: Sendable {
+public struct TransportResponse: Sendable {
     public var status: Int
     /// Header names lowercased.
     public var headers: [String: String]
@@ -33,7 +33,7 @@ public struct HTTPResponse: Sendable {
 /// an application may supply its own (a proxy, a pinned TLS stack), but every
 /// implementation must honour the rules ``TransportPolicy`` states.
 public protocol HTTPTransport: Sendable {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
 /// Rules every request follows, checked before anything is sent.

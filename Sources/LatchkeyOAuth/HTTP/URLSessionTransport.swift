@@ -31,17 +31,24 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
     deinit { session.invalidateAndCancel() }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try TransportPolicy.check(request.url)
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: policy.timeout)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
         urlRequest.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent")
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        return try await withCheckedThrowingContinuation { continuation in
-            let task = session.dataTask(with: urlRequest)
-            delegate.register(task, continuation: continuation)
-            task.resume()
+        try Task.checkCancellation()
+        // Cancelling the calling task cancels the transfer; the delegate then resumes the
+        // continuation with CancellationError, so a caller waits for no server.
+        let task = session.dataTask(with: urlRequest)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                delegate.register(task, continuation: continuation)
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
         }
     }
 }
@@ -50,7 +57,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 /// redirects unless the policy allows them.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Pending {
-        var continuation: CheckedContinuation<HTTPResponse, any Error>
+        var continuation: CheckedContinuation<TransportResponse, any Error>
         var body = Data()
         var tooLarge = false
     }
@@ -63,7 +70,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         self.policy = policy
     }
 
-    func register(_ task: URLSessionTask, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+    func register(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>) {
         lock.withLock { pending[task.taskIdentifier] = Pending(continuation: continuation) }
     }
 
@@ -107,6 +114,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             return
         }
         if let error {
+            if (error as? URLError)?.code == .cancelled {
+                entry.continuation.resume(throwing: CancellationError())
+                return
+            }
             entry.continuation.resume(throwing: OAuthError(code: .network, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)"))
             return
         }
@@ -118,6 +129,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        entry.continuation.resume(returning: HTTPResponse(status: http.statusCode, headers: headers, body: entry.body))
+        entry.continuation.resume(returning: TransportResponse(status: http.statusCode, headers: headers, body: entry.body))
     }
 }

@@ -63,7 +63,7 @@ public actor OAuthClient {
     /// The provider's metadata, fetched once and cached.
     public func metadata() async throws -> ProviderMetadata {
         if let cachedMetadata { return cachedMetadata }
-        let response = try await send(HTTPRequest(method: "GET", url: ProviderMetadata.discoveryURL(for: configuration.issuer), headers: ["Accept": "application/json"]))
+        let response = try await send(TransportRequest(method: "GET", url: ProviderMetadata.discoveryURL(for: configuration.issuer), headers: ["Accept": "application/json"]))
         guard response.status == 200 else {
             throw OAuthError(code: .unexpectedStatus, reason: "discovery answered HTTP \(response.status)")
         }
@@ -167,7 +167,7 @@ public actor OAuthClient {
         guard let endpoint = metadata.userinfoEndpoint else {
             throw OAuthError(code: .endpointMissing, reason: "the provider has no userinfo endpoint")
         }
-        let response = try await send(HTTPRequest(method: "GET", url: endpoint, headers: ["Authorization": "Bearer \(accessToken)", "Accept": "application/json"]))
+        let response = try await send(TransportRequest(method: "GET", url: endpoint, headers: ["Authorization": "Bearer \(accessToken)", "Accept": "application/json"]))
         guard response.status == 200 else { throw try Self.providerError(response, what: "userinfo") }
         let claims = try JSONValue.object(from: response.body, what: "userinfo response")
         if let expectedSubject, claims["sub"]?.stringValue != expectedSubject {
@@ -194,7 +194,7 @@ public actor OAuthClient {
         let refetchAfter = min(configuration.jwksMinimumRefetchInterval, configuration.jwksTimeToLive)
         if cachedKeys.map({ now.timeIntervalSince($0.fetchedAt) >= refetchAfter }) ?? true {
             let metadata = try await metadata()
-            let response = try await send(HTTPRequest(method: "GET", url: metadata.jwksURI, headers: ["Accept": "application/json"]))
+            let response = try await send(TransportRequest(method: "GET", url: metadata.jwksURI, headers: ["Accept": "application/json"]))
             guard response.status == 200 else {
                 throw OAuthError(code: .unexpectedStatus, reason: "JWKS answered HTTP \(response.status)")
             }
@@ -208,12 +208,12 @@ public actor OAuthClient {
 
     // MARK: HTTP
 
-    private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func send(_ request: TransportRequest) async throws -> TransportResponse {
         try TransportPolicy.check(request.url)
         return try await configuration.transport.send(request)
     }
 
-    private func formRequest(_ endpoint: URL, _ parameters: [(String, String)]) -> HTTPRequest {
+    private func formRequest(_ endpoint: URL, _ parameters: [(String, String)]) -> TransportRequest {
         var parameters = parameters
         var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         switch configuration.authentication {
@@ -223,7 +223,7 @@ public actor OAuthClient {
             let credentials = FormEncoding.escape(configuration.clientID) + ":" + FormEncoding.escape(secret)
             headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
         }
-        return HTTPRequest(method: "POST", url: endpoint, headers: headers, body: FormEncoding.encode(parameters))
+        return TransportRequest(method: "POST", url: endpoint, headers: headers, body: FormEncoding.encode(parameters))
     }
 
     private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)]) async throws -> (TokenSet, [String: JSONValue]) {
@@ -233,7 +233,7 @@ public actor OAuthClient {
     }
 
     /// An RFC 6749 §5.2 error response as an ``OAuthError``.
-    static func providerError(_ response: HTTPResponse, what: String) throws -> OAuthError {
+    static func providerError(_ response: TransportResponse, what: String) throws -> OAuthError {
         guard let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: what),
               let error = object["error"]?.stringValue
         else {

@@ -15,6 +15,9 @@ public struct CredentialMetadata: Codable, Hashable, Sendable {
     /// The signature counter, bumped before every assertion.
     public var signCount: UInt32
     public var createdAt: Date
+    /// When the credential last signed an assertion (absent in records written before
+    /// it existed, and until the first assertion).
+    public var lastUsedAt: Date?
     /// Room for the layers above (the provider's issuer, last use, state).
     public var attributes: [String: String]
 

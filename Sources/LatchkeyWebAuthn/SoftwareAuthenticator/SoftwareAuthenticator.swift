@@ -36,6 +36,42 @@ public struct SoftwareAuthenticator: Sendable {
         }
     }
 
+    /// Changes a credential's ``CredentialMetadata/attributes`` (the layers above keep
+    /// the provider, the credential's state and the like there), under the vault's lock.
+    public func updateAttributes(of handle: KeyHandle, _ update: (inout [String: String]) -> Void) throws -> Credential {
+        var updated: CredentialMetadata?
+        let entry: VaultEntry
+        do {
+            entry = try vault.updateMetadata(handle) { data in
+                guard var metadata = CredentialMetadata.decode(data) else {
+                    throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable")
+                }
+                update(&metadata.attributes)
+                updated = metadata
+                data = try metadata.encoded()
+            }
+        } catch let error as KeyVaultError {
+            throw WebAuthnError(code: .vault, reason: error.reason)
+        }
+        guard let updated else { throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable") }
+        return Credential(handle: handle, metadata: updated, algorithm: entry.algorithm)
+    }
+
+    /// Deletes a credential's key from the vault. The relying party is not told: a
+    /// deleted credential simply never signs again. Returns false when there was no such
+    /// key (another process may have deleted it first).
+    @discardableResult
+    public func deleteCredential(_ handle: KeyHandle) throws -> Bool {
+        do {
+            try vault.deleteKey(handle)
+            return true
+        } catch let error as KeyVaultError where error.code == .keyNotFound {
+            return false
+        } catch let error as KeyVaultError {
+            throw WebAuthnError(code: .vault, reason: error.reason)
+        }
+    }
+
     // MARK: Registration
 
     /// Creates a credential for `options` on behalf of `origin` (§5.1.3 client steps and
@@ -143,6 +179,7 @@ public struct SoftwareAuthenticator: Sendable {
                 }
                 current.signCount &+= 1
                 if current.signCount == 0 { current.signCount = 1 }
+                current.lastUsedAt = Date()
                 metadata = current
                 data = try current.encoded()
             }

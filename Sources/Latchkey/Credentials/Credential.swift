@@ -1,0 +1,74 @@
+public import Foundation
+import LatchkeyCrypto
+import LatchkeyWebAuthn
+
+/// A passkey-style credential in this host's vault: a device key pair bound to one user at
+/// one identity provider (Beyond Identity's `Passkey`, WebAuthn's public key credential
+/// source, §4).
+public struct Credential: Hashable, Identifiable, Sendable {
+    /// The user the credential signs in as (WebAuthn §5.4.3 `user`).
+    public struct User: Hashable, Sendable {
+        /// The user handle, base64url (the provider's opaque id for the user).
+        public var id: String
+        public var name: String
+        public var displayName: String
+    }
+
+    /// Whether the credential can still sign in. Open-ended.
+    public struct State: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let active = State("active")
+        /// The provider refused it as revoked; it stays listed until deleted.
+        public static let revoked = State("revoked")
+    }
+
+    /// The WebAuthn credential ID, base64url: the id the provider knows it by too.
+    public var id: String
+    /// The identity provider (issuer) it was bound at.
+    public var issuer: URL?
+    /// The WebAuthn relying party ID.
+    public var rpID: String
+    public var user: User
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    /// The WebAuthn signature counter (§6.1.1), bumped before each assertion.
+    public var signCount: UInt32
+    public var state: State
+    /// `ES256` or `EdDSA`.
+    public var algorithm: String
+
+    /// The vault record holding the key.
+    let handle: KeyHandle
+    /// ``id``'s bytes.
+    let credentialID: Data
+
+    /// Attribute names in ``CredentialMetadata/attributes``.
+    enum Attribute {
+        static let issuer = "issuer"
+        static let state = "state"
+    }
+
+    init(_ credential: SoftwareAuthenticator.Credential) {
+        let metadata = credential.metadata
+        id = metadata.credentialID.description
+        issuer = metadata.attributes[Attribute.issuer].flatMap(URL.init(string:))
+        rpID = metadata.rpID
+        user = User(id: metadata.userHandle.description, name: metadata.userName, displayName: metadata.userDisplayName)
+        createdAt = metadata.createdAt
+        lastUsedAt = metadata.lastUsedAt
+        signCount = metadata.signCount
+        state = metadata.attributes[Attribute.state].map(State.init) ?? .active
+        algorithm = credential.algorithm.joseName
+        handle = credential.handle
+        credentialID = metadata.credentialID.data
+    }
+
+    /// Whether it was bound at `provider`.
+    func belongs(to provider: ProviderAddress) -> Bool {
+        guard let issuer else { return false }
+        return (try? ProviderAddress(issuer))?.issuer == provider.issuer
+    }
+}

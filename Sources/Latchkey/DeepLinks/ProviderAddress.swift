@@ -1,0 +1,66 @@
+import Foundation
+import LatchkeyOAuth
+
+/// An identity provider as the facade addresses it: its base URL (the issuer, for the
+/// reference provider), its WebAuthn origin, and the checks every URL it hands out must
+/// pass.
+struct ProviderAddress: Hashable, Sendable {
+    /// The base URL without a trailing slash, e.g. `https://id.example.com/tenant`.
+    let base: URL
+    /// `scheme://host[:port]`, the origin the client data names (WebAuthn §5.8.1).
+    let origin: String
+    /// Lowercased host.
+    let host: String
+
+    /// The most characters a URL from outside may have: well above any real link, far
+    /// below anything that costs memory.
+    static let maximumURLLength = 4096
+
+    init(_ url: URL) throws {
+        guard url.absoluteString.utf8.count <= Self.maximumURLLength else {
+            throw LatchkeyError(code: .invalidArgument, reason: "the provider URL is over \(Self.maximumURLLength) characters")
+        }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(), !host.isEmpty,
+              components.user == nil, components.password == nil
+        else {
+            throw LatchkeyError(code: .invalidArgument, reason: "\(url.absoluteString) is not an absolute http(s) URL of an identity provider")
+        }
+        do {
+            try TransportPolicy.check(url)
+        } catch {
+            throw LatchkeyError(
+                code: .domainNotAllowed,
+                reason: "\(scheme)://\(host) is refused: identity providers are reached over https (plain http only on loopback)"
+            )
+        }
+        components.scheme = scheme
+        components.host = host
+        components.query = nil
+        components.fragment = nil
+        while components.path.hasSuffix("/") { components.path.removeLast() }
+        guard let base = components.url else {
+            throw LatchkeyError(code: .invalidArgument, reason: "\(url.absoluteString) is not a usable provider URL")
+        }
+        self.base = base
+        self.host = host
+        let defaultPort = scheme == "https" ? 443 : 80
+        origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (components.port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")
+    }
+
+    /// The issuer identifier stored with a credential, compared as a string.
+    var issuer: String { base.absoluteString }
+
+    /// Whether `url` (a `submit` or `authenticateURL` the provider returned) is on this
+    /// provider's origin. A provider may only send the client to itself: a hostile answer
+    /// must not make the client post an assertion or a code elsewhere.
+    func owns(_ url: URL) -> Bool {
+        guard let other = try? ProviderAddress(url) else { return false }
+        return other.origin == origin
+    }
+
+    /// `base` + `path` (no leading slash).
+    func url(_ path: String) -> URL {
+        base.appendingPathComponent(path)
+    }
+}

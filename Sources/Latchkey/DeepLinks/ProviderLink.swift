@@ -1,0 +1,99 @@
+import Foundation
+
+/// A bind or authenticate link, in either of its two forms (DESIGN.md, wire protocol
+/// steps 1 and 2):
+///
+/// - `https://<idp>[/<prefix>]/v1/<kind>/<id>[?token=<t>]`, the provider's own URL;
+/// - `<scheme>://<kind>?api_base_url=<idp>&<id-name>=<id>[&token=<t>]`, the deep link an
+///   app registers for (`<kind>` is `bind` with `job_id`, or `authenticate` with
+///   `session_id`).
+///
+/// Parsing is strict: one value per parameter, identifiers and tokens from the URL-safe
+/// alphabet and bounded in length, no user info, https (or http on loopback) only.
+struct ProviderLink: Sendable {
+    enum Kind: String, Sendable {
+        case bind
+        case authenticate
+
+        var identifierName: String { self == .bind ? "job_id" : "session_id" }
+    }
+
+    let kind: Kind
+    let provider: ProviderAddress
+    let identifier: String
+    let token: String?
+
+    /// The provider URL the link stands for (`…/v1/<kind>/<id>?token=…`).
+    var endpoint: URL {
+        get throws {
+            var components = URLComponents(url: provider.url("v1/\(kind.rawValue)/\(identifier)"), resolvingAgainstBaseURL: false)
+            if let token { components?.queryItems = [URLQueryItem(name: "token", value: token)] }
+            guard let url = components?.url else {
+                throw LatchkeyError(code: .invalidArgument, reason: "cannot build the \(kind.rawValue) URL")
+            }
+            return url
+        }
+    }
+
+    static let maximumIdentifierLength = 256
+
+    /// Parses `url` as a link of `kind`; nil when it is not one (the domain is not checked
+    /// here). A link of the right shape with a provider URL that cannot be used throws.
+    static func parse(_ url: URL, as kind: Kind) throws -> ProviderLink? {
+        guard url.absoluteString.utf8.count <= ProviderAddress.maximumURLLength,
+              let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(),
+              components.user == nil, components.password == nil, components.fragment == nil
+        else { return nil }
+        guard let query = uniqueQuery(components) else { return nil }
+
+        if scheme == "https" || scheme == "http" {
+            let parts = components.path.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count >= 4, parts[parts.count - 3] == "v1", parts[parts.count - 2] == Substring(kind.rawValue),
+                  isSafe(String(parts[parts.count - 1]))
+            else { return nil }
+            let token = query["token"]
+            guard kind == .authenticate || token.map(isSafe) == true, Set(query.keys).isSubset(of: ["token"]) else { return nil }
+            var base = components
+            base.path = parts.dropLast(3).joined(separator: "/")
+            base.query = nil
+            guard let baseURL = base.url else { return nil }
+            return ProviderLink(kind: kind, provider: try ProviderAddress(baseURL), identifier: String(parts[parts.count - 1]), token: token)
+        }
+
+        // A deep link: any custom scheme, host naming the kind, parameters in the query.
+        guard components.host?.lowercased() == kind.rawValue, components.path.isEmpty || components.path == "/",
+              let baseText = query["api_base_url"], let base = URL(string: baseText),
+              let identifier = query[kind.identifierName], isSafe(identifier)
+        else { return nil }
+        let token = query["token"]
+        if kind == .bind, token.map(isSafe) != true { return nil }
+        if let token, !isSafe(token) { return nil }
+        return ProviderLink(kind: kind, provider: try ProviderAddress(base), identifier: identifier, token: token)
+    }
+
+    /// Query parameters, or nil when one appears twice (an ambiguous link is refused rather
+    /// than read one way here and another way at the provider).
+    private static func uniqueQuery(_ components: URLComponents) -> [String: String]? {
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard query[item.name] == nil, let value = item.value else { return nil }
+            query[item.name] = value
+        }
+        return query
+    }
+
+    /// Job ids, session ids and tokens: 1 to 256 characters of the URL-safe alphabet
+    /// (RFC 3986 §2.3 unreserved).
+    static func isSafe(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= maximumIdentifierLength && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                true
+            default:
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+public import Foundation
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+
+extension Embedded {
+    /// Signs in at `issuer` and returns the authorization code with the PKCE verifier,
+    /// for an app whose back end exchanges the code (RFC 6749 §4.1, RFC 7636).
+    ///
+    /// Builds the authorization request (fresh state, nonce, S256 challenge), asks the
+    /// provider for its authenticate URL, signs its challenge with a credential bound at
+    /// this provider (asking the step handler `choose-credential` when several fit), and
+    /// checks the redirect: state, and `iss` (RFC 9207) against the issuer.
+    ///
+    /// - Parameter credential: a ``Credential/id`` to use; when nil, the one credential
+    ///   that fits, or the step handler's choice.
+    public func authorize(
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        credential: String? = nil
+    ) async throws -> AuthorizationResult {
+        let flow = flow("authorize")
+        return try await flow.run {
+            let (_, request, code) = try await authorization(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+            return AuthorizationResult(
+                code: code, state: request.state, codeVerifier: request.pkce.verifier,
+                redirectURI: request.redirectURI, nonce: request.nonce, issuer: issuer
+            )
+        }
+    }
+
+    /// Signs in at `issuer` and returns validated tokens: everything
+    /// ``authorize(issuer:clientID:redirectURI:scopes:credential:)`` does, then the code
+    /// exchange with the PKCE verifier (RFC 6749 §4.1.3) and ID-token validation (OIDC
+    /// Core §3.1.3.7: signature by the provider's JWKS, iss, aud, exp, nonce).
+    public func authenticate(
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        credential: String? = nil
+    ) async throws -> Tokens {
+        let flow = flow("authenticate")
+        return try await flow.run {
+            let (client, request, code) = try await authorization(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+            let tokens = try await client.exchange(code: code, for: request)
+            flow.emit(.tokensReceived)
+            return Tokens(tokenSet: tokens, issuer: client.configuration.issuer, clientID: clientID, redirectURI: redirectURI)
+        }
+    }
+
+    /// Answers an authenticate URL received from elsewhere (a deep link, another app's
+    /// redirect): `https://<idp>/v1/authenticate/<session>` or
+    /// `<scheme>://authenticate?api_base_url=<idp>&session_id=<session>`. Returns the
+    /// provider's redirect URL carrying `code`, `state` and `iss`; whoever started the
+    /// authorization request checks them and exchanges the code.
+    public func authenticate(url: URL, credential: String? = nil) async throws -> URL {
+        let flow = flow("authenticateURL")
+        return try await flow.run {
+            guard let link = try ProviderLink.parse(url, as: .authenticate) else {
+                throw LatchkeyError(
+                    code: .notAnAuthenticateURL,
+                    reason: "this is not an authenticate URL (expected https://<provider>/v1/authenticate/<session> or <scheme>://authenticate?api_base_url=…&session_id=…)"
+                )
+            }
+            try allowedDomains.check(link.provider)
+            let conversation = ProviderConversation(flow: flow, provider: link.provider, transport: configuration.transport)
+            let redirect = try await signIn(at: link.endpoint, conversation: conversation, credential: credential)
+            flow.emit(.codeReceived)
+            return redirect
+        }
+    }
+
+    /// Refreshes tokens from ``authenticate(issuer:clientID:redirectURI:scopes:credential:)``
+    /// (RFC 6749 §6). A new ID token is validated and must keep iss, sub and aud (OIDC
+    /// Core §12.2); a rotated refresh token replaces the old one.
+    public func refresh(_ tokens: Tokens, scopes: [String]? = nil) async throws -> Tokens {
+        let flow = flow("refresh")
+        return try await flow.run {
+            let client = try oauthClient(for: tokens)
+            let refreshed = try await client.refresh(tokens.tokenSet, scopes: scopes)
+            flow.emit(.tokensReceived)
+            return Tokens(tokenSet: refreshed, issuer: tokens.issuer, clientID: tokens.clientID, redirectURI: tokens.redirectURI)
+        }
+    }
+
+    /// Revokes the tokens at the provider (RFC 7009 §2.1): the refresh token, which ends
+    /// the grant, and the access token.
+    public func revoke(_ tokens: Tokens) async throws {
+        let flow = flow("revoke")
+        try await flow.run {
+            let client = try oauthClient(for: tokens)
+            if let refreshToken = tokens.refreshToken {
+                try await client.revoke(refreshToken, hint: "refresh_token")
+            }
+            try await client.revoke(tokens.accessToken, hint: "access_token")
+        }
+    }
+
+    // MARK: The flow
+
+    private func oauthClient(for tokens: Tokens) throws -> OAuthClient {
+        let provider = try ProviderAddress(tokens.issuer)
+        try allowedDomains.check(provider)
+        return try oauthClient(issuer: provider, clientID: tokens.clientID, redirectURI: tokens.redirectURI)
+    }
+
+    /// Authorization request → authenticate URL → assertion → redirect → checked code.
+    private func authorization(
+        _ flow: FlowContext,
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String],
+        credential: String?
+    ) async throws -> (OAuthClient, AuthorizationRequest, String) {
+        let provider = try ProviderAddress(issuer)
+        try allowedDomains.check(provider)
+        guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
+            throw LatchkeyError(code: .invalidArgument, reason: "the client id must be 1 to 256 characters")
+        }
+        let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
+        let request = try await client.authorizationRequest(scopes: scopes)
+        let conversation = ProviderConversation(flow: flow, provider: provider, transport: configuration.transport)
+        flow.logger.info("signing in", metadata: ["provider": .string(provider.issuer), "client": .string(clientID)])
+
+        let started = try await conversation.settle(conversation.get(request.url))
+        let authenticateURL = try conversation.url(started.string("authenticateURL"), named: "authenticateURL")
+        let redirect = try await signIn(at: authenticateURL, conversation: conversation, credential: credential)
+        let code = try await client.authorizationCode(from: redirect, for: request)
+        flow.emit(.codeReceived)
+        return (client, request, code)
+    }
+
+    /// The authenticate endpoint: request options → choice of credential → assertion →
+    /// the redirect URL (DESIGN.md, wire protocol step 2).
+    private func signIn(at url: URL, conversation: ProviderConversation, credential requested: String?) async throws -> URL {
+        let flow = conversation.flow
+        let provider = conversation.provider
+        let challenge = try await conversation.settle(conversation.get(url))
+        let options: PublicKeyCredentialRequestOptionsJSON
+        do {
+            options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.body)
+        } catch {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider's request options are malformed")
+        }
+        let submit = try conversation.url(challenge.string("submit"), named: "submit")
+
+        let candidates = try authenticator.candidates(for: options, origin: provider.origin)
+            .map(Credential.init)
+            .filter { $0.belongs(to: provider) }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
+        flow.emit(.credentialChosen(chosen.id))
+
+        let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
+        let answer: ProviderConversation.Reply
+        do {
+            answer = try await conversation.settle(conversation.post(submit, json: assertion.json()))
+        } catch let error as LatchkeyError where error.code == .credentialRevoked {
+            markRevoked(chosen)
+            throw error
+        }
+        // The redirect goes to the client's redirect URI, not to the provider: the OAuth
+        // client checks it against the request (or the caller does, for a URL-driven flow).
+        guard let redirect = URL(string: try answer.string("redirectURL")), redirect.scheme != nil else {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider's redirectURL is not a URL")
+        }
+        return redirect
+    }
+
+    /// Picks the credential that signs: the one asked for, the only one that fits, or the
+    /// step handler's choice (`choose-credential`). Revoked ones are never picked.
+    private func choose(from candidates: [Credential], requested: String?, provider: ProviderAddress, flow: FlowContext) async throws -> Credential {
+        let active = candidates.filter { $0.state != .revoked }
+        if let requested {
+            guard let match = candidates.first(where: { $0.id == requested }) else {
+                throw LatchkeyError(
+                    code: .noCredential,
+                    reason: "credential \(requested.prefix(12))… cannot sign in at \(provider.issuer); `credentials()` lists those bound there"
+                )
+            }
+            guard match.state != .revoked else { throw Self.revoked(match) }
+            return match
+        }
+        guard !active.isEmpty else {
+            if let revoked = candidates.first { throw Self.revoked(revoked) }
+            throw LatchkeyError(code: .noCredential, reason: "no credential on this host is bound at \(provider.issuer); bind one from a bind URL first")
+        }
+        if active.count == 1 { return active[0] }
+
+        var step = FlowStep(
+            name: .chooseCredential,
+            message: "\(active.count) credentials can sign in at \(provider.issuer); choose one",
+            fields: [FlowStep.Field(name: "credential", required: true)],
+            candidates: active
+        )
+        flow.emit(.stepRequested(.chooseCredential))
+        while true {
+            let answer = try await flow.ask(step)
+            flow.emit(.stepAnswered(.chooseCredential))
+            if let id = answer.fields["credential"], let match = active.first(where: { $0.id == id }) { return match }
+            guard step.attempt < ProviderConversation.maximumAttempts else {
+                throw LatchkeyError(code: .invalidStepAnswer, reason: "the chosen credential is not one of those offered", step: FlowStep.Name.chooseCredential.rawValue)
+            }
+            step.attempt += 1
+            step.previousError = "that credential is not one of those offered"
+        }
+    }
+
+    private static func revoked(_ credential: Credential) -> LatchkeyError {
+        LatchkeyError(
+            code: .credentialRevoked,
+            reason: "credential \(credential.id.prefix(12))… was revoked by the provider; delete it and bind a new one"
+        )
+    }
+}

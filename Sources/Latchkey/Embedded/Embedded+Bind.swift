@@ -1,0 +1,65 @@
+public import Foundation
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+
+extension Embedded {
+    /// Binds a new credential from a bind URL (DESIGN.md, wire protocol step 1), in either
+    /// form: `https://<idp>/v1/bind/<job>?token=<t>` or the deep link
+    /// `<scheme>://bind?api_base_url=<idp>&job_id=<job>&token=<t>`.
+    ///
+    /// Fetches the job (answering any steps, such as `verify-code`, through the step
+    /// handler), creates a key pair in the vault for the creation options (WebAuthn §5.1.3
+    /// client steps: RP ID checked against the provider's origin), and submits the
+    /// registration. If the provider refuses it, the new key is deleted again, so a failed
+    /// bind leaves nothing behind.
+    ///
+    /// Errors: ``LatchkeyError/Code/notABindURL``, ``LatchkeyError/Code/domainNotAllowed``
+    /// (before any request), ``LatchkeyError/Code/providerError`` (expired or used link,
+    /// wrong codes), ``LatchkeyError/Code/stepUnsupported``, ``LatchkeyError/Code/vault``.
+    public func registerCredential(from url: URL) async throws -> BoundCredential {
+        let flow = flow("registerCredential")
+        return try await flow.run {
+            guard let link = try ProviderLink.parse(url, as: .bind) else {
+                throw LatchkeyError(
+                    code: .notABindURL,
+                    reason: "this is not a bind URL (expected https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)"
+                )
+            }
+            try allowedDomains.check(link.provider)
+            let conversation = ProviderConversation(flow: flow, provider: link.provider, transport: configuration.transport)
+            flow.logger.info("binding", metadata: ["provider": .string(link.provider.issuer)])
+
+            let job = try await conversation.settle(conversation.get(link.endpoint))
+            let options: PublicKeyCredentialCreationOptionsJSON
+            do {
+                options = try PublicKeyCredentialCreationOptionsJSON(json: job.body)
+            } catch {
+                throw LatchkeyError(code: .malformedResponse, reason: "the bind job's creation options are malformed")
+            }
+            let submit = try conversation.url(job.string("submit"), named: "submit")
+            let (registration, created) = try authenticator.makeCredential(
+                options, origin: link.provider.origin, attributes: [Credential.Attribute.issuer: link.provider.issuer]
+            )
+            let credential = Credential(created)
+            do {
+                let reply = try await conversation.settle(conversation.post(submit, json: registration.json()))
+                guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
+                    throw LatchkeyError(code: .malformedResponse, reason: "the provider confirmed a different credential than the one submitted")
+                }
+                let redirect = try reply.object["postBindingRedirectURI"].map { value -> URL in
+                    guard let text = value.stringValue, text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
+                        throw LatchkeyError(code: .malformedResponse, reason: "postBindingRedirectURI is not a URL")
+                    }
+                    return url
+                }
+                flow.emit(.credentialRegistered(credential.id))
+                flow.logger.info("credential bound", metadata: ["credential": .string(String(credential.id.prefix(8)))])
+                return BoundCredential(credential: credential, postBindingRedirectURI: redirect)
+            } catch {
+                // Nothing half-bound stays in the vault.
+                _ = try? authenticator.deleteCredential(credential.handle)
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+public import Foundation
+
+/// A running completion-handler operation, to cancel it.
+public struct EmbeddedTask: Sendable {
+    private let task: Task<Void, Never>
+
+    init(_ task: Task<Void, Never>) {
+        self.task = task
+    }
+
+    /// Cancels the operation. Its completion handler is still called, once, with
+    /// ``LatchkeyError/Code/cancelled`` unless the operation had already finished.
+    public func cancel() {
+        task.cancel()
+    }
+}
+
+/// The completion-handler forms, for callers not written with async/await. Each handler is
+/// called exactly once, on an arbitrary thread, with the result or the ``LatchkeyError``
+/// (``LatchkeyError/Code/cancelled`` after ``EmbeddedTask/cancel()``).
+extension Embedded {
+    public typealias Completion<Success: Sendable> = @Sendable (Result<Success, LatchkeyError>) -> Void
+
+    private func complete<Success: Sendable>(
+        _ completion: @escaping Completion<Success>,
+        _ operation: @escaping @Sendable () async throws -> Success
+    ) -> EmbeddedTask {
+        EmbeddedTask(Task {
+            let result: Result<Success, LatchkeyError>
+            do {
+                result = .success(try await operation())
+            } catch {
+                result = .failure(LatchkeyError.wrapping(error))
+            }
+            completion(result)
+        })
+    }
+
+    @discardableResult
+    public func credentials(completion: @escaping Completion<[Credential]>) -> EmbeddedTask {
+        complete(completion) { try await self.credentials() }
+    }
+
+    @discardableResult
+    public func registerCredential(from url: URL, completion: @escaping Completion<BoundCredential>) -> EmbeddedTask {
+        complete(completion) { try await self.registerCredential(from: url) }
+    }
+
+    @discardableResult
+    public func authorize(
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        credential: String? = nil,
+        completion: @escaping Completion<AuthorizationResult>
+    ) -> EmbeddedTask {
+        complete(completion) {
+            try await self.authorize(issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+        }
+    }
+
+    @discardableResult
+    public func authenticate(
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        credential: String? = nil,
+        completion: @escaping Completion<Tokens>
+    ) -> EmbeddedTask {
+        complete(completion) {
+            try await self.authenticate(issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+        }
+    }
+
+    @discardableResult
+    public func authenticate(url: URL, credential: String? = nil, completion: @escaping Completion<URL>) -> EmbeddedTask {
+        complete(completion) { try await self.authenticate(url: url, credential: credential) }
+    }
+
+    @discardableResult
+    public func refresh(_ tokens: Tokens, scopes: [String]? = nil, completion: @escaping Completion<Tokens>) -> EmbeddedTask {
+        complete(completion) { try await self.refresh(tokens, scopes: scopes) }
+    }
+
+    @discardableResult
+    public func revoke(_ tokens: Tokens, completion: @escaping Completion<Void>) -> EmbeddedTask {
+        complete(completion) { try await self.revoke(tokens) }
+    }
+
+    @discardableResult
+    public func deleteCredential(id: String, completion: @escaping Completion<Bool>) -> EmbeddedTask {
+        complete(completion) { try await self.deleteCredential(id: id) }
+    }
+}

@@ -1,0 +1,125 @@
+public import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+import Logging
+import Synchronization
+
+/// Passwordless sign-in for a Linux program: the one type an application links.
+///
+/// `Embedded` keeps device key pairs in an encrypted vault on this host and uses them as
+/// passkey-style credentials at identity providers:
+///
+/// - ``registerCredential(from:)`` binds a new credential from a bind URL or deep link;
+/// - ``authenticate(issuer:clientID:redirectURI:scopes:credential:)`` signs in and returns
+///   validated tokens (the library runs PKCE and the code exchange);
+///   ``authorize(issuer:clientID:redirectURI:scopes:credential:)`` stops at the code, for
+///   an app whose back end exchanges it; ``authenticate(url:credential:)`` answers an
+///   authenticate URL received from elsewhere;
+/// - ``credentials()``, ``deleteCredential(id:)``, ``refresh(_:)``, ``revoke(_:)``;
+/// - ``isBindURL(_:)`` and ``isAuthenticateURL(_:)`` classify incoming links.
+///
+/// Provider policy arrives as steps (DESIGN.md, wire protocol step 3), answered by the
+/// configuration's ``StepHandler``; progress is published on ``events()``. Every operation
+/// throws ``LatchkeyError`` only, and has a completion-handler form too.
+///
+/// An instance is safe to share between tasks; concurrent operations on one vault (even
+/// from several processes) serialise where they must, in the vault.
+public final class Embedded: Sendable {
+    public let configuration: Configuration
+    let authenticator: SoftwareAuthenticator
+    let allowedDomains: AllowedDomains
+    let hub = FlowEventHub()
+    /// One OAuth client per (issuer, client id, redirect URI), so discovery documents and
+    /// JWKS are fetched once and refreshes of one token are shared.
+    private let clients = Mutex<[String: OAuthClient]>([:])
+
+    /// Opens (or creates) the vault. Throws ``LatchkeyError`` with code
+    /// ``LatchkeyError/Code/vault`` for a wrong passphrase or key, loose permissions, or a
+    /// vault from a newer Latchkey.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        allowedDomains = AllowedDomains(configuration.allowedDomains)
+        do {
+            authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: configuration.vaultDirectory, key: configuration.keySource))
+        } catch {
+            throw LatchkeyError.wrapping(error)
+        }
+    }
+
+    /// Flow progress from now on, for as long as the stream is iterated. Each call gives
+    /// a new subscriber; a slow one keeps only the newest events.
+    public func events() -> AsyncStream<FlowEvent> {
+        hub.subscribe()
+    }
+
+    func flow(_ operation: String) -> FlowContext {
+        FlowContext(operation: operation, hub: hub, logger: configuration.logger, stepHandler: configuration.stepHandler)
+    }
+
+    // MARK: Credentials
+
+    /// Every credential in the vault, oldest first (Beyond Identity's `getPasskeys`).
+    public func credentials() async throws -> [Credential] {
+        try await flow("credentials").run {
+            try storedCredentials()
+        }
+    }
+
+    func storedCredentials() throws -> [Credential] {
+        try authenticator.credentials().map(Credential.init).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    /// Deletes the credential's key from this host. The provider is not told: the key is
+    /// gone, so the credential can never sign again. Deleting an id that is not in the
+    /// vault is not an error; the result says whether anything was deleted.
+    @discardableResult
+    public func deleteCredential(id: String) async throws -> Bool {
+        try await flow("deleteCredential").run {
+            guard let credential = try storedCredentials().first(where: { $0.id == id }) else { return false }
+            guard try authenticator.deleteCredential(credential.handle) else { return false }
+            configuration.logger.info("credential deleted", metadata: ["credential": .string(String(id.prefix(8)))])
+            return true
+        }
+    }
+
+    /// Marks a credential revoked in the vault after the provider said so.
+    func markRevoked(_ credential: Credential) {
+        _ = try? authenticator.updateAttributes(of: credential.handle) { $0[Credential.Attribute.state] = Credential.State.revoked.rawValue }
+    }
+
+    // MARK: URL classification
+
+    /// Whether `url` is a bind URL (either form) for a provider in the allowed domains.
+    public func isBindURL(_ url: URL) -> Bool {
+        guard let link = try? ProviderLink.parse(url, as: .bind) else { return false }
+        return allowedDomains.allows(link.provider.host)
+    }
+
+    /// Whether `url` is an authenticate URL (either form) for a provider in the allowed
+    /// domains.
+    public func isAuthenticateURL(_ url: URL) -> Bool {
+        guard let link = try? ProviderLink.parse(url, as: .authenticate) else { return false }
+        return allowedDomains.allows(link.provider.host)
+    }
+
+    /// The identity provider a bind or authenticate URL names, whether or not it is
+    /// allowed: for a command-line tool whose user typed the link, to allow that host.
+    public static func provider(of url: URL) -> URL? {
+        ((try? ProviderLink.parse(url, as: .bind)) ?? (try? ProviderLink.parse(url, as: .authenticate))).map(\.provider.base)
+    }
+
+    // MARK: OAuth clients
+
+    func oauthClient(issuer: ProviderAddress, clientID: String, redirectURI: URL) throws -> OAuthClient {
+        let key = [issuer.issuer, clientID, redirectURI.absoluteString].joined(separator: "\u{0}")
+        return try clients.withLock { clients in
+            if let existing = clients[key] { return existing }
+            let client = try OAuthClient(configuration: .init(
+                issuer: issuer.base, clientID: clientID, redirectURI: redirectURI, transport: configuration.transport
+            ))
+            clients[key] = client
+            return client
+        }
+    }
+}

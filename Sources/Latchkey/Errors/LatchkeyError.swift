@@ -1,0 +1,83 @@
+public import LatchkeyOAuth
+
+/// An error from the ``Embedded`` facade.
+///
+/// Shaped like the other Latchkey errors (and swift-certificates'): an open-ended ``code``
+/// to match on and a ``reason`` written for the person at the keyboard, saying what
+/// happened and what they can do. When the identity provider answered with an OAuth-style
+/// error object (RFC 6749 §5.2), it is kept in ``providerError``. Reasons never carry
+/// tokens, codes or key material.
+public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable {
+    public var code: Code
+    public var reason: String
+    /// The provider's `error` / `error_description`, when a provider answered with one.
+    public var providerError: OAuthError.ProviderError?
+    /// The flow step involved, for ``Code/stepUnsupported`` and step failures.
+    public var step: String?
+    public var file: String
+    public var line: UInt
+
+    public init(
+        code: Code,
+        reason: String,
+        providerError: OAuthError.ProviderError? = nil,
+        step: String? = nil,
+        file: String = #fileID,
+        line: UInt = #line
+    ) {
+        self.code = code
+        self.reason = reason
+        self.providerError = providerError
+        self.step = step
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String {
+        var text = "LatchkeyError.\(code): \(reason)"
+        if let providerError { text += " [\(providerError)]" }
+        return text + " (\(file):\(line))"
+    }
+
+    public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+extension LatchkeyError {
+    /// The kind of a ``LatchkeyError``. Open-ended: switch statements need a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The URL is neither form of bind URL (or of authenticate URL) that Latchkey reads.
+        public static let notABindURL = Code("notABindURL")
+        public static let notAnAuthenticateURL = Code("notAnAuthenticateURL")
+        /// The URL's host, or a URL the provider pointed to, is outside the allowed domains.
+        public static let domainNotAllowed = Code("domainNotAllowed")
+        /// No credential in this vault fits the provider (or the one asked for is absent).
+        public static let noCredential = Code("noCredential")
+        /// The provider revoked the credential; it is marked revoked in the vault.
+        public static let credentialRevoked = Code("credentialRevoked")
+        /// The flow reached a step this app does not answer (no handler, or unknown name).
+        public static let stepUnsupported = Code("stepUnsupported")
+        /// The step handler's answer does not fit the step (for example an unknown credential id).
+        public static let invalidStepAnswer = Code("invalidStepAnswer")
+        /// The provider refused the request; ``LatchkeyError/providerError`` has its words.
+        public static let providerError = Code("providerError")
+        /// The provider's answer is not what the protocol allows (shape, size, origin).
+        public static let malformedResponse = Code("malformedResponse")
+        /// The provider could not be reached, or the connection failed.
+        public static let network = Code("network")
+        /// The key vault failed (wrong passphrase, permissions, disk).
+        public static let vault = Code("vault")
+        /// OAuth checks failed (state, issuer, ID token, PKCE).
+        public static let oauth = Code("oauth")
+        /// A WebAuthn check failed on this side (RP ID, origin, algorithm).
+        public static let webAuthn = Code("webAuthn")
+        /// The caller cancelled the operation.
+        public static let cancelled = Code("cancelled")
+        /// An argument is unusable (for example a malformed issuer URL).
+        public static let invalidArgument = Code("invalidArgument")
+    }
+}

@@ -1,0 +1,80 @@
+/// A step of a flow that needs the app: a provider policy (`verify-code`,
+/// `accept-terms`, …) or a choice the library cannot make alone (`choose-credential`).
+///
+/// Steps follow DESIGN.md's wire protocol step 3: the provider answers any request with
+/// `{"step": {"name", "submit", "fields", "message"}}` instead of the expected object, and
+/// the flow engine asks the app's ``Embedded/StepHandler`` for the answer. A new provider
+/// policy needs no new app code as long as it uses steps the app knows.
+public struct FlowStep: Sendable {
+    /// A step's name, an open set. The names the engine knows are the static members.
+    public struct Name: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
+        public var description: String { rawValue }
+
+        /// Several credentials fit the provider: which one signs? Answered automatically
+        /// when exactly one fits. Answer with ``StepAnswer/credential(id:)``.
+        public static let chooseCredential = Name("choose-credential")
+        /// The provider sent a one-time code (by e-mail, say) and wants it back. Answer with
+        /// ``StepAnswer/code(_:)``; a wrong code asks again, as often as the provider allows.
+        public static let verifyCode = Name("verify-code")
+
+        /// The steps a provider may send that this engine can answer through a handler.
+        static let fromProvider: Set<Name> = [.verifyCode]
+    }
+
+    /// One input the step asks for.
+    public struct Field: Sendable, Hashable {
+        public var name: String
+        public var required: Bool
+        /// A hint for the input, e.g. `one-time-code`.
+        public var kind: String?
+
+        public init(name: String, required: Bool, kind: String? = nil) {
+            self.name = name
+            self.required = required
+            self.kind = kind
+        }
+    }
+
+    public var name: Name
+    /// What to tell the user, from the provider (e.g. "Enter the code sent to a…@example.com").
+    public var message: String?
+    public var fields: [Field]
+    /// For ``Name/chooseCredential``: the credentials that fit, to pick from.
+    public var candidates: [Credential]
+    /// 1 for the first time the step is asked; more after a refused answer.
+    public var attempt: Int
+    /// Why the previous answer was refused (e.g. "wrong code, 4 attempts left").
+    public var previousError: String?
+
+    public init(name: Name, message: String? = nil, fields: [Field] = [], candidates: [Credential] = [], attempt: Int = 1, previousError: String? = nil) {
+        self.name = name
+        self.message = message
+        self.fields = fields
+        self.candidates = candidates
+        self.attempt = attempt
+        self.previousError = previousError
+    }
+}
+
+/// The app's answer to a ``FlowStep``.
+public struct StepAnswer: Sendable, Hashable {
+    /// The values submitted for the step's fields, by field name.
+    public var fields: [String: String]
+
+    public init(fields: [String: String]) {
+        self.fields = fields
+    }
+
+    /// The one-time code for ``FlowStep/Name/verifyCode``.
+    public static func code(_ code: String) -> StepAnswer {
+        StepAnswer(fields: ["code": code])
+    }
+
+    /// The credential (``Credential/id``) for ``FlowStep/Name/chooseCredential``.
+    public static func credential(id: String) -> StepAnswer {
+        StepAnswer(fields: ["credential": id])
+    }
+}

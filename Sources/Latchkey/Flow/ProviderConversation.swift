@@ -1,0 +1,184 @@
+import Foundation
+import LatchkeyOAuth
+import Logging
+
+/// One flow's exchange with one identity provider: JSON requests over the app's
+/// ``HTTPTransport``, every reply parsed as hostile, and the generic step engine of
+/// DESIGN.md's wire protocol step 3.
+///
+/// Every URL a reply names (`submit`, `authenticateURL`) must be on the provider's own
+/// origin, so a hostile or compromised answer cannot redirect an assertion or a code to
+/// another host.
+struct ProviderConversation: Sendable {
+    let flow: FlowContext
+    let provider: ProviderAddress
+    let transport: any HTTPTransport
+
+    /// Most steps one request may chain before the flow gives up, and most answers one
+    /// step may be refused: real policies need a handful; a loop means a broken provider.
+    static let maximumSteps = 16
+    static let maximumAttempts = 16
+
+    /// A successful (2xx) reply, its body parsed as a JSON object.
+    struct Reply: Sendable {
+        var status: Int
+        var body: Data
+        var object: [String: JSONValue]
+
+        func string(_ name: String, maximumLength: Int = ProviderAddress.maximumURLLength) throws -> String {
+            guard let text = object[name]?.stringValue, !text.isEmpty, text.utf8.count <= maximumLength else {
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer lacks a usable \"\(name)\"")
+            }
+            return text
+        }
+    }
+
+    // MARK: Requests
+
+    func get(_ url: URL) async throws -> Reply {
+        try await send("GET", url, body: nil)
+    }
+
+    func post(_ url: URL, json: Data) async throws -> Reply {
+        try await send("POST", url, body: json)
+    }
+
+    /// A URL named in a reply, which must be on the provider's origin.
+    func url(_ text: String, named name: String) throws -> URL {
+        guard let url = URL(string: text), provider.owns(url) else {
+            throw LatchkeyError(
+                code: .malformedResponse,
+                reason: "the provider's \"\(name)\" points outside \(provider.origin); the flow was stopped before anything was sent there"
+            )
+        }
+        return url
+    }
+
+    private func send(_ method: String, _ url: URL, body: Data?) async throws -> Reply {
+        guard provider.owns(url) else {
+            throw LatchkeyError(code: .domainNotAllowed, reason: "\(url.host ?? "a URL") is not the provider \(provider.origin)")
+        }
+        try Task.checkCancellation()
+        var headers = ["Accept": "application/json"]
+        if body != nil { headers["Content-Type"] = "application/json" }
+        let response: TransportResponse
+        do {
+            response = try await transport.send(TransportRequest(method: method, url: url, headers: headers, body: body))
+        } catch let error as OAuthError {
+            throw LatchkeyError(error)
+        }
+        flow.logger.debug("provider answered", metadata: ["method": .string(method), "path": .string(url.path), "status": .stringConvertible(response.status)])
+        let object = try? JSONDecoder().decode([String: JSONValue].self, from: response.body)
+        guard (200..<300).contains(response.status) else {
+            throw Self.providerError(status: response.status, object: object)
+        }
+        guard let object else {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object")
+        }
+        return Reply(status: response.status, body: response.body, object: object)
+    }
+
+    /// An error answer (RFC 6749 §5.2 shape) as a ``LatchkeyError``, with a hint for the user.
+    static func providerError(status: Int, object: [String: JSONValue]?) -> LatchkeyError {
+        let code = object?["error"]?.stringValue.map { String($0.prefix(64)) }
+        let description = object?["error_description"]?.stringValue.map { String($0.prefix(512)) }
+        let providerError = code.map { OAuthError.ProviderError(error: $0, errorDescription: description) }
+        let said = description ?? code ?? "HTTP \(status)"
+        switch code {
+        case "credential_revoked":
+            return LatchkeyError(
+                code: .credentialRevoked,
+                reason: "the provider revoked this credential (\(said)); delete it and bind a new one",
+                providerError: providerError
+            )
+        case "invalid_grant", "not_found":
+            return LatchkeyError(
+                code: .providerError,
+                reason: "the provider refused: \(said); the link or session may have expired or been used, so ask for a new one",
+                providerError: providerError
+            )
+        case "temporarily_unavailable", "rate_limited":
+            return LatchkeyError(code: .providerError, reason: "the provider is busy (\(said)); try again shortly", providerError: providerError)
+        default:
+            return LatchkeyError(code: .providerError, reason: "the provider refused: \(said)", providerError: providerError)
+        }
+    }
+
+    // MARK: Steps
+
+    /// Answers the steps in `reply` until the provider sends what the flow asked for.
+    /// Known steps go to the step handler; a wrong answer (`invalid_code`) asks again.
+    func settle(_ reply: Reply) async throws -> Reply {
+        var reply = reply
+        var rounds = 0
+        while let object = reply.object["step"]?.objectValue {
+            rounds += 1
+            guard rounds <= Self.maximumSteps else {
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider asked for more than \(Self.maximumSteps) steps")
+            }
+            let (step, submit) = try parseStep(object)
+            flow.emit(.stepRequested(step.name))
+            guard FlowStep.Name.fromProvider.contains(step.name) else {
+                throw LatchkeyError(
+                    code: .stepUnsupported,
+                    reason: "the provider asks for a step this app does not support: \"\(step.name)\"\(step.message.map { " (\($0))" } ?? ""); update the app or ask the provider's administrator",
+                    step: step.name.rawValue
+                )
+            }
+            reply = try await answer(step, submit: submit)
+        }
+        return reply
+    }
+
+    private func answer(_ step: FlowStep, submit: URL) async throws -> Reply {
+        var step = step
+        while true {
+            let answer = try await flow.ask(step)
+            var submitted: [String: String] = [:]
+            for field in step.fields {
+                guard let value = answer.fields[field.name] else {
+                    if field.required {
+                        throw LatchkeyError(code: .invalidStepAnswer, reason: "the answer to \"\(step.name)\" lacks \(field.name)", step: step.name.rawValue)
+                    }
+                    continue
+                }
+                guard value.utf8.count <= 1024 else {
+                    throw LatchkeyError(code: .invalidStepAnswer, reason: "the answer to \"\(step.name)\" has an over-long \(field.name)", step: step.name.rawValue)
+                }
+                submitted[field.name] = value
+            }
+            flow.emit(.stepAnswered(step.name))
+            do {
+                return try await post(submit, json: JSONEncoder().encode(submitted))
+            } catch let error as LatchkeyError where error.providerError?.error == "invalid_code" {
+                guard step.attempt < Self.maximumAttempts else { throw error }
+                step.attempt += 1
+                step.previousError = error.providerError?.errorDescription ?? "the answer was refused"
+                flow.logger.info("step answer refused", metadata: ["step": .string(step.name.rawValue), "attempt": .stringConvertible(step.attempt)])
+            }
+        }
+    }
+
+    /// `{name, submit, message, fields}`, bounded and checked.
+    private func parseStep(_ object: [String: JSONValue]) throws -> (FlowStep, URL) {
+        guard let name = object["name"]?.stringValue, !name.isEmpty, name.utf8.count <= 64 else {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a step without a usable name")
+        }
+        let message = object["message"]?.stringValue.map { String($0.prefix(1024)) }
+        let rawFields = object["fields"]?.arrayValue ?? []
+        guard rawFields.count <= 16 else {
+            throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has too many fields")
+        }
+        let fields = try rawFields.map { value -> FlowStep.Field in
+            guard let field = value.objectValue, let fieldName = field["name"]?.stringValue, !fieldName.isEmpty, fieldName.utf8.count <= 64 else {
+                throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has a malformed field")
+            }
+            let required = if case .bool(let flag)? = field["required"] { flag } else { false }
+            return FlowStep.Field(name: fieldName, required: required, kind: field["kind"]?.stringValue.map { String($0.prefix(64)) })
+        }
+        guard let submitText = object["submit"]?.stringValue else {
+            throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has no submit URL")
+        }
+        return (FlowStep(name: FlowStep.Name(name), message: message, fields: fields), try url(submitText, named: "submit"))
+    }
+}

@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import Latchkey
+import LatchkeyOAuth
+
+extension LatchkeyCommand {
+    /// Options of `authorize` and `authenticate --issuer`.
+    struct ClientOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("The OAuth client id.", valueName: "id"))
+        var clientID = "latchkey-cli"
+
+        @Option(help: ArgumentHelp("The redirect URI registered for the client.", valueName: "uri"))
+        var redirectURI = "http://127.0.0.1/callback"
+
+        @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to request (repeatable).", valueName: "scope"))
+        var scopes: [String] = ["openid", "profile"]
+
+        @Option(help: ArgumentHelp("The credential to sign with, when several fit.", valueName: "id"))
+        var credential: String?
+
+        func redirect() throws -> URL {
+            guard let url = URL(string: redirectURI), url.scheme != nil else { throw ValidationError("--redirect-uri \(redirectURI) is not a URL") }
+            return url
+        }
+
+        static func issuer(_ text: String) throws -> (URL, String) {
+            guard let url = URL(string: text), url.scheme != nil, let host = url.host, !host.isEmpty else {
+                throw ValidationError("--issuer \(text) is not an absolute URL")
+            }
+            return (url, host)
+        }
+    }
+
+    /// `latchkey authorize`: signs in and prints the authorization code with its PKCE
+    /// verifier, for a back end that exchanges it.
+    struct Authorize: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign in and print the authorization code and PKCE verifier.")
+
+        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
+        var issuer: String
+
+        @OptionGroup var client: ClientOptions
+        @OptionGroup var store: StoreOptions
+        @OptionGroup var answers: StepAnswers
+
+        func run() async throws {
+            let (issuerURL, host) = try ClientOptions.issuer(issuer)
+            let embedded = try store.embedded(allowing: [host], answers: answers)
+            let result = try await embedded.authorize(
+                issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
+            )
+            let object: [String: Any] = [
+                "code": result.code, "state": result.state, "codeVerifier": result.codeVerifier,
+                "redirectURI": result.redirectURI.absoluteString, "nonce": result.nonce,
+            ]
+            if store.json { return try store.printJSON(object) }
+            print("Code: \(result.code)\nState: \(result.state)\nCode verifier: \(result.codeVerifier)\nRedirect URI: \(result.redirectURI.absoluteString)\nNonce: \(result.nonce)")
+        }
+    }
+
+    /// `latchkey authenticate --issuer URL` (sign in, exchange the code, validate the ID
+    /// token) or `latchkey authenticate <authenticate-url>` (answer a URL from elsewhere).
+    struct Authenticate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign in: with --issuer, get validated tokens; with an authenticate URL, print the redirect carrying the code."
+        )
+
+        @Argument(help: "An authenticate URL (https://…/v1/authenticate/… or <scheme>://authenticate?…).")
+        var url: String?
+
+        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
+        var issuer: String?
+
+        @OptionGroup var client: ClientOptions
+        @OptionGroup var store: StoreOptions
+        @OptionGroup var answers: StepAnswers
+
+        func validate() throws {
+            guard (url == nil) != (issuer == nil) else {
+                throw ValidationError("give either --issuer or an authenticate URL")
+            }
+        }
+
+        func run() async throws {
+            if let url {
+                guard let link = URL(string: url), let provider = Embedded.provider(of: link), let host = provider.host else {
+                    throw ValidationError("\(url) is not an authenticate URL")
+                }
+                let redirect = try await store.embedded(allowing: [host], answers: answers).authenticate(url: link, credential: client.credential)
+                if store.json { return try store.printJSON(["redirectURL": redirect.absoluteString]) }
+                return print("Redirect: \(redirect.absoluteString)")
+            }
+            let (issuerURL, host) = try ClientOptions.issuer(issuer ?? "")
+            let embedded = try store.embedded(allowing: [host], answers: answers)
+            let tokens = try await embedded.authenticate(
+                issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
+            )
+            let claims = try tokens.claims.map { claims -> Any in
+                try JSONSerialization.jsonObject(with: JSONEncoder().encode(claims.all))
+            }
+            if store.json {
+                var object: [String: Any] = ["accessToken": tokens.accessToken, "tokenType": tokens.tokenSet.tokenType]
+                if let idToken = tokens.idToken { object["idToken"] = idToken }
+                if let refreshToken = tokens.refreshToken { object["refreshToken"] = refreshToken }
+                if let expiresAt = tokens.expiresAt { object["expiresAt"] = ISO8601DateFormatter().string(from: expiresAt) }
+                if let claims { object["claims"] = claims }
+                return try store.printJSON(object)
+            }
+            print("Signed in at \(tokens.issuer.absoluteString) as \(tokens.claims?.subject ?? "?")")
+            if let expiresAt = tokens.expiresAt { print("Access token expires \(ISO8601DateFormatter().string(from: expiresAt)) (use --json to print the tokens)") }
+            if let claims {
+                print("ID token claims:")
+                try store.printJSON(claims)
+            }
+        }
+    }
+}

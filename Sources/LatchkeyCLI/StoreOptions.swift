@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Latchkey
+import LatchkeyCrypto
+import Logging
+
+/// Options every credential command takes: where the vault is, where its key comes from,
+/// and how to print.
+struct StoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The vault directory (default: $LATCHKEY_STORE, else $XDG_DATA_HOME/latchkey).", valueName: "dir"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("A file holding the vault passphrase (default: $LATCHKEY_PASSPHRASE, a systemd credential, or a prompt on a terminal).", valueName: "file"))
+    var passphraseFile: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    /// The systemd credential (`LoadCredential=latchkey-vault-key:<file>`) holding a raw
+    /// 32-byte vault key.
+    static let systemdCredentialName = "latchkey-vault-key"
+
+    var directory: URL {
+        if let store { return URL(fileURLWithPath: store) }
+        if let store = ProcessInfo.processInfo.environment["LATCHKEY_STORE"], !store.isEmpty { return URL(fileURLWithPath: store) }
+        return KeyVault.defaultDirectory
+    }
+
+    /// `--passphrase-file`, then `$LATCHKEY_PASSPHRASE`, then the systemd credential, then
+    /// a prompt (only on a terminal).
+    func keySource() throws -> VaultKeySource {
+        if let passphraseFile {
+            guard let data = FileManager.default.contents(atPath: passphraseFile), data.count <= 4096 else {
+                throw CommandFailure("cannot read the passphrase file \(passphraseFile) (at most 4 KiB)")
+            }
+            var text = String(decoding: data, as: UTF8.self)
+            if text.hasSuffix("\n") { text.removeLast() }
+            if text.hasSuffix("\r") { text.removeLast() }
+            return .passphrase(text)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        if let passphrase = environment["LATCHKEY_PASSPHRASE"], !passphrase.isEmpty {
+            return .passphrase(passphrase)
+        }
+        if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty,
+           FileManager.default.fileExists(atPath: credentials + "/" + Self.systemdCredentialName) {
+            return .systemdCredential(name: Self.systemdCredentialName)
+        }
+        guard Terminal.isInteractive else {
+            throw CommandFailure(
+                "the vault needs its key: set LATCHKEY_PASSPHRASE, pass --passphrase-file, or run under systemd with LoadCredential=\(Self.systemdCredentialName):<file>"
+            )
+        }
+        let isNew = !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vault.json").path)
+        guard let passphrase = Terminal.readSecret(isNew ? "New vault passphrase: " : "Vault passphrase: "), !passphrase.isEmpty else {
+            throw CommandFailure("no passphrase given")
+        }
+        if isNew, Terminal.readSecret("Repeat the passphrase: ") != passphrase {
+            throw CommandFailure("the passphrases differ; nothing was created")
+        }
+        return .passphrase(passphrase)
+    }
+
+    /// The facade over this vault, allowed to talk to `hosts` only. It logs warnings and
+    /// errors only, unless `$LATCHKEY_LOG_LEVEL` asks for more (`info`, `debug`, `trace`).
+    func embedded(allowing hosts: [String] = [], answers: StepAnswers? = nil) throws -> Embedded {
+        var logger = Logger(label: "latchkey")
+        logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return try Embedded(configuration: .init(
+            vaultDirectory: directory,
+            keySource: keySource(),
+            allowedDomains: hosts,
+            stepHandler: answers?.handler(),
+            logger: logger
+        ))
+    }
+
+    func printJSON(_ object: Any) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        print(String(decoding: data, as: UTF8.self))
+    }
+}

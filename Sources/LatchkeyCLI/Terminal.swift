@@ -1,0 +1,33 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prompts on the controlling terminal. Prompts go to stderr, so `--json` output on stdout
+/// stays clean; nothing is asked when stdin is not a terminal.
+enum Terminal {
+    static var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
+
+    static func ask(_ prompt: String) -> String? {
+        FileHandle.standardError.write(Data(prompt.utf8))
+        return readLine(strippingNewline: true)
+    }
+
+    /// Reads a line with echo off (a passphrase).
+    static func readSecret(_ prompt: String) -> String? {
+        var original = termios()
+        guard tcgetattr(STDIN_FILENO, &original) == 0 else { return ask(prompt) }
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        return ask(prompt)
+    }
+
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
