@@ -120,6 +120,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "LatchkeyTests",
+            dependencies: [
+                "Latchkey", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyCLI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "LatchkeyIdPTests",
             dependencies: ["LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI"],
             swiftSettings: strictSettings

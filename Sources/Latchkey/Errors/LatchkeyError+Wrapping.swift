@@ -46,6 +46,8 @@ extension LatchkeyError {
         switch error.code {
         case .vault: self.init(code: .vault, reason: error.reason)
         case .noMatchingCredential: self.init(code: .noCredential, reason: error.reason)
+        case .excludedCredentialExists:
+            self.init(code: .credentialExists, reason: "this vault already holds a credential for this user at the provider; use it, or delete it and bind again")
         default: self.init(code: .webAuthn, reason: error.reason)
         }
     }

@@ -57,6 +57,9 @@ extension LatchkeyError {
         public static let domainNotAllowed = Code("domainNotAllowed")
         /// No credential in this vault fits the provider (or the one asked for is absent).
         public static let noCredential = Code("noCredential")
+        /// This vault already holds a credential for the user at that provider (the
+        /// provider excluded it, WebAuthn §5.4 `excludeCredentials`).
+        public static let credentialExists = Code("credentialExists")
         /// The provider revoked the credential; it is marked revoked in the vault.
         public static let credentialRevoked = Code("credentialRevoked")
         /// The flow reached a step this app does not answer (no handler, or unknown name).

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+
+/// The built `latchkey` binary as a subprocess against `latchkey serve` on loopback.
+@Suite("latchkey: credential commands as processes")
+struct CommandLineTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var binary: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+    }
+
+    /// Runs `latchkey arguments…` with stdin from /dev/null (not a terminal).
+    static func latchkey(_ arguments: [String], environment: [String: String]) async throws -> Run {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        merged.removeValue(forKey: "LATCHKEY_PASSPHRASE")
+        merged.removeValue(forKey: "LATCHKEY_STORE")
+        for (name, value) in environment { merged[name] = value }
+        process.environment = merged
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Drain both pipes while the process runs, so a large output cannot block it.
+        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
+        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+        let (outData, errData) = await (stdout, stderr)
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Starts `latchkey serve` and returns it with its issuer.
+    static func serve(_ extra: [String] = []) throws -> (Process, URL) {
+        let server = Process()
+        server.executableURL = binary
+        server.arguments = ["serve", "--port", "0", "--admin-token", "cli-admin-token"] + extra
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Issuer: ") }), let url = URL(string: String(line.dropFirst(8))) {
+                return (server, url)
+            }
+        }
+        server.terminate()
+        throw CommandFailure("no issuer line from latchkey serve: \(text)")
+    }
+
+    struct CommandFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func object(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+    }
+
+    @Test("admin create-identity → bind → list --json → authenticate --json → authorize --json → delete, with exit codes")
+    func credentialCommands() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
+        let (server, issuer) = try Self.serve()
+        defer { server.terminate() }
+        let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: store) }
+        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": store.path]
+
+        let created = try await Self.latchkey(
+            ["admin", "create-identity", "--idp", issuer.absoluteString, "--admin-token", "cli-admin-token", "--username", "ada", "--json"],
+            environment: environment
+        )
+        #expect(created.status == 0, "\(created.stderr)")
+        let identity = try #require((try Self.object(created.stdout)["identity"] as? [String: Any])?["id"] as? String)
+        let bindURL = try #require(try Self.object(created.stdout)["bindURL"] as? String)
+
+        let bound = try await Self.latchkey(["bind", bindURL, "--json"], environment: environment)
+        #expect(bound.status == 0, "\(bound.stderr)")
+        let boundID = try #require((try Self.object(bound.stdout)["credential"] as? [String: Any])?["id"] as? String)
+
+        let listed = try await Self.latchkey(["list", "--json"], environment: environment)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let credentials = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(credentials.compactMap { $0["id"] as? String } == [boundID])
+        #expect(credentials.first?["issuer"] as? String == issuer.absoluteString)
+        #expect((credentials.first?["user"] as? [String: Any])?["name"] as? String == "ada")
+
+        let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: environment)
+        #expect(signedIn.status == 0, "\(signedIn.stderr)")
+        let tokens = try Self.object(signedIn.stdout)
+        #expect(tokens["accessToken"] is String && tokens["idToken"] is String && tokens["refreshToken"] is String && tokens["expiresAt"] is String)
+        let claims = try #require(tokens["claims"] as? [String: Any])
+        #expect(claims["sub"] as? String == identity && claims["iss"] as? String == issuer.absoluteString && claims["aud"] as? String == "latchkey-cli")
+
+        let authorized = try await Self.latchkey(["authorize", "--issuer", issuer.absoluteString, "--json"], environment: environment)
+        #expect(authorized.status == 0, "\(authorized.stderr)")
+        let code = try Self.object(authorized.stdout)
+        #expect(code["code"] is String && code["state"] is String && code["codeVerifier"] is String)
+        #expect(code["redirectURI"] as? String == "http://127.0.0.1/callback")
+
+        // Failures: one line on stderr, exit 1. Usage errors: exit 2.
+        let wrongPassphrase = try await Self.latchkey(["list"], environment: environment.merging(["LATCHKEY_PASSPHRASE": "wrong"]) { $1 })
+        #expect(wrongPassphrase.status == 1 && wrongPassphrase.stderr.contains("wrong passphrase"))
+        #expect(wrongPassphrase.stderr.split(separator: "\n").count == 1, "\(wrongPassphrase.stderr)")
+        let noKey = try await Self.latchkey(["list", "--store", store.path], environment: [:])
+        #expect(noKey.status == 1 && noKey.stderr.contains("LATCHKEY_PASSPHRASE"))
+        let usage = try await Self.latchkey(["authenticate"], environment: environment)
+        #expect(usage.status == 2, "\(usage.stderr)")
+        let unknownOption = try await Self.latchkey(["list", "--frobnicate"], environment: environment)
+        #expect(unknownOption.status == 2)
+        let notALink = try await Self.latchkey(["bind", "https://example.com/login"], environment: environment)
+        #expect(notALink.status == 2)
+        let usedLink = try await Self.latchkey(["bind", bindURL], environment: environment)
+        #expect(usedLink.status == 1 && usedLink.stderr.hasPrefix("latchkey: ") && usedLink.stderr.split(separator: "\n").count == 1, "\(usedLink.stderr)")
+
+        let deleted = try await Self.latchkey(["delete", boundID, "--json"], environment: environment)
+        let deletedFlag = try Self.object(deleted.stdout)["deleted"] as? Bool
+        #expect(deleted.status == 0 && deletedFlag == true, "\(deleted.stderr)")
+        let again = try await Self.latchkey(["delete", boundID], environment: environment)
+        #expect(again.status == 0 && again.stdout.contains("nothing deleted"))
+        let empty = try await Self.latchkey(["list", "--json"], environment: environment)
+        #expect(empty.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || empty.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let none = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString], environment: environment)
+        #expect(none.status == 1 && none.stderr.contains("no credential"))
+    }
+
+    @Test("verify-code without a terminal: fails naming --code; with --code the bind succeeds")
+    func verifyCodeOption() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
+        let (server, issuer) = try Self.serve(["--require-email-code"])
+        defer { server.terminate() }
+        let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: store) }
+        let environment = ["LATCHKEY_PASSPHRASE": "pass", "LATCHKEY_STORE": store.path, "LATCHKEY_ADMIN_TOKEN": "cli-admin-token"]
+        let created = try await Self.latchkey(["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--email", "ada@example.com", "--json"], environment: environment)
+        let bindURL = try #require(try Self.object(created.stdout)["bindURL"] as? String)
+
+        let withoutCode = try await Self.latchkey(["bind", bindURL], environment: environment)
+        #expect(withoutCode.status == 1 && withoutCode.stderr.contains("--code"), "\(withoutCode.stderr)")
+        let wrongCode = try await Self.latchkey(["bind", bindURL, "--code", "nope"], environment: environment)
+        #expect(wrongCode.status == 1 && wrongCode.stderr.contains("wrong code"), "\(wrongCode.stderr)")
+
+        let outbox = try await Self.latchkey(["admin", "outbox", "--idp", issuer.absoluteString, "--json"], environment: environment)
+        let code = try #require((try Self.object(outbox.stdout)["messages"] as? [[String: Any]])?.last?["code"] as? String)
+        let bound = try await Self.latchkey(["bind", bindURL, "--code", code], environment: environment)
+        #expect(bound.status == 0, "\(bound.stderr)")
+    }
+}
