@@ -27,6 +27,9 @@ extension LatchkeyCommand {
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
 
+        @Flag(help: "Print the issuer and admin token as one JSON line once listening.")
+        var json = false
+
         func run() async throws {
             let generated = Base64URL.encode(try SecureRandom.bytes(count: 24))
             let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] ?? generated
@@ -35,7 +38,12 @@ extension LatchkeyCommand {
             configuration.requireEmailCodeForBinding = requireEmailCode
             let app = try buildApplication(configuration: configuration) { issuer in
                 // Unbuffered, so a supervising process sees the lines at once.
-                FileHandle.standardOutput.write(Data("Latchkey identity provider listening\nIssuer: \(issuer.absoluteString)\nAdmin token: \(token)\n".utf8))
+                if json {
+                    let line = (try? JSONSerialization.data(withJSONObject: ["issuer": issuer.absoluteString, "adminToken": token], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+                    FileHandle.standardOutput.write(line + Data("\n".utf8))
+                } else {
+                    FileHandle.standardOutput.write(Data("Latchkey identity provider listening\nIssuer: \(issuer.absoluteString)\nAdmin token: \(token)\n".utf8))
+                }
             }
             // Stops cleanly on SIGINT and SIGTERM.
             try await app.runService()
