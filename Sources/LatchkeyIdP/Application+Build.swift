@@ -39,3 +39,40 @@ public func buildApplication(
         }()
     )
 }
+
+/// Runs a reference provider for as long as `body` runs, then stops it: the in-process
+/// provider of the tests, the benchmark and `latchkey demo`. `body` gets the issuer URL
+/// once the server listens (with port 0, on the port the system picked).
+///
+/// Throws the server's own error if it stops before listening (a port in use, say).
+public func withReferenceProvider<Result: Sendable>(
+    configuration: ProviderConfiguration,
+    _ body: (URL) async throws -> Result
+) async throws -> Result {
+    let (issuers, continuation) = AsyncStream<URL>.makeStream()
+    let app = try buildApplication(configuration: configuration) { issuer in
+        continuation.yield(issuer)
+        continuation.finish()
+    }
+    return try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask {
+            defer { continuation.finish() }
+            try await app.run()
+            return nil
+        }
+        var iterator = issuers.makeAsyncIterator()
+        guard let issuer = await iterator.next() else {
+            // The server ended before it listened: its error says why.
+            while try await group.next() != nil {}
+            throw ReferenceProviderError(reason: "the provider stopped before it was listening on \(configuration.host):\(configuration.port)")
+        }
+        defer { group.cancelAll() }
+        return try await body(issuer)
+    }
+}
+
+/// The reference provider could not be run.
+public struct ReferenceProviderError: Error, CustomStringConvertible, Sendable {
+    public var reason: String
+    public var description: String { "ReferenceProviderError: \(reason)" }
+}

@@ -28,22 +28,10 @@ struct ProviderBenchmark {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        let (issuers, continuation) = AsyncStream<URL>.makeStream()
         var configuration = ProviderConfiguration(adminToken: "bench")
         configuration.rateLimitPerMinute = .max
         configuration.logLevel = .warning
-        let app = try buildApplication(configuration: configuration) { issuer in
-            continuation.yield(issuer)
-            continuation.finish()
-        }
-        return try await withThrowingTaskGroup(of: Report?.self) { group in
-            group.addTask {
-                try await app.run()
-                return nil
-            }
-            var iterator = issuers.makeAsyncIterator()
-            guard let issuer = await iterator.next() else { throw BenchmarkError("provider did not start") }
-            defer { group.cancelAll() }
+        return try await withReferenceProvider(configuration: configuration) { issuer in
             let transport = URLSessionTransport()
             var bound: [Client] = []
             for index in 0..<16 {

@@ -23,19 +23,10 @@ struct ProviderTests {
         guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else { return }
         let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile)))
 
-        let (issuers, continuation) = AsyncStream<URL>.makeStream()
         var configuration = ProviderConfiguration(adminToken: adminToken)
         configuration.logLevel = .warning
         configure(&configuration)
-        let app = try buildApplication(configuration: configuration) { issuer in
-            continuation.yield(issuer)
-            continuation.finish()
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = issuers.makeAsyncIterator()
-            guard let issuer = await iterator.next() else { return }
-            defer { group.cancelAll() }
+        try await withReferenceProvider(configuration: configuration) { issuer in
             try await body(issuer, authenticator)
         }
     }

@@ -23,9 +23,7 @@ struct EmbeddedFlowTests {
 
     @Test("bind from both URL forms, list, authenticate, refresh, revoke, delete")
     func lifecycle() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let (identity, bindURL) = try await provider.createIdentity("ada")
             #expect(embedded.isBindURL(bindURL) && !embedded.isAuthenticateURL(bindURL))
@@ -73,16 +71,14 @@ struct EmbeddedFlowTests {
             #expect(try await embedded.deleteCredential(id: "no-such-credential") == false)
             #expect(try await embedded.credentials().map(\.id) == [second.credential.id])
             // With one left, no choice is needed.
-            let again = try await embedded.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+            let again = try await provider.signIn(embedded)
             #expect(again.claims?.subject == other)
         }
     }
 
     @Test("authorize returns a code that a separate OAuth client exchanges with the verifier")
     func authorizeThenExchange() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let (identity, bindURL) = try await provider.createIdentity()
             _ = try await embedded.registerCredential(from: bindURL)
@@ -101,9 +97,7 @@ struct EmbeddedFlowTests {
 
     @Test("authenticate(url:) answers an authenticate URL obtained elsewhere, in both forms")
     func urlDrivenAuthentication() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let (identity, bindURL) = try await provider.createIdentity()
             _ = try await embedded.registerCredential(from: bindURL)
@@ -137,9 +131,7 @@ struct EmbeddedFlowTests {
 
     @Test("two credentials for one provider: choose-credential goes to the step handler; without one the error names it")
     func chooseCredential() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let asked = CallCounter<FlowStep>()
             let chooser = try vault.embedded(allowing: [provider.host]) { step in
                 asked.record(step)
@@ -150,26 +142,26 @@ struct EmbeddedFlowTests {
             _ = try await chooser.registerCredential(from: adaBind)
             _ = try await chooser.registerCredential(from: bobBind)
 
-            let tokens = try await chooser.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+            let tokens = try await provider.signIn(chooser)
             #expect(tokens.claims?.subject == bob)
             #expect(asked.values.map(\.name) == [.chooseCredential])
             #expect(asked.values.first?.candidates.map(\.user.name) == ["ada", "bob"])
 
             // Naming one skips the question.
             let named = try await chooser.credentials().first { $0.user.name == "ada" }
-            let direct = try await chooser.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback, credential: named?.id)
+            let direct = try await provider.signIn(chooser, credential: named?.id)
             #expect(direct.claims?.subject == ada && asked.values.count == 1)
 
             // An answer that is not a candidate is asked again, then refused.
             let stubborn = try vault.embedded(allowing: [provider.host]) { _ in .credential(id: "not-offered") }
             let refused = await #expect(throws: LatchkeyError.self) {
-                try await stubborn.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+                try await provider.signIn(stubborn)
             }
             #expect(refused?.code == .invalidStepAnswer)
 
             let noHandler = try vault.embedded(allowing: [provider.host])
             let error = await #expect(throws: LatchkeyError.self) {
-                try await noHandler.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+                try await provider.signIn(noHandler)
             }
             #expect(error?.code == .stepUnsupported && error?.step == "choose-credential")
         }
@@ -177,9 +169,7 @@ struct EmbeddedFlowTests {
 
     @Test("requireEmailCodeForBinding: verify-code answered from the outbox; a wrong code, then the right one")
     func verifyCode() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run({ $0.requireEmailCodeForBinding = true }) { provider in
+        try await ProviderHarness.withVault({ $0.requireEmailCodeForBinding = true }) { provider, vault in
             let asked = CallCounter<FlowStep>()
             let embedded = try vault.embedded(allowing: [provider.host]) { step in
                 asked.record(step)
@@ -210,9 +200,7 @@ struct EmbeddedFlowTests {
 
     @Test("an unknown provider step ends the flow with an error naming it; nothing is bound")
     func unknownStep() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run({ $0.termsOfService = "Accept the terms of use" }) { provider in
+        try await ProviderHarness.withVault({ $0.termsOfService = "Accept the terms of use" }) { provider, vault in
             let handler = CallCounter<FlowStep>()
             let embedded = try vault.embedded(allowing: [provider.host]) { step in
                 handler.record(step)
@@ -229,9 +217,7 @@ struct EmbeddedFlowTests {
 
     @Test("a host outside the allowed domains is refused before any request")
     func domainNotAllowed() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let transport = RecordingTransport()
             let embedded = try vault.embedded(allowing: ["example.com"], transport: transport)
             let (_, bindURL) = try await provider.createIdentity()
@@ -243,7 +229,7 @@ struct EmbeddedFlowTests {
                     switch attempt {
                     case 0: _ = try await embedded.registerCredential(from: bindURL)
                     case 1: _ = try await embedded.registerCredential(from: EmbeddedFlowTests.deepLink(for: bindURL))
-                    default: _ = try await embedded.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+                    default: _ = try await provider.signIn(embedded)
                     }
                 }
                 #expect(error?.code == .domainNotAllowed, "attempt \(attempt)")
@@ -254,9 +240,7 @@ struct EmbeddedFlowTests {
 
     @Test("a credential the provider revoked: a clear error, marked revoked in the vault")
     func revokedCredential() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let (_, bindURL) = try await provider.createIdentity()
             let bound = try await embedded.registerCredential(from: bindURL)
@@ -265,7 +249,7 @@ struct EmbeddedFlowTests {
 
             for _ in 0..<2 {
                 let error = await #expect(throws: LatchkeyError.self) {
-                    try await embedded.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+                    try await provider.signIn(embedded)
                 }
                 #expect(error?.code == .credentialRevoked)
                 #expect(error?.reason.contains("bind a new one") == true)
@@ -276,12 +260,10 @@ struct EmbeddedFlowTests {
 
     @Test("no credential for the provider, and malformed links, give typed errors")
     func typedErrors() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let none = await #expect(throws: LatchkeyError.self) {
-                try await embedded.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+                try await provider.signIn(embedded)
             }
             #expect(none?.code == .noCredential)
             let notBind = await #expect(throws: LatchkeyError.self) {
@@ -303,15 +285,13 @@ struct EmbeddedFlowTests {
 
     @Test("events trace a flow: started, credential chosen, code, tokens, completed; failures too")
     func events() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run { provider in
+        try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let (_, bindURL) = try await provider.createIdentity()
             _ = try await embedded.registerCredential(from: bindURL)
 
             let stream = embedded.events()
-            let tokens = try await embedded.authenticate(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback)
+            let tokens = try await provider.signIn(embedded)
             _ = try? await embedded.registerCredential(from: bindURL)
             var names: [String] = []
             var flows = Set<UUID>()
@@ -335,9 +315,7 @@ struct EmbeddedFlowTests {
 
     @Test("completion handlers are called exactly once: on success, on failure and on cancellation")
     func completionHandlers() async throws {
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        try await ProviderHarness.run({ $0.requireEmailCodeForBinding = true }) { provider in
+        try await ProviderHarness.withVault({ $0.requireEmailCodeForBinding = true }) { provider, vault in
             // The step handler waits for a code that never comes, until cancelled.
             let embedded = try vault.embedded(allowing: [provider.host]) { _ in
                 try await Task.sleep(for: .seconds(120))

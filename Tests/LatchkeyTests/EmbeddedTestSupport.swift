@@ -22,19 +22,10 @@ struct ProviderHarness: Sendable {
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (ProviderHarness) async throws -> Void
     ) async throws {
-        let (issuers, continuation) = AsyncStream<URL>.makeStream()
         var configuration = ProviderConfiguration(adminToken: adminToken)
         configuration.logLevel = .warning
         configure(&configuration)
-        let app = try buildApplication(configuration: configuration) { issuer in
-            continuation.yield(issuer)
-            continuation.finish()
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = issuers.makeAsyncIterator()
-            guard let issuer = await iterator.next() else { return }
-            defer { group.cancelAll() }
+        try await withReferenceProvider(configuration: configuration) { issuer in
             try await body(ProviderHarness(issuer: issuer))
         }
     }
@@ -133,4 +124,21 @@ final class CallCounter<Value: Sendable>: Sendable {
     private let state = Mutex<[Value]>([])
     func record(_ value: Value) { state.withLock { $0.append(value) } }
     var values: [Value] { state.withLock { $0 } }
+}
+
+extension ProviderHarness {
+    /// Runs the provider with a fresh temporary vault for `body`.
+    static func withVault(
+        _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (ProviderHarness, TemporaryVault) async throws -> Void
+    ) async throws {
+        let vault = try TemporaryVault()
+        defer { vault.cleanUp() }
+        try await run(configure) { provider in try await body(provider, vault) }
+    }
+
+    /// `authenticate(issuer:…)` as the `latchkey-cli` client.
+    func signIn(_ embedded: Embedded, credential: String? = nil) async throws -> Tokens {
+        try await embedded.authenticate(issuer: issuer, clientID: "latchkey-cli", redirectURI: Self.callback, credential: credential)
+    }
 }

@@ -58,14 +58,7 @@ extension Embedded {
     public func authenticate(url: URL, credential: String? = nil) async throws -> URL {
         let flow = flow("authenticateURL")
         return try await flow.run {
-            guard let link = try ProviderLink.parse(url, as: .authenticate) else {
-                throw LatchkeyError(
-                    code: .notAnAuthenticateURL,
-                    reason: "this is not an authenticate URL (expected https://<provider>/v1/authenticate/<session> or <scheme>://authenticate?api_base_url=…&session_id=…)"
-                )
-            }
-            try allowedDomains.check(link.provider)
-            let conversation = ProviderConversation(flow: flow, provider: link.provider, transport: configuration.transport)
+            let (link, conversation) = try conversation(following: url, as: .authenticate, flow: flow)
             let redirect = try await signIn(at: link.endpoint, conversation: conversation, credential: credential)
             flow.emit(.codeReceived)
             return redirect

@@ -19,14 +19,7 @@ extension Embedded {
     public func registerCredential(from url: URL) async throws -> BoundCredential {
         let flow = flow("registerCredential")
         return try await flow.run {
-            guard let link = try ProviderLink.parse(url, as: .bind) else {
-                throw LatchkeyError(
-                    code: .notABindURL,
-                    reason: "this is not a bind URL (expected https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)"
-                )
-            }
-            try allowedDomains.check(link.provider)
-            let conversation = ProviderConversation(flow: flow, provider: link.provider, transport: configuration.transport)
+            let (link, conversation) = try conversation(following: url, as: .bind, flow: flow)
             flow.logger.info("binding", metadata: ["provider": .string(link.provider.issuer)])
 
             let job = try await conversation.settle(conversation.get(link.endpoint))
