@@ -23,6 +23,7 @@ public func buildApplication(
     BindRoutes.add(to: router, state: state)
     AuthorizationRoutes.add(to: router, state: state)
     TokenRoutes.add(to: router, state: state)
+    TransferRoutes.add(to: router, state: state)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),

@@ -46,8 +46,16 @@ public struct ProviderConfiguration: Sendable {
     public var rateLimitPerMinute = 120
     /// Log level of the provider's structured logs (swift-log).
     public var logLevel: Logger.Level = .info
-    /// Wrong codes allowed before a bind job is dead.
+    /// Wrong codes allowed before a bind job, or a transfer, is dead.
     public var maximumCodeAttempts = 5
+    /// How long a transfer (device linking) may take in all, and how long each of its
+    /// codes lives before it is rotated.
+    public var transferLifetime: TimeInterval = 600
+    public var transferCodeLifetime: TimeInterval = 90
+    /// Wrong transfer codes one client address may try in ten minutes.
+    public var maximumTransferCodeFailuresPerAddress = 20
+    /// Transfers that may be in progress at once.
+    public var maximumTransfers = 1000
 
     public init(host: String = "127.0.0.1", port: Int = 0, issuer: URL? = nil, adminToken: String, clients: [Client] = [ProviderConfiguration.cliClient]) {
         self.host = host

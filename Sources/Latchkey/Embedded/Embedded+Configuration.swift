@@ -26,6 +26,8 @@ extension Embedded {
         /// HTTP to providers. The default enforces https (http only on loopback), a
         /// timeout, a size cap and no redirects.
         public var transport: any HTTPTransport
+        /// How often a transfer (export or import) asks the provider for news.
+        public var transferPollInterval: Duration = .seconds(1)
 
         public init(
             vaultDirectory: URL = KeyVault.defaultDirectory,

@@ -62,6 +62,13 @@ extension LatchkeyError {
         public static let credentialExists = Code("credentialExists")
         /// The provider revoked the credential; it is marked revoked in the vault.
         public static let credentialRevoked = Code("credentialRevoked")
+        /// A transfer code is not 9 symbols of Crockford base32 (or the provider refused it).
+        public static let invalidTransferCode = Code("invalidTransferCode")
+        /// The exporting device declined the import.
+        public static let transferDeclined = Code("transferDeclined")
+        /// The transfer ended without a credential: expired, cancelled, or closed after
+        /// too many wrong codes.
+        public static let transferEnded = Code("transferEnded")
         /// The flow reached a step this app does not answer (no handler, or unknown name).
         public static let stepUnsupported = Code("stepUnsupported")
         /// The step handler's answer does not fit the step (for example an unknown credential id).

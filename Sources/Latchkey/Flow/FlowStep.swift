@@ -20,6 +20,11 @@ public struct FlowStep: Sendable {
         /// ``StepAnswer/code(_:)``; a wrong code asks again, as often as the provider allows.
         public static let verifyCode = Name("verify-code")
 
+        /// Another device asks to receive a credential by transfer code: approve or
+        /// decline. ``FlowStep/importRequest`` says which device and key. Answer with
+        /// ``StepAnswer/approve`` or ``StepAnswer/decline``.
+        public static let confirmImport = Name("confirm-import")
+
         /// The steps a provider may send that this engine can answer through a handler.
         static let fromProvider: Set<Name> = [.verifyCode]
     }
@@ -44,16 +49,27 @@ public struct FlowStep: Sendable {
     public var fields: [Field]
     /// For ``Name/chooseCredential``: the credentials that fit, to pick from.
     public var candidates: [Credential]
+    /// For ``Name/confirmImport``: the device asking.
+    public var importRequest: ImportRequest?
     /// 1 for the first time the step is asked; more after a refused answer.
     public var attempt: Int
     /// Why the previous answer was refused (e.g. "wrong code, 4 attempts left").
     public var previousError: String?
 
-    public init(name: Name, message: String? = nil, fields: [Field] = [], candidates: [Credential] = [], attempt: Int = 1, previousError: String? = nil) {
+    public init(
+        name: Name,
+        message: String? = nil,
+        fields: [Field] = [],
+        candidates: [Credential] = [],
+        importRequest: ImportRequest? = nil,
+        attempt: Int = 1,
+        previousError: String? = nil
+    ) {
         self.name = name
         self.message = message
         self.fields = fields
         self.candidates = candidates
+        self.importRequest = importRequest
         self.attempt = attempt
         self.previousError = previousError
     }
@@ -72,6 +88,11 @@ public struct StepAnswer: Sendable, Hashable {
     public static func code(_ code: String) -> StepAnswer {
         StepAnswer(fields: ["code": code])
     }
+
+    /// Approves an import (``FlowStep/Name/confirmImport``).
+    public static let approve = StepAnswer(fields: ["approve": "true"])
+    /// Declines an import (``FlowStep/Name/confirmImport``).
+    public static let decline = StepAnswer(fields: ["approve": "false"])
 
     /// The credential (``Credential/id``) for ``FlowStep/Name/chooseCredential``.
     public static func credential(id: String) -> StepAnswer {

@@ -78,9 +78,12 @@ struct RateLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         let limited = request.method == .post
-            && (path == "/token" || path.hasPrefix("/v1/authenticate/") || (path.hasPrefix("/v1/bind/") && path.hasSuffix("/code")))
+            && (path == "/token" || path.hasPrefix("/v1/authenticate/") || (path.hasPrefix("/v1/bind/") && path.hasSuffix("/code"))
+                || path.hasPrefix("/v1/transfers"))
         if limited {
-            let bucket = path == "/token" ? "token" : path.hasPrefix("/v1/authenticate/") ? "authenticate" : "bind-code"
+            let bucket = path == "/token" ? "token"
+                : path.hasPrefix("/v1/authenticate/") ? "authenticate"
+                : path.hasPrefix("/v1/transfers") ? "transfer" : "bind-code"
             guard await limiter.allow(bucket + "|" + context.clientAddress) else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
                 return HTTPSupport.json(["error": "slow_down", "error_description": "too many requests; try again in a minute"], status: .tooManyRequests)

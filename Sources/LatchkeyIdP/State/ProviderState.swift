@@ -97,8 +97,13 @@ actor ProviderState {
     private(set) var issuer: URL
     let signingKey: SigningKey
     let keyID: String
-    private var identities: [String: Identity] = [:]
-    private var credentials: [Data: Credential] = [:]
+    var identities: [String: Identity] = [:]
+    var credentials: [Data: Credential] = [:]
+    /// Transfers by id, the live codes' prefixes, and wrong codes per client address
+    /// (ProviderState+Transfers.swift).
+    var transfers: [String: Transfer] = [:]
+    var transferPrefixes: [String: String] = [:]
+    var transferFailures: [String: [Date]] = [:]
     private var bindJobs: [String: BindJob] = [:]
     private var sessions: [String: AuthenticationSession] = [:]
     private var codes: [String: CodeGrant] = [:]
@@ -127,7 +132,7 @@ actor ProviderState {
     }
 
     /// Writes the snapshot when the provider has a data directory.
-    private func persist() throws {
+    func persist() throws {
         guard let directory = configuration.dataDirectory else { return }
         try ProviderSnapshot(
             identities: identities.values.map { .init(id: $0.id, username: $0.username, email: $0.email, displayName: $0.displayName) },
@@ -231,7 +236,13 @@ actor ProviderState {
         let challenge = try SecureRandom.bytes(count: 32)
         job.challenge = challenge
         bindJobs[id] = job
-        return .options(PublicKeyCredentialCreationOptionsJSON(
+        return .options(creationOptions(for: identity, challenge: challenge))
+    }
+
+    /// Creation options for a new credential of `identity` (WebAuthn §5.4), excluding the
+    /// credentials it already has.
+    func creationOptions(for identity: Identity, challenge: Data) -> PublicKeyCredentialCreationOptionsJSON {
+        PublicKeyCredentialCreationOptionsJSON(
             rp: .init(id: relyingParty.id, name: "Latchkey reference provider"),
             user: .init(id: Data(identity.id.utf8), name: identity.username, displayName: identity.displayName),
             challenge: challenge,
@@ -239,7 +250,7 @@ actor ProviderState {
             excludeCredentials: credentials(of: identity.id).map { .init(id: $0.record.id) },
             authenticatorSelection: .init(residentKey: "preferred", userVerification: "preferred"),
             attestation: "none"
-        ))
+        )
     }
 
     /// Checks an e-mailed code for a bind job, in constant time. Too many wrong codes
@@ -381,20 +392,7 @@ actor ProviderState {
     /// Verifies the assertion and returns the redirect carrying code, state and iss (RFC 9207).
     func completeAuthentication(session id: String, response: AuthenticationResponseJSON) throws -> URL {
         let session = try liveSession(id)
-        guard var credential = credentials[response.rawId.data] else {
-            throw ProviderError.badRequest("invalid_credential", "unknown credential")
-        }
-        guard !credential.revoked else {
-            throw ProviderError.badRequest("credential_revoked", "this credential was revoked; bind a new one")
-        }
-        let verified: RelyingParty.VerifiedAssertion
-        do {
-            verified = try relyingParty.verifyAuthentication(response, challenge: session.challenge, credential: credential.record, allowedCredentialIDs: session.allowedCredentials)
-        } catch let error as WebAuthnError {
-            throw ProviderError.badRequest("invalid_assertion", error.reason)
-        }
-        credential.record.signCount = verified.signCount
-        credentials[credential.record.id] = credential
+        let credential = try verifyAssertion(response, challenge: session.challenge, allowedCredentialIDs: session.allowedCredentials)
         sessions[id]?.completed = true
         try persist()
 
@@ -412,6 +410,26 @@ actor ProviderState {
         components?.queryItems = items
         guard let redirect = components?.url else { throw ProviderError(status: 500, error: "server_error", description: "cannot build the redirect") }
         return redirect
+    }
+
+    /// Verifies an assertion by a live (known, unrevoked) credential over `challenge`
+    /// (WebAuthn §7.2) and records its new signature counter. The caller persists.
+    func verifyAssertion(_ response: AuthenticationResponseJSON, challenge: Data, allowedCredentialIDs: [Data]) throws -> Credential {
+        guard var credential = credentials[response.rawId.data] else {
+            throw ProviderError.badRequest("invalid_credential", "unknown credential")
+        }
+        guard !credential.revoked else {
+            throw ProviderError.badRequest("credential_revoked", "this credential was revoked; bind a new one")
+        }
+        let verified: RelyingParty.VerifiedAssertion
+        do {
+            verified = try relyingParty.verifyAuthentication(response, challenge: challenge, credential: credential.record, allowedCredentialIDs: allowedCredentialIDs)
+        } catch let error as WebAuthnError {
+            throw ProviderError.badRequest("invalid_assertion", error.reason)
+        }
+        credential.record.signCount = verified.signCount
+        credentials[credential.record.id] = credential
+        return credential
     }
 
     // MARK: Token endpoint
