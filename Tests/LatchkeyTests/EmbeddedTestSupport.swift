@@ -87,18 +87,21 @@ struct TemporaryVault: Sendable {
     func embedded(
         allowing domains: [String],
         stepHandler: Embedded.StepHandler? = nil,
-        transport: any HTTPTransport = URLSessionTransport()
+        transport: any HTTPTransport = URLSessionTransport(),
+        pollInterval: Duration = .milliseconds(50)
     ) throws -> Embedded {
         var logger = Logger(label: "latchkey-tests")
         logger.logLevel = .warning
-        return try Embedded(configuration: .init(
+        var configuration = Embedded.Configuration(
             vaultDirectory: directory.appendingPathComponent("vault"),
             keySource: .keyFile(keyFile),
             allowedDomains: domains,
             stepHandler: stepHandler,
             logger: logger,
             transport: transport
-        ))
+        )
+        configuration.transferPollInterval = pollInterval
+        return try Embedded(configuration: configuration)
     }
 
     func cleanUp() {

@@ -21,7 +21,7 @@ public struct EmbeddedTask: Sendable {
 extension Embedded {
     public typealias Completion<Success: Sendable> = @Sendable (Result<Success, LatchkeyError>) -> Void
 
-    private func complete<Success: Sendable>(
+    func complete<Success: Sendable>(
         _ completion: @escaping Completion<Success>,
         _ operation: @escaping @Sendable () async throws -> Success
     ) -> EmbeddedTask {
@@ -92,5 +92,27 @@ extension Embedded {
     @discardableResult
     public func deleteCredential(id: String, completion: @escaping Completion<Bool>) -> EmbeddedTask {
         complete(completion) { try await self.deleteCredential(id: id) }
+    }
+}
+
+extension Embedded {
+    /// ``exportCredential(id:)`` with callbacks: `onEvent` for each ``ExportEvent`` in
+    /// order, then `completion` once. Cancelling the returned task cancels the transfer.
+    @discardableResult
+    public func exportCredential(
+        id: String,
+        onEvent: @escaping @Sendable (ExportEvent) -> Void,
+        completion: @escaping Completion<Void>
+    ) -> EmbeddedTask {
+        complete(completion) {
+            for try await event in self.exportCredential(id: id) { onEvent(event) }
+            // A cancelled iteration just ends; report it as the cancellation it is.
+            try Task.checkCancellation()
+        }
+    }
+
+    @discardableResult
+    public func importCredential(code: String, deviceName: String, issuer: URL, completion: @escaping Completion<[Credential]>) -> EmbeddedTask {
+        complete(completion) { try await self.importCredential(code: code, deviceName: deviceName, issuer: issuer) }
     }
 }
