@@ -2,48 +2,66 @@ import ArgumentParser
 import Foundation
 import Latchkey
 
-/// How the command answers flow steps: from `--code` / `--credential`, else by asking on
-/// a terminal, else by failing with what to pass.
+/// How the command answers flow steps: from `--code` / `--credential` / `--yes`, else by
+/// asking on a terminal, else by failing with the option to pass.
 struct StepAnswers: ParsableArguments {
     @Option(help: ArgumentHelp("The verification code, when the provider asks for one (verify-code).", valueName: "code"))
     var code: String?
 
+    /// A step the command cannot answer here: one line naming what to pass.
+    static func unanswerable(_ step: FlowStep, _ message: String) -> LatchkeyError {
+        LatchkeyError(code: .stepUnsupported, reason: message, step: step.name.rawValue)
+    }
+
     func handler() -> Embedded.StepHandler {
-        let code = self.code
-        return { step in
+        Self.handler(code: code, approveImports: false)
+    }
+
+    /// - Parameters:
+    ///   - code: `--code`, for the first `verify-code`.
+    ///   - approveImports: `--yes` of `latchkey export`.
+    static func handler(code: String?, approveImports: Bool) -> Embedded.StepHandler {
+        { step in
             switch step.name {
             case .verifyCode:
                 if step.attempt == 1, let code { return .code(code) }
                 if let previous = step.previousError, !Terminal.isInteractive {
-                    throw CommandFailure("the provider refused the code: \(previous)")
+                    throw Self.unanswerable(step, "the provider refused the code: \(previous)")
                 }
                 guard Terminal.isInteractive else {
-                    throw CommandFailure("the provider asks for a verification code (\(step.message ?? "check your e-mail")): pass --code")
+                    throw Self.unanswerable(step, "the provider asks for a verification code (\(step.message ?? "check your e-mail")): pass --code")
                 }
                 if let previous = step.previousError { Terminal.note(previous) }
                 if let message = step.message { Terminal.note(message) }
                 guard let entered = Terminal.ask("Code: ")?.trimmingCharacters(in: .whitespaces), !entered.isEmpty else {
-                    throw CommandFailure("no code entered")
+                    throw Self.unanswerable(step, "no code entered")
                 }
                 return .code(entered)
             case .chooseCredential:
                 let ids = step.candidates.map(\.id)
                 guard Terminal.isInteractive else {
-                    throw CommandFailure("\(ids.count) credentials fit; pass --credential with one of: \(ids.joined(separator: ", "))")
+                    throw Self.unanswerable(step, "\(ids.count) credentials fit; pass --credential with one of: \(ids.joined(separator: ", "))")
                 }
                 if let previous = step.previousError { Terminal.note(previous) }
                 for (index, candidate) in step.candidates.enumerated() {
                     Terminal.note("  \(index + 1). \(candidate.user.name) (\(candidate.user.displayName))  \(candidate.id)")
                 }
                 guard let answer = Terminal.ask("Which credential? ")?.trimmingCharacters(in: .whitespaces) else {
-                    throw CommandFailure("no credential chosen")
+                    throw Self.unanswerable(step, "no credential chosen")
                 }
                 if let number = Int(answer), step.candidates.indices.contains(number - 1) {
                     return .credential(id: step.candidates[number - 1].id)
                 }
                 return .credential(id: answer)
+            case .confirmImport:
+                if approveImports { return .approve }
+                // Without a terminal and without --yes, the import is declined (so the other
+                // device learns at once); the command then fails saying why.
+                guard Terminal.isInteractive else { return .decline }
+                let answer = Terminal.ask("Approve? [y/N] ")?.trimmingCharacters(in: .whitespaces).lowercased()
+                return answer == "y" || answer == "yes" ? .approve : .decline
             default:
-                throw CommandFailure("the flow asks for \"\(step.name)\", which this command cannot answer")
+                throw Self.unanswerable(step, "the flow asks for \"\(step.name)\", which this command cannot answer")
             }
         }
     }

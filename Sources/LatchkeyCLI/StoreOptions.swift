@@ -64,13 +64,17 @@ struct StoreOptions: ParsableArguments {
     /// The facade over this vault, allowed to talk to `hosts` only. It logs warnings and
     /// errors only, unless `$LATCHKEY_LOG_LEVEL` asks for more (`info`, `debug`, `trace`).
     func embedded(allowing hosts: [String] = [], answers: StepAnswers? = nil) throws -> Embedded {
+        try embedded(allowing: hosts, stepHandler: answers?.handler())
+    }
+
+    func embedded(allowing hosts: [String], stepHandler: Embedded.StepHandler?) throws -> Embedded {
         var logger = Logger(label: "latchkey")
         logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         return try Embedded(configuration: .init(
             vaultDirectory: directory,
             keySource: keySource(),
             allowedDomains: hosts,
-            stepHandler: answers?.handler(),
+            stepHandler: stepHandler,
             logger: logger
         ))
     }

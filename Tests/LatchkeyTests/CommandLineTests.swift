@@ -137,6 +137,66 @@ struct CommandLineTests {
         #expect(none.status == 1 && none.stderr.contains("no credential"))
     }
 
+    @Test("export in one store, import in another, approved with --yes; the importer then signs in")
+    func exportImport() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
+        let (server, issuer) = try Self.serve()
+        defer { server.terminate() }
+        let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
+        defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
+        let exporterEnvironment = ["LATCHKEY_PASSPHRASE": "one", "LATCHKEY_STORE": stores[0].path, "LATCHKEY_ADMIN_TOKEN": "cli-admin-token"]
+        let importerEnvironment = ["LATCHKEY_PASSPHRASE": "two", "LATCHKEY_STORE": stores[1].path, "LATCHKEY_ISSUER": issuer.absoluteString]
+
+        let created = try await Self.latchkey(["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--json"], environment: exporterEnvironment)
+        let identity = try #require((try Self.object(created.stdout)["identity"] as? [String: Any])?["id"] as? String)
+        let bound = try await Self.latchkey(["bind", try #require(try Self.object(created.stdout)["bindURL"] as? String), "--json"], environment: exporterEnvironment)
+        let credential = try #require((try Self.object(bound.stdout)["credential"] as? [String: Any])?["id"] as? String)
+
+        // The exporter runs in the background; its first JSON line carries the code.
+        let exporter = Process()
+        exporter.executableURL = Self.binary
+        exporter.arguments = ["export", credential, "--yes", "--no-qr", "--json"]
+        exporter.environment = ProcessInfo.processInfo.environment.merging(exporterEnvironment) { $1 }
+        let output = Pipe()
+        exporter.standardOutput = output
+        exporter.standardError = FileHandle.nullDevice
+        exporter.standardInput = FileHandle.nullDevice
+        try exporter.run()
+        defer { if exporter.isRunning { exporter.terminate() } }
+        var text = ""
+        var code: String?
+        let deadline = Date().addingTimeInterval(30)
+        while code == nil, Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            for line in text.split(separator: "\n") {
+                if let event = try? Self.object(String(line)), event["event"] as? String == "codeIssued" { code = event["code"] as? String }
+            }
+        }
+        let transferCode = try #require(code, "no code from export: \(text)")
+
+        let imported = try await Self.latchkey(["import", transferCode.lowercased().replacingOccurrences(of: "-", with: " "), "--device-name", "ci-box", "--json"], environment: importerEnvironment)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let importedID = try #require(((try Self.object(imported.stdout)["credentials"] as? [[String: Any]])?.first)?["id"] as? String)
+        #expect(importedID != credential)
+
+        exporter.waitUntilExit()
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(exporter.terminationStatus == 0, "\(text)")
+        let events = text.split(separator: "\n").compactMap { try? Self.object(String($0)) }
+        #expect(events.compactMap { $0["event"] as? String }.suffix(2) == ["importRequested", "completed"])
+        #expect(events.last?["deviceName"] as? String == "ci-box")
+
+        let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: importerEnvironment)
+        #expect(signedIn.status == 0, "\(signedIn.stderr)")
+        #expect((try Self.object(signedIn.stdout)["claims"] as? [String: Any])?["sub"] as? String == identity)
+
+        // A code that was never issued: one line, exit 1.
+        let wrong = try await Self.latchkey(["import", "000-000-000", "--device-name", "x"], environment: importerEnvironment)
+        #expect(wrong.status == 1 && wrong.stderr.hasPrefix("latchkey: ") && wrong.stderr.split(separator: "\n").count == 1, "\(wrong.stderr)")
+    }
+
     @Test("verify-code without a terminal: fails naming --code; with --code the bind succeeds")
     func verifyCodeOption() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")

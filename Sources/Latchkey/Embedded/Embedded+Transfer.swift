@@ -70,6 +70,11 @@ extension Embedded {
                 body = ["registration": body, "deviceName": name]
                 let submitted = try await conversation.post(submit, json: JSONSerialization.data(withJSONObject: body))
                 let status = try conversation.url(submitted.string("status"), named: "status")
+                let thumbprint = try (try authenticator.vault.entry(credential.handle).publicKey.jwk).thumbprint()
+                flow.emit(.importPending(ImportRequest(
+                    deviceName: name, fingerprint: ImportRequest.fingerprint(ofThumbprint: thumbprint),
+                    thumbprint: thumbprint, credentialID: credential.id
+                )))
                 flow.logger.info("import waiting for approval", metadata: ["provider": .string(provider.issuer)])
                 while true {
                     try await Task.sleep(for: configuration.transferPollInterval)

@@ -47,6 +47,22 @@ public final class Embedded: Sendable {
         }
     }
 
+    private init(configuration: Configuration, authenticator: SoftwareAuthenticator) {
+        self.configuration = configuration
+        self.authenticator = authenticator
+        allowedDomains = AllowedDomains(configuration.allowedDomains)
+    }
+
+    /// The same open vault with another list of allowed domains: for a program that learns
+    /// which provider it may talk to from the vault itself (a credential's issuer) or from
+    /// its user, without opening the vault again. Events are published on the new
+    /// instance's own stream.
+    public func allowing(domains: [String]) -> Embedded {
+        var configuration = configuration
+        configuration.allowedDomains = domains
+        return Embedded(configuration: configuration, authenticator: authenticator)
+    }
+
     /// Flow progress from now on, for as long as the stream is iterated. Each call gives
     /// a new subscriber; a slow one keeps only the newest events.
     public func events() -> AsyncStream<FlowEvent> {

@@ -16,6 +16,10 @@ public struct FlowEvent: Sendable {
         case credentialChosen(String)
         /// A credential was registered (``Credential/id``).
         case credentialRegistered(String)
+        /// An import was submitted and waits for the exporting device's approval; the
+        /// fingerprint is this device's new key, for the user to compare with what the
+        /// other device shows.
+        case importPending(ImportRequest)
         /// The provider redirected back with an authorization code.
         case codeReceived
         /// Tokens were received and the ID token validated.

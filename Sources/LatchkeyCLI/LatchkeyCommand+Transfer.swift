@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import Latchkey
+
+extension LatchkeyCommand {
+    /// `latchkey export <credential-id>`: shows a transfer code (and its QR code), waits
+    /// for another device to redeem it, and approves (or declines) that device.
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Let another device sign in as this credential's user, with a short code.")
+
+        @Argument(help: "The credential id, as `latchkey list` shows it.")
+        var id: String
+
+        @Flag(help: "Approve the importing device without asking.")
+        var yes = false
+
+        @Flag(inversion: .prefixedNo, help: "Draw the code as a QR code (default: on a terminal).")
+        var qr: Bool?
+
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            let vault = try store.embedded(allowing: [], stepHandler: StepAnswers.handler(code: nil, approveImports: yes))
+            guard let credential = try await vault.credentials().first(where: { $0.id == id }) else {
+                throw CommandFailure("no credential \(id) in the vault; `latchkey list` shows them")
+            }
+            // The credential's own provider is the one host this run may contact.
+            let embedded = vault.allowing(domains: [credential.issuer?.host].compactMap { $0 })
+            let drawQR = qr ?? (isatty(STDOUT_FILENO) == 1)
+            for try await event in embedded.exportCredential(id: id) {
+                switch event {
+                case .codeIssued(let code, let expiresAt), .codeRotated(let code, let expiresAt):
+                    let first = if case .codeIssued = event { true } else { false }
+                    if store.json {
+                        try printLine(["event": first ? "codeIssued" : "codeRotated", "code": code.displayed, "expiresAt": Self.date(expiresAt)])
+                        continue
+                    }
+                    say("\(first ? "Transfer code" : "New code"): \(code.displayed)   (valid until \(Self.time(expiresAt)); on the other device run: latchkey import \(code.displayed))")
+                    if drawQR { say(try code.qrCode().rendered()) }
+                case .codeRedeemed:
+                    if store.json { try printLine(["event": "codeRedeemed"]) } else { say("Code redeemed; waiting for the other device's key…") }
+                case .importRequested(let request):
+                    if store.json {
+                        try printLine(["event": "importRequested", "deviceName": request.deviceName, "fingerprint": request.fingerprint])
+                    } else {
+                        say("Device \"\(request.deviceName)\" asks to sign in as \(credential.user.name).")
+                        say("  Its key fingerprint: \(request.fingerprint) (compare with what that device shows)")
+                    }
+                case .completed(let request):
+                    if store.json {
+                        try printLine(["event": "completed", "deviceName": request.deviceName, "fingerprint": request.fingerprint])
+                    } else {
+                        say("Approved: \"\(request.deviceName)\" can now sign in as \(credential.user.name).")
+                    }
+                case .declined(let request):
+                    if store.json { try printLine(["event": "declined", "deviceName": request.deviceName]) } else { say("Declined \"\(request.deviceName)\".") }
+                    if !yes, !Terminal.isInteractive {
+                        throw CommandFailure("declined the import from \"\(request.deviceName)\": pass --yes to approve without a terminal")
+                    }
+                case .cancelled, .expired:
+                    if store.json { try printLine(["event": "\(event)"]) }
+                    throw CommandFailure("the transfer \(event) before any device imported; run export again for a new code")
+                }
+            }
+        }
+
+        /// Unbuffered, so whoever watches a long-running export sees each line at once.
+        private func say(_ text: String) {
+            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        }
+
+        private func printLine(_ object: [String: Any]) throws {
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        }
+
+        static func date(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+
+        static func time(_ date: Date) -> String {
+            let formatter = DateFormatter()
+            formatter.dateFormat = "HH:mm:ss"
+            return formatter.string(from: date)
+        }
+    }
+
+    /// `latchkey import <code>`: redeems a code another device shows, creates a key here and
+    /// waits for that device to approve it.
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Receive a credential from another device with the code it shows.")
+
+        @Argument(help: "The code, e.g. 7KQ-4M2-X9A (case, spaces and dashes do not matter).")
+        var code: String
+
+        @Option(help: ArgumentHelp("This device's name, shown to the other device (default: the host name).", valueName: "name"))
+        var deviceName: String?
+
+        @Option(help: ArgumentHelp("The identity provider the code is from (default: $LATCHKEY_ISSUER).", valueName: "url"))
+        var issuer: String?
+
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            guard let issuerText = issuer ?? ProcessInfo.processInfo.environment["LATCHKEY_ISSUER"] else {
+                throw ValidationError("give --issuer (the provider the code is from) or set LATCHKEY_ISSUER")
+            }
+            let (issuerURL, host) = try ClientOptions.issuer(issuerText)
+            let embedded = try store.embedded(allowing: [host])
+            let name = deviceName ?? ProcessInfo.processInfo.hostName
+            let events = embedded.events()
+            let json = store.json
+            let watcher = Task {
+                for await event in events {
+                    if case .importPending(let pending) = event.kind, !json {
+                        Terminal.note("Waiting for approval on the other device. This device's key fingerprint: \(pending.fingerprint)")
+                    }
+                }
+            }
+            defer { watcher.cancel() }
+            let imported = try await embedded.importCredential(code: code, deviceName: name, issuer: issuerURL)
+            if json { return try store.printJSON(["credentials": imported.map(\.jsonObject)]) }
+            for credential in imported {
+                print("Imported credential \(credential.id) for \(credential.user.name) at \(credential.issuer?.absoluteString ?? credential.rpID)")
+            }
+        }
+    }
+}
