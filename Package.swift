@@ -93,6 +93,14 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The README's library example, compiled so it stays true (a test checks that the
+        // README shows this file).
+        .executableTarget(
+            name: "readme-example",
+            dependencies: ["Latchkey"],
+            path: "Examples/ReadmeExample",
+            swiftSettings: strictSettings
+        ),
         // A vault writer the crash test starts and SIGKILLs (a dependency of the tests so
         // `swift test` builds it).
         .executableTarget(

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import LatchkeyOAuth
 
 extension LatchkeyCommand {
     /// `latchkey admin …`: the provider's admin API from the command line.
@@ -27,18 +26,7 @@ extension LatchkeyCommand {
             guard let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] else {
                 throw ValidationError("give --admin-token or set LATCHKEY_ADMIN_TOKEN")
             }
-            var headers = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
-            var data: Data?
-            if let body {
-                headers["Content-Type"] = "application/json"
-                data = try JSONSerialization.data(withJSONObject: body)
-            }
-            let response = try await URLSessionTransport().send(TransportRequest(method: method, url: base.appendingPathComponent(path), headers: headers, body: data))
-            let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
-            guard (200..<300).contains(response.status) else {
-                throw CommandFailure("the provider refused: \(object["error_description"] as? String ?? "HTTP \(response.status)")")
-            }
-            return object
+            return try await AdminClient(issuer: base, token: token).send(method, path, body: body)
         }
 
         func print(json object: [String: Any]) throws {

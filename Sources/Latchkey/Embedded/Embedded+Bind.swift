@@ -20,7 +20,7 @@ extension Embedded {
         let flow = flow("registerCredential")
         return try await flow.run {
             let (link, conversation) = try conversation(following: url, as: .bind, flow: flow)
-            flow.logger.info("binding", metadata: ["provider": .string(link.provider.issuer)])
+            flow.logger.debug("binding", metadata: ["provider": .string(link.provider.issuer)])
 
             let job = try await conversation.settle(conversation.get(link.endpoint))
             let options: PublicKeyCredentialCreationOptionsJSON
@@ -46,7 +46,7 @@ extension Embedded {
                     return url
                 }
                 flow.emit(.credentialRegistered(credential.id))
-                flow.logger.info("credential bound", metadata: ["credential": .string(String(credential.id.prefix(8)))])
+                flow.logger.debug("credential bound", metadata: ["credential": .string(String(credential.id.prefix(8)))])
                 return BoundCredential(credential: credential, postBindingRedirectURI: redirect)
             } catch {
                 // Nothing half-bound stays in the vault.

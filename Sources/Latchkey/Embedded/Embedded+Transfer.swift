@@ -75,7 +75,7 @@ extension Embedded {
                     deviceName: name, fingerprint: ImportRequest.fingerprint(ofThumbprint: thumbprint),
                     thumbprint: thumbprint, credentialID: credential.id
                 )))
-                flow.logger.info("import waiting for approval", metadata: ["provider": .string(provider.issuer)])
+                flow.logger.debug("import waiting for approval", metadata: ["provider": .string(provider.issuer)])
                 while true {
                     try await Task.sleep(for: configuration.transferPollInterval)
                     let reply = try await conversation.get(status)
@@ -132,7 +132,7 @@ extension Embedded {
         let status = try conversation.url(opened.string("status"), named: "status")
         let cancel = try conversation.url(opened.string("cancel"), named: "cancel")
         emit(.codeIssued(code, expiresAt: Self.expiry(in: opened)))
-        flow.logger.info("export waiting for an importer", metadata: ["provider": .string(provider.issuer)])
+        flow.logger.debug("export waiting for an importer", metadata: ["provider": .string(provider.issuer)])
 
         var redeemed = false
         do {

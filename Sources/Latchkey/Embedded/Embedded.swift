@@ -94,7 +94,7 @@ public final class Embedded: Sendable {
         try await flow("deleteCredential").run {
             guard let credential = try storedCredentials().first(where: { $0.id == id }) else { return false }
             guard try authenticator.deleteCredential(credential.handle) else { return false }
-            configuration.logger.info("credential deleted", metadata: ["credential": .string(String(id.prefix(8)))])
+            configuration.logger.debug("credential deleted", metadata: ["credential": .string(String(id.prefix(8)))])
             return true
         }
     }

@@ -55,7 +55,7 @@ struct FlowContext: Sendable {
             return result
         } catch {
             let failure = LatchkeyError.wrapping(error)
-            logger.info("flow failed", metadata: ["code": .string(failure.code.description)])
+            logger.debug("flow failed", metadata: ["code": .string(failure.code.description)])
             emit(.failed(failure))
             throw failure
         }

@@ -154,7 +154,7 @@ struct ProviderConversation: Sendable {
                 guard step.attempt < Self.maximumAttempts else { throw error }
                 step.attempt += 1
                 step.previousError = error.providerError?.errorDescription ?? "the answer was refused"
-                flow.logger.info("step answer refused", metadata: ["step": .string(step.name.rawValue), "attempt": .stringConvertible(step.attempt)])
+                flow.logger.debug("step answer refused", metadata: ["step": .string(step.name.rawValue), "attempt": .stringConvertible(step.attempt)])
             }
         }
     }

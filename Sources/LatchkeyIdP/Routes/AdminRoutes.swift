@@ -38,7 +38,8 @@ enum AdminRoutes {
             }
             let url = try await state.createBindJob(
                 identityID: identity, kind: kind, lifetime: object["expiresIn"] as? Double,
-                postBindingRedirectURI: object["postBindingRedirectURI"] as? String
+                postBindingRedirectURI: object["postBindingRedirectURI"] as? String,
+                requireEmailCode: object["requireEmailCode"] as? Bool ?? false
             )
             return HTTPSupport.json(["bindURL": url.absoluteString], status: .created)
         }

@@ -39,6 +39,8 @@ actor ProviderState {
         var codeVerified = false
         var failedCodeAttempts = 0
         var termsAccepted = false
+        /// This job asks for an e-mailed code first, whatever the provider-wide policy.
+        var requireEmailCode = false
     }
 
     /// A message the provider would have e-mailed (the demo's and tests' mailbox).
@@ -178,14 +180,21 @@ actor ProviderState {
     }
 
     /// A bind job and its URL, `<issuer>/v1/bind/<job>?token=<token>`; only the token's hash is kept.
-    func createBindJob(identityID: String, kind: BindJob.Kind = .bind, lifetime: TimeInterval? = nil, postBindingRedirectURI: String? = nil) throws -> URL {
+    func createBindJob(
+        identityID: String,
+        kind: BindJob.Kind = .bind,
+        lifetime: TimeInterval? = nil,
+        postBindingRedirectURI: String? = nil,
+        requireEmailCode: Bool = false
+    ) throws -> URL {
         guard identities[identityID] != nil else { throw ProviderError.notFound("no such identity") }
         let token = try Self.randomToken()
         let lifetime = min(max(lifetime ?? configuration.bindJobLifetime, 1), 30 * 86400)
-        let job = BindJob(
+        var job = BindJob(
             id: try Self.randomToken(), tokenHash: try Self.hash(token), identityID: identityID, kind: kind,
             expiresAt: Date().addingTimeInterval(lifetime), postBindingRedirectURI: postBindingRedirectURI
         )
+        job.requireEmailCode = requireEmailCode || configuration.requireEmailCodeForBinding
         bindJobs[job.id] = job
         var components = URLComponents(url: url("v1/bind/\(job.id)"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "token", value: token)]
@@ -220,7 +229,7 @@ actor ProviderState {
         if let terms = configuration.termsOfService, !job.termsAccepted {
             return .acceptTerms(message: terms)
         }
-        if configuration.requireEmailCodeForBinding, !job.codeVerified {
+        if job.requireEmailCode, !job.codeVerified {
             // One code per job; fetching the job again does not mint a new one.
             if job.emailCodeHash == nil {
                 let code = String(format: "%06u", try SecureRandom.uniform(below: 1_000_000))
@@ -291,7 +300,7 @@ actor ProviderState {
         guard configuration.termsOfService == nil || job.termsAccepted else {
             throw ProviderError.badRequest("invalid_request", "accept the terms first")
         }
-        guard !configuration.requireEmailCodeForBinding || job.codeVerified else {
+        guard !job.requireEmailCode || job.codeVerified else {
             throw ProviderError.badRequest("invalid_request", "verify the e-mailed code first")
         }
         guard let challenge = job.challenge else { throw ProviderError.badRequest("invalid_request", "fetch the bind job before submitting") }

@@ -1,0 +1,25 @@
+import Foundation
+import LatchkeyOAuth
+
+/// The reference provider's admin API over HTTP (docs/PROTOCOL.md, "Admin API").
+struct AdminClient: Sendable {
+    let issuer: URL
+    let token: String
+    let transport = URLSessionTransport()
+
+    /// Sends a JSON request; a non-2xx answer is a one-line failure with the provider's words.
+    func send(_ method: String, _ path: String, body: [String: Any]? = nil) async throws -> [String: Any] {
+        var headers = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
+        var data: Data?
+        if let body {
+            headers["Content-Type"] = "application/json"
+            data = try JSONSerialization.data(withJSONObject: body)
+        }
+        let response = try await transport.send(TransportRequest(method: method, url: issuer.appendingPathComponent(path), headers: headers, body: data))
+        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
+        guard (200..<300).contains(response.status) else {
+            throw CommandFailure("the provider refused: \(object["error_description"] as? String ?? "HTTP \(response.status)")")
+        }
+        return object
+    }
+}

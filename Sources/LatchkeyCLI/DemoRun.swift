@@ -1,0 +1,278 @@
+import Foundation
+import Latchkey
+import LatchkeyCrypto
+import LatchkeyIdP
+import Logging
+import Synchronization
+
+/// The steps of `latchkey demo`, each printed in plain words (or as one JSON object) with
+/// the URLs and ids involved. A failing step stops the run and says which and why.
+final class DemoRun {
+    let directory: URL
+    let json: Bool
+    let keepVaults: Bool
+    private var number = 0
+
+    /// What the devices' step handlers did, for the step that caused it to report.
+    let notes = DemoNotes()
+
+    static let clientID = "latchkey-cli"
+    static let redirectURI = URL(string: "http://127.0.0.1/callback")
+
+    init(directory: URL, json: Bool, keepVaults: Bool) {
+        self.directory = directory
+        self.json = json
+        self.keepVaults = keepVaults
+    }
+
+    /// A step's outcome: lines for people, details for `--json`.
+    struct Report {
+        var lines: [String]
+        var details: [String: Any] = [:]
+    }
+
+    func step<Result>(_ name: String, _ title: String, _ body: () async throws -> (Result, Report)) async throws -> Result {
+        number += 1
+        do {
+            let (result, report) = try await body()
+            if json {
+                var object: [String: Any] = ["step": number, "name": name, "title": title, "ok": true, "lines": report.lines]
+                if !report.details.isEmpty { object["details"] = report.details }
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            } else {
+                let text = (["", "Step \(number): \(title)"] + report.lines.map { "  " + $0 }).joined(separator: "\n")
+                FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            }
+            return result
+        } catch {
+            let reason = (error as? LatchkeyError)?.reason ?? (error as? CommandFailure)?.message ?? "\(error)"
+            if json {
+                let object: [String: Any] = ["step": number, "name": name, "title": title, "ok": false, "error": reason]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            }
+            throw CommandFailure("demo step \(number) (\(title)) failed: \(reason)")
+        }
+    }
+
+
+    /// A device: a vault in `directory/<name>` under a fresh 32-byte key file.
+    func device(_ name: String, host: String, stepHandler: Embedded.StepHandler?) throws -> Embedded {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let keyFile = directory.appendingPathComponent("\(name).key")
+        if !FileManager.default.fileExists(atPath: keyFile.path) {
+            guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
+                throw CommandFailure("cannot write \(keyFile.path)")
+            }
+        }
+        var logger = Logger(label: "latchkey-demo")
+        logger.logLevel = .error
+        var configuration = Embedded.Configuration(
+            vaultDirectory: directory.appendingPathComponent(name), keySource: .keyFile(keyFile),
+            allowedDomains: [host], stepHandler: stepHandler, logger: logger
+        )
+        configuration.transferPollInterval = .milliseconds(100)
+        return try Embedded(configuration: configuration)
+    }
+
+    func run() async throws {
+        var provider = ProviderConfiguration(adminToken: Base64URL.encode(try SecureRandom.bytes(count: 24)))
+        // Quiet: the shutdown at the end logs the cancelled listener at error level.
+        provider.logLevel = .critical
+        let adminToken = provider.adminToken
+        guard let redirectURI = Self.redirectURI else { throw CommandFailure("bad redirect URI") }
+        try await withReferenceProvider(configuration: provider) { issuer in
+            let admin = AdminClient(issuer: issuer, token: adminToken)
+            let host = issuer.host ?? "127.0.0.1"
+
+            try await step("provider", "Start a reference identity provider") {
+                ((), Report(
+                    lines: [
+                        "The reference provider (LatchkeyIdP) runs in this process at \(issuer.absoluteString),",
+                        "on a free loopback port: OIDC discovery, JWKS, /authorize, /token, WebAuthn bind and sign-in.",
+                        "Discovery: \(issuer.appendingPathComponent(".well-known/openid-configuration").absoluteString)",
+                    ],
+                    details: ["issuer": issuer.absoluteString]
+                ))
+            }
+
+            // Device 1 answers steps like a user would: it reads the e-mailed code from the
+            // provider's outbox, and approves the import request it is shown.
+            let notes = notes
+            let deviceOne = try device("device-1", host: host) { step in
+                switch step.name {
+                case .verifyCode:
+                    let outbox = try await admin.send("GET", "admin/outbox")
+                    guard let code = (outbox["messages"] as? [[String: Any]])?.last?["code"] as? String else {
+                        throw CommandFailure("no code in the provider's outbox")
+                    }
+                    notes.add("The provider asked for verify-code: \"\(step.message ?? "")\"")
+                    notes.add("The code from the outbox (the e-mail stand-in) was entered: \(code)")
+                    return .code(code)
+                case .confirmImport:
+                    let request = step.importRequest
+                    notes.add("Device 1 was asked to approve \"\(request?.deviceName ?? "?")\" with key fingerprint \(request?.fingerprint ?? "?"), and approved.")
+                    return .approve
+                default:
+                    throw CommandFailure("unexpected step \(step.name)")
+                }
+            }
+            let deviceTwo = try device("device-2", host: host, stepHandler: nil)
+
+            let (identity, bindURL): (String, URL) = try await step("create-identity", "Create an identity and a bind URL (admin API)") {
+                let created = try await admin.send("POST", "admin/identities", body: ["username": "ada", "email": "ada@example.com", "displayName": "Ada Lovelace"])
+                guard let id = (created["identity"] as? [String: Any])?["id"] as? String,
+                      let url = (created["bindURL"] as? String).flatMap(URL.init(string:))
+                else { throw CommandFailure("the provider's answer lacks the identity or bind URL") }
+                return ((id, url), Report(
+                    lines: ["Identity \(id) (username ada).", "Bind URL: \(url.absoluteString)", "An app receives it as this link or as a deep link: myapp://bind?api_base_url=…&job_id=…&token=…"],
+                    details: ["identity": id, "bindURL": url.absoluteString]
+                ))
+            }
+
+            let first: Credential = try await step("register", "Register a credential from the bind URL (device 1)") {
+                let bound = try await deviceOne.registerCredential(from: bindURL)
+                let credential = bound.credential
+                return (credential, Report(
+                    lines: [
+                        "Device 1 made an \(credential.algorithm) key pair in its vault \(directory.appendingPathComponent("device-1").path),",
+                        "answered the WebAuthn creation options and the provider verified the registration.",
+                        "Credential \(credential.id) for \(credential.user.name) at \(credential.rpID).",
+                    ],
+                    details: ["credential": credential.id, "rpID": credential.rpID]
+                ))
+            }
+
+            try await step("list", "List the credentials on device 1") {
+                let listed = try await deviceOne.credentials()
+                return ((), Report(
+                    lines: listed.map { "\($0.id)  \($0.user.name)  \($0.issuer?.absoluteString ?? $0.rpID)  \($0.state)  counter \($0.signCount)" },
+                    details: ["credentials": listed.map(\.id)]
+                ))
+            }
+
+            try await step("authenticate", "Sign in with it: PKCE, assertion, code exchange, validated ID token") {
+                let tokens = try await deviceOne.authenticate(issuer: issuer, clientID: Self.clientID, redirectURI: redirectURI, scopes: ["openid", "profile"])
+                guard let claims = tokens.claims, claims.subject == identity else { throw CommandFailure("the ID token names another subject") }
+                return ((), Report(
+                    lines: [
+                        "Device 1 sent an authorization request with a PKCE S256 challenge, signed the provider's",
+                        "challenge with its key, got the code back (state and iss checked), exchanged it with the",
+                        "verifier at /token, and validated the ID token's signature against /jwks.",
+                        "ID token claims: sub \(claims.subject), iss \(claims.issuer), aud \(claims.audiences.joined(separator: ",")),",
+                        "  amr \(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "-"), expires \(ISO8601DateFormatter().string(from: claims.expiresAt)).",
+                    ],
+                    details: ["subject": claims.subject, "issuer": claims.issuer, "audience": claims.audiences]
+                ))
+            }
+
+            try await step("policy-step", "A policy step: a bind link that requires an e-mailed code (verify-code)") {
+                let created = try await admin.send("POST", "admin/identities", body: ["username": "bob", "email": "bob@example.com"])
+                guard let bob = (created["identity"] as? [String: Any])?["id"] as? String else { throw CommandFailure("no identity in the answer") }
+                let job = try await admin.send("POST", "admin/identities/\(bob)/bind-jobs", body: ["requireEmailCode": true])
+                guard let link = (job["bindURL"] as? String).flatMap(URL.init(string:)) else { throw CommandFailure("no bind URL in the answer") }
+                let bound = try await deviceOne.registerCredential(from: link)
+                return ((), Report(
+                    lines: ["Identity bob's bind link asks for a code first."] + notes.take() + ["Bound credential \(bound.credential.id) for bob."],
+                    details: ["credential": bound.credential.id]
+                ))
+            }
+
+            let exportWatch = ExportWatch()
+            let code: TransferCode = try await step("export", "Export ada's credential to another device: a short code (and its QR code)") {
+                exportWatch.start(deviceOne.exportCredential(id: first.id))
+                let code = try await exportWatch.code()
+                let qr = try code.qrCode().rendered()
+                return (code, Report(
+                    lines: ["Device 1 proved it holds the credential and got the code \(code.displayed) (valid 90 s, single use):"]
+                        + (json ? [] : qr.split(separator: "\n").map(String.init)),
+                    details: ["code": code.displayed]
+                ))
+            }
+
+            let imported: Credential = try await step("import", "Import on device 2 with the code; device 1 approves") {
+                let credentials = try await deviceTwo.importCredential(code: code.displayed, deviceName: "demo-device-2", issuer: issuer)
+                try await exportWatch.finish()
+                guard let credential = credentials.first else { throw CommandFailure("no credential imported") }
+                return (credential, Report(
+                    lines: ["Device 2 redeemed the code, made its own key (no private key left device 1), and submitted it as \"demo-device-2\"."]
+                        + notes.take() + ["Device 2 now holds credential \(credential.id) for \(credential.user.name)."],
+                    details: ["credential": credential.id]
+                ))
+            }
+
+            try await step("authenticate-imported", "Sign in on device 2 with its own key") {
+                let tokens = try await deviceTwo.authenticate(issuer: issuer, clientID: Self.clientID, redirectURI: redirectURI)
+                guard tokens.claims?.subject == identity else { throw CommandFailure("device 2 signed in as someone else") }
+                return ((), Report(lines: ["Signed in as \(identity), the same identity as device 1, with a different key."], details: ["subject": identity]))
+            }
+
+            try await step("delete", "Delete the credential from device 2") {
+                let deleted = try await deviceTwo.deleteCredential(id: imported.id)
+                let left = try await deviceTwo.credentials()
+                guard deleted, left.isEmpty else { throw CommandFailure("the credential is still there") }
+                return ((), Report(lines: ["Deleted \(imported.id); device 2's vault is empty."]))
+            }
+        }
+        try await step("clean-up", "Clean up") {
+            ((), Report(lines: [
+                "The provider stopped.",
+                keepVaults ? "The device vaults stay in \(directory.path)." : "The throw-away vaults in \(directory.path) are removed.",
+                "Next: `swift run latchkey serve` and the commands in README.md.",
+            ]))
+        }
+    }
+}
+
+/// Lines the step handlers leave for the step that is running.
+final class DemoNotes: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func add(_ line: String) {
+        lines.withLock { $0.append(line) }
+    }
+
+    func take() -> [String] {
+        lines.withLock { lines in
+            defer { lines.removeAll() }
+            return lines
+        }
+    }
+}
+
+/// Consumes an export stream in the background, keeping its code and its end.
+final class ExportWatch: Sendable {
+    private let state = Mutex<(code: TransferCode?, events: [ExportEvent])>((nil, []))
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+
+    func start(_ stream: AsyncThrowingStream<ExportEvent, any Error>) {
+        let running = Task { [self] in
+            for try await event in stream { record(event) }
+        }
+        task.withLock { $0 = running }
+    }
+
+    private func record(_ event: ExportEvent) {
+        state.withLock {
+            if case .codeIssued(let code, _) = event { $0.code = code }
+            $0.events.append(event)
+        }
+    }
+
+    func code() async throws -> TransferCode {
+        for _ in 0..<200 {
+            if let code = state.withLock({ $0.code }) { return code }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw CommandFailure("no transfer code came")
+    }
+
+    /// Waits for the export to end; it must have completed.
+    func finish() async throws {
+        guard let task = task.withLock({ $0 }) else { return }
+        try await task.value
+        let completed = state.withLock { $0.events.contains { if case .completed = $0 { true } else { false } } }
+        guard completed else { throw CommandFailure("the export did not complete") }
+    }
+}
