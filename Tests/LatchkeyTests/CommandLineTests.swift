@@ -197,6 +197,21 @@ struct CommandLineTests {
         #expect(wrong.status == 1 && wrong.stderr.hasPrefix("latchkey: ") && wrong.stderr.split(separator: "\n").count == 1, "\(wrong.stderr)")
     }
 
+    @Test("latchkey demo runs every step and exits 0; --json prints one object per step")
+    func demo() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
+        let run = try await Self.latchkey(["demo", "--json"], environment: [:])
+        #expect(run.status == 0, "\(run.stderr)")
+        let steps = run.stdout.split(separator: "\n").compactMap { try? Self.object(String($0)) }
+        #expect(steps.compactMap { $0["name"] as? String } == [
+            "provider", "create-identity", "register", "list", "authenticate", "policy-step",
+            "export", "import", "authenticate-imported", "delete", "clean-up",
+        ])
+        #expect(steps.allSatisfy { $0["ok"] as? Bool == true })
+        let text = try await Self.latchkey(["demo"], environment: [:])
+        #expect(text.status == 0 && text.stdout.contains("Step 11: Clean up") && text.stdout.contains("ID token claims: sub "))
+    }
+
     @Test("verify-code without a terminal: fails naming --code; with --code the bind succeeds")
     func verifyCodeOption() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
