@@ -11,8 +11,8 @@ extension Embedded {
     /// this provider (asking the step handler `choose-credential` when several fit), and
     /// checks the redirect: state, and `iss` (RFC 9207) against the issuer.
     ///
-    /// - Parameter credential: a ``Credential/id`` to use; when nil, the one credential
-    ///   that fits, or the step handler's choice.
+    /// `credential` names a ``Credential/id`` to use; when it is nil, the one credential
+    /// that fits signs, or the step handler chooses.
     public func authorize(
         issuer: URL,
         clientID: String,

@@ -16,7 +16,7 @@ import Synchronization
 ///   ``authorize(issuer:clientID:redirectURI:scopes:credential:)`` stops at the code, for
 ///   an app whose back end exchanges it; ``authenticate(url:credential:)`` answers an
 ///   authenticate URL received from elsewhere;
-/// - ``credentials()``, ``deleteCredential(id:)``, ``refresh(_:)``, ``revoke(_:)``;
+/// - ``credentials()``, ``deleteCredential(id:)``, ``refresh(_:scopes:)``, ``revoke(_:)``;
 /// - ``isBindURL(_:)`` and ``isAuthenticateURL(_:)`` classify incoming links.
 ///
 /// Provider policy arrives as steps (DESIGN.md, wire protocol step 3), answered by the

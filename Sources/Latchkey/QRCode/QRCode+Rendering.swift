@@ -2,9 +2,11 @@ extension QRCode {
     /// The code as text for a terminal: two module rows per line with Unicode half blocks
     /// (`▀`, `▄`, `█`), inside a quiet zone (§6.3.8 asks for 4 modules; 2 usually scan).
     ///
-    /// - Parameter lightOnDark: true for the usual dark terminal background: light
-    ///   modules (and the quiet zone) are drawn as blocks, dark modules left blank, so the
-    ///   printed symbol has dark modules on light as readers expect.
+    /// - Parameters:
+    ///   - quietZone: light modules around the symbol.
+    ///   - lightOnDark: true for the usual dark terminal background: light modules (and
+    ///     the quiet zone) are drawn as blocks, dark modules left blank, so the printed
+    ///     symbol has dark modules on light as readers expect.
     public func rendered(quietZone: Int = 2, lightOnDark: Bool = true) -> String {
         let padded = size + 2 * quietZone
         func lit(_ row: Int, _ column: Int) -> Bool {

@@ -3,7 +3,7 @@ public import LatchkeyOAuth
 
 /// What ``Embedded/authenticate(issuer:clientID:redirectURI:scopes:credential:)`` returns:
 /// the token response (RFC 6749 §5.1) with a validated ID token (OIDC Core §3.1.3.7), and
-/// the client registration it belongs to, so ``Embedded/refresh(_:)`` and
+/// the client registration it belongs to, so ``Embedded/refresh(_:scopes:)`` and
 /// ``Embedded/revoke(_:)`` need nothing else.
 public struct Tokens: Sendable, CustomStringConvertible {
     public let tokenSet: TokenSet

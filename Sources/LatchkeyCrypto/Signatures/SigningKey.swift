@@ -2,7 +2,7 @@ public import Foundation
 
 /// A private key that signs: a device key pair's secret half.
 ///
-/// A `Sendable` value over a ``SignatureContext`` that owns the `EVP_PKEY` and a
+/// A `Sendable` value over a `SignatureContext` that owns the `EVP_PKEY` and a
 /// prepared signing context, so each signature skips OpenSSL's per-call set-up. The
 /// private key never leaves OpenSSL memory except through ``pkcs8DERRepresentation``
 /// or ``withPKCS8DER(_:)``.

@@ -1,7 +1,7 @@
 public import Foundation
 public import LatchkeyCrypto
 
-/// A WebAuthn authenticator in software, with its keys in a ``KeyVault``.
+/// A WebAuthn authenticator in software, with its keys in a `KeyVault`.
 ///
 /// It plays both the client and the authenticator of WebAuthn for a program that has no
 /// browser: it checks the origin and RP ID itself, builds client data, and signs. Its
