@@ -2,6 +2,7 @@ public import Foundation
 public import Hummingbird
 import LatchkeyWebAuthn
 import Logging
+import ServiceLifecycle
 
 /// The reference identity provider as a Hummingbird application. Tests build it, run it on
 /// 127.0.0.1 port 0 in-process and learn the port from `onServerRunning`.
@@ -24,6 +25,7 @@ public func buildApplication(
     AuthorizationRoutes.add(to: router, state: state)
     TokenRoutes.add(to: router, state: state)
     TransferRoutes.add(to: router, state: state)
+    EnrollmentRoutes.add(to: router, state: state)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),
@@ -45,6 +47,10 @@ public func buildApplication(
 /// provider of the tests, the benchmark and `latchkey demo`. `body` gets the issuer URL
 /// once the server listens (with port 0, on the port the system picked).
 ///
+/// The server is stopped by a graceful shutdown, not by cancelling its task: cancelling
+/// NIO's async server while a connection is accepted but not yet served traps
+/// (apple/swift-nio#2637), and a client's last request may be in flight as `body` ends.
+///
 /// Throws the server's own error if it stops before listening (a port in use, say).
 public func withReferenceProvider<Result: Sendable>(
     configuration: ProviderConfiguration,
@@ -55,20 +61,29 @@ public func withReferenceProvider<Result: Sendable>(
         continuation.yield(issuer)
         continuation.finish()
     }
-    return try await withThrowingTaskGroup(of: Result?.self) { group in
+    var logger = Logger(label: "latchkey-idp")
+    logger.logLevel = configuration.logLevel
+    let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
             defer { continuation.finish() }
-            try await app.run()
-            return nil
+            try await services.run()
         }
         var iterator = issuers.makeAsyncIterator()
         guard let issuer = await iterator.next() else {
             // The server ended before it listened: its error says why.
-            while try await group.next() != nil {}
+            try await group.waitForAll()
             throw ReferenceProviderError(reason: "the provider stopped before it was listening on \(configuration.host):\(configuration.port)")
         }
-        defer { group.cancelAll() }
-        return try await body(issuer)
+        let result: Swift.Result<Result, any Error>
+        do {
+            result = .success(try await body(issuer))
+        } catch {
+            result = .failure(error)
+        }
+        await services.triggerGracefulShutdown()
+        try await group.waitForAll()
+        return try result.get()
     }
 }
 

@@ -56,6 +56,18 @@ public struct ProviderConfiguration: Sendable {
     public var maximumTransferCodeFailuresPerAddress = 20
     /// Transfers that may be in progress at once.
     public var maximumTransfers = 1000
+    /// Policy: anyone may create an identity at the sign-up endpoint (a profile step,
+    /// then a code to the given e-mail, then a credential). Off by default.
+    public var selfRegistration = false
+    /// Policy: a user who lost every device may recover with a code sent to the
+    /// identity's e-mail; the new credential replaces (revokes) the old ones.
+    public var recovery = true
+    /// How long a sign-up or recovery code is valid.
+    public var enrollmentCodeLifetime: TimeInterval = 600
+    /// Sign-ups and recoveries one client address may start in ten minutes, and
+    /// recoveries one username may have started in ten minutes.
+    public var maximumEnrollmentStartsPerAddress = 20
+    public var maximumRecoveriesPerUsername = 5
 
     public init(host: String = "127.0.0.1", port: Int = 0, issuer: URL? = nil, adminToken: String, clients: [Client] = [ProviderConfiguration.cliClient]) {
         self.host = host

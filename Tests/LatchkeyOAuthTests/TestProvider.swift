@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import Logging
+import ServiceLifecycle
 import LatchkeyCrypto
 @testable import LatchkeyOAuth
 
@@ -212,22 +214,28 @@ enum TestServer {
                 continuation.finish()
             }
         )
-        return try await withThrowingTaskGroup(of: R?.self) { group in
+        // Stopped by a graceful shutdown: cancelling NIO's async server with a connection
+        // accepted but not yet served traps (apple/swift-nio#2637).
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test-provider")))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await app.run()
-                return nil
+                defer { continuation.finish() }
+                try await services.run()
             }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next(), port > 0, let url = URL(string: "http://127.0.0.1:\(port)") else {
                 throw OAuthError(code: .network, reason: "test server did not start")
             }
             await provider.setIssuer(url.absoluteString)
-            group.addTask { try await body(url) }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let result { return result }
+            let result: Result<R, any Error>
+            do {
+                result = .success(try await body(url))
+            } catch {
+                result = .failure(error)
             }
-            throw OAuthError(code: .network, reason: "test server stopped early")
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try result.get()
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Latchkey
 import Logging
+import ServiceLifecycle
 import Testing
 
 /// A provider that answers the bind protocol with hostile replies, on Hummingbird in-process
@@ -58,12 +59,24 @@ struct HostileProviderTests {
                 return logger
             }()
         )
+        // Stopped gracefully, as withReferenceProvider does (apple/swift-nio#2637).
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "hostile-provider")))
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
+            group.addTask {
+                defer { continuation.finish() }
+                try await services.run()
+            }
             var iterator = ready.makeAsyncIterator()
             guard let port = await iterator.next() else { return }
-            defer { group.cancelAll() }
-            try await body(try #require(URL(string: "http://127.0.0.1:\(port)")))
+            let outcome: Result<Void, any Error>
+            do {
+                outcome = .success(try await body(try #require(URL(string: "http://127.0.0.1:\(port)"))))
+            } catch {
+                outcome = .failure(error)
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            try outcome.get()
         }
     }
 

@@ -20,39 +20,44 @@ extension Embedded {
         let flow = flow("registerCredential")
         return try await flow.run {
             let (link, conversation) = try conversation(following: url, as: .bind, flow: flow)
-            flow.logger.debug("binding", metadata: ["provider": .string(link.provider.issuer)])
+            return try await bind(link, conversation: conversation)
+        }
+    }
 
-            let job = try await conversation.settle(conversation.get(link.endpoint))
-            let options: PublicKeyCredentialCreationOptionsJSON
-            do {
-                options = try PublicKeyCredentialCreationOptionsJSON(json: job.body)
-            } catch {
-                throw LatchkeyError(code: .malformedResponse, reason: "the bind job's creation options are malformed")
+    /// The bind protocol for a parsed, allowed link.
+    func bind(_ link: ProviderLink, conversation: ProviderConversation) async throws -> BoundCredential {
+        let flow = conversation.flow
+        flow.logger.debug("binding", metadata: ["provider": .string(link.provider.issuer)])
+        let job = try await conversation.settle(conversation.get(link.endpoint))
+        let options: PublicKeyCredentialCreationOptionsJSON
+        do {
+            options = try PublicKeyCredentialCreationOptionsJSON(json: job.body)
+        } catch {
+            throw LatchkeyError(code: .malformedResponse, reason: "the bind job's creation options are malformed")
+        }
+        let submit = try conversation.url(job.string("submit"), named: "submit")
+        let (registration, created) = try authenticator.makeCredential(
+            options, origin: link.provider.origin, attributes: [Credential.Attribute.issuer: link.provider.issuer]
+        )
+        let credential = Credential(created)
+        do {
+            let reply = try await conversation.settle(conversation.post(submit, json: registration.json()))
+            guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider confirmed a different credential than the one submitted")
             }
-            let submit = try conversation.url(job.string("submit"), named: "submit")
-            let (registration, created) = try authenticator.makeCredential(
-                options, origin: link.provider.origin, attributes: [Credential.Attribute.issuer: link.provider.issuer]
-            )
-            let credential = Credential(created)
-            do {
-                let reply = try await conversation.settle(conversation.post(submit, json: registration.json()))
-                guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
-                    throw LatchkeyError(code: .malformedResponse, reason: "the provider confirmed a different credential than the one submitted")
+            let redirect = try reply.object["postBindingRedirectURI"].map { value -> URL in
+                guard let text = value.stringValue, text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
+                    throw LatchkeyError(code: .malformedResponse, reason: "postBindingRedirectURI is not a URL")
                 }
-                let redirect = try reply.object["postBindingRedirectURI"].map { value -> URL in
-                    guard let text = value.stringValue, text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
-                        throw LatchkeyError(code: .malformedResponse, reason: "postBindingRedirectURI is not a URL")
-                    }
-                    return url
-                }
-                flow.emit(.credentialRegistered(credential.id))
-                flow.logger.debug("credential bound", metadata: ["credential": .string(String(credential.id.prefix(8)))])
-                return BoundCredential(credential: credential, postBindingRedirectURI: redirect)
-            } catch {
-                // Nothing half-bound stays in the vault.
-                _ = try? authenticator.deleteCredential(credential.handle)
-                throw error
+                return url
             }
+            flow.emit(.credentialRegistered(credential.id))
+            flow.logger.debug("credential bound", metadata: ["credential": .string(String(credential.id.prefix(8)))])
+            return BoundCredential(credential: credential, postBindingRedirectURI: redirect)
+        } catch {
+            // Nothing half-bound stays in the vault.
+            _ = try? authenticator.deleteCredential(credential.handle)
+            throw error
         }
     }
 }

@@ -20,13 +20,18 @@ public struct FlowStep: Sendable {
         /// ``StepAnswer/code(_:)``; a wrong code asks again, as often as the provider allows.
         public static let verifyCode = Name("verify-code")
 
+        /// The provider wants profile fields (a sign-up: given name, family name,
+        /// e-mail). Values the app passed in are in ``FlowStep/values``; the handler
+        /// answers the rest with ``StepAnswer/init(fields:)``.
+        public static let enrollProfile = Name("enroll-profile")
+
         /// Another device asks to receive a credential by transfer code: approve or
         /// decline. ``FlowStep/importRequest`` says which device and key. Answer with
         /// ``StepAnswer/approve`` or ``StepAnswer/decline``.
         public static let confirmImport = Name("confirm-import")
 
         /// The steps a provider may send that this engine can answer through a handler.
-        static let fromProvider: Set<Name> = [.verifyCode]
+        static let fromProvider: Set<Name> = [.verifyCode, .enrollProfile]
     }
 
     /// One input the step asks for.
@@ -47,6 +52,9 @@ public struct FlowStep: Sendable {
     /// What to tell the user, from the provider (e.g. "Enter the code sent to a…@example.com").
     public var message: String?
     public var fields: [Field]
+    /// Field values already known (from the call that started the flow); a handler
+    /// supplies the missing ones.
+    public var values: [String: String] = [:]
     /// For ``Name/chooseCredential``: the credentials that fit, to pick from.
     public var candidates: [Credential]
     /// For ``Name/confirmImport``: the device asking.

@@ -108,7 +108,11 @@ struct ProviderConversation: Sendable {
 
     /// Answers the steps in `reply` until the provider sends what the flow asked for.
     /// Known steps go to the step handler; a wrong answer (`invalid_code`) asks again.
-    func settle(_ reply: Reply) async throws -> Reply {
+    ///
+    /// `known` holds field values the caller already has (a sign-up's profile): a step
+    /// whose required fields are all known is answered without asking; otherwise the
+    /// handler sees them in ``FlowStep/values`` and supplies the rest.
+    func settle(_ reply: Reply, known: [String: String] = [:]) async throws -> Reply {
         var reply = reply
         var rounds = 0
         while let object = reply.object["step"]?.objectValue {
@@ -125,15 +129,23 @@ struct ProviderConversation: Sendable {
                     step: step.name.rawValue
                 )
             }
-            reply = try await answer(step, submit: submit)
+            reply = try await answer(step, submit: submit, known: known)
         }
         return reply
     }
 
-    private func answer(_ step: FlowStep, submit: URL) async throws -> Reply {
+    private func answer(_ step: FlowStep, submit: URL, known: [String: String]) async throws -> Reply {
         var step = step
+        let names = Set(step.fields.map(\.name))
+        step.values = known.filter { names.contains($0.key) }
         while true {
-            let answer = try await flow.ask(step)
+            let answer: StepAnswer
+            if step.attempt == 1, !step.fields.isEmpty, step.fields.allSatisfy({ !$0.required || step.values[$0.name] != nil }) {
+                answer = StepAnswer(fields: step.values)
+            } else {
+                let given = try await flow.ask(step)
+                answer = StepAnswer(fields: step.values.merging(given.fields) { $1 })
+            }
             var submitted: [String: String] = [:]
             for field in step.fields {
                 guard let value = answer.fields[field.name] else {

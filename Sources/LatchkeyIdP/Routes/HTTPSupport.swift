@@ -79,11 +79,12 @@ struct RateLimitMiddleware: RouterMiddleware {
         let path = request.uri.path
         let limited = request.method == .post
             && (path == "/token" || path.hasPrefix("/v1/authenticate/") || (path.hasPrefix("/v1/bind/") && path.hasSuffix("/code"))
-                || path.hasPrefix("/v1/transfers"))
+                || path.hasPrefix("/v1/transfers") || path.hasPrefix("/v1/signup") || path.hasPrefix("/v1/recovery"))
         if limited {
             let bucket = path == "/token" ? "token"
                 : path.hasPrefix("/v1/authenticate/") ? "authenticate"
-                : path.hasPrefix("/v1/transfers") ? "transfer" : "bind-code"
+                : path.hasPrefix("/v1/transfers") ? "transfer"
+                : path.hasPrefix("/v1/signup") || path.hasPrefix("/v1/recovery") ? "enrollment" : "bind-code"
             guard await limiter.allow(bucket + "|" + context.clientAddress) else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
                 return HTTPSupport.json(["error": "slow_down", "error_description": "too many requests; try again in a minute"], status: .tooManyRequests)

@@ -106,12 +106,16 @@ actor ProviderState {
     var transfers: [String: Transfer] = [:]
     var transferPrefixes: [String: String] = [:]
     var transferFailures: [String: [Date]] = [:]
+    /// Sign-ups and recoveries in progress, and when flows were started per key
+    /// (ProviderState+Enrollment.swift).
+    var enrollments: [String: Enrollment] = [:]
+    var enrollmentStarts: [String: [Date]] = [:]
     private var bindJobs: [String: BindJob] = [:]
     private var sessions: [String: AuthenticationSession] = [:]
     private var codes: [String: CodeGrant] = [:]
     private var accessTokens: [String: TokenGrant] = [:]
     private var refreshTokens: [String: TokenGrant] = [:]
-    private(set) var outbox: [OutboxMessage] = []
+    var outbox: [OutboxMessage] = []
 
     init(configuration: ProviderConfiguration) throws {
         self.configuration = configuration
