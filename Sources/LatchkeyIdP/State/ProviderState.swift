@@ -249,18 +249,20 @@ actor ProviderState {
         let challenge = try SecureRandom.bytes(count: 32)
         job.challenge = challenge
         bindJobs[id] = job
-        return .options(creationOptions(for: identity, challenge: challenge))
+        // A recovery replaces the old credentials, so a device that still holds one may
+        // recover too: they are not excluded.
+        return .options(creationOptions(for: identity, challenge: challenge, excludingExisting: job.kind != .recovery))
     }
 
     /// Creation options for a new credential of `identity` (WebAuthn §5.4), excluding the
-    /// credentials it already has.
-    func creationOptions(for identity: Identity, challenge: Data) -> PublicKeyCredentialCreationOptionsJSON {
+    /// credentials it already has unless told not to.
+    func creationOptions(for identity: Identity, challenge: Data, excludingExisting: Bool = true) -> PublicKeyCredentialCreationOptionsJSON {
         PublicKeyCredentialCreationOptionsJSON(
             rp: .init(id: relyingParty.id, name: "Latchkey reference provider"),
             user: .init(id: Data(identity.id.utf8), name: identity.username, displayName: identity.displayName),
             challenge: challenge,
             pubKeyCredParams: [.init(alg: -7), .init(alg: -8)],
-            excludeCredentials: credentials(of: identity.id).map { .init(id: $0.record.id) },
+            excludeCredentials: excludingExisting ? credentials(of: identity.id).map { .init(id: $0.record.id) } : nil,
             authenticatorSelection: .init(residentKey: "preferred", userVerification: "preferred"),
             attestation: "none"
         )

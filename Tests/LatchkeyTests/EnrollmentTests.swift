@@ -1,0 +1,177 @@
+import Foundation
+import Latchkey
+import LatchkeyIdP
+import LatchkeyOAuth
+import Testing
+
+/// Self-service sign-up and account recovery against the in-process provider.
+@Suite("Sign-up and recovery")
+struct EnrollmentTests {
+    /// A step handler that answers verify-code from the outbox (the newest code sent to
+    /// `address`), and records every step it was asked.
+    static func outboxReader(_ provider: ProviderHarness, address: String, asked: CallCounter<FlowStep>, wrongFirst: Bool = false, profile: [String: String] = [:]) -> Embedded.StepHandler {
+        { step in
+            asked.record(step)
+            switch step.name {
+            case .verifyCode:
+                if wrongFirst, step.attempt == 1 { return .code("000000x") }
+                return .code(try await provider.code(sentTo: address))
+            case .enrollProfile:
+                return StepAnswer(fields: profile)
+            default:
+                throw CancellationError()
+            }
+        }
+    }
+
+    @Test("sign-up with every field given: only the code is asked; the new identity signs in")
+    func signUpAllFields() async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, vault in
+            let asked = CallCounter<FlowStep>()
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: Self.outboxReader(provider, address: "grace@example.com", asked: asked))
+            let credential = try await embedded.signUp(issuer: provider.issuer, username: "grace", profile: [
+                .givenName: "Grace", .familyName: "Hopper", .email: "grace@example.com",
+            ])
+            #expect(credential.user.name == "grace" && credential.user.displayName == "Grace Hopper")
+            #expect(asked.values.map(\.name) == [.verifyCode])
+            let tokens = try await provider.signIn(embedded)
+            let info = try await provider.oauthClient().userInfo(accessToken: tokens.accessToken, expectedSubject: tokens.claims?.subject)
+            #expect(info["email"]?.stringValue == "grace@example.com" && info["preferred_username"]?.stringValue == "grace")
+        }
+    }
+
+    @Test("sign-up with a missing required field asks the step handler; a wrong code, then the right one")
+    func signUpMissingField() async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, vault in
+            let asked = CallCounter<FlowStep>()
+            let handler = Self.outboxReader(provider, address: "alan@example.com", asked: asked, wrongFirst: true, profile: ["email": "alan@example.com"])
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: handler)
+            let credential = try await embedded.signUp(issuer: provider.issuer, username: "alan", profile: [.givenName: "Alan"])
+            #expect(credential.user.displayName == "Alan")
+            let steps = asked.values
+            #expect(steps.map(\.name) == [.enrollProfile, .verifyCode, .verifyCode])
+            #expect(steps.first?.values == ["givenName": "Alan"])
+            #expect(steps.first?.fields.filter(\.required).map(\.name) == ["givenName", "email"])
+            #expect(steps.last?.attempt == 2 && steps.last?.previousError?.contains("wrong code") == true)
+        }
+    }
+
+    @Test("sign-up is refused when the policy is off")
+    func signUpOff() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            let error = await #expect(throws: LatchkeyError.self) {
+                try await embedded.signUp(issuer: provider.issuer, username: "eve", profile: [.givenName: "Eve", .email: "eve@example.com"])
+            }
+            #expect(error?.code == .providerError && error?.providerError?.error == "access_denied")
+        }
+    }
+
+    @Test("recovery binds a new credential and revokes the old ones, on this device and others")
+    func recovery() async throws {
+        let lostDevice = try TemporaryVault()
+        defer { lostDevice.cleanUp() }
+        try await ProviderHarness.withVault { provider, vault in
+            let old = try lostDevice.embedded(allowing: [provider.host])
+            let (identity, bindURL) = try await provider.createIdentity("ada")
+            _ = try await old.registerCredential(from: bindURL)
+
+            let asked = CallCounter<FlowStep>()
+            let newDevice = try vault.embedded(allowing: [provider.host], stepHandler: Self.outboxReader(provider, address: "ada@example.com", asked: asked))
+            let recovered = try await newDevice.recover(issuer: provider.issuer, username: "ada")
+            #expect(recovered.user.name == "ada" && asked.values.map(\.name) == [.verifyCode])
+            #expect(try await provider.signIn(newDevice).claims?.subject == identity)
+
+            let refused = await #expect(throws: LatchkeyError.self) { try await provider.signIn(old) }
+            #expect(refused?.code == .credentialRevoked)
+
+            // Recovering on a device that still holds the (now revoked) credential works,
+            // and marks the old one revoked locally.
+            let again = try await newDevice.recover(issuer: provider.issuer, username: "ada")
+            let states = try await newDevice.credentials().map { ($0.id, $0.state) }
+            #expect(states.contains { $0 == (again.id, .active) } && states.contains { $0 == (recovered.id, .revoked) })
+            #expect(try await provider.signIn(newDevice).claims?.subject == identity)
+        }
+    }
+
+    @Test("an unknown username gets the same outward answers as a known one")
+    func noEnumeration() async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, _ in
+            _ = try await provider.createIdentity("ada")
+            func start(_ username: String) async throws -> (Int, [String: Any]) {
+                try await provider.post("v1/recovery", ["username": username])
+            }
+            let (knownStatus, known) = try await start("ada")
+            let (unknownStatus, unknown) = try await start("nobody-here")
+            #expect(knownStatus == 200 && unknownStatus == 200)
+            let knownStep = try #require(known["step"] as? [String: Any])
+            let unknownStep = try #require(unknown["step"] as? [String: Any])
+            #expect(knownStep["name"] as? String == unknownStep["name"] as? String)
+            #expect(knownStep["message"] as? String == unknownStep["message"] as? String)
+            #expect(Set(knownStep.keys) == Set(unknownStep.keys))
+            let knownSubmit = try #require((knownStep["submit"] as? String).flatMap(URL.init(string:)))
+            let unknownSubmit = try #require((unknownStep["submit"] as? String).flatMap(URL.init(string:)))
+            #expect(knownSubmit.path.count == unknownSubmit.path.count)
+
+            let (knownWrong, knownError) = try await provider.post(knownSubmit, ["code": "123456x"])
+            let (unknownWrong, unknownError) = try await provider.post(unknownSubmit, ["code": "123456x"])
+            #expect(knownWrong == unknownWrong && knownError["error"] as? String == unknownError["error"] as? String)
+            #expect(knownError["error_description"] as? String == unknownError["error_description"] as? String)
+
+            // Sign-up with a taken name answers like a free one.
+            let (takenStatus, taken) = try await provider.post("v1/signup", ["username": "ada"])
+            let (freeStatus, free) = try await provider.post("v1/signup", ["username": "brand-new"])
+            #expect(takenStatus == freeStatus && (taken["step"] as? [String: Any])?["name"] as? String == (free["step"] as? [String: Any])?["name"] as? String)
+        }
+    }
+
+    @Test("attempt limits: five wrong codes end a flow; starts are limited per username and per address")
+    func attemptLimits() async throws {
+        try await ProviderHarness.withVault({
+            $0.maximumRecoveriesPerUsername = 2
+            $0.maximumEnrollmentStartsPerAddress = 3
+        }) { provider, _ in
+            _ = try await provider.createIdentity("ada")
+            let (_, started) = try await provider.post("v1/recovery", ["username": "ada"])
+            let submitText = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+            let submit = try #require(URL(string: submitText))
+            var statuses: [String] = []
+            for _ in 0..<6 {
+                let (_, answer) = try await provider.post(submit, ["code": "nope"])
+                statuses.append(answer["error"] as? String ?? "?")
+            }
+            #expect(statuses == ["invalid_code", "invalid_code", "invalid_code", "invalid_code", "invalid_code", "not_found"])
+            // The right code no longer helps: the flow is gone.
+            let code = try await provider.code(sentTo: "ada@example.com")
+            #expect(try await provider.post(submit, ["code": code]).0 == 404)
+
+            // Per username (known or not): the third recovery in ten minutes is refused.
+            #expect(try await provider.post("v1/recovery", ["username": "ada"]).0 == 200)
+            #expect(try await provider.post("v1/recovery", ["username": "ada"]).0 == 429)
+            #expect(try await provider.post("v1/recovery", ["username": "ghost"]).0 == 200)
+            // Per address: the fourth start from this address (three were let through) is refused.
+            #expect(try await provider.post("v1/recovery", ["username": "ghost"]).0 == 429)
+        }
+    }
+}
+
+extension ProviderHarness {
+    /// The newest code the outbox holds for `address`.
+    func code(sentTo address: String) async throws -> String {
+        let (_, outbox) = try await admin("GET", "admin/outbox")
+        let messages = (outbox["messages"] as? [[String: Any]] ?? []).filter { $0["to"] as? String == address }
+        return try #require(messages.last?["code"] as? String, "no code for \(address)")
+    }
+
+    /// A JSON POST to the provider, without credentials.
+    func post(_ path: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
+        try await post(issuer.appendingPathComponent(path), body)
+    }
+
+    func post(_ url: URL, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "POST", url: url, headers: ["Content-Type": "application/json"], body: try JSONSerialization.data(withJSONObject: body)
+        ))
+        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+    }
+}
