@@ -27,6 +27,12 @@ extension LatchkeyCommand {
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
 
+        @Flag(help: "Allow self-service sign-up (POST /v1/signup).")
+        var allowSignup = false
+
+        @Flag(help: "Turn off account recovery by e-mailed code.")
+        var disableRecovery = false
+
         @Flag(help: "Print the issuer and admin token as one JSON line once listening.")
         var json = false
 
@@ -36,6 +42,8 @@ extension LatchkeyCommand {
             var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseURL), adminToken: token)
             configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: $0) }
             configuration.requireEmailCodeForBinding = requireEmailCode
+            configuration.selfRegistration = allowSignup
+            configuration.recovery = !disableRecovery
             let app = try buildApplication(configuration: configuration) { issuer in
                 // Unbuffered, so a supervising process sees the lines at once.
                 if json {

@@ -5,12 +5,19 @@ import Latchkey
 /// How the command answers flow steps: from `--code` / `--credential` / `--yes`, else by
 /// asking on a terminal, else by failing with the option to pass.
 struct StepAnswers: ParsableArguments {
-    @Option(help: ArgumentHelp("The verification code, when the provider asks for one (verify-code).", valueName: "code"))
+    @Option(help: ArgumentHelp("The verification code, when the provider asks for one (verify-code); `-` reads it from stdin when it is asked.", valueName: "code"))
     var code: String?
 
     /// A step the command cannot answer here: one line naming what to pass.
     static func unanswerable(_ step: FlowStep, _ message: String) -> LatchkeyError {
         LatchkeyError(code: .stepUnsupported, reason: message, step: step.name.rawValue)
+    }
+
+    /// `givenName` → `given-name`, the option that supplies a profile field.
+    static func optionName(_ field: String) -> String {
+        field.reduce(into: "") { name, character in
+            if character.isUppercase { name += "-" + character.lowercased() } else { name.append(character) }
+        }
     }
 
     func handler() -> Embedded.StepHandler {
@@ -24,6 +31,15 @@ struct StepAnswers: ParsableArguments {
         { step in
             switch step.name {
             case .verifyCode:
+                if code == "-" {
+                    // A script answers on stdin when the code is asked (it may read the
+                    // mail only once the code was sent).
+                    if let previous = step.previousError { Terminal.note(previous) }
+                    guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty else {
+                        throw Self.unanswerable(step, "no code on stdin")
+                    }
+                    return .code(line)
+                }
                 if step.attempt == 1, let code { return .code(code) }
                 if let previous = step.previousError, !Terminal.isInteractive {
                     throw Self.unanswerable(step, "the provider refused the code: \(previous)")
@@ -53,6 +69,19 @@ struct StepAnswers: ParsableArguments {
                     return .credential(id: step.candidates[number - 1].id)
                 }
                 return .credential(id: answer)
+            case .enrollProfile:
+                let missing = step.fields.filter { $0.required && step.values[$0.name] == nil }
+                guard Terminal.isInteractive else {
+                    throw Self.unanswerable(step, "the provider also needs \(missing.map { "--" + Self.optionName($0.name) }.joined(separator: ", "))")
+                }
+                var values: [String: String] = [:]
+                for field in missing {
+                    guard let value = Terminal.ask("\(field.name): ")?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+                        throw Self.unanswerable(step, "no \(field.name) given")
+                    }
+                    values[field.name] = value
+                }
+                return StepAnswer(fields: values)
             case .confirmImport:
                 if approveImports { return .approve }
                 // Without a terminal and without --yes, the import is declined (so the other

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import Testing
 
 /// The built `latchkey` binary as a subprocess against `latchkey serve` on loopback.
@@ -31,11 +32,32 @@ struct CommandLineTests {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Drain both pipes while the process runs, so a large output cannot block it.
-        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
-        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+        async let stdout = drain(out)
+        async let stderr = drain(err)
         let (outData, errData) = await (stdout, stderr)
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// SIGTERM (the provider shuts down gracefully), then SIGKILL after five seconds, so
+    /// no server outlives its test.
+    static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            print("latchkey serve did not stop on SIGTERM within 5 s; killed")
+        }
+    }
+
+    /// Reads a pipe to its end on a Dispatch thread: a blocking read must not hold one of
+    /// the (two, on these machines) threads of Swift's cooperative pool.
+    static func drain(_ pipe: Pipe) async -> Data {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }
+        }
     }
 
     /// Starts `latchkey serve` and returns it with its issuer.
@@ -74,7 +96,7 @@ struct CommandLineTests {
     func credentialCommands() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try Self.serve()
-        defer { server.terminate() }
+        defer { Self.stop(server) }
         let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }
         let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": store.path]
@@ -141,7 +163,7 @@ struct CommandLineTests {
     func exportImport() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try Self.serve()
-        defer { server.terminate() }
+        defer { Self.stop(server) }
         let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
         defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
         let exporterEnvironment = ["LATCHKEY_PASSPHRASE": "one", "LATCHKEY_STORE": stores[0].path, "LATCHKEY_ADMIN_TOKEN": "cli-admin-token"]
@@ -212,11 +234,90 @@ struct CommandLineTests {
         #expect(text.status == 0 && text.stdout.contains("Step 11: Clean up") && text.stdout.contains("ID token claims: sub "))
     }
 
+    /// Runs `latchkey arguments… --code -` and, once the provider has e-mailed a new code
+    /// to `address`, writes it to the command's stdin.
+    static func latchkey(_ arguments: [String], environment: [String: String], answeringCodeFor address: String, issuer: URL) async throws -> Run {
+        let before = try await outboxCodes(issuer, address).count
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments + ["--code", "-"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let input = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        async let stdout = drain(out)
+        async let stderr = drain(err)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let codes = try await outboxCodes(issuer, address)
+            if codes.count > before, let code = codes.last {
+                input.fileHandleForWriting.write(Data((code + "\n").utf8))
+                break
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try? input.fileHandleForWriting.close()
+        let (outData, errData) = await (stdout, stderr)
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func outboxCodes(_ issuer: URL, _ address: String) async throws -> [String] {
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "GET", url: issuer.appendingPathComponent("admin/outbox"), headers: ["Authorization": "Bearer cli-admin-token"]
+        ))
+        let messages = ((try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any])?["messages"] as? [[String: Any]] ?? []
+        return messages.filter { $0["to"] as? String == address }.compactMap { $0["code"] as? String }
+    }
+
+    @Test("signup → authenticate → recover on another device → authenticate; the old device is refused")
+    func signUpAndRecover() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
+        let (server, issuer) = try Self.serve(["--allow-signup"])
+        defer { Self.stop(server) }
+        let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
+        defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
+        let first = ["LATCHKEY_PASSPHRASE": "one", "LATCHKEY_STORE": stores[0].path]
+        let second = ["LATCHKEY_PASSPHRASE": "two", "LATCHKEY_STORE": stores[1].path]
+
+        let signedUp = try await Self.latchkey(
+            ["signup", "--issuer", issuer.absoluteString, "--username", "grace", "--given-name", "Grace", "--family-name", "Hopper", "--email", "grace@example.com", "--json"],
+            environment: first, answeringCodeFor: "grace@example.com", issuer: issuer
+        )
+        #expect(signedUp.status == 0, "\(signedUp.stderr)")
+        #expect(((try Self.object(signedUp.stdout)["credential"] as? [String: Any])?["user"] as? [String: Any])?["displayName"] as? String == "Grace Hopper")
+
+        let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: first)
+        #expect(signedIn.status == 0, "\(signedIn.stderr)")
+        let subject = try #require((try Self.object(signedIn.stdout)["claims"] as? [String: Any])?["sub"] as? String)
+
+        let recovered = try await Self.latchkey(
+            ["recover", "--issuer", issuer.absoluteString, "--username", "grace", "--json"],
+            environment: second, answeringCodeFor: "grace@example.com", issuer: issuer
+        )
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        let afterRecovery = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: second)
+        #expect(afterRecovery.status == 0, "\(afterRecovery.stderr)")
+        #expect((try Self.object(afterRecovery.stdout)["claims"] as? [String: Any])?["sub"] as? String == subject)
+
+        let oldDevice = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString], environment: first)
+        #expect(oldDevice.status == 1 && oldDevice.stderr.contains("revoked"), "\(oldDevice.stderr)")
+
+        // Without --email and without a terminal, sign-up names the missing option.
+        let missing = try await Self.latchkey(["signup", "--issuer", issuer.absoluteString, "--username", "alan", "--given-name", "Alan"], environment: second)
+        #expect(missing.status == 1 && missing.stderr.contains("--email"), "\(missing.stderr)")
+    }
+
     @Test("verify-code without a terminal: fails naming --code; with --code the bind succeeds")
     func verifyCodeOption() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try Self.serve(["--require-email-code"])
-        defer { server.terminate() }
+        defer { Self.stop(server) }
         let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }
         let environment = ["LATCHKEY_PASSPHRASE": "pass", "LATCHKEY_STORE": store.path, "LATCHKEY_ADMIN_TOKEN": "cli-admin-token"]

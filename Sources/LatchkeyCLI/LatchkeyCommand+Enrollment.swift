@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import Latchkey
+
+extension LatchkeyCommand {
+    /// `latchkey signup`: creates an identity at a provider that allows self-registration,
+    /// and binds a credential for it in this vault.
+    struct SignUp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "signup", abstract: "Sign up at a provider, passwordless: a profile, an e-mailed code, a new credential.")
+
+        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
+        var issuer: String
+
+        @Option(help: ArgumentHelp("The username to sign up as.", valueName: "name"))
+        var username: String
+
+        @Option(help: ArgumentHelp("Given name.", valueName: "name"))
+        var givenName: String?
+
+        @Option(help: ArgumentHelp("Family name.", valueName: "name"))
+        var familyName: String?
+
+        @Option(help: ArgumentHelp("E-mail address (the code goes there).", valueName: "address"))
+        var email: String?
+
+        @OptionGroup var store: StoreOptions
+        @OptionGroup var answers: StepAnswers
+
+        func run() async throws {
+            let (issuerURL, host) = try ClientOptions.issuer(issuer)
+            var profile: [ProfileField: String] = [:]
+            if let givenName { profile[.givenName] = givenName }
+            if let familyName { profile[.familyName] = familyName }
+            if let email { profile[.email] = email }
+            let credential = try await store.embedded(allowing: [host], answers: answers).signUp(issuer: issuerURL, username: username, profile: profile)
+            if store.json { return try store.printJSON(["credential": credential.jsonObject]) }
+            print("Signed up as \(credential.user.name); credential \(credential.id)")
+        }
+    }
+
+    /// `latchkey recover`: regains an account after losing every device; the new
+    /// credential replaces the old ones.
+    struct Recover: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recover an account with a code sent to its e-mail; old credentials stop working.")
+
+        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
+        var issuer: String
+
+        @Option(help: ArgumentHelp("The account's username.", valueName: "name"))
+        var username: String
+
+        @OptionGroup var store: StoreOptions
+        @OptionGroup var answers: StepAnswers
+
+        func run() async throws {
+            let (issuerURL, host) = try ClientOptions.issuer(issuer)
+            let credential = try await store.embedded(allowing: [host], answers: answers).recover(issuer: issuerURL, username: username)
+            if store.json { return try store.printJSON(["credential": credential.jsonObject]) }
+            print("Recovered \(credential.user.name); new credential \(credential.id). The account's other credentials are revoked.")
+        }
+    }
+}
