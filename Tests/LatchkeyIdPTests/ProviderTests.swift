@@ -121,6 +121,17 @@ struct ProviderTests {
             let allowed = ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
             let stored = try authenticator.credentials().map { $0.metadata.credentialID.description }
             #expect(allowed == stored)
+
+            // An unknown name gets one stable decoy of the same shape, not an empty list.
+            @Sendable func allowedFor(_ hint: String) async throws -> [String] {
+                let request = try await client.authorizationRequest(additionalParameters: ["login_hint": hint])
+                let (_, answer) = try await Self.request("GET", request.url, headers: ["Accept": "application/json"])
+                let (_, options) = try await Self.request("GET", try Self.url(answer["authenticateURL"]))
+                return ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? []
+            }
+            let decoy = try await allowedFor("nobody")
+            #expect(decoy.count == 1 && decoy.first?.count == stored.first?.count)
+            #expect(try await allowedFor("nobody") == decoy && decoy != stored)
         }
     }
 

@@ -94,6 +94,38 @@ struct EnrollmentTests {
         }
     }
 
+    @Test("the completion-handler forms run once and the flows publish events")
+    func completionHandlersAndEvents() async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, vault in
+            let asked = CallCounter<FlowStep>()
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: Self.outboxReader(provider, address: "lin@example.com", asked: asked))
+            let events = embedded.events()
+            let signedUp = CallCounter<Result<Credential, LatchkeyError>>()
+            embedded.signUp(issuer: provider.issuer, username: "lin", profile: [.givenName: "Lin", .email: "lin@example.com"]) { signedUp.record($0) }
+            var kinds: [String] = []
+            for await event in events {
+                switch event.kind {
+                case .started: kinds.append("started")
+                case .stepRequested(let name): kinds.append("step:\(name)")
+                case .credentialRegistered: kinds.append("registered")
+                case .completed: kinds.append("completed")
+                default: continue
+                }
+                if kinds.last == "completed" { break }
+            }
+            #expect(kinds == ["started", "step:enroll-profile", "step:verify-code", "registered", "completed"])
+            let deadline = Date().addingTimeInterval(10)
+            while signedUp.values.isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(signedUp.values.count == 1)
+
+            let recovered = CallCounter<Result<Credential, LatchkeyError>>()
+            embedded.recover(issuer: provider.issuer, username: "lin") { recovered.record($0) }
+            while recovered.values.isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            if case .success(let credential)? = recovered.values.first { #expect(credential.user.name == "lin") } else { Issue.record("recovery failed") }
+        }
+    }
+
     @Test("an unknown username gets the same outward answers as a known one")
     func noEnumeration() async throws {
         try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, _ in

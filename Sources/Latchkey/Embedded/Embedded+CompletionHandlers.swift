@@ -116,3 +116,15 @@ extension Embedded {
         complete(completion) { try await self.importCredential(code: code, deviceName: deviceName, issuer: issuer) }
     }
 }
+
+extension Embedded {
+    @discardableResult
+    public func signUp(issuer: URL, username: String, profile: [ProfileField: String] = [:], completion: @escaping Completion<Credential>) -> EmbeddedTask {
+        complete(completion) { try await self.signUp(issuer: issuer, username: username, profile: profile) }
+    }
+
+    @discardableResult
+    public func recover(issuer: URL, username: String, completion: @escaping Completion<Credential>) -> EmbeddedTask {
+        complete(completion) { try await self.recover(issuer: issuer, username: username) }
+    }
+}

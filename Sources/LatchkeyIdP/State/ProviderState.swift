@@ -99,6 +99,8 @@ actor ProviderState {
     private(set) var issuer: URL
     let signingKey: SigningKey
     let keyID: String
+    /// Keys the decoy credential IDs answered for unknown login hints.
+    let decoyKey: SymmetricKey
     var identities: [String: Identity] = [:]
     var credentials: [Data: Credential] = [:]
     /// Transfers by id, the live codes' prefixes, and wrong codes per client address
@@ -135,6 +137,7 @@ actor ProviderState {
             signingKey = try SigningKey.generate(.es256)
         }
         keyID = try signingKey.publicKey.jwk.thumbprint()
+        decoyKey = SymmetricKey(data: try SecureRandom.bytes(count: 32))
     }
 
     /// Writes the snapshot when the provider has a data directory.
@@ -360,8 +363,14 @@ actor ProviderState {
             throw ProviderError.badRequest("invalid_request", "PKCE with code_challenge_method=S256 is required")
         }
         var allowed: [Data] = []
-        if let hint = parameters["login_hint"], let identity = identities.values.first(where: { $0.username == hint }) {
-            allowed = credentials(of: identity.id).filter { !$0.revoked }.map(\.record.id)
+        if let hint = parameters["login_hint"], hint.utf8.count <= 256 {
+            let identity = identities.values.first { $0.username == hint }
+            allowed = identity.map { credentials(of: $0.id).filter { !$0.revoked }.map(\.record.id) } ?? []
+            // An unknown name (or one without credentials) gets a stable decoy credential
+            // ID, so the options do not tell whether the username exists.
+            if allowed.isEmpty {
+                allowed = [try HMAC.authenticationCode(for: Data("login_hint:\(hint)".utf8), using: decoyKey)]
+            }
         }
         pruneExpired()
         guard sessions.count < Self.maximumPending else {
