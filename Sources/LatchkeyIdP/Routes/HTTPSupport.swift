@@ -39,7 +39,11 @@ enum HTTPSupport {
     /// An `application/x-www-form-urlencoded` body (RFC 6749 §4.1.3); a repeated
     /// parameter is an error (RFC 6749 §3.1).
     static func form(_ request: Request) async throws -> [String: String] {
-        let text = String(decoding: try await body(request), as: UTF8.self)
+        try form(parsing: String(decoding: try await body(request), as: UTF8.self))
+    }
+
+    /// The form parser itself, apart from HTTP (the fuzz harness calls it).
+    static func form(parsing text: String) throws -> [String: String] {
         var form: [String: String] = [:]
         for pair in text.split(separator: "&") where !pair.isEmpty {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
