@@ -1,0 +1,478 @@
+import Foundation
+@testable import Latchkey
+import LatchkeyCrypto
+import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+import Testing
+
+/// Every attack the project defends against, across modules, in one list: each named case
+/// runs against real parts (the reference provider on 127.0.0.1, a real vault in a
+/// temporary directory, OpenSSL) and must be refused with its own error code. The OAuth
+/// client's own list of ID-token and redirect attacks (LatchkeyOAuthTests'
+/// HostileInputTests) adds to it.
+@Suite("Hostile input: every attack, by name")
+struct HostileInputSuite {
+    /// What an attack gets to work with: a provider with one identity ("ada") whose
+    /// credential is in `embedded`'s vault.
+    struct Context: Sendable {
+        let provider: ProviderHarness
+        let vault: TemporaryVault
+        let embedded: Embedded
+        let credential: Credential
+
+        func attacker(_ handler: Embedded.StepHandler? = nil, domains: [String]? = nil) throws -> Embedded {
+            try vault.embedded(allowing: domains ?? [provider.host], stepHandler: handler)
+        }
+
+        /// A raw request to the provider; a non-2xx answer throws its status and error.
+        func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws {
+            let url = path.hasPrefix("http") ? URL(string: path) : provider.issuer.appendingPathComponent(path)
+            guard let url else { throw Refusal(status: 0, error: "bad test URL") }
+            let response = try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: headers, body: body))
+            guard (200..<300).contains(response.status) else {
+                let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+                throw Refusal(status: response.status, error: object?["error"] as? String ?? "-")
+            }
+        }
+
+        func json(_ object: Any) throws -> Data { try JSONSerialization.data(withJSONObject: object) }
+    }
+
+    /// A provider's refusal, as `<status> <error>`.
+    struct Refusal: Error {
+        let status: Int
+        let error: String
+    }
+
+    struct Attack: Sendable, CustomTestStringConvertible {
+        let name: String
+        let expected: String
+        let run: @Sendable (Context) async throws -> Void
+        init(_ name: String, _ expected: String, _ run: @escaping @Sendable (Context) async throws -> Void) {
+            self.name = name
+            self.expected = expected
+            self.run = run
+        }
+        var testDescription: String { name }
+    }
+
+    /// The code an error carries, whatever module threw it.
+    static func code(of error: any Error) -> String {
+        switch error {
+        case let error as LatchkeyError: "\(error.code)"
+        case let error as OAuthError: "\(error.code)"
+        case let error as WebAuthnError: "\(error.code)"
+        case let error as KeyVaultError: "\(error.code)"
+        case let error as CryptoError: "\(error.code)"
+        case let error as Refusal: "\(error.status) \(error.error)"
+        default: "untyped: \(error)"
+        }
+    }
+
+    static let token = "vOdKvNru0YxTvQP5rWHet6nNuf7s0XhomF3gn-Vrhsk"
+
+    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + flows + transfers + provider
+
+    // MARK: WebAuthn formats and relying-party checks
+
+    static let webAuthn: [Attack] = [
+        Attack("CBOR: indefinite-length map", "malformedCBOR") { _ in _ = try CBOR.decode(Data([0xBF, 0x01, 0x02, 0xFF])) },
+        Attack("CBOR: nested 100 deep", "malformedCBOR") { _ in _ = try CBOR.decode(Data(repeating: 0x81, count: 100) + [0x00]) },
+        Attack("CBOR: duplicate map keys", "malformedCBOR") { _ in _ = try CBOR.decode(Data([0xA2, 0x01, 0x01, 0x01, 0x02])) },
+        Attack("CBOR: trailing bytes", "malformedCBOR") { _ in _ = try CBOR.decode(Data([0x01, 0x02])) },
+        Attack("CBOR: byte string claiming 4 GiB", "malformedCBOR") { _ in _ = try CBOR.decode(Data([0x5A, 0xFF, 0xFF, 0xFF, 0xFF, 0x00])) },
+        Attack("CBOR: 1000-item array", "malformedCBOR") { _ in _ = try CBOR.decode(Data([0x99, 0x03, 0xE8]) + Data(repeating: 0, count: 1000)) },
+        Attack("authenticatorData: truncated below 37 bytes", "malformedAuthenticatorData") { _ in _ = try AuthenticatorData(bytes: Data(count: 36)) },
+        Attack("authenticatorData: AT flag without attested data", "malformedAuthenticatorData") { _ in
+            var bytes = Data(count: 37)
+            bytes[32] = 0x41
+            _ = try AuthenticatorData(bytes: bytes)
+        },
+        Attack("attestationObject: not a map", "malformedAttestationObject") { _ in _ = try AttestationObject(encoded: Data([0x80])) },
+        Attack("COSE key: ES256 on P-384", "unsupportedAlgorithm") { _ in
+            _ = try COSEKey(encoded: CBOR.map([
+                .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(6)), .init(.negative(0), .unsigned(2)),
+                .init(.negative(1), .bytes(Data(count: 32))), .init(.negative(2), .bytes(Data(count: 32))),
+            ]).encoded())
+        },
+        Attack("clientDataJSON: not JSON", "malformedClientData") { _ in _ = try CollectedClientData(json: Data("<xml/>".utf8)) },
+        Attack("L3 JSON: challenge with base64 padding", "malformedJSON") { _ in
+            _ = try PublicKeyCredentialRequestOptionsJSON(json: Data(#"{"challenge":"YWJj="}"#.utf8))
+        },
+        Attack("assertion with a flipped signature bit", "invalidSignature") { context in
+            let (rp, record, options, authenticator) = try relyingPartyFixture(context)
+            var (assertion, _) = try authenticator.getAssertion(options.request, origin: rp.origin)
+            var signature = assertion.response.signature.data
+            signature[signature.count - 1] ^= 1
+            assertion.response.signature = Base64URLBytes(signature)
+            _ = try rp.party.verifyAuthentication(assertion, challenge: options.request.challenge.data, credential: record)
+        },
+        Attack("assertion from another origin", "originMismatch") { context in
+            let (rp, record, options, authenticator) = try relyingPartyFixture(context)
+            let (assertion, _) = try authenticator.getAssertion(options.request, origin: "https://evil.example.com")
+            _ = try rp.party.verifyAuthentication(assertion, challenge: options.request.challenge.data, credential: record)
+        },
+        Attack("assertion over another challenge", "challengeMismatch") { context in
+            let (rp, record, options, authenticator) = try relyingPartyFixture(context)
+            let (assertion, _) = try authenticator.getAssertion(options.request, origin: rp.origin)
+            _ = try rp.party.verifyAuthentication(assertion, challenge: Data(count: 32), credential: record)
+        },
+        Attack("replayed assertion (counter did not grow)", "signCountNotIncreased") { context in
+            let (rp, record, options, authenticator) = try relyingPartyFixture(context)
+            let (assertion, _) = try authenticator.getAssertion(options.request, origin: rp.origin)
+            let verified = try rp.party.verifyAuthentication(assertion, challenge: options.request.challenge.data, credential: record)
+            var later = record
+            later.signCount = verified.signCount
+            _ = try rp.party.verifyAuthentication(assertion, challenge: options.request.challenge.data, credential: later)
+        },
+        Attack("assertion by a credential outside allowCredentials", "credentialNotAllowed") { context in
+            let (rp, record, options, authenticator) = try relyingPartyFixture(context)
+            let (assertion, _) = try authenticator.getAssertion(options.request, origin: rp.origin)
+            _ = try rp.party.verifyAuthentication(assertion, challenge: options.request.challenge.data, credential: record, allowedCredentialIDs: [Data(count: 32)])
+        },
+        Attack("registration for another RP ID", "rpIDHashMismatch") { context in
+            // The origin is one the RP accepts, but the authenticator scoped the credential
+            // to a narrower RP ID, so rpIdHash differs (§7.1 step 13).
+            let (rp, _, options, authenticator) = try relyingPartyFixture(context)
+            var creation = options.creation
+            creation.rp.id = "sub.\(rp.host)"
+            let (registration, _) = try authenticator.makeCredential(creation, origin: "https://sub.\(rp.host)")
+            let party = RelyingParty(id: rp.host, origins: [rp.origin, "https://sub.\(rp.host)"])
+            _ = try party.verifyRegistration(registration, challenge: creation.challenge.data)
+        },
+    ]
+
+    /// A relying party for example.com, a credential registered with it from a fresh
+    /// software authenticator in the context's temporary directory, and request options.
+    static func relyingPartyFixture(_ context: Context) throws -> (
+        rp: (party: RelyingParty, origin: String, host: String),
+        record: RelyingParty.RegisteredCredential,
+        options: (creation: PublicKeyCredentialCreationOptionsJSON, request: PublicKeyCredentialRequestOptionsJSON),
+        authenticator: SoftwareAuthenticator
+    ) {
+        let host = "example.com"
+        let origin = "https://\(host)"
+        let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(
+            at: context.vault.directory.appendingPathComponent("rp-\(UUID().uuidString)"), key: .keyFile(context.vault.keyFile)
+        ))
+        let creation = PublicKeyCredentialCreationOptionsJSON(
+            rp: .init(id: host, name: "Example"), user: .init(id: Data("u".utf8), name: "u", displayName: "U"),
+            challenge: try SecureRandom.bytes(count: 32), pubKeyCredParams: [.init(alg: -7)]
+        )
+        let party = RelyingParty(id: host, origins: [origin])
+        let (registration, _) = try authenticator.makeCredential(creation, origin: origin)
+        let record = try party.verifyRegistration(registration, challenge: creation.challenge.data)
+        let request = PublicKeyCredentialRequestOptionsJSON(challenge: try SecureRandom.bytes(count: 32), rpId: host)
+        return ((party, origin, host), record, (creation, request), authenticator)
+    }
+
+    // MARK: Crypto core
+
+    static let crypto: [Attack] = [
+        Attack("base64url with padding", "invalidEncoding") { _ in _ = try Base64URL.decode("YWJj=") },
+        Attack("base64url with the + of standard base64", "invalidEncoding") { _ in _ = try Base64URL.decode("ab+c") },
+        Attack("base64url with an impossible length", "invalidEncoding") { _ in _ = try Base64URL.decode("abcde") },
+        Attack("PEM with another label", "invalidEncoding") { _ in
+            _ = try SigningKey(pemRepresentation: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+        },
+        Attack("SPKI of an unsupported curve (P-384 point length)", "invalidKey") { _ in
+            _ = try VerifyingKey(spkiDER: Data([0x30, 0x76]) + Data(count: 118))
+        },
+        Attack("JWK with a short EC coordinate", "invalidKey") { _ in
+            _ = try VerifyingKey(jwk: JSONWebKey(kty: "EC", crv: "P-256", x: Base64URL.encode(Data(count: 31)), y: Base64URL.encode(Data(count: 32))))
+        },
+        Attack("AES-GCM ciphertext with a flipped tag bit", "authenticationFailure") { _ in
+            let key = SymmetricKey(data: try SecureRandom.bytes(count: 32))
+            var sealed = try AESGCM.seal(Data("secret".utf8), using: key)
+            var tag = sealed.tag
+            tag[tag.count - 1] ^= 1
+            sealed.tag = tag
+            _ = try AESGCM.open(sealed, using: key)
+        },
+    ]
+
+    // MARK: Vault
+
+    static func newVault(_ context: Context) throws -> (URL, KeyVault) {
+        let directory = context.vault.directory.appendingPathComponent("v-\(UUID().uuidString)")
+        return (directory, try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile)))
+    }
+
+    static let vault: [Attack] = [
+        Attack("vault: wrong passphrase", "wrongKey") { context in
+            let directory = context.vault.directory.appendingPathComponent("p-\(UUID().uuidString)")
+            let fast = Scrypt.Parameters(costFactor: 1 << 10, blockSize: 8, parallelism: 1)
+            _ = try KeyVault.open(at: directory, key: .passphrase("right", scrypt: fast))
+            _ = try KeyVault.open(at: directory, key: .passphrase("wrong", scrypt: fast))
+        },
+        Attack("vault: directory open to others", "insecurePermissions") { context in
+            let (directory, _) = try newVault(context)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+            _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile))
+        },
+        Attack("vault: a record edited on disk", "corruptRecord") { context in
+            let (directory, vault) = try newVault(context)
+            let entry = try vault.createKey(.es256, metadata: Data("{}".utf8))
+            let file = directory.appendingPathComponent("keys/\(entry.handle).json")
+            var text = try String(contentsOf: file, encoding: .utf8)
+            text = text.replacingOccurrences(of: "\"createdAt\"", with: "\"createdAt\" ")
+            text = text.replacingOccurrences(of: "ES256", with: "EdDSA")
+            try text.write(to: file, atomically: false, encoding: .utf8)
+            _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile)).entry(entry.handle)
+        },
+        Attack("vault: one record copied over another", "corruptRecord") { context in
+            let (directory, vault) = try newVault(context)
+            let first = try vault.createKey(.es256, metadata: Data("{}".utf8))
+            let second = try vault.createKey(.es256, metadata: Data("{}".utf8))
+            let keys = directory.appendingPathComponent("keys")
+            try FileManager.default.removeItem(at: keys.appendingPathComponent("\(second.handle).json"))
+            try FileManager.default.copyItem(at: keys.appendingPathComponent("\(first.handle).json"), to: keys.appendingPathComponent("\(second.handle).json"))
+            _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile)).entry(second.handle)
+        },
+        Attack("vault: a symlinked record", "insecurePermissions") { context in
+            let (directory, vault) = try newVault(context)
+            let first = try vault.createKey(.es256, metadata: Data("{}".utf8))
+            let second = try vault.createKey(.es256, metadata: Data("{}".utf8))
+            let keys = directory.appendingPathComponent("keys")
+            try FileManager.default.removeItem(at: keys.appendingPathComponent("\(second.handle).json"))
+            try FileManager.default.createSymbolicLink(at: keys.appendingPathComponent("\(second.handle).json"), withDestinationURL: keys.appendingPathComponent("\(first.handle).json"))
+            _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile)).entry(second.handle)
+        },
+        Attack("vault: a header from a newer format", "unsupportedFormat") { context in
+            let (directory, _) = try newVault(context)
+            let header = directory.appendingPathComponent("vault.json")
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: header)) as? [String: Any])
+            object["format"] = 99
+            try JSONSerialization.data(withJSONObject: object).write(to: header)
+            _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile))
+        },
+        Attack("vault: metadata over 64 KiB", "metadataTooLarge") { context in
+            _ = try newVault(context).1.createKey(.es256, metadata: Data(count: KeyVault.maximumMetadataByteCount + 1))
+        },
+        Attack("vault: a key file of the wrong size", "keySourceUnavailable") { context in
+            let short = context.vault.directory.appendingPathComponent("short-\(UUID().uuidString).key")
+            _ = FileManager.default.createFile(atPath: short.path, contents: Data(count: 16), attributes: [.posixPermissions: 0o600])
+            _ = try KeyVault.open(at: context.vault.directory.appendingPathComponent("k-\(UUID().uuidString)"), key: .keyFile(short))
+        },
+        Attack("vault: a key that does not exist (path traversal is not even a handle)", "keyNotFound") { context in
+            #expect(KeyHandle(rawValue: "../../etc/passwd") == nil)
+            _ = try newVault(context).1.entry(try #require(KeyHandle(rawValue: String(repeating: "0", count: 32))))
+        },
+    ]
+
+    // MARK: OAuth (offline parts; the OAuth suite has the rest)
+
+    static func request() throws -> AuthorizationRequest {
+        try AuthorizationRequest(
+            authorizationEndpoint: try #require(URL(string: "https://id.example.com/authorize")),
+            clientID: "c", redirectURI: try #require(URL(string: "http://127.0.0.1/callback")), scopes: ["openid"]
+        )
+    }
+
+    static func redirect(_ request: AuthorizationRequest, _ query: String) throws -> URL {
+        try #require(URL(string: "http://127.0.0.1/callback?" + query))
+    }
+
+    static let oauth: [Attack] = [
+        Attack("redirect with another state (CSRF)", "stateMismatch") { _ in
+            let request = try request()
+            _ = try request.authorizationCode(from: try redirect(request, "code=c&state=forged&iss=https://id.example.com"), expectedIssuer: "https://id.example.com", issuerParameterRequired: true)
+        },
+        Attack("redirect from another issuer (mix-up, RFC 9207)", "issuerMismatch") { _ in
+            let request = try request()
+            _ = try request.authorizationCode(from: try redirect(request, "code=c&state=\(request.state)&iss=https://evil.example.com"), expectedIssuer: "https://id.example.com", issuerParameterRequired: true)
+        },
+        Attack("redirect to another path", "redirectURIMismatch") { _ in
+            let request = try request()
+            _ = try request.authorizationCode(from: try #require(URL(string: "http://127.0.0.1/other?code=c&state=\(request.state)")), expectedIssuer: "https://id.example.com", issuerParameterRequired: false)
+        },
+        Attack("redirect carrying an error", "authorizationError") { _ in
+            let request = try request()
+            _ = try request.authorizationCode(from: try redirect(request, "error=access_denied&state=\(request.state)&iss=https://id.example.com"), expectedIssuer: "https://id.example.com", issuerParameterRequired: true)
+        },
+        Attack("PKCE verifier of 42 characters", "invalidPKCEVerifier") { _ in _ = try PKCE(verifier: String(repeating: "a", count: 42)) },
+        Attack("JWS with four parts", "malformedJWS") { _ in _ = try JWS(compact: "a.b.c.d") },
+        Attack("JWS header not JSON", "malformedJWS") { _ in _ = try JWS(compact: Base64URL.encode(Data("nope".utf8)) + ".e30.AA") },
+        Attack("JWS alg none", "algorithmNotAllowed") { _ in
+            _ = try JWS(compact: Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + ".e30.")
+        },
+        Attack("authorization endpoint over plain http", "insecureTransport") { _ in
+            _ = try AuthorizationRequest(authorizationEndpoint: try #require(URL(string: "http://id.example.com/authorize")), clientID: "c",
+                                         redirectURI: try #require(URL(string: "http://127.0.0.1/callback")), scopes: ["openid"])
+        },
+    ]
+
+    // MARK: Links and domains
+
+    static let links: [Attack] = [
+        Attack("bind link to a host outside the allowed domains", "domainNotAllowed") { context in
+            _ = try await context.attacker(domains: ["example.com"]).registerCredential(from: try #require(URL(string: "http://127.0.0.1:9/v1/bind/j?token=t")))
+        },
+        Attack("bind link with a look-alike (Cyrillic) host", "domainNotAllowed") { context in
+            _ = try await context.attacker(domains: ["example.com"]).registerCredential(from: try #require(URL(string: "https://еxample.com/v1/bind/j?token=t")))
+        },
+        Attack("bind link over plain http off loopback", "domainNotAllowed") { context in
+            _ = try await context.attacker(domains: ["example.com"]).registerCredential(from: try #require(URL(string: "http://id.example.com/v1/bind/j?token=t")))
+        },
+        Attack("bind link with the token twice", "notABindURL") { context in
+            _ = try await context.embedded.registerCredential(from: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/bind/j?token=a&token=b")))
+        },
+        Attack("deep link with a path in the job id", "notABindURL") { context in
+            _ = try await context.embedded.registerCredential(from: try #require(URL(string: "myapp://bind?api_base_url=\(context.provider.issuer.absoluteString)&job_id=a%2F..%2Fb&token=t")))
+        },
+        Attack("authenticate link with extra parameters", "notAnAuthenticateURL") { context in
+            _ = try await context.embedded.authenticate(url: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/authenticate/s?next=https://evil.example")))
+        },
+        Attack("issuer outside the allowed domains", "domainNotAllowed") { context in
+            _ = try await context.attacker(domains: ["example.com"]).authenticate(issuer: context.provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+        },
+        Attack("a link of over 4096 characters", "notABindURL") { context in
+            _ = try await context.embedded.registerCredential(from: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/bind/j?token=" + String(repeating: "t", count: 5000))))
+        },
+    ]
+
+    // MARK: Flows
+
+    static let flows: [Attack] = [
+        Attack("a bind link used twice", "providerError") { context in
+            let (identity, _) = try await context.provider.createIdentity("bob")
+            let link = try await context.provider.bindURL(for: identity)
+            let other = try context.vault.embedded(allowing: [context.provider.host])
+            _ = try await other.registerCredential(from: link)
+            _ = try await other.registerCredential(from: link)
+        },
+        Attack("a bind link with a forged token", "providerError") { context in
+            let (identity, _) = try await context.provider.createIdentity("cy")
+            var components = try #require(URLComponents(url: try await context.provider.bindURL(for: identity), resolvingAgainstBaseURL: false))
+            components.queryItems = [URLQueryItem(name: "token", value: "forged")]
+            _ = try await context.embedded.registerCredential(from: try #require(components.url))
+        },
+        Attack("sign-in with a credential the provider revoked", "credentialRevoked") { context in
+            try await context.send("POST", "admin/credentials/\(context.credential.id)/revoke", headers: ["Authorization": "Bearer \(ProviderHarness.adminToken)"])
+            _ = try await context.provider.signIn(context.embedded)
+        },
+        Attack("sign-in with no credential for the provider", "noCredential") { context in
+            let empty = try TemporaryVault()
+            defer { empty.cleanUp() }
+            _ = try await context.provider.signIn(try empty.embedded(allowing: [context.provider.host]))
+        },
+        Attack("sign-in naming a credential of another provider", "noCredential") { context in
+            _ = try await context.provider.signIn(context.embedded, credential: "not-a-credential-here")
+        },
+        Attack("a step with no handler", "stepUnsupported") { context in
+            let (identity, _) = try await context.provider.createIdentity("dee")
+            let link = try await context.provider.bindURL(for: identity, requireEmailCode: true)
+            _ = try await context.embedded.registerCredential(from: link)
+        },
+        Attack("wrong codes until the provider gives up", "providerError") { context in
+            let (identity, _) = try await context.provider.createIdentity("eve")
+            let link = try await context.provider.bindURL(for: identity, requireEmailCode: true)
+            _ = try await context.attacker { _ in .code("000000x") }.registerCredential(from: link)
+        },
+        Attack("a choice that was not offered", "invalidStepAnswer") { context in
+            let (_, bindURL) = try await context.provider.createIdentity("fay")
+            _ = try await context.embedded.registerCredential(from: bindURL)
+            _ = try await context.provider.signIn(try context.attacker { _ in .credential(id: "not-offered") })
+        },
+    ]
+
+    // MARK: Transfers
+
+    static let transfers: [Attack] = [
+        Attack("transfer code with a U", "invalidTransferCode") { context in
+            _ = try await context.embedded.importCredential(code: "7KQ-4M2-X9U", deviceName: "x", issuer: context.provider.issuer)
+        },
+        Attack("transfer code of 10 symbols", "invalidTransferCode") { context in
+            _ = try await context.embedded.importCredential(code: "7KQ-4M2-X9A-B", deviceName: "x", issuer: context.provider.issuer)
+        },
+        Attack("transfer code never issued", "invalidTransferCode") { context in
+            _ = try await context.embedded.importCredential(code: "000-000-000", deviceName: "x", issuer: context.provider.issuer)
+        },
+        Attack("export of a credential not in the vault", "noCredential") { context in
+            for try await _ in context.embedded.exportCredential(id: "missing") {}
+        },
+        Attack("transfer opened with someone else's credential id", "400 invalid_assertion") { context in
+            // Start a transfer for ada's credential, then answer with an assertion by a
+            // different credential.
+            let (identity, _) = try await context.provider.createIdentity("gil")
+            let other = try TemporaryVault()
+            defer { other.cleanUp() }
+            let device = try other.embedded(allowing: [context.provider.host])
+            let bound = try await device.registerCredential(from: try await context.provider.bindURL(for: identity))
+            let (_, begun) = try await context.provider.post("v1/transfers", ["credential": context.credential.id])
+            let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: begun))
+            var relaxed = options
+            relaxed.allowCredentials = nil
+            let (assertion, _) = try device.authenticator.getAssertion(relaxed, origin: context.provider.origin, credentialID: bound.credential.credentialID)
+            try await context.send("POST", try #require(begun["submit"] as? String), body: try assertion.json(), headers: ["Content-Type": "application/json"])
+        },
+    ]
+
+    // MARK: Provider endpoints
+
+    static let provider: [Attack] = [
+        Attack("request body over 64 KiB", "413 invalid_request") { context in
+            try await context.send("POST", "token", body: Data(count: 70_000), headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        },
+        Attack("form with a repeated parameter", "400 invalid_request") { context in
+            try await context.send("POST", "token", body: Data("grant_type=authorization_code&code=a&code=b&client_id=latchkey-cli".utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        },
+        Attack("JSON nested 10,000 deep", "400 invalid_request") { context in
+            try await context.send("POST", "v1/transfers/redeem", body: Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8))
+        },
+        Attack("authorization request with PKCE plain", "400 invalid_request") { context in
+            try await context.send("GET", "\(context.provider.issuer.absoluteString)/authorize?response_type=code&client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&code_challenge=abc&code_challenge_method=plain", headers: ["Accept": "application/json"])
+        },
+        Attack("authorization request with an unregistered redirect", "400 invalid_request") { context in
+            try await context.send("GET", "\(context.provider.issuer.absoluteString)/authorize?response_type=code&client_id=latchkey-cli&redirect_uri=https%3A%2F%2Fevil.example%2Fcb&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256", headers: ["Accept": "application/json"])
+        },
+        Attack("token request with an unknown code", "400 invalid_grant") { context in
+            try await context.send("POST", "token", body: Data("grant_type=authorization_code&code=guess&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&code_verifier=\(String(repeating: "a", count: 43))&client_id=latchkey-cli".utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        },
+        Attack("admin API without its token", "401 invalid_token") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "mallory"]), headers: ["Content-Type": "application/json"])
+        },
+        Attack("username with control characters", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "ada\u{0}\u{7}"]), headers: ["Content-Type": "application/json", "Authorization": "Bearer \(ProviderHarness.adminToken)"])
+        },
+        Attack("sign-up while self-registration is off", "403 access_denied") { context in
+            try await context.send("POST", "v1/signup", body: try context.json(["username": "new"]), headers: ["Content-Type": "application/json"])
+        },
+        Attack("userinfo with a made-up token", "401 invalid_token") { context in
+            try await context.send("GET", "userinfo", headers: ["Authorization": "Bearer made-up"])
+        },
+    ]
+
+    @Test("each attack is refused with its own code", arguments: attacks)
+    func refuse(_ attack: Attack) async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            let (_, bindURL) = try await provider.createIdentity("ada")
+            let credential = try await embedded.registerCredential(from: bindURL).credential
+            let context = Context(provider: provider, vault: vault, embedded: embedded, credential: credential)
+            do {
+                try await attack.run(context)
+                Issue.record("\(attack.name): accepted")
+            } catch {
+                #expect(Self.code(of: error) == attack.expected, "\(attack.name): \(error)")
+            }
+        }
+    }
+
+    @Test("the list has at least 60 distinct attacks")
+    func count() {
+        #expect(Self.attacks.count >= 60)
+        #expect(Set(Self.attacks.map(\.name)).count == Self.attacks.count)
+    }
+}
+
+extension ProviderHarness {
+    var origin: String { "\(issuer.scheme ?? "http")://\(issuer.host ?? ""):\(issuer.port ?? 80)" }
+
+    func bindURL(for identity: String, requireEmailCode: Bool) async throws -> URL {
+        let (status, job) = try await admin("POST", "admin/identities/\(identity)/bind-jobs", json: ["requireEmailCode": requireEmailCode])
+        try #require(status == 201, "\(job)")
+        return try #require((job["bindURL"] as? String).flatMap(URL.init(string:)))
+    }
+}
