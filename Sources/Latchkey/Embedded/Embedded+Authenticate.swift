@@ -132,12 +132,7 @@ extension Embedded {
         let flow = conversation.flow
         let provider = conversation.provider
         let challenge = try await conversation.settle(conversation.get(url))
-        let options: PublicKeyCredentialRequestOptionsJSON
-        do {
-            options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.body)
-        } catch {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's request options are malformed")
-        }
+        let options = try challenge.requestOptions()
         let submit = try conversation.url(challenge.string("submit"), named: "submit")
 
         let candidates = try authenticator.candidates(for: options, origin: provider.origin)

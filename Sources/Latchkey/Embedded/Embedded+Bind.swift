@@ -29,12 +29,7 @@ extension Embedded {
         let flow = conversation.flow
         flow.logger.debug("binding", metadata: ["provider": .string(link.provider.issuer)])
         let job = try await conversation.settle(conversation.get(link.endpoint))
-        let options: PublicKeyCredentialCreationOptionsJSON
-        do {
-            options = try PublicKeyCredentialCreationOptionsJSON(json: job.body)
-        } catch {
-            throw LatchkeyError(code: .malformedResponse, reason: "the bind job's creation options are malformed")
-        }
+        let options = try job.creationOptions()
         let submit = try conversation.url(job.string("submit"), named: "submit")
         let (registration, created) = try authenticator.makeCredential(
             options, origin: link.provider.origin, attributes: [Credential.Attribute.issuer: link.provider.issuer]

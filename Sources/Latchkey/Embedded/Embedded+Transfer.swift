@@ -56,12 +56,7 @@ extension Embedded {
                     providerError: error.providerError
                 )
             }
-            let options: PublicKeyCredentialCreationOptionsJSON
-            do {
-                options = try PublicKeyCredentialCreationOptionsJSON(json: redeemed.body)
-            } catch {
-                throw LatchkeyError(code: .malformedResponse, reason: "the transfer's creation options are malformed")
-            }
+            let options = try redeemed.creationOptions()
             let submit = try conversation.url(redeemed.string("submit"), named: "submit")
             let (registration, created) = try authenticator.makeCredential(options, origin: provider.origin, attributes: [Credential.Attribute.issuer: provider.issuer])
             let credential = Credential(created)
@@ -123,7 +118,7 @@ extension Embedded {
         }
         let transferID = try begun.string("transfer", maximumLength: 256)
         let opened = try await revocationAware(credential) {
-            let options = try Self.requestOptions(begun)
+            let options = try begun.requestOptions()
             let submit = try conversation.url(begun.string("submit"), named: "submit")
             let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: credential.credentialID)
             return try await conversation.post(submit, json: assertion.json())
@@ -160,7 +155,7 @@ extension Embedded {
                     ))
                     flow.emit(.stepAnswered(.confirmImport))
                     if answer.fields["approve"] == "true" {
-                        let options = try Self.requestOptions(reply)
+                        let options = try reply.requestOptions()
                         guard options.challenge.data == expectedChallenge else {
                             throw LatchkeyError(code: .malformedResponse, reason: "the approval challenge does not bind the importing device's key; nothing was signed")
                         }
@@ -200,14 +195,6 @@ extension Embedded {
         } catch let error as LatchkeyError where error.code == .credentialRevoked {
             markRevoked(credential)
             throw error
-        }
-    }
-
-    private static func requestOptions(_ reply: ProviderConversation.Reply) throws -> PublicKeyCredentialRequestOptionsJSON {
-        do {
-            return try PublicKeyCredentialRequestOptionsJSON(json: reply.body)
-        } catch {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's request options are malformed")
         }
     }
 

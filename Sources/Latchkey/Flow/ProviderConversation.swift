@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyOAuth
+import LatchkeyWebAuthn
 import Logging
 
 /// One flow's exchange with one identity provider: JSON requests over the app's
@@ -24,6 +25,24 @@ struct ProviderConversation: Sendable {
         var status: Int
         var body: Data
         var object: [String: JSONValue]
+
+        /// The WebAuthn creation options in the body.
+        func creationOptions() throws -> PublicKeyCredentialCreationOptionsJSON {
+            do {
+                return try PublicKeyCredentialCreationOptionsJSON(json: body)
+            } catch {
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider's creation options are malformed")
+            }
+        }
+
+        /// The WebAuthn request options in the body.
+        func requestOptions() throws -> PublicKeyCredentialRequestOptionsJSON {
+            do {
+                return try PublicKeyCredentialRequestOptionsJSON(json: body)
+            } catch {
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider's request options are malformed")
+            }
+        }
 
         func string(_ name: String, maximumLength: Int = ProviderAddress.maximumURLLength) throws -> String {
             guard let text = object[name]?.stringValue, !text.isEmpty, text.utf8.count <= maximumLength else {
