@@ -335,6 +335,13 @@ struct HostileInputSuite {
     // MARK: Flows
 
     static let flows: [Attack] = [
+        Attack("provider text with terminal escapes and bidi overrides is neutralised", "providerError") { context in
+            let error = ProviderConversation.providerError(status: 400, object: [
+                "error": .string("bad"), "error_description": .string("\u{1B}[2J\u{202E}evil"),
+            ])
+            #expect(!error.reason.contains("\u{1B}") && !error.reason.contains("\u{202E}"))
+            throw error
+        },
         Attack("a bind link used twice", "providerError") { context in
             let (identity, _) = try await context.provider.createIdentity("bob")
             let link = try await context.provider.bindURL(for: identity)

@@ -229,8 +229,9 @@ extension Embedded {
             throw malformed("nonce")
         }
         let challenge = try BoundChallenge.transferApproval(transferID: transferID, credentialID: credentialID, thumbprint: thumbprint, deviceName: deviceName, nonce: nonce)
+        // The name as signed over (the challenge binds the provider's bytes), shown safely.
         let request = ImportRequest(
-            deviceName: deviceName, fingerprint: ImportRequest.fingerprint(ofThumbprint: thumbprint),
+            deviceName: deviceName.displaySafe(maximumLength: 64), fingerprint: ImportRequest.fingerprint(ofThumbprint: thumbprint),
             thumbprint: thumbprint, credentialID: idText
         )
         return (request, challenge)

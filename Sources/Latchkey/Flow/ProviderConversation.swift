@@ -99,8 +99,8 @@ struct ProviderConversation: Sendable {
 
     /// An error answer (RFC 6749 §5.2 shape) as a ``LatchkeyError``, with a hint for the user.
     static func providerError(status: Int, object: [String: JSONValue]?) -> LatchkeyError {
-        let code = object?["error"]?.stringValue.map { String($0.prefix(64)) }
-        let description = object?["error_description"]?.stringValue.map { String($0.prefix(512)) }
+        let code = object?["error"]?.stringValue.map { $0.displaySafe(maximumLength: 64) }
+        let description = object?["error_description"]?.stringValue.map { $0.displaySafe(maximumLength: 512) }
         let providerError = code.map { OAuthError.ProviderError(error: $0, errorDescription: description) }
         let said = description ?? code ?? "HTTP \(status)"
         switch code {
@@ -116,7 +116,7 @@ struct ProviderConversation: Sendable {
                 reason: "the provider refused: \(said); the link or session may have expired or been used, so ask for a new one",
                 providerError: providerError
             )
-        case "temporarily_unavailable", "rate_limited":
+        case "temporarily_unavailable", "slow_down":
             return LatchkeyError(code: .providerError, reason: "the provider is busy (\(said)); try again shortly", providerError: providerError)
         default:
             return LatchkeyError(code: .providerError, reason: "the provider refused: \(said)", providerError: providerError)
@@ -190,22 +190,23 @@ struct ProviderConversation: Sendable {
         }
     }
 
-    /// `{name, submit, message, fields}`, bounded and checked.
+    /// `{name, submit, message, fields}`, bounded and checked: names are URL-safe words,
+    /// texts are made safe to display.
     private func parseStep(_ object: [String: JSONValue]) throws -> (FlowStep, URL) {
-        guard let name = object["name"]?.stringValue, !name.isEmpty, name.utf8.count <= 64 else {
+        guard let name = object["name"]?.stringValue, ProviderLink.isSafe(name), name.utf8.count <= 64 else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a step without a usable name")
         }
-        let message = object["message"]?.stringValue.map { String($0.prefix(1024)) }
+        let message = object["message"]?.stringValue.map { $0.displaySafe(maximumLength: 1024) }
         let rawFields = object["fields"]?.arrayValue ?? []
         guard rawFields.count <= 16 else {
             throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has too many fields")
         }
         let fields = try rawFields.map { value -> FlowStep.Field in
-            guard let field = value.objectValue, let fieldName = field["name"]?.stringValue, !fieldName.isEmpty, fieldName.utf8.count <= 64 else {
+            guard let field = value.objectValue, let fieldName = field["name"]?.stringValue, ProviderLink.isSafe(fieldName), fieldName.utf8.count <= 64 else {
                 throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has a malformed field")
             }
             let required = if case .bool(let flag)? = field["required"] { flag } else { false }
-            return FlowStep.Field(name: fieldName, required: required, kind: field["kind"]?.stringValue.map { String($0.prefix(64)) })
+            return FlowStep.Field(name: fieldName, required: required, kind: field["kind"]?.stringValue.map { $0.displaySafe(maximumLength: 64) })
         }
         guard let submitText = object["submit"]?.stringValue else {
             throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has no submit URL")
