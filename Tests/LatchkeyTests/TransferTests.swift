@@ -98,7 +98,7 @@ struct TransferTests {
             let imported = try await devices.importer.importCredential(code: code.displayed.lowercased(), deviceName: "build-box", issuer: devices.provider.issuer)
             let credential = try #require(imported.first)
             #expect(imported.count == 1 && credential.id != devices.credential.id && credential.user.name == "ada")
-            #expect(try await export.finished() != nil)
+            #expect(await export.finished() != nil)
 
             // The approval showed the importer's name and the fingerprint of its key.
             let step = try #require(asked.values.first)
