@@ -21,7 +21,9 @@ work=.build/fuzz
 mkdir -p "$work/corpus" "$work/artifacts" "$work/logs"
 python3 scripts/fuzz_seeds.py Vectors "$work/seeds"
 
-(cd Fuzz && swift build --sanitize=fuzzer --sanitize=address 2>&1 | grep -vE "ld.gold: warning: Cannot export local symbol" | tail -2)
+# -sanitize=fuzzer alone leaves Swift code without coverage counters here; ask for
+# them (inline 8-bit counters, as libFuzzer wants, and comparison tracing).
+(cd Fuzz && swift build --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp 2>&1 | grep -vE "ld.gold: warning: Cannot export local symbol" | tail -2)
 
 run() {
     local harness="$1"
