@@ -143,12 +143,8 @@ extension Embedded {
         flow.emit(.credentialChosen(chosen.id))
 
         let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
-        let answer: ProviderConversation.Reply
-        do {
-            answer = try await conversation.settle(conversation.post(submit, json: assertion.json()))
-        } catch let error as LatchkeyError where error.code == .credentialRevoked {
-            markRevoked(chosen)
-            throw error
+        let answer = try await revocationAware(chosen) {
+            try await conversation.settle(conversation.post(submit, json: assertion.json()))
         }
         // The redirect goes to the client's redirect URI, not to the provider: the OAuth
         // client checks it against the request (or the caller does, for a URL-driven flow).

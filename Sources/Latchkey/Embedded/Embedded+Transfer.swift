@@ -188,16 +188,6 @@ extension Embedded {
         }
     }
 
-    /// Runs a request that a revoked credential makes fail, marking it revoked if so.
-    private func revocationAware<Result>(_ credential: Credential, _ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch let error as LatchkeyError where error.code == .credentialRevoked {
-            markRevoked(credential)
-            throw error
-        }
-    }
-
     private static func code(in reply: ProviderConversation.Reply) throws -> TransferCode {
         guard let code = TransferCode(try reply.string("code", maximumLength: 32)) else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider's transfer code is malformed")

@@ -104,6 +104,16 @@ public final class Embedded: Sendable {
         _ = try? authenticator.updateAttributes(of: credential.handle) { $0[Credential.Attribute.state] = Credential.State.revoked.rawValue }
     }
 
+    /// Runs a request that a revoked credential makes fail, marking it revoked if so.
+    func revocationAware<Result>(_ credential: Credential, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as LatchkeyError where error.code == .credentialRevoked {
+            markRevoked(credential)
+            throw error
+        }
+    }
+
     // MARK: URL classification
 
     /// Whether `url` is a bind URL (either form) for a provider in the allowed domains.
