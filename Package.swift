@@ -93,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey-bench",
             dependencies: [
-                "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyIdP",
+                "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyIdP", "Latchkey",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

@@ -179,6 +179,46 @@ struct ProviderTests {
         }
     }
 
+    /// Regression: the provider decoded query values twice (Hummingbird had already
+    /// percent-decoded them), so a `+` sent as `%2B` arrived as a space: a login hint such
+    /// as `ada+work` found nobody, and a state carrying `+` or `%` came back altered.
+    @Test("query parameters are decoded exactly once: '+' and '%' survive; a repeated parameter is refused")
+    func queryDecodedOnce() async throws {
+        try await Self.withProvider { issuer, authenticator in
+            _ = try await Self.bind(issuer, authenticator, username: "ada+work")
+            let client = try Self.client(issuer)
+            let hinted = try await client.authorizationRequest(additionalParameters: ["login_hint": "ada+work"])
+            let (_, answer) = try await Self.request("GET", hinted.url, headers: ["Accept": "application/json"])
+            let (_, options) = try await Self.request("GET", try Self.url(answer["authenticateURL"]))
+            let allowed = ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            #expect(allowed == (try authenticator.credentials().map { $0.metadata.credentialID.description }))
+
+            // A hand-built request whose state holds '+', '%' and a space, each encoded once.
+            let query = "response_type=code&client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback"
+                + "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256&state=a%2Bb%252F+c"
+            let (status, started) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query), headers: ["Accept": "application/json"])
+            #expect(status == 200, "\(started)")
+            let authenticateURL = try Self.url(started["authenticateURL"])
+            let (_, challenge) = try await Self.request("GET", authenticateURL)
+            let (assertion, _) = try authenticator.getAssertion(
+                PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge)), origin: Self.origin(issuer)
+            )
+            let (posted, redirect) = try await Self.request("POST", authenticateURL, json: try assertion.json())
+            #expect(posted == 200, "\(redirect)")
+            let redirectURL = try Self.url(redirect["redirectURL"])
+            // The redirect encodes '+' too, so a client that reads '+' as a space (as
+            // application/x-www-form-urlencoded says) gets the same state back.
+            #expect(redirectURL.query?.contains("+") == false)
+            let returned = URLComponents(url: redirectURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value
+            #expect(returned == "a+b%2F c")
+
+            let (repeated, refusal) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query + "&state=again"), headers: ["Accept": "application/json"])
+            #expect(repeated == 400 && refusal["error"] as? String == "invalid_request")
+            let (malformed, _) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query + "&nonce=%E2%28"), headers: ["Accept": "application/json"])
+            #expect(malformed == 400)
+        }
+    }
+
     @Test("a replayed code is refused and revokes what it issued; a wrong verifier is refused")
     func codeReplay() async throws {
         try await Self.withProvider { issuer, authenticator in

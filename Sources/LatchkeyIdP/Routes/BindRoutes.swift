@@ -9,13 +9,13 @@ enum BindRoutes {
     static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
         router.get("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
+            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
             return try await answer(state.bindOptions(job: job, token: token), job: job, token: token, state: state)
         }
         // The verify-code step's submit URL (DESIGN.md, wire protocol step 3).
         router.post("v1/bind/:job/code") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
+            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
             let body = try await HTTPSupport.body(request)
             guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let code = object["code"] as? String, code.utf8.count <= 32 else {
                 throw ProviderError.badRequest("invalid_request", "a JSON body with a code is required")
@@ -25,7 +25,7 @@ enum BindRoutes {
         // The accept-terms step's submit URL.
         router.post("v1/bind/:job/terms") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
+            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
             let body = try await HTTPSupport.body(request)
             guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let accept = object["accept"] as? String else {
                 throw ProviderError.badRequest("invalid_request", "a JSON body with accept is required")
@@ -34,7 +34,7 @@ enum BindRoutes {
         }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
+            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
             let response: RegistrationResponseJSON
             do {
                 response = try RegistrationResponseJSON(json: try await HTTPSupport.body(request))

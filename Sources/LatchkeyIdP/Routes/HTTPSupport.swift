@@ -23,7 +23,7 @@ enum HTTPSupport {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var object = extra
-        object[key] = try JSONSerialization.jsonObject(with: encoder.encode(encodable))
+        object[key] = JSONDocument.Raw(data: try encoder.encode(encodable))
         return json(object)
     }
 
@@ -44,28 +44,14 @@ enum HTTPSupport {
 
     /// The form parser itself, apart from HTTP (the fuzz harness calls it).
     static func form(parsing text: String) throws -> [String: String] {
-        var form: [String: String] = [:]
-        for pair in text.split(separator: "&") where !pair.isEmpty {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            }
-            guard let name = parts[0], let value = parts.count > 1 ? parts[1] : "" else {
-                throw ProviderError.badRequest("invalid_request", "malformed form body")
-            }
-            guard form.updateValue(value, forKey: name) == nil else {
-                throw ProviderError.badRequest("invalid_request", "parameter \(name) repeated")
-            }
-        }
-        return form
+        try FormURLEncoded.parse(text[...])
     }
 
-    static func query(_ request: Request) -> [String: String] {
-        var result: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters {
-            let name = String(name).removingPercentEncoding ?? String(name)
-            if result[name] == nil { result[name] = String(value).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(value) }
-        }
-        return result
+    /// The query parameters, decoded once from the raw query (Hummingbird's
+    /// `queryParameters` has already percent-decoded its values, so decoding them again
+    /// would read `%2B` as a space). A repeated parameter is an error (RFC 6749 §3.1).
+    static func query(_ request: Request) throws -> [String: String] {
+        try FormURLEncoded.parse(request.uri.query?[...] ?? "")
     }
 
     static func bearerToken(_ request: Request) -> String? {

@@ -113,7 +113,7 @@ enum TransferRoutes {
     }
 
     static func token(_ request: Request) throws -> String {
-        guard let token = HTTPSupport.query(request)["token"], !token.isEmpty, token.utf8.count <= 256 else {
+        guard let token = try HTTPSupport.query(request)["token"], !token.isEmpty, token.utf8.count <= 256 else {
             throw ProviderError.badRequest("invalid_request", "token missing")
         }
         return token

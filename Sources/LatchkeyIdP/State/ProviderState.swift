@@ -117,6 +117,8 @@ actor ProviderState {
     private var codes: [String: CodeGrant] = [:]
     private var accessTokens: [String: TokenGrant] = [:]
     private var refreshTokens: [String: TokenGrant] = [:]
+    /// When ``pruneExpired(now:force:)`` next does its work.
+    private var nextPrune = Date.distantPast
     var outbox: [OutboxMessage] = []
 
     init(configuration: ProviderConfiguration) throws {
@@ -373,6 +375,7 @@ actor ProviderState {
             }
         }
         pruneExpired()
+        if sessions.count >= Self.maximumPending { pruneExpired(force: true) }
         guard sessions.count < Self.maximumPending else {
             throw ProviderError(status: 503, error: "temporarily_unavailable", description: "too many sign-ins in progress")
         }
@@ -389,11 +392,17 @@ actor ProviderState {
     /// Bounds on what unauthenticated requests can make the provider hold.
     static let maximumPending = 10_000
 
-    /// Drops expired sessions, codes and bind jobs, so abandoned flows do not pile up.
-    private func pruneExpired(now: Date = Date()) {
+    /// Drops expired sessions, codes, bind jobs and access tokens, so abandoned flows and
+    /// old tokens do not pile up. Each pass rebuilds the tables, so it runs at most once a
+    /// second (or when the pending sign-ins reach their cap): run on every `/authorize`, it
+    /// was the provider's largest cost under load after JSON, growing with the codes held.
+    private func pruneExpired(now: Date = Date(), force: Bool = false) {
+        guard force || now >= nextPrune else { return }
+        nextPrune = now.addingTimeInterval(1)
         sessions = sessions.filter { $0.value.expiresAt > now && !$0.value.completed }
         codes = codes.filter { $0.value.expiresAt.addingTimeInterval(configuration.authorizationCodeLifetime) > now }
         bindJobs = bindJobs.filter { $0.value.expiresAt > now }
+        accessTokens = accessTokens.filter { ($0.value.expiresAt ?? .distantFuture) > now }
     }
 
     private func liveSession(_ id: String) throws -> AuthenticationSession {
@@ -432,6 +441,10 @@ actor ProviderState {
         if let state = session.state { items.append(URLQueryItem(name: "state", value: state)) }
         items.append(URLQueryItem(name: "iss", value: issuer.absoluteString))
         components?.queryItems = items
+        // URLComponents leaves '+' as it is; a client reading the query as form encoding
+        // (WHATWG URL §5.1) would take it for a space.
+        let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        components?.percentEncodedQuery = query
         guard let redirect = components?.url else { throw ProviderError(status: 500, error: "server_error", description: "cannot build the redirect") }
         return redirect
     }
@@ -509,7 +522,7 @@ actor ProviderState {
             "at_hash": Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(accessToken.utf8)).prefix(16)),
         ]
         if let nonce { claims["nonce"] = nonce }
-        let idToken = try JWS.sign(payload: JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]), with: signingKey, keyID: keyID, type: "JWT")
+        let idToken = try JWS.sign(payload: JSONDocument.encode(claims), with: signingKey, keyID: keyID, type: "JWT")
         var response: [String: Any] = [
             "access_token": accessToken, "token_type": "Bearer", "expires_in": Int(configuration.accessTokenLifetime),
             "id_token": idToken, "scope": scope,
@@ -566,6 +579,6 @@ actor ProviderState {
 
     /// JSON for a response body (objects built here are always serialisable).
     static func encode(_ object: [String: Any]) -> Data {
-        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        JSONDocument.encode(object)
     }
 }
