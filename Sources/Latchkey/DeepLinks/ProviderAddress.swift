@@ -44,8 +44,13 @@ struct ProviderAddress: Hashable, Sendable {
         }
         self.base = base
         self.host = host
+        origin = Self.origin(scheme: scheme, host: host, port: components.port)
+    }
+
+    /// `scheme://host[:port]` with the default port left out (RFC 6454 §6.1).
+    private static func origin(scheme: String, host: String, port: Int?) -> String {
         let defaultPort = scheme == "https" ? 443 : 80
-        origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (components.port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")
+        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")
     }
 
     /// The issuer identifier stored with a credential, compared as a string.
@@ -54,9 +59,17 @@ struct ProviderAddress: Hashable, Sendable {
     /// Whether `url` (a `submit` or `authenticateURL` the provider returned) is on this
     /// provider's origin. A provider may only send the client to itself: a hostile answer
     /// must not make the client post an assertion or a code elsewhere.
+    ///
+    /// The same parse as ``init(_:)`` up to the origin, without building a base URL: a
+    /// URL on this origin has this provider's scheme and host, which passed the transport
+    /// policy already. (Building a whole address was a measurable part of every request.)
     func owns(_ url: URL) -> Bool {
-        guard let other = try? ProviderAddress(url) else { return false }
-        return other.origin == origin
+        guard url.absoluteString.utf8.count <= Self.maximumURLLength,
+              let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(), !host.isEmpty,
+              components.user == nil, components.password == nil
+        else { return false }
+        return Self.origin(scheme: scheme, host: host, port: components.port) == origin
     }
 
     /// `base` + `path` (no leading slash).

@@ -247,6 +247,10 @@ public final class KeyVault: @unchecked Sendable {
         try scan().entries
     }
 
+    /// Processors to read a large vault with (read once: `activeProcessorCount` asks the
+    /// system on every call).
+    private static let processorCount = ProcessInfo.processInfo.activeProcessorCount
+
     /// Reads every record: the sound entries, sorted by creation time, and one error per
     /// record that cannot be read or authenticated, naming its handle.
     public func scan() throws -> VaultScan {
@@ -256,27 +260,34 @@ public final class KeyVault: @unchecked Sendable {
         }
         // Records are independent; two cores read them twice as fast. Each worker collects
         // its own results and hands them over once.
-        let chunks = max(1, min(ProcessInfo.processInfo.activeProcessorCount, handles.count / 256))
+        let chunks = max(1, min(Self.processorCount, handles.count / 256))
         let collected = ScanCollector()
         try VaultFiles.withDirectory(keysDirectory) { directory in
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            var part = VaultScan(entries: [], problems: [])
-            part.entries.reserveCapacity(handles.count / chunks + 1)
-            var index = chunk
-            while index < handles.count {
-                let handle = handles[index]
-                do {
-                    part.entries.append(try readRecord(handle, directory: directory).entry())
-                } catch let error as KeyVaultError {
-                    // A record deleted between listing and reading is simply gone.
-                    if error.code != .keyNotFound { part.problems.append(error) }
-                } catch {
-                    part.problems.append(KeyVaultError(code: .corruptRecord, reason: "record \(handle): \(error)", handle: handle))
+            @Sendable func readChunk(_ chunk: Int) {
+                var part = VaultScan(entries: [], problems: [])
+                part.entries.reserveCapacity(handles.count / chunks + 1)
+                var index = chunk
+                while index < handles.count {
+                    let handle = handles[index]
+                    do {
+                        part.entries.append(try readRecord(handle, directory: directory).entry())
+                    } catch let error as KeyVaultError {
+                        // A record deleted between listing and reading is simply gone.
+                        if error.code != .keyNotFound { part.problems.append(error) }
+                    } catch {
+                        part.problems.append(KeyVaultError(code: .corruptRecord, reason: "record \(handle): \(error)", handle: handle))
+                    }
+                    index += chunks
                 }
-                index += chunks
+                collected.add(part)
             }
-            collected.add(part)
-        }
+            // One chunk (fewer than 512 records, the usual case) is read on this thread:
+            // handing it to a worker cost more than reading a one-key vault.
+            if chunks == 1 {
+                readChunk(0)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: chunks, execute: readChunk)
+            }
         }
         var scan = collected.scan
         scan.entries.sort { ($0.createdAt, $0.handle.rawValue) < ($1.createdAt, $1.handle.rawValue) }
