@@ -137,7 +137,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI",
+                "Latchkey", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI", "latchkey-vault-stress",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -18,6 +18,7 @@ public func buildApplication(
     let limiter = RateLimiter(limit: configuration.rateLimitPerMinute)
     let router = Router(context: ProviderRequestContext.self)
     router.middlewares.add(ProviderErrorMiddleware())
+    router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
     router.middlewares.add(RateLimitMiddleware(limiter: limiter))
     DiscoveryRoutes.add(to: router, state: state)
     AdminRoutes.add(to: router, state: state, adminToken: configuration.adminToken)
@@ -28,6 +29,14 @@ public func buildApplication(
     EnrollmentRoutes.add(to: router, state: state)
     return Application(
         router: router,
+        server: .http1(configuration: .init(
+            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: configuration.maximumHeaderBytes,
+                maxHeaderListSize: configuration.maximumHeaderBytes,
+                maxHeaderFieldCount: configuration.maximumHeaderFields
+            )
+        )),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port

@@ -69,6 +69,16 @@ public struct ProviderConfiguration: Sendable {
     public var maximumEnrollmentStartsPerAddress = 20
     public var maximumRecoveriesPerUsername = 5
 
+    /// Slow and oversized clients. A connection that sends nothing for `idleTimeout`
+    /// seconds is closed, which also ends one that trickles its request headers; a
+    /// request's body must arrive within `bodyTimeout` seconds (else 408); the request
+    /// headers may take `maximumHeaderBytes` in all, in at most `maximumHeaderFields`
+    /// fields (the provider's own clients send under 1 KiB in about ten).
+    public var idleTimeout: TimeInterval = 30
+    public var bodyTimeout: TimeInterval = 10
+    public var maximumHeaderBytes = 16 * 1024
+    public var maximumHeaderFields = 100
+
     public init(host: String = "127.0.0.1", port: Int = 0, issuer: URL? = nil, adminToken: String, clients: [Client] = [ProviderConfiguration.cliClient]) {
         self.host = host
         self.port = port

@@ -70,6 +70,7 @@ struct ProviderHarness: Sendable {
     }
 
     var host: String { issuer.host ?? "" }
+    var port: Int { issuer.port ?? 80 }
 }
 
 /// A temporary vault directory with a key file, removed by `cleanUp()`.

@@ -37,6 +37,10 @@ struct HostileInputSuite {
         }
 
         func json(_ object: Any) throws -> Data { try JSONSerialization.data(withJSONObject: object) }
+
+        var adminHeaders: [String: String] {
+            ["Content-Type": "application/json", "Authorization": "Bearer \(ProviderHarness.adminToken)"]
+        }
     }
 
     /// A provider's refusal, as `<status> <error>`.
@@ -66,6 +70,7 @@ struct HostileInputSuite {
         case let error as KeyVaultError: "\(error.code)"
         case let error as CryptoError: "\(error.code)"
         case let error as Refusal: "\(error.status) \(error.error)"
+        case let error as RawConnection.Outcome: "\(error)"
         default: "untyped: \(error)"
         }
     }
@@ -449,11 +454,66 @@ struct HostileInputSuite {
         Attack("userinfo with a made-up token", "401 invalid_token") { context in
             try await context.send("GET", "userinfo", headers: ["Authorization": "Bearer made-up"])
         },
+        Attack("request headers over 16 KiB", "400 -") { context in
+            try await context.send("GET", "health", headers: ["X-Filler": String(repeating: "a", count: 20_000)])
+        },
+        Attack("a request with 150 header fields", "400 -") { context in
+            try await context.send("GET", "health", headers: Dictionary(uniqueKeysWithValues: (0..<150).map { ("X-Field-\($0)", "v") }))
+        },
+        // The suite's provider closes idle connections after 2 s and wants bodies within
+        // 2 s (30 s and 10 s by default); each slow client must not stop it serving others.
+        Attack("a client that connects and sends nothing is disconnected", "closed") { context in
+            let connection = try RawConnection(port: context.provider.port)
+            let outcome = await connection.outcome(within: 10)
+            try await context.send("GET", "health")
+            throw outcome
+        },
+        Attack("request headers trickled a byte at a time are cut off", "closed") { context in
+            let connection = try RawConnection(port: context.provider.port)
+            let pieces = ["GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"] + Array(repeating: "a", count: 40)
+            let outcome = await connection.trickle(pieces, interval: 0.25, thenWait: 10)
+            try await context.send("GET", "health")
+            throw outcome
+        },
+        Attack("a request body trickled slower than the body deadline", "status(408)") { context in
+            let connection = try RawConnection(port: context.provider.port)
+            let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
+            let outcome = await connection.trickle([head] + Array(repeating: "a", count: 40), interval: 0.25, thenWait: 10)
+            try await context.send("GET", "health")
+            throw outcome
+        },
+        // Usernames that pose as others (UTS #39; the provider's Username rules).
+        Attack("username mixing Latin and Cyrillic letters", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "p\u{0430}ypal"]), headers: context.adminHeaders)
+        },
+        Attack("username with a zero-width joiner", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "a\u{200D}da"]), headers: context.adminHeaders)
+        },
+        Attack("username with a right-to-left override", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "ada\u{202E}gpj"]), headers: context.adminHeaders)
+        },
+        Attack("full-width twin of an existing username", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "\u{FF41}\u{FF44}\u{FF41}"]), headers: context.adminHeaders)
+        },
+        Attack("upper-case twin of an existing username", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "ADA"]), headers: context.adminHeaders)
+        },
+        Attack("all-Cyrillic look-alike of an existing username", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "ace"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "\u{0430}\u{0441}\u{0435}"]), headers: context.adminHeaders)
+        },
+        Attack("digit look-alike of an existing username", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "ollie"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "0llie"]), headers: context.adminHeaders)
+        },
     ]
 
     @Test("each attack is refused with its own code", arguments: attacks)
     func refuse(_ attack: Attack) async throws {
-        try await ProviderHarness.withVault { provider, vault in
+        try await ProviderHarness.withVault({ configuration in
+            configuration.idleTimeout = 2
+            configuration.bodyTimeout = 2
+        }) { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             let (_, bindURL) = try await provider.createIdentity("ada")
             let credential = try await embedded.registerCredential(from: bindURL).credential
@@ -464,6 +524,77 @@ struct HostileInputSuite {
             } catch {
                 #expect(Self.code(of: error) == attack.expected, "\(attack.name): \(error)")
             }
+        }
+    }
+
+    /// A vault on a full disk: `latchkey-vault-stress` creates and updates keys on a
+    /// 256 KiB tmpfs until a write fails. It must stop with a clear error (not a crash),
+    /// and the vault must hold every write it reported, unchanged, with no temporary file
+    /// left behind. The tmpfs is mounted in a private mount namespace (`unshare -rm`), so
+    /// the test needs no privileges; where user namespaces are off it says it was skipped.
+    @Test("a vault on a full disk: the write fails cleanly, every committed record is intact")
+    func fullDisk() async throws {
+        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("latchkey-vault-stress")
+        let unshare = ["/usr/bin/unshare", "/bin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let unshare, FileManager.default.isExecutableFile(atPath: helper.path) else {
+            print("full-disk test skipped: unshare or latchkey-vault-stress not found")
+            return
+        }
+        let scratch = try TemporaryVault()
+        defer { scratch.cleanUp() }
+        let disk = scratch.directory.appendingPathComponent("disk")
+        let copy = scratch.directory.appendingPathComponent("copy")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let file = { (name: String) in scratch.directory.appendingPathComponent(name).path }
+        let script = """
+            mount -t tmpfs -o size=256k,mode=0700 tmpfs "$1" || exit 77
+            timeout 120 "$2" "$1/vault" "$3" 1 > "$4" 2> "$5"
+            echo $? > "$6"
+            ls -a "$1/vault/keys" > "$7"
+            cp -a "$1/vault" "$8"
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: unshare)
+        process.arguments = ["-rm", "/bin/sh", "-c", script, "sh", disk.path, helper.path, scratch.keyFile.path,
+                             file("reports"), file("errors"), file("status"), file("listing"), copy.path]
+        process.standardError = FileHandle.standardError
+        try process.run()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        guard process.terminationStatus == 0 else {
+            print("full-disk test skipped: no private tmpfs (unshare -rm exited \(process.terminationStatus))")
+            return
+        }
+
+        // The writer stopped by itself, with exit status 1 and the vault's own error.
+        let status = try String(contentsOfFile: file("status"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let errors = try String(contentsOfFile: file("errors"), encoding: .utf8)
+        #expect(status == "1", "the writer should fail cleanly, not crash or hang: exit \(status), \(errors)")
+        #expect(errors.contains("fileSystem") && errors.contains("No space left on device"), "\(errors)")
+
+        // Every reported write is there as reported; nothing is torn or left over.
+        var expected: [String: Int] = [:]
+        for line in try String(contentsOfFile: file("reports"), encoding: .utf8).split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.first == "created", words.count == 2 { expected[String(words[1])] = 0 }
+            if words.first == "updated", words.count == 3, let counter = Int(words[2]) { expected[String(words[1])] = counter }
+        }
+        #expect(expected.count > 20, "the disk filled too early to show anything")
+        let listing = try String(contentsOfFile: file("listing"), encoding: .utf8).split(separator: "\n").filter { $0 != "." && $0 != ".." }
+        #expect(listing.allSatisfy { $0.hasSuffix(".json") }, "a temporary file was left: \(listing)")
+        let vault = try KeyVault.open(at: copy, key: .keyFile(scratch.keyFile))
+        let scan = try vault.scan()
+        #expect(scan.problems.isEmpty, "\(scan.problems)")
+        let found = Dictionary(uniqueKeysWithValues: scan.entries.map { entry in
+            (entry.handle.rawValue, Int(String(decoding: entry.metadata, as: UTF8.self).split(separator: " ").last ?? "") ?? -1)
+        })
+        for (handle, counter) in expected {
+            #expect(found[handle] == counter, "record \(handle): reported \(counter), found \(found[handle].map(String.init) ?? "nothing")")
         }
     }
 

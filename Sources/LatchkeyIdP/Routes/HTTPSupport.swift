@@ -84,6 +84,41 @@ struct RateLimitMiddleware: RouterMiddleware {
     }
 }
 
+/// Reads each request's body before any route sees it, bounded in size (413) and in time
+/// (408): a client that trickles a body byte by byte would otherwise hold its connection
+/// and a task for as long as it likes (the idle timeout only needs one byte now and then).
+struct RequestBodyMiddleware: RouterMiddleware {
+    typealias Context = ProviderRequestContext
+    let timeout: Duration
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let body = request.body
+        let timeout = timeout
+        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask {
+                do {
+                    return try await body.collect(upTo: HTTPSupport.maximumBodySize)
+                } catch {
+                    throw ProviderError(status: 413, error: "invalid_request", description: "request body over \(HTTPSupport.maximumBodySize) bytes")
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else {
+                context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
+                throw ProviderError(status: 408, error: "invalid_request", description: "the request body did not arrive within \(timeout)")
+            }
+            return buffer
+        }
+        var request = request
+        request.body = RequestBody(buffer: buffer)
+        return try await next(request, context)
+    }
+}
+
 /// Turns ``ProviderError``s (and anything else thrown) into JSON error responses.
 struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -29,14 +29,6 @@ extension ProviderState {
         enrollments = enrollments.filter { $0.value.expiresAt > now }
     }
 
-    private static func validUsername(_ username: String) throws -> String {
-        let trimmed = username.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ProviderError.badRequest("invalid_request", "username must be 1-256 printable characters")
-        }
-        return trimmed
-    }
-
     /// A fresh six-digit code's hash, and the code.
     private static func newCode() throws -> (code: String, hash: Data) {
         let code = String(format: "%06u", try SecureRandom.uniform(below: 1_000_000))
@@ -94,9 +86,9 @@ extension ProviderState {
         guard configuration.selfRegistration else {
             throw ProviderError(status: 403, error: "access_denied", description: "this provider does not allow self-registration")
         }
-        let name = try Self.validUsername(username)
+        let name = try Username.validated(username)
         var (enrollment, token) = try begin(.signUp, username: name, clientAddress: clientAddress)
-        enrollment.usernameTaken = identities.values.contains { $0.username == name }
+        enrollment.usernameTaken = isTaken(name)
         enrollments[enrollment.id] = enrollment
         return (enrollment.id, token)
     }
@@ -159,12 +151,12 @@ extension ProviderState {
         guard configuration.recovery else {
             throw ProviderError(status: 403, error: "access_denied", description: "this provider does not offer account recovery")
         }
-        let name = try Self.validUsername(username)
-        guard allowStart("username|" + name, limit: configuration.maximumRecoveriesPerUsername, now: Date()) else {
+        let name = try Username.validated(username)
+        guard allowStart("username|" + Username.key(name), limit: configuration.maximumRecoveriesPerUsername, now: Date()) else {
             throw ProviderError(status: 429, error: "slow_down", description: "too many recoveries for this username; try again later")
         }
         var (enrollment, token) = try begin(.recovery, username: name, clientAddress: clientAddress)
-        let identity = identities.values.first { $0.username == name }
+        let identity = identity(named: name)
         // The same work either way: a code is made and hashed; only a real identity's is sent.
         let (code, hash) = try Self.newCode()
         enrollment.codeExpiresAt = Date().addingTimeInterval(configuration.enrollmentCodeLifetime)

@@ -175,17 +175,26 @@ actor ProviderState {
     // MARK: Admin
 
     func createIdentity(username: String, email: String?, displayName: String?) throws -> Identity {
-        let trimmed = username.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ProviderError.badRequest("invalid_request", "username must be 1-256 printable characters")
+        let name = try Username.validated(username)
+        guard !isTaken(name) else {
+            throw ProviderError(status: 409, error: "conflict", description: "username already exists, or one that looks the same")
         }
-        guard !identities.values.contains(where: { $0.username == trimmed }) else {
-            throw ProviderError(status: 409, error: "conflict", description: "username already exists")
-        }
-        let identity = Identity(id: UUID().uuidString.lowercased(), username: trimmed, email: email, displayName: displayName ?? trimmed)
+        let identity = Identity(id: UUID().uuidString.lowercased(), username: name, email: email, displayName: displayName ?? name)
         identities[identity.id] = identity
         try persist()
         return identity
+    }
+
+    /// Whether `name`, or a name that looks the same (``Username/skeleton(_:)``), is taken.
+    func isTaken(_ name: String) -> Bool {
+        let skeleton = Username.skeleton(name)
+        return identities.values.contains { Username.skeleton($0.username) == skeleton }
+    }
+
+    /// The identity called `name`, compared as ``Username/key(_:)`` (case and width aside).
+    func identity(named name: String) -> Identity? {
+        let key = Username.key(name)
+        return identities.values.first { Username.key($0.username) == key }
     }
 
     /// A bind job and its URL, `<issuer>/v1/bind/<job>?token=<token>`; only the token's hash is kept.
@@ -366,7 +375,7 @@ actor ProviderState {
         }
         var allowed: [Data] = []
         if let hint = parameters["login_hint"], hint.utf8.count <= 256 {
-            let identity = identities.values.first { $0.username == hint }
+            let identity = identity(named: hint)
             allowed = identity.map { credentials(of: $0.id).filter { !$0.revoked }.map(\.record.id) } ?? []
             // An unknown name (or one without credentials) gets a stable decoy credential
             // ID, so the options do not tell whether the username exists.

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain TCP connection to the provider, for clients no HTTP library would be: ones
+/// that send half a request, or one byte at a time. Its blocking calls run on a Dispatch
+/// thread, never on the (two-thread) cooperative pool the server's tasks need.
+final class RawConnection: @unchecked Sendable {
+    private let socket: Int32
+
+    /// How a raw exchange ended.
+    enum Outcome: Error, Equatable {
+        /// The server closed the connection without answering.
+        case closed
+        /// The server answered with this status line's code.
+        case status(Int)
+        /// Nothing came back within the wait.
+        case silent
+    }
+
+    init(port: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Outcome.closed }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw Outcome.closed
+        }
+    }
+
+    deinit {
+        close(socket)
+    }
+
+    /// Sends `text`; false once the server has closed the connection.
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Waits up to `seconds` for the server's answer or for it to close the connection.
+    func outcome(within seconds: Double) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.waitForOutcome(seconds))
+            }
+        }
+    }
+
+    /// Sends `pieces` one after another, `interval` seconds apart, stopping when the server
+    /// closes the connection or answers; then waits up to `seconds` for the outcome.
+    func trickle(_ pieces: [String], interval: Double, thenWait seconds: Double) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                for piece in pieces {
+                    guard self.send(piece) else { break }
+                    var descriptor = pollfd(fd: self.socket, events: Int16(POLLIN), revents: 0)
+                    if poll(&descriptor, 1, Int32(interval * 1000)) > 0 { break }
+                }
+                continuation.resume(returning: self.waitForOutcome(seconds))
+            }
+        }
+    }
+
+    private func waitForOutcome(_ seconds: Double) -> Outcome {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(seconds * 1000)) > 0 else { return .silent }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return .closed }
+        let head = String(decoding: buffer.prefix(count), as: UTF8.self)
+        let parts = head.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else { return .closed }
+        return .status(status)
+    }
+}
