@@ -31,6 +31,9 @@ public struct ProviderConfiguration: Sendable {
     public var bindJobLifetime: TimeInterval = 3600
     public var authorizationCodeLifetime: TimeInterval = 60
     public var accessTokenLifetime: TimeInterval = 600
+    /// Refresh tokens live until used or revoked; one identity keeps at most this many
+    /// per client, and the oldest is dropped when a new one would exceed it.
+    public var maximumRefreshTokensPerClient = 100
     public var authenticationSessionLifetime: TimeInterval = 300
     /// Policy: binding first asks for a code sent to the identity's e-mail (a
     /// `verify-code` step; the code goes to the outbox).

@@ -4,11 +4,24 @@ struct BenchmarkOptions {
     var seconds: Double = 2
     /// The one group to run (`--only NAME`), or every group.
     var only: String?
+    /// Markdown tables (for docs/PERFORMANCE.md) instead of plain text.
+    var markdown = false
+    /// Provider benchmark only: one concurrency instead of 1, 4, 16 and 64 (`--clients N`),
+    /// and no floor (`--no-floor`), to profile full authentications alone, e.g.
+    /// `perf record -g .build/release/latchkey-bench --only provider --clients 8 --no-floor`.
+    var clients: Int?
+    var floor = true
 
     init(arguments: [String]) {
         if let index = arguments.firstIndex(of: "--seconds"), index + 1 < arguments.count,
            let value = Double(arguments[index + 1]), value > 0 {
             seconds = value
+        }
+        markdown = arguments.contains("--markdown")
+        floor = !arguments.contains("--no-floor")
+        if let index = arguments.firstIndex(of: "--clients"), index + 1 < arguments.count,
+           let value = Int(arguments[index + 1]), (1...256).contains(value) {
+            clients = value
         }
         if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
             only = arguments[index + 1]

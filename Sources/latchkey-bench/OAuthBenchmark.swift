@@ -35,10 +35,10 @@ struct OAuthBenchmark {
 
         var report = Report(title: "OAuth (PKCE, JOSE, ID tokens)")
         report.lines = [
-            ReportLine(name: "PKCE pair", latchkey: pkce, reference: bare, referenceName: "RAND_bytes(32) + SHA-256", target: "-"),
-            ReportLine(name: "JWS ES256 sign", latchkey: sign, reference: bareSign, referenceName: "bare ES256 signature", target: "-"),
-            ReportLine(name: "JWS ES256 verify", latchkey: verify, reference: bareVerify, referenceName: "bare ES256 verification", target: "-"),
-            ReportLine(name: "ID token validation", latchkey: validations, reference: bareVerify, referenceName: "bare ES256 verification", target: "-"),
+            ReportLine(name: "PKCE pair", latchkey: pkce, reference: bare, referenceName: "RAND_bytes(32) + SHA-256"),
+            ReportLine(name: "JWS ES256 sign", latchkey: sign, reference: bareSign, referenceName: "bare ES256 signature"),
+            ReportLine(name: "JWS ES256 verify", latchkey: verify, reference: bareVerify, referenceName: "bare ES256 verification"),
+            ReportLine(name: "ID token validation", latchkey: validations, reference: bareVerify, referenceName: "bare ES256 verification"),
         ]
         return report
     }

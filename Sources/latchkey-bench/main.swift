@@ -1,11 +1,18 @@
 // latchkey-bench: throughput of Latchkey's operations next to a reference measured in
 // the same run, reported as ratios because the machines are noisy.
-// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|webauthn|oauth|provider]
+// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|webauthn|oauth|provider] [--markdown] [--clients N] [--no-floor]
+// scripts/performance-report.sh turns a --markdown run into docs/PERFORMANCE.md.
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
-if options.runs("signatures") { try SignatureBenchmark(seconds: options.seconds).run().print() }
-if options.runs("vault") { try VaultBenchmark(seconds: options.seconds).run().print() }
-if options.runs("webauthn") { try WebAuthnBenchmark(seconds: options.seconds).run().print() }
-if options.runs("oauth") { try OAuthBenchmark(seconds: options.seconds).run().print() }
+var reports: [Report] = []
+@MainActor func finish(_ report: Report) {
+    report.print(markdown: options.markdown)
+    reports.append(report)
+}
+if options.runs("signatures") { finish(try SignatureBenchmark(seconds: options.seconds).run()) }
+if options.runs("vault") { finish(try VaultBenchmark(seconds: options.seconds).run()) }
+if options.runs("webauthn") { finish(try WebAuthnBenchmark(seconds: options.seconds).run()) }
+if options.runs("oauth") { finish(try OAuthBenchmark(seconds: options.seconds).run()) }
 // The provider benchmark is asynchronous, so it runs last, after the synchronous loops.
-if options.runs("provider") { try await ProviderBenchmark(seconds: options.seconds).run().print() }
+if options.runs("provider") { finish(try await ProviderBenchmark(seconds: options.seconds, concurrencies: options.clients.map { [$0] } ?? ProviderBenchmark.concurrencies, floor: options.floor).run()) }
+Report.targets(of: reports).print(markdown: options.markdown)

@@ -219,6 +219,21 @@ struct ProviderTests {
         }
     }
 
+    @Test("an identity keeps at most maximumRefreshTokensPerClient refresh tokens per client; the oldest is dropped")
+    func refreshTokensAreBounded() async throws {
+        try await Self.withProvider({ $0.maximumRefreshTokensPerClient = 2 }) { issuer, authenticator in
+            _ = try await Self.bind(issuer, authenticator)
+            let client = try Self.client(issuer)
+            var sessions: [TokenSet] = []
+            for _ in 0..<3 { sessions.append(try await Self.signIn(issuer, authenticator, client: client)) }
+            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(sessions[0]) }
+            let second = try await client.refresh(sessions[1])
+            _ = try await client.refresh(sessions[2])
+            // A refreshed token replaces its parent, so the count stays at the limit.
+            _ = try await client.refresh(second)
+        }
+    }
+
     @Test("a replayed code is refused and revokes what it issued; a wrong verifier is refused")
     func codeReplay() async throws {
         try await Self.withProvider { issuer, authenticator in

@@ -117,6 +117,8 @@ actor ProviderState {
     private var codes: [String: CodeGrant] = [:]
     private var accessTokens: [String: TokenGrant] = [:]
     private var refreshTokens: [String: TokenGrant] = [:]
+    /// Each identity's refresh tokens per client (key `identity|client`), oldest first.
+    private var refreshTokenOrder: [String: [String]] = [:]
     /// When ``pruneExpired(now:force:)`` next does its work.
     private var nextPrune = Date.distantPast
     var outbox: [OutboxMessage] = []
@@ -540,6 +542,16 @@ actor ProviderState {
         if withRefresh {
             let refreshToken = try Self.randomToken()
             refreshTokens[refreshToken] = TokenGrant(identityID: identityID, clientID: clientID, scope: scope, authTime: authTime, expiresAt: nil)
+            // Refresh tokens live until used or revoked; an identity keeps at most
+            // `maximumRefreshTokensPerClient` live, the oldest dropped, so sign-ins that never
+            // refresh do not grow the provider's memory without bound.
+            let owner = identityID + "|" + clientID
+            var order = refreshTokenOrder[owner, default: []].filter { refreshTokens[$0] != nil }
+            order.append(refreshToken)
+            while order.count > configuration.maximumRefreshTokensPerClient {
+                refreshTokens[order.removeFirst()] = nil
+            }
+            refreshTokenOrder[owner] = order
             response["refresh_token"] = refreshToken
             issued.append(refreshToken)
         }
