@@ -482,6 +482,14 @@ struct HostileInputSuite {
             try await context.send("GET", "health")
             throw outcome
         },
+        Attack("a chunked request body over 64 KiB (no Content-Length)", "status(413)") { context in
+            let connection = try RawConnection(port: context.provider.port)
+            let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+            let chunk = String(70_000, radix: 16) + "\r\n" + String(repeating: "a", count: 70_000) + "\r\n0\r\n\r\n"
+            let outcome = await connection.trickle([head, chunk], interval: 0.05, thenWait: 10)
+            try await context.send("GET", "health")
+            throw outcome
+        },
         // Usernames that pose as others (UTS #39; the provider's Username rules).
         Attack("username mixing Latin and Cyrillic letters", "400 invalid_request") { context in
             try await context.send("POST", "admin/identities", body: try context.json(["username": "p\u{0430}ypal"]), headers: context.adminHeaders)

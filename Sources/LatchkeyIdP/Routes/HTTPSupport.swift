@@ -92,6 +92,12 @@ struct RequestBodyMiddleware: RouterMiddleware {
     let timeout: Duration
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body
+        // (RFC 9112 §6.3): most GETs skip the deadline and its two tasks.
+        let length = request.headers[.contentLength]
+        guard request.headers[.transferEncoding] != nil || (length != nil && length != "0") else {
+            return try await next(request, context)
+        }
         let body = request.body
         let timeout = timeout
         let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
