@@ -6,6 +6,24 @@ import Testing
 /// `CREDENTIALS_DIRECTORY`, which is process-wide.
 @Suite("Key vault", .serialized)
 struct KeyVaultTests {
+    /// Regression: listing copied each `dirent`'s whole 256-byte name field, reading past
+    /// a short last record (AddressSanitizer: heap-buffer-overflow in the vault-stress
+    /// helper). Names of every length, UTF-8 included, come back whole.
+    @Test("directory listing reads names of every length in place")
+    func directoryNames() throws {
+        let temporary = try TemporaryDirectory()
+        var expected: Set<String> = []
+        for length in [1, 2, 7, 8, 9, 63, 64, 65, 127, 200, 255] {
+            let name = String(repeating: "n", count: length - 1) + (length.isMultiple(of: 2) ? "x" : "y")
+            expected.insert(name)
+            #expect(FileManager.default.createFile(atPath: temporary.url.appendingPathComponent(name).path, contents: Data()))
+        }
+        let accented = "clé-\u{1F511}"
+        expected.insert(accented)
+        #expect(FileManager.default.createFile(atPath: temporary.url.appendingPathComponent(accented).path, contents: Data()))
+        #expect(Set(try VaultFiles.names(in: temporary.url.path)) == expected)
+    }
+
     @Test("create, list, sign, update, delete")
     func roundTrip() throws {
         let temporary = try TemporaryDirectory()

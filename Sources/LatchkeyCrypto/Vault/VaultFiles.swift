@@ -195,11 +195,13 @@ enum VaultFiles {
     static func names(in directory: String) throws -> [String] {
         guard let stream = opendir(directory) else { throw failure("list", directory) }
         defer { closedir(stream) }
+        // The name is read in place, up to its NUL. Copying `entry.pointee.d_name` (a
+        // 256-byte tuple) read past the end of a short last record in glibc's buffer, which
+        // AddressSanitizer reported as a heap overflow.
+        guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { throw failure("list", directory) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names
