@@ -85,34 +85,36 @@ final class SignatureContext: @unchecked Sendable {
     }
 
     func sign(_ message: some DataProtocol) throws -> Data {
-        var signature = Data(count: maximumSignatureSize)
-        var length = signature.count
-        let ok: Bool
         switch backing {
         case .prehash(let template, let digest):
-            ok = try withPooledContext(template, digest) { entry in
+            try withPooledContext(template, digest) { entry in
                 try entry.withDigest(of: message) { hash in
-                    signature.withUnsafeMutableBytes { output in
-                        EVP_PKEY_sign(entry.pkeyContext, output.bindMemory(to: UInt8.self).baseAddress, &length,
-                                      hash.baseAddress, hash.count) == 1
+                    try collectSignature { output, length in
+                        EVP_PKEY_sign(entry.pkeyContext, output, &length, hash.baseAddress, hash.count) == 1
                     }
                 }
             }
         case .pure(let prepared):
-            ok = try withCopy(of: prepared) { context in
-                message.withContiguousBytes { input in
-                    signature.withUnsafeMutableBytes { output in
-                        EVP_DigestSign(context, output.bindMemory(to: UInt8.self).baseAddress, &length,
-                                       input.bindMemory(to: UInt8.self).baseAddress, input.count) == 1
+            try withCopy(of: prepared) { context in
+                try message.withContiguousBytes { input in
+                    try collectSignature { output, length in
+                        EVP_DigestSign(context, output, &length, input.bindMemory(to: UInt8.self).baseAddress, input.count) == 1
                     }
                 }
             }
         }
-        guard ok, length <= signature.count else {
-            throw CryptoError.fromOpenSSL(.openSSLFailure, "signing failed")
+    }
+
+    /// Runs a signing call into a stack buffer and copies the signature out once (a
+    /// zeroed `Data` trimmed afterwards cost an allocation and a replace per signature).
+    private func collectSignature(_ produce: (UnsafeMutablePointer<UInt8>?, inout Int) -> Bool) throws -> Data {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumSignatureSize) { output in
+            var length = output.count
+            guard produce(output.baseAddress, &length), length <= output.count else {
+                throw CryptoError.fromOpenSSL(.openSSLFailure, "signing failed")
+            }
+            return Data(UnsafeBufferPointer(rebasing: output[0..<length]))
         }
-        signature.removeSubrange(length...)
-        return signature
     }
 
     /// True only for a signature OpenSSL verifies; any error means false, and the error
@@ -242,18 +244,20 @@ private final class PooledPrehash: @unchecked Sendable {
         EVP_MD_CTX_free(digestContext)
     }
 
-    /// Hashes `message` into a stack buffer and calls `body` with the digest.
+    /// Hashes `message` into a stack buffer and calls `body` with the digest. (It was an
+    /// array, a heap allocation per signature: a visible share of an ES256 signature.)
     func withDigest<R>(of message: some DataProtocol, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = message.withContiguousBytes { input in
-            EVP_DigestInit_ex2(digestContext, digest, nil) == 1
-                && EVP_DigestUpdate(digestContext, input.baseAddress, input.count) == 1
-                && EVP_DigestFinal_ex(digestContext, &output, &length) == 1
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { output in
+            var length: UInt32 = 0
+            let ok = message.withContiguousBytes { input in
+                EVP_DigestInit_ex2(digestContext, digest, nil) == 1
+                    && EVP_DigestUpdate(digestContext, input.baseAddress, input.count) == 1
+                    && EVP_DigestFinal_ex(digestContext, output.baseAddress, &length) == 1
+            }
+            guard ok, Int(length) == digestSize else {
+                throw CryptoError.fromOpenSSL(.openSSLFailure, "digest failed")
+            }
+            return try body(UnsafeBufferPointer(rebasing: output[0..<digestSize]))
         }
-        guard ok, Int(length) == digestSize else {
-            throw CryptoError.fromOpenSSL(.openSSLFailure, "digest failed")
-        }
-        return try output.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[0..<digestSize])) }
     }
 }
