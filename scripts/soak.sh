@@ -69,12 +69,14 @@ echo "crash soak: $kills client SIGKILLs in $minutes minute(s)"
 problems=0
 for i in $(seq "$clients"); do
     store="$work/store-$i"
-    listed="$(LATCHKEY_STORE="$store" CREDENTIALS_DIRECTORY="$work/credentials-$i" "$bin" list --json)"
-    provider="$(while read -r identity; do admin "$issuer/admin/identities/$identity/credentials"; echo; done < "$work/identities-$i")"
-    if ! python3 - "$store" "$listed" "$provider" <<'PY'
+    # Through files, not arguments: a long soak's lists outgrow the argument limit.
+    LATCHKEY_STORE="$store" CREDENTIALS_DIRECTORY="$work/credentials-$i" "$bin" list --json > "$work/listed-$i.json"
+    while read -r identity; do admin "$issuer/admin/identities/$identity/credentials"; echo; done < "$work/identities-$i" > "$work/provider-$i.jsonl"
+    if ! python3 - "$store" "$work/listed-$i.json" "$work/provider-$i.jsonl" <<'PY'
 import json, os, sys
-store, listed = sys.argv[1], json.loads(sys.argv[2])
-provider = [c for line in sys.argv[3].splitlines() if line.strip() for c in json.loads(line)["credentials"]]
+store = sys.argv[1]
+listed = json.load(open(sys.argv[2]))
+provider = [c for line in open(sys.argv[3]) if line.strip() for c in json.loads(line)["credentials"]]
 keys = os.path.join(store, "keys")
 files = [n for n in os.listdir(keys) if n.endswith(".json")] if os.path.isdir(keys) else []
 ok = True

@@ -24,6 +24,29 @@ struct KeyVaultTests {
         #expect(Set(try VaultFiles.names(in: temporary.url.path)) == expected)
     }
 
+    /// Regression (found by the soak): a process killed while creating a vault, after
+    /// writing the header's temporary file and before renaming it, left a directory that
+    /// every later open refused as "not a vault". Nothing was stored in it, so the next
+    /// open cleans up and creates the vault.
+    @Test("a vault whose creation was killed before the header's rename is created on the next open")
+    func interruptedCreation() throws {
+        let temporary = try TemporaryDirectory()
+        let path = temporary.vault.path
+        try FileManager.default.createDirectory(atPath: path + "/keys", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        chmod(path, 0o700)
+        #expect(FileManager.default.createFile(atPath: path + "/.lock", contents: Data(), attributes: [.posixPermissions: 0o600]))
+        #expect(FileManager.default.createFile(atPath: path + "/.tmp-0123456789abcdef", contents: Data("{\"form".utf8), attributes: [.posixPermissions: 0o600]))
+        let key = try temporary.keyFile()
+        let vault = try KeyVault.open(at: temporary.vault, key: .keyFile(key))
+        _ = try vault.createKey(.es256, metadata: Data())
+        #expect(try VaultFiles.names(in: path).sorted() == [".lock", "keys", "vault.json"])
+        // Anything else in the directory still makes it "not a vault".
+        let other = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: other.vault.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(FileManager.default.createFile(atPath: other.vault.path + "/notes.txt", contents: Data()))
+        #expect(throws: KeyVaultError(code: .notAVault, reason: "")) { try KeyVault.open(at: other.vault, key: .keyFile(key)) }
+    }
+
     @Test("create, list, sign, update, delete")
     func roundTrip() throws {
         let temporary = try TemporaryDirectory()

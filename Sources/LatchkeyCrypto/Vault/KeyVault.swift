@@ -104,12 +104,19 @@ public final class KeyVault: @unchecked Sendable {
     private static func create(at path: String, headerPath: String, source: VaultKeySource) throws -> (VaultHeader, SymmetricKey) {
         let allowed: Set<String> = [".lock", "keys"]
         let present = try VaultFiles.names(in: path)
+        // A creation killed before its header's rename leaves the header's temporary file
+        // (the soak found one: every later command then refused the directory). Nothing
+        // was ever stored in such a vault, so the leftover goes and creation starts over.
+        let leftovers = present.filter { $0.hasPrefix(VaultFiles.temporaryPrefix) }
         let keysEmpty = (try? VaultFiles.names(in: path + "/keys").isEmpty) ?? true
-        guard Set(present).isSubset(of: allowed), keysEmpty else {
+        guard Set(present).subtracting(leftovers).isSubset(of: allowed), keysEmpty else {
             throw KeyVaultError(
                 code: .notAVault,
                 reason: "\(path) is not empty and has no \(VaultHeader.fileName); choose an empty or new directory for a vault"
             )
+        }
+        for name in leftovers {
+            _ = try VaultFiles.remove(path + "/" + name, directory: path)
         }
         var header = VaultHeader(format: VaultHeader.currentFormat, keyKind: source.kind, keyCheck: "")
         let root: SymmetricKey

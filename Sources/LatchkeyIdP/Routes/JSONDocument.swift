@@ -6,7 +6,7 @@ import Foundation
 /// `JSONSerialization` did this before, and profiling the full authentication showed it
 /// as the provider's largest cost: on Linux it bridges every dictionary to `NSDictionary`
 /// and sorts keys through `NSString` comparison. The provider only ever writes strings,
-/// integers, booleans, arrays and objects of those, and JSON it has already encoded
+/// integers (of any width), booleans, arrays and objects of those, and JSON it has already encoded
 /// (WebAuthn options from `JSONEncoder`), which ``Raw`` splices in unparsed, plus what
 /// `JSONSerialization` parsed (`NSNumber`, `NSNull`) when a route echoes it.
 enum JSONDocument {
@@ -40,8 +40,10 @@ enum JSONDocument {
             write(string: string, to: &output)
         case let bool as Bool:
             output += bool ? Array("true".utf8) : Array("false".utf8)
-        case let integer as Int:
-            output += String(integer).utf8
+        case let integer as any BinaryInteger:
+            // Every width: a credential's signature counter is a UInt32, and writing it as
+            // `null` broke the admin API's credential list (the soak's checker caught it).
+            output += String(describing: integer).utf8
         case let double as Double:
             output += double.isFinite ? Array(String(double).utf8) : Array("null".utf8)
         case let raw as Raw:

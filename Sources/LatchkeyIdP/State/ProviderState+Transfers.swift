@@ -17,6 +17,9 @@ extension ProviderState {
 
     // MARK: Exporter
 
+    /// How long a transfer waits for its exporter's proof of possession.
+    static let unopenedTransferLifetime: TimeInterval = 60
+
     /// Starts a transfer of `credentialID`'s identity: request options to prove possession.
     func beginTransfer(credentialID: Data) throws -> (String, PublicKeyCredentialRequestOptionsJSON) {
         pruneTransfers()
@@ -31,7 +34,10 @@ extension ProviderState {
         }
         let id = try Self.randomToken()
         let challenge = try SecureRandom.bytes(count: 32)
-        var transfer = Transfer(id: id, identityID: credential.identityID, exporterCredentialID: credentialID, expiresAt: Date().addingTimeInterval(configuration.transferLifetime))
+        // Anyone who knows a credential ID can get this far, so an unopened transfer
+        // lives only a minute; proving possession (openTransfer) grants the full lifetime.
+        let openingLifetime = min(Self.unopenedTransferLifetime, configuration.transferLifetime)
+        var transfer = Transfer(id: id, identityID: credential.identityID, exporterCredentialID: credentialID, expiresAt: Date().addingTimeInterval(openingLifetime))
         transfer.openChallenge = challenge
         transfers[id] = transfer
         return (id, PublicKeyCredentialRequestOptionsJSON(challenge: challenge, rpId: relyingParty.id, allowCredentials: [.init(id: credentialID)], userVerification: "preferred"))
@@ -52,6 +58,7 @@ extension ProviderState {
         transfer.exporterTokenHash = try Self.hash(token)
         transfer.openChallenge = nil
         transfer.state = .waiting
+        transfer.expiresAt = Date().addingTimeInterval(configuration.transferLifetime)
         try issueCode(&transfer)
         transfers[id] = transfer
         return (token, transfer.code ?? "", transfer.codeExpiresAt)
