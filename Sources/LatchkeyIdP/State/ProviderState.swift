@@ -101,7 +101,10 @@ actor ProviderState {
     let keyID: String
     /// Keys the decoy credential IDs answered for unknown login hints.
     let decoyKey: SymmetricKey
-    var identities: [String: Identity] = [:]
+    private(set) var identities: [String: Identity] = [:]
+    /// Identity ids by ``Username/key(_:)`` and by ``Username/skeleton(_:)``.
+    private var identityIDsByKey: [String: String] = [:]
+    private var identityIDsBySkeleton: [String: String] = [:]
     var credentials: [Data: Credential] = [:]
     /// Transfers by id, the live codes' prefixes, and wrong codes per client address
     /// (ProviderState+Transfers.swift).
@@ -131,6 +134,8 @@ actor ProviderState {
             if let snapshot = try ProviderSnapshot.load(from: directory) {
                 for identity in snapshot.identities {
                     identities[identity.id] = Identity(id: identity.id, username: identity.username, email: identity.email, displayName: identity.displayName)
+                    identityIDsByKey[Username.key(identity.username)] = identity.id
+                    identityIDsBySkeleton[Username.skeleton(identity.username)] = identity.id
                 }
                 for record in snapshot.credentials {
                     let credential = try ProviderSnapshot.credential(record)
@@ -182,21 +187,27 @@ actor ProviderState {
             throw ProviderError(status: 409, error: "conflict", description: "username already exists, or one that looks the same")
         }
         let identity = Identity(id: UUID().uuidString.lowercased(), username: name, email: email, displayName: displayName ?? name)
-        identities[identity.id] = identity
+        add(identity)
         try persist()
         return identity
     }
 
+    /// Records an identity and indexes its name both ways (``Username/key(_:)`` for
+    /// lookups, ``Username/skeleton(_:)`` for look-alikes), so neither needs a scan.
+    private func add(_ identity: Identity) {
+        identities[identity.id] = identity
+        identityIDsByKey[Username.key(identity.username)] = identity.id
+        identityIDsBySkeleton[Username.skeleton(identity.username)] = identity.id
+    }
+
     /// Whether `name`, or a name that looks the same (``Username/skeleton(_:)``), is taken.
     func isTaken(_ name: String) -> Bool {
-        let skeleton = Username.skeleton(name)
-        return identities.values.contains { Username.skeleton($0.username) == skeleton }
+        identityIDsBySkeleton[Username.skeleton(name)] != nil
     }
 
     /// The identity called `name`, compared as ``Username/key(_:)`` (case and width aside).
     func identity(named name: String) -> Identity? {
-        let key = Username.key(name)
-        return identities.values.first { Username.key($0.username) == key }
+        identityIDsByKey[Username.key(name)].flatMap { identities[$0] }
     }
 
     /// A bind job and its URL, `<issuer>/v1/bind/<job>?token=<token>`; only the token's hash is kept.
