@@ -1,6 +1,8 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyWebAuthn
 import Testing
 
 /// The facade end to end against the in-process reference provider over real HTTP.
@@ -73,6 +75,49 @@ struct EmbeddedFlowTests {
             // With one left, no choice is needed.
             let again = try await provider.signIn(embedded)
             #expect(again.claims?.subject == other)
+        }
+    }
+
+    /// A bind killed after the key was made but before the provider's answer came back
+    /// (the soak left such keys) used to list as an ordinary credential that could never
+    /// sign in. Its key now says `pending` until the provider is known to have bound it.
+    @Test("a key whose bind answer never arrived is pending: not offered unless named or listed; active after a sign-in")
+    func pendingCredential() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            let (_, bindURL) = try await provider.createIdentity("ada")
+            let bound = try await embedded.registerCredential(from: bindURL).credential
+            #expect(bound.state == .active)
+
+            // What a killed `bind` leaves: the key made with the pending state and submitted
+            // (so the provider bound it), the answer never read.
+            let (other, otherBindURL) = try await provider.createIdentity("bob")
+            let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: vault.directory.appendingPathComponent("vault"), key: .keyFile(vault.keyFile)))
+            let transport = URLSessionTransport()
+            let job = try await transport.send(TransportRequest(method: "GET", url: otherBindURL, headers: ["Accept": "application/json"]))
+            let jobObject = try #require(try JSONSerialization.jsonObject(with: job.body) as? [String: Any])
+            let publicKey = try #require(jobObject["publicKey"])
+            let options = try PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: publicKey))
+            let (registration, _) = try authenticator.makeCredential(
+                options, origin: provider.origin,
+                attributes: ["issuer": provider.issuer.absoluteString, "state": "pending"]
+            )
+            let submit = try #require((jobObject["submit"] as? String).flatMap(URL.init(string:)))
+            let submitted = try await transport.send(TransportRequest(
+                method: "POST", url: submit,
+                headers: ["Content-Type": "application/json"], body: try registration.json()
+            ))
+            #expect(submitted.status == 201)
+            let pending = try #require(try await embedded.credentials().first { $0.user.name == "bob" })
+            #expect(pending.state == .pending)
+
+            // Not offered on its own: the active credential signs in without a choice.
+            let tokens = try await provider.signIn(embedded)
+            #expect(tokens.claims?.subject != other)
+            // Named, it signs in, and is active from then on.
+            let named = try await provider.signIn(embedded, credential: pending.id)
+            #expect(named.claims?.subject == other)
+            #expect(try await embedded.credentials().allSatisfy { $0.state == .active })
         }
     }
 

@@ -23,6 +23,11 @@ public struct Credential: Hashable, Identifiable, Sendable {
         public static let active = State("active")
         /// The provider refused it as revoked; it stays listed until deleted.
         public static let revoked = State("revoked")
+        /// Created and sent to the provider, whose answer never arrived (the process
+        /// stopped mid-bind or mid-import), so it may or may not be bound there. It signs
+        /// in only when the provider lists it or the caller names it, and becomes active
+        /// on its first successful sign-in; delete it if the provider never bound it.
+        public static let pending = State("pending")
     }
 
     /// The WebAuthn credential ID, base64url: the id the provider knows it by too.

@@ -135,9 +135,13 @@ extension Embedded {
         let options = try challenge.requestOptions()
         let submit = try conversation.url(challenge.string("submit"), named: "submit")
 
+        // A pending credential may not be bound at all: it is offered only when the
+        // provider's options list it (so it is bound) or the caller names it.
+        let listedByProvider = !(options.allowCredentials ?? []).isEmpty
         let candidates = try authenticator.candidates(for: options, origin: provider.origin)
             .map(Credential.init)
             .filter { $0.belongs(to: provider) }
+            .filter { $0.state != .pending || listedByProvider || $0.id == requested }
             .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
         flow.emit(.credentialChosen(chosen.id))
@@ -146,6 +150,7 @@ extension Embedded {
         let answer = try await revocationAware(chosen) {
             try await conversation.settle(conversation.post(submit, json: assertion.json()))
         }
+        if chosen.state == .pending { _ = markActive(chosen, logger: flow.logger) }
         // The redirect goes to the client's redirect URI, not to the provider: the OAuth
         // client checks it against the request (or the caller does, for a URL-driven flow).
         guard let redirect = URL(string: try answer.string("redirectURL")), redirect.scheme != nil else {

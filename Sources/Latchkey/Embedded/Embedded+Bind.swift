@@ -31,28 +31,33 @@ extension Embedded {
         let job = try await conversation.settle(conversation.get(link.endpoint))
         let options = try job.creationOptions()
         let submit = try conversation.url(job.string("submit"), named: "submit")
+        // Pending until the provider answers: a process killed in between leaves a key
+        // that says so instead of posing as a bound credential.
         let (registration, created) = try authenticator.makeCredential(
-            options, origin: link.provider.origin, attributes: [Credential.Attribute.issuer: link.provider.issuer]
+            options, origin: link.provider.origin,
+            attributes: [Credential.Attribute.issuer: link.provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue]
         )
         let credential = Credential(created)
+        let redirect: URL?
         do {
             let reply = try await conversation.settle(conversation.post(submit, json: registration.json()))
             guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
                 throw LatchkeyError(code: .malformedResponse, reason: "the provider confirmed a different credential than the one submitted")
             }
-            let redirect = try reply.object["postBindingRedirectURI"].map { value -> URL in
+            redirect = try reply.object["postBindingRedirectURI"].map { value -> URL in
                 guard let text = value.stringValue, text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
                     throw LatchkeyError(code: .malformedResponse, reason: "postBindingRedirectURI is not a URL")
                 }
                 return url
             }
-            flow.emit(.credentialRegistered(credential.id))
-            flow.logger.debug("credential bound", metadata: ["credential": .string(String(credential.id.prefix(8)))])
-            return BoundCredential(credential: credential, postBindingRedirectURI: redirect)
         } catch {
             // Nothing half-bound stays in the vault.
             _ = try? authenticator.deleteCredential(credential.handle)
             throw error
         }
+        let bound = markActive(credential, logger: flow.logger)
+        flow.emit(.credentialRegistered(bound.id))
+        flow.logger.debug("credential bound", metadata: ["credential": .string(String(bound.id.prefix(8)))])
+        return BoundCredential(credential: bound, postBindingRedirectURI: redirect)
     }
 }

@@ -58,7 +58,10 @@ extension Embedded {
             }
             let options = try redeemed.creationOptions()
             let submit = try conversation.url(redeemed.string("submit"), named: "submit")
-            let (registration, created) = try authenticator.makeCredential(options, origin: provider.origin, attributes: [Credential.Attribute.issuer: provider.issuer])
+            let (registration, created) = try authenticator.makeCredential(
+                options, origin: provider.origin,
+                attributes: [Credential.Attribute.issuer: provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue]
+            )
             let credential = Credential(created)
             do {
                 var body = try JSONSerialization.jsonObject(with: registration.json()) as? [String: Any] ?? [:]
@@ -79,8 +82,9 @@ extension Embedded {
                         guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
                             throw LatchkeyError(code: .malformedResponse, reason: "the provider bound a different credential than the one submitted")
                         }
-                        flow.emit(.credentialRegistered(credential.id))
-                        return [credential]
+                        let imported = markActive(credential, logger: flow.logger)
+                        flow.emit(.credentialRegistered(imported.id))
+                        return [imported]
                     case "declined":
                         throw LatchkeyError(code: .transferDeclined, reason: "the other device declined the import; nothing was added")
                     case "cancelled", "expired", "failed":

@@ -104,6 +104,19 @@ public final class Embedded: Sendable {
         _ = try? authenticator.updateAttributes(of: credential.handle) { $0[Credential.Attribute.state] = Credential.State.revoked.rawValue }
     }
 
+    /// Clears a credential's `pending` state once the provider has confirmed it (a bind
+    /// or import answered, or a sign-in accepted). A vault error here leaves it pending,
+    /// which costs only convenience, so it is logged rather than thrown: the provider has
+    /// bound the credential, and failing now would make the caller delete it.
+    func markActive(_ credential: Credential, logger: Logger) -> Credential {
+        do {
+            return Credential(try authenticator.updateAttributes(of: credential.handle) { $0[Credential.Attribute.state] = nil })
+        } catch {
+            logger.warning("credential stays pending", metadata: ["credential": .string(String(credential.id.prefix(8))), "error": .string("\(error)")])
+            return credential
+        }
+    }
+
     /// Runs a request that a revoked credential makes fail, marking it revoked if so.
     func revocationAware<Result>(_ credential: Credential, _ body: () async throws -> Result) async throws -> Result {
         do {
