@@ -6,7 +6,9 @@
 #      commands at random, for MINUTES minutes. Then every vault and the provider are
 #      checked: each vault lists every record file it holds (nothing torn), every
 #      credential the provider bound is in its client's vault (nothing committed lost),
-#      and each vault's signature counter is at least the provider's (counters only grow).
+#      each vault's signature counter is at least the provider's (counters only grow), and
+#      every active credential is bound at the provider (a bind killed before its answer
+#      leaves a pending key, never an active one).
 #  (b) load: the provider under 1, 4, 16 and 64 concurrent full authentications
 #      (latchkey-bench's provider group: throughput, p50/p99 against its floor, errors,
 #      which must all be 0, and the process's peak memory).
@@ -89,7 +91,13 @@ for credential in provider:
         print(f"{store}: the provider bound {credential['id'][:12]}... but the vault lost it"); ok = False
     elif mine["signCount"] < credential["signCount"]:
         print(f"{store}: counter went backwards for {credential['id'][:12]}..."); ok = False
-print(f"{store}: {len(listed)} credentials in the vault, {len(provider)} bound at the provider: " + ("consistent" if ok else "INCONSISTENT"))
+bound = {c["id"] for c in provider}
+for credential in listed:
+    # A key whose bind answer never arrived must say so (pending), not pose as bound.
+    if credential["state"] == "active" and credential["id"] not in bound:
+        print(f"{store}: {credential['id'][:12]}... is active but the provider never bound it"); ok = False
+pending = sum(1 for c in listed if c["state"] == "pending")
+print(f"{store}: {len(listed)} credentials in the vault ({pending} pending), {len(provider)} bound at the provider: " + ("consistent" if ok else "INCONSISTENT"))
 sys.exit(0 if ok else 1)
 PY
     then problems=$((problems + 1)); fi
