@@ -8,7 +8,7 @@ enum HTTPSupport {
     static let maximumBodySize = 64 * 1024
 
     static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        json(data: ProviderState.encode(object), status: status)
+        json(data: JSONDocument.encode(object), status: status)
     }
 
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
@@ -28,9 +28,13 @@ enum HTTPSupport {
     }
 
     static func body(_ request: Request) async throws -> Data {
+        Data(try await collect(request.body).readableBytesView)
+    }
+
+    /// A request body, at most `maximumBodySize` bytes (else 413).
+    static func collect(_ body: RequestBody) async throws -> ByteBuffer {
         do {
-            let buffer = try await request.body.collect(upTo: maximumBodySize)
-            return Data(buffer.readableBytesView)
+            return try await body.collect(upTo: maximumBodySize)
         } catch {
             throw ProviderError(status: 413, error: "invalid_request", description: "request body over \(maximumBodySize) bytes")
         }
@@ -101,13 +105,7 @@ struct RequestBodyMiddleware: RouterMiddleware {
         let body = request.body
         let timeout = timeout
         let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask {
-                do {
-                    return try await body.collect(upTo: HTTPSupport.maximumBodySize)
-                } catch {
-                    throw ProviderError(status: 413, error: "invalid_request", description: "request body over \(HTTPSupport.maximumBodySize) bytes")
-                }
-            }
+            group.addTask { try await HTTPSupport.collect(body) }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 return nil

@@ -495,7 +495,7 @@ actor ProviderState {
 
     /// The token endpoint's JSON answer (RFC 6749 §5.1).
     func token(_ form: [String: String], clientID: String?) throws -> Data {
-        Self.encode(try tokenResponse(form, clientID: clientID))
+        JSONDocument.encode(try tokenResponse(form, clientID: clientID))
     }
 
     private func tokenResponse(_ form: [String: String], clientID: String?) throws -> [String: Any] {
@@ -575,7 +575,7 @@ actor ProviderState {
         }
         var claims: [String: Any] = ["sub": identity.id, "preferred_username": identity.username, "name": identity.displayName]
         if let email = identity.email { claims["email"] = email }
-        return Self.encode(claims)
+        return JSONDocument.encode(claims)
     }
 
     func revoke(_ token: String) {
@@ -586,7 +586,7 @@ actor ProviderState {
     // MARK: Documents
 
     func discovery() -> Data {
-        Self.encode([
+        JSONDocument.encode([
             "issuer": issuer.absoluteString,
             "authorization_endpoint": url("authorize").absoluteString,
             "token_endpoint": url("token").absoluteString,
@@ -606,11 +606,6 @@ actor ProviderState {
 
     func jwks() throws -> Data {
         let jwk = try signingKey.publicKey.jwk
-        return Self.encode(["keys": [["kty": jwk.kty, "crv": jwk.crv ?? "", "x": jwk.x ?? "", "y": jwk.y ?? "", "kid": keyID, "alg": "ES256", "use": "sig"]]])
-    }
-
-    /// JSON for a response body (objects built here are always serialisable).
-    static func encode(_ object: [String: Any]) -> Data {
-        JSONDocument.encode(object)
+        return JSONDocument.encode(["keys": [["kty": jwk.kty, "crv": jwk.crv ?? "", "x": jwk.x ?? "", "y": jwk.y ?? "", "kid": keyID, "alg": "ES256", "use": "sig"]]])
     }
 }
