@@ -21,8 +21,17 @@ extension LatchkeyCommand {
         @Option(help: "Bearer token for the admin API (default: $LATCHKEY_ADMIN_TOKEN, else a random one, printed).")
         var adminToken: String?
 
-        @Option(help: "Directory that keeps identities, credentials and the signing key across restarts.")
+        @Option(help: "Directory for the SQLite store (latchkey.sqlite3 and store.key, 0700). Without it and without --database, state is in memory.")
         var dataDir: String?
+
+        @Option(help: ArgumentHelp("PostgreSQL store, postgres://user@host:port/db[?sslmode=require] (default: $LATCHKEY_DATABASE_URL). The password comes from --database-password-file, the systemd credential latchkey-database-password, the URL or $PGPASSWORD.", valueName: "url"))
+        var database: String?
+
+        @Option(help: ArgumentHelp("File holding the PostgreSQL password.", valueName: "file"))
+        var databasePasswordFile: String?
+
+        @Option(help: ArgumentHelp("File holding the 32-byte key that seals the store's signing keys (default: the systemd credential latchkey-store-key; for SQLite, store.key in --data-dir). Every PostgreSQL instance needs the same one.", valueName: "file"))
+        var storeKeyFile: String?
 
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
@@ -40,11 +49,11 @@ extension LatchkeyCommand {
             let generated = Base64URL.encode(try SecureRandom.bytes(count: 24))
             let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] ?? generated
             var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseURL), adminToken: token)
-            configuration.dataDirectory = dataDir.map { URL(fileURLWithPath: $0) }
+            try configureStorage(&configuration)
             configuration.requireEmailCodeForBinding = requireEmailCode
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
-            let app = try buildApplication(configuration: configuration) { issuer in
+            let app = try await buildApplication(configuration: configuration) { issuer in
                 // Unbuffered, so a supervising process sees the lines at once.
                 if json {
                     let line = (try? JSONSerialization.data(withJSONObject: ["issuer": issuer.absoluteString, "adminToken": token], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
@@ -55,6 +64,29 @@ extension LatchkeyCommand {
             }
             // Stops cleanly on SIGINT and SIGTERM.
             try await app.runService()
+        }
+
+        /// SQLite in --data-dir, PostgreSQL from --database or $LATCHKEY_DATABASE_URL, or
+        /// memory; secrets from files or systemd credentials, never from argv.
+        func configureStorage(_ configuration: inout ProviderConfiguration) throws {
+            let environment = ProcessInfo.processInfo.environment
+            if let storeKeyFile {
+                configuration.storeKey = try SecretFile.read(storeKeyFile, exactly: 32)
+            } else if let key = try SecretFile.credential("latchkey-store-key", exactly: 32) {
+                configuration.storeKey = key
+            }
+            if let url = database ?? environment["LATCHKEY_DATABASE_URL"] {
+                guard dataDir == nil else { throw ValidationError("give either --data-dir (SQLite) or --database (PostgreSQL), not both") }
+                var password: String?
+                if let databasePasswordFile {
+                    password = String(decoding: try SecretFile.read(databasePasswordFile), as: UTF8.self).trimmingCharacters(in: .newlines)
+                } else if let secret = try SecretFile.credential("latchkey-database-password") {
+                    password = String(decoding: secret, as: UTF8.self).trimmingCharacters(in: .newlines)
+                }
+                configuration.storage = .postgres(try PostgresLocation(url: url, password: password))
+            } else if let dataDir {
+                configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
+            }
         }
 
         static func parseURL(_ text: String) throws -> URL {

@@ -7,27 +7,36 @@ import ServiceLifecycle
 /// The reference identity provider as a Hummingbird application. Tests build it, run it on
 /// 127.0.0.1 port 0 in-process and learn the port from `onServerRunning`.
 ///
+/// The store is opened here (a SQLite file is checked and migrated now; PostgreSQL is
+/// migrated before the server listens, or on the first request if it cannot be reached
+/// yet: requests answer 503 until it can).
+///
 /// - Parameters:
 ///   - configuration: the provider's settings.
 ///   - onServerRunning: called with the issuer URL once the server listens.
 public func buildApplication(
     configuration: ProviderConfiguration,
     onServerRunning: @escaping @Sendable (URL) async -> Void = { _ in }
-) throws -> some ApplicationProtocol {
-    let state = try ProviderState(configuration: configuration)
+) async throws -> some ApplicationProtocol {
+    var logger = Logger(label: "latchkey-idp")
+    logger.logLevel = configuration.logLevel
+    let store = try await ProviderStore.open(configuration, logger: logger)
+    let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: logger)
+    let provider = Provider(context: context)
     let limiter = RateLimiter(limit: configuration.rateLimitPerMinute)
     let router = Router(context: ProviderRequestContext.self)
     router.middlewares.add(ProviderErrorMiddleware())
+    router.middlewares.add(ReadinessMiddleware(context: context))
     router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
     router.middlewares.add(RateLimitMiddleware(limiter: limiter))
-    DiscoveryRoutes.add(to: router, state: state)
-    AdminRoutes.add(to: router, state: state, adminToken: configuration.adminToken)
-    BindRoutes.add(to: router, state: state)
-    AuthorizationRoutes.add(to: router, state: state)
-    TokenRoutes.add(to: router, state: state)
-    TransferRoutes.add(to: router, state: state)
-    EnrollmentRoutes.add(to: router, state: state)
-    return Application(
+    DiscoveryRoutes.add(to: router, provider: provider)
+    AdminRoutes.add(to: router, provider: provider, adminToken: configuration.adminToken)
+    BindRoutes.add(to: router, provider: provider)
+    AuthorizationRoutes.add(to: router, provider: provider)
+    TokenRoutes.add(to: router, provider: provider)
+    TransferRoutes.add(to: router, provider: provider)
+    EnrollmentRoutes.add(to: router, provider: provider)
+    var app = Application(
         router: router,
         server: .http1(configuration: .init(
             idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
@@ -38,18 +47,35 @@ public func buildApplication(
             )
         )),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),
+        services: store.services + [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)],
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let issuer = configuration.issuer ?? URL(string: "http://\(configuration.host):\(port)") ?? URL(fileURLWithPath: "/")
-            await state.setIssuer(issuer)
+            context.setIssuer(issuer)
             await onServerRunning(issuer)
         },
-        logger: {
-            var logger = Logger(label: "latchkey-idp")
-            logger.logLevel = configuration.logLevel
-            return logger
-        }()
+        logger: logger
     )
+    let startLogger = logger
+    app.beforeServerStarts {
+        do {
+            try await context.prepare()
+        } catch let error as StoreError where error.code == .unavailable {
+            // Serve anyway: requests answer 503 until the database is back.
+            startLogger.warning("the store is unreachable; answering 503 until it is back", metadata: ["error": .string(error.reason)])
+        }
+    }
+    return app
+}
+
+/// Closes the store's connection when the provider stops.
+private struct StoreCloser: Service {
+    let database: any ProviderDatabase
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await database.close()
+    }
 }
 
 /// Runs a reference provider for as long as `body` runs, then stops it: the in-process
@@ -66,7 +92,7 @@ public func withReferenceProvider<Result: Sendable>(
     _ body: (URL) async throws -> Result
 ) async throws -> Result {
     let (issuers, continuation) = AsyncStream<URL>.makeStream()
-    let app = try buildApplication(configuration: configuration) { issuer in
+    let app = try await buildApplication(configuration: configuration) { issuer in
         continuation.yield(issuer)
         continuation.finish()
     }

@@ -31,19 +31,49 @@ public struct ProviderConfiguration: Sendable {
     public var bindJobLifetime: TimeInterval = 3600
     public var authorizationCodeLifetime: TimeInterval = 60
     public var accessTokenLifetime: TimeInterval = 600
-    /// Refresh tokens live until used or revoked; one identity keeps at most this many
-    /// per client, and the oldest is dropped when a new one would exceed it.
-    public var maximumRefreshTokensPerClient = 100
+    /// Refresh tokens rotate on every use (RFC 9700 §4.14.2) and die when the grant
+    /// reaches its absolute lifetime, or when unused for the idle lifetime.
+    public var refreshTokenAbsoluteLifetime: TimeInterval = 30 * 86400
+    public var refreshTokenIdleLifetime: TimeInterval = 7 * 86400
+    /// Live grants (sign-ins with their refresh token) one identity keeps per client; the
+    /// oldest is revoked when a new one would exceed it.
+    public var maximumGrantsPerClient = 100
+    /// How long a new signing key is published before it signs (``SigningKeys``), so
+    /// relying parties that cache the JWKS see it first.
+    public var signingKeyPublicationDelay: TimeInterval = 600
     public var authenticationSessionLifetime: TimeInterval = 300
     /// Policy: binding first asks for a code sent to the identity's e-mail (a
     /// `verify-code` step; the code goes to the outbox).
     public var requireEmailCodeForBinding = false
     /// Policy: binding first asks the user to accept these terms (an `accept-terms`
     /// step). Clients that do not know the step stop with an error naming it, which is
-    /// how a provider's new policy meets an older app (DESIGN.md, wire protocol step 3).
+    /// how a provider's new policy meets an older app (docs/PROTOCOL.md section 4).
     public var termsOfService: String?
-    /// Where identities, credentials and the signing key persist; in memory when nil.
-    public var dataDirectory: URL?
+    /// Where the provider keeps its state (docs/ARCHITECTURE.md, "The store").
+    public enum Storage: Sendable {
+        /// An in-memory SQLite database: `demo` and tests; gone when the provider stops.
+        case memory
+        /// `DIRECTORY/latchkey.sqlite3`, mode 0600 in a 0700 directory.
+        case sqlite(directory: URL)
+        /// A PostgreSQL database shared by several instances.
+        case postgres(PostgresLocation)
+    }
+
+    public var storage: Storage = .memory
+
+    /// The SQLite data directory, when the storage is one (`serve --data-dir`).
+    public var dataDirectory: URL? {
+        get {
+            if case .sqlite(let directory) = storage { return directory }
+            return nil
+        }
+        set { storage = newValue.map { .sqlite(directory: $0) } ?? .memory }
+    }
+
+    /// The 32 bytes that seal the store's secrets (signing keys). Nil: for SQLite,
+    /// `store.key` beside the database (made on first start); in memory, a random key;
+    /// PostgreSQL requires it, the same for every instance.
+    public var storeKey: Data?
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120

@@ -219,9 +219,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("an identity keeps at most maximumRefreshTokensPerClient refresh tokens per client; the oldest is dropped")
+    @Test("an identity keeps at most maximumGrantsPerClient live grants per client; the oldest is revoked")
     func refreshTokensAreBounded() async throws {
-        try await Self.withProvider({ $0.maximumRefreshTokensPerClient = 2 }) { issuer, authenticator in
+        try await Self.withProvider({ $0.maximumGrantsPerClient = 2 }) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             var sessions: [TokenSet] = []
@@ -408,7 +408,7 @@ struct ProviderTests {
 
 @Suite("Reference identity provider: persistence, rate limits, command line")
 struct ProviderOperationsTests {
-    @Test("with a data directory, identities, credentials and the signing key survive a restart")
+    @Test("with a SQLite data directory, identities, credentials and the signing key survive a restart")
     func persistence() async throws {
         let dataDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-data-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dataDirectory) }
@@ -426,8 +426,11 @@ struct ProviderOperationsTests {
             let tokens = try await ProviderTests.signIn(issuer, device, client: try ProviderTests.client(issuer))
             await keyID.set(try JWS(compact: try #require(tokens.idToken)).keyID ?? "")
         }
-        let mode = try FileManager.default.attributesOfItem(atPath: dataDirectory.appendingPathComponent("signing-key.pem").path)[.posixPermissions] as? Int
-        #expect(mode == 0o600)
+        // The database and the key sealing its secrets are the owner's only.
+        for (name, expected) in [("latchkey.sqlite3", 0o600), ("store.key", 0o600), (".", 0o700)] {
+            let mode = try FileManager.default.attributesOfItem(atPath: dataDirectory.appendingPathComponent(name).path)[.posixPermissions] as? Int
+            #expect(mode == expected, "\(name)")
+        }
         let reusedPort = try #require(await port.value)
         try await ProviderTests.withProvider({
             $0.dataDirectory = dataDirectory

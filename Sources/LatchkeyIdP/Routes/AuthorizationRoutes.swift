@@ -5,12 +5,12 @@ import LatchkeyWebAuthn
 
 /// `/authorize` (RFC 6749 §4.1.1, PKCE S256 required) and the authenticate endpoint that
 /// replaces a login page: request options out, an assertion in, a redirect with code,
-/// state and iss back (DESIGN.md, wire protocol step 2).
+/// state and iss back (docs/PROTOCOL.md section 3).
 enum AuthorizationRoutes {
-    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.get("authorize") { request, _ in
-            let session = try await state.startAuthentication(HTTPSupport.query(request))
-            let authenticateURL = await state.url("v1/authenticate/\(session.id)").absoluteString
+            let session = try await provider.signIns.start(HTTPSupport.query(request))
+            let authenticateURL = provider.context.url("v1/authenticate/\(session)").absoluteString
             if request.headers[.accept]?.contains("application/json") == true {
                 return HTTPSupport.json(["authenticateURL": authenticateURL])
             }
@@ -18,19 +18,14 @@ enum AuthorizationRoutes {
         }
         router.get("v1/authenticate/:session") { _, context in
             let session = try context.parameters.require("session")
-            let (options, clientID) = try await state.requestOptions(session: session)
-            let submit = await state.url("v1/authenticate/\(session)").absoluteString
+            let (options, clientID) = try await provider.signIns.options(session: session)
+            let submit = provider.context.url("v1/authenticate/\(session)").absoluteString
             return try HTTPSupport.json(encodable: options, wrapping: "publicKey", extra: ["submit": submit, "application": clientID])
         }
         router.post("v1/authenticate/:session") { request, context in
             let session = try context.parameters.require("session")
-            let response: AuthenticationResponseJSON
-            do {
-                response = try AuthenticationResponseJSON(json: try await HTTPSupport.body(request))
-            } catch {
-                throw ProviderError.badRequest("invalid_request", "body is not an AuthenticationResponseJSON")
-            }
-            let redirect = try await state.completeAuthentication(session: session, response: response)
+            let response = try await TransferRoutes.assertion(request)
+            let redirect = try await provider.signIns.complete(session: session, response: response)
             context.logger.info("authenticated", metadata: ["credential": .string(String(response.id.prefix(8)))])
             return HTTPSupport.json(["redirectURL": redirect.absoluteString])
         }

@@ -4,15 +4,15 @@ import Logging
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 
-/// Binding a credential from a bind URL (DESIGN.md, wire protocol step 1).
+/// Binding a credential from a bind URL (docs/PROTOCOL.md section 2).
 enum BindRoutes {
-    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.get("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
             guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
-            return try await answer(state.bindOptions(job: job, token: token), job: job, token: token, state: state)
+            return try answer(await provider.bindJobs.options(job: job, token: token), job: job, token: token, provider: provider)
         }
-        // The verify-code step's submit URL (DESIGN.md, wire protocol step 3).
+        // The verify-code step's submit URL (docs/PROTOCOL.md section 4).
         router.post("v1/bind/:job/code") { request, context in
             let job = try context.parameters.require("job")
             guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest("invalid_request", "token missing") }
@@ -20,7 +20,7 @@ enum BindRoutes {
             guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let code = object["code"] as? String, code.utf8.count <= 32 else {
                 throw ProviderError.badRequest("invalid_request", "a JSON body with a code is required")
             }
-            return try await answer(state.verifyBindCode(job: job, token: token, code: code), job: job, token: token, state: state)
+            return try answer(await provider.bindJobs.verifyCode(job: job, token: token, code: code), job: job, token: token, provider: provider)
         }
         // The accept-terms step's submit URL.
         router.post("v1/bind/:job/terms") { request, context in
@@ -30,7 +30,7 @@ enum BindRoutes {
             guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let accept = object["accept"] as? String else {
                 throw ProviderError.badRequest("invalid_request", "a JSON body with accept is required")
             }
-            return try await answer(state.acceptTerms(job: job, token: token, accepted: accept == "true"), job: job, token: token, state: state)
+            return try answer(await provider.bindJobs.acceptTerms(job: job, token: token, accepted: accept == "true"), job: job, token: token, provider: provider)
         }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
@@ -41,7 +41,7 @@ enum BindRoutes {
             } catch {
                 throw ProviderError.badRequest("invalid_request", "body is not a RegistrationResponseJSON")
             }
-            let (credential, redirect) = try await state.completeBind(job: job, token: token, response: response)
+            let (credential, redirect) = try await provider.bindJobs.complete(job: job, token: token, response: response)
             context.logger.info("credential bound", metadata: [
                 "identity": .string(credential.identityID), "credential": .string(String(Base64URL.encode(credential.record.id).prefix(8))),
             ])
@@ -52,8 +52,8 @@ enum BindRoutes {
     }
 
     /// `{publicKey, submit}`, or `{step: {name, submit, fields, message}}`.
-    static func answer(_ answer: ProviderState.BindAnswer, job: String, token: String, state: ProviderState) async throws -> Response {
-        let base = await state.url("v1/bind/\(job)")
+    static func answer(_ answer: BindJobs.Answer, job: String, token: String, provider: Provider) throws -> Response {
+        let base = provider.context.url("v1/bind/\(job)")
         func withToken(_ url: URL) -> String {
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
             components?.queryItems = [URLQueryItem(name: "token", value: token)]

@@ -4,36 +4,36 @@ import Hummingbird
 /// Self-service sign-up and account recovery (docs/PROTOCOL.md section 6): steps first
 /// (`enroll-profile`, `verify-code`), then a bind URL the client follows as in section 2.
 enum EnrollmentRoutes {
-    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.post("v1/signup") { request, context in
             let username = try username(await HTTPSupport.body(request))
-            let (id, token) = try await state.startSignUp(username: username, clientAddress: context.clientAddress)
-            let fields = ProviderState.profileFields.map { ["name": $0.name, "required": $0.required, "kind": $0.kind] as [String: Any] }
-            return step("enroll-profile", submit: await url(state, "v1/signup/\(id)/profile", token: token),
+            let (id, token) = try await provider.enrollments.startSignUp(username: username, clientAddress: context.clientAddress)
+            let fields = Enrollments.profileFields.map { ["name": $0.name, "required": $0.required, "kind": $0.kind] as [String: Any] }
+            return step("enroll-profile", submit: provider.context.url("v1/signup/\(id)/profile", token: token),
                         message: "Tell us who you are", fields: fields)
         }
         router.post("v1/signup/:enrollment/profile") { request, context in
             let id = try context.parameters.require("enrollment")
             let object = try TransferRoutes.jsonObject(await HTTPSupport.body(request))
             let fields = object.compactMapValues { $0 as? String }
-            let message = try await state.signUpProfile(id, token: try TransferRoutes.token(request), fields: fields)
-            return step("verify-code", submit: await url(state, "v1/signup/\(id)/code", token: try TransferRoutes.token(request)),
+            let message = try await provider.enrollments.signUpProfile(id, token: try TransferRoutes.token(request), fields: fields)
+            return step("verify-code", submit: provider.context.url("v1/signup/\(id)/code", token: try TransferRoutes.token(request)),
                         message: message, fields: [codeField])
         }
         router.post("v1/signup/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await state.signUpCode(id, token: try TransferRoutes.token(request), code: try code(await HTTPSupport.body(request)))
+            let bindURL = try await provider.enrollments.signUpCode(id, token: try TransferRoutes.token(request), code: try code(await HTTPSupport.body(request)))
             return HTTPSupport.json(["bindURL": bindURL.absoluteString])
         }
         router.post("v1/recovery") { request, context in
             let username = try username(await HTTPSupport.body(request))
-            let (id, token) = try await state.startRecovery(username: username, clientAddress: context.clientAddress)
-            return step("verify-code", submit: await url(state, "v1/recovery/\(id)/code", token: token),
+            let (id, token) = try await provider.enrollments.startRecovery(username: username, clientAddress: context.clientAddress)
+            return step("verify-code", submit: provider.context.url("v1/recovery/\(id)/code", token: token),
                         message: "If this account exists and has an e-mail address, a code was sent to it", fields: [codeField])
         }
         router.post("v1/recovery/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await state.recoveryCode(id, token: try TransferRoutes.token(request), code: try code(await HTTPSupport.body(request)))
+            let bindURL = try await provider.enrollments.recoveryCode(id, token: try TransferRoutes.token(request), code: try code(await HTTPSupport.body(request)))
             return HTTPSupport.json(["bindURL": bindURL.absoluteString])
         }
     }
@@ -56,9 +56,5 @@ enum EnrollmentRoutes {
             throw ProviderError.badRequest("invalid_request", "a JSON body with a code is required")
         }
         return code
-    }
-
-    static func url(_ state: ProviderState, _ path: String, token: String) async -> String {
-        await TransferRoutes.url(state, path, token: token)
     }
 }

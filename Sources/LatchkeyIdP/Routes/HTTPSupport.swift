@@ -134,11 +134,36 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.error),
             ])
             return HTTPSupport.json(["error": error.error, "error_description": error.description], status: .init(code: error.status))
+        } catch let error as StoreError {
+            // The store's trouble is the operator's to read in the log; the client learns
+            // only whether trying again later may help.
+            context.logger.error("store failure", metadata: ["path": .string(request.uri.path), "code": .string("\(error.code)"), "reason": .string(error.reason)])
+            switch error.code {
+            case .unavailable, .conflict, .diskFull:
+                return HTTPSupport.json(["error": "temporarily_unavailable", "error_description": "the provider cannot reach its store; try again shortly"], status: .serviceUnavailable)
+            default:
+                return HTTPSupport.json(["error": "server_error", "error_description": "internal error"], status: .internalServerError)
+            }
         } catch let error as HTTPError {
             return HTTPSupport.json(["error": "invalid_request", "error_description": error.body ?? "\(error.status)"], status: error.status)
         } catch {
             context.logger.error("request failed", metadata: ["path": .string(request.uri.path), "error": .string("\(type(of: error))")])
             return HTTPSupport.json(["error": "server_error", "error_description": "internal error"], status: .internalServerError)
         }
+    }
+}
+
+/// Makes sure the store is migrated and its secrets loaded before a route runs: once at
+/// start, or later, request by request, when the database was unreachable then (503
+/// meanwhile). The liveness probe answers regardless.
+struct ReadinessMiddleware: RouterMiddleware {
+    typealias Context = ProviderRequestContext
+    let context: ProviderContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if request.uri.path != "/health" {
+            try await self.context.prepare()
+        }
+        return try await next(request, context)
     }
 }

@@ -4,18 +4,19 @@ import Logging
 
 /// The token endpoint (RFC 6749 §3.2), userinfo (OIDC Core §5.3) and revocation (RFC 7009).
 enum TokenRoutes {
-    static func add(to router: Router<ProviderRequestContext>, state: ProviderState) {
+    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.post("token") { request, context in
             let form = try await HTTPSupport.form(request)
             context.logger.info("token request", metadata: ["grant": .string(form["grant_type"] ?? "-"), "client": .string(form["client_id"] ?? "-")])
-            return HTTPSupport.json(data: try await state.token(form, clientID: form["client_id"]))
+            return HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"]))
         }
         router.get("userinfo") { request, _ in
             guard let token = HTTPSupport.bearerToken(request) else { throw ProviderError.unauthorized }
-            return HTTPSupport.json(data: try await state.userInfo(accessToken: token))
+            return HTTPSupport.json(data: try await provider.tokens.userInfo(accessToken: token))
         }
         router.post("revoke") { request, _ in
-            if let token = try await HTTPSupport.form(request)["token"] { await state.revoke(token) }
+            let form = try await HTTPSupport.form(request)
+            if let token = form["token"] { try await provider.tokens.revoke(token, clientID: form["client_id"]) }
             return Response(status: .ok)
         }
     }

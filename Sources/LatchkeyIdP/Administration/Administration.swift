@@ -1,0 +1,63 @@
+import Foundation
+
+/// What the admin API does (docs/PROTOCOL.md, "Admin API"), each in one transaction.
+struct Administration: Sendable {
+    let context: ProviderContext
+    let identities: IdentityDirectory
+    let credentials: CredentialRegistry
+    let bindJobs: BindJobs
+    let outbox: Outbox
+
+    /// A new identity and a bind URL for its first credential.
+    func createIdentity(username: String, email: String?, displayName: String?, now: Date = Date()) async throws -> (Identity, URL) {
+        try await context.database.transaction { transaction in
+            let identity = try await self.identities.create(username: username, email: email, displayName: displayName, now: now, in: transaction)
+            return (identity, try await self.bindJobs.create(identityID: identity.id, now: now, in: transaction))
+        }
+    }
+
+    func identities(after cursor: String?, limit: Int) async throws -> [Identity] {
+        try await context.database.transaction { try await self.identities.list(after: cursor, limit: limit, in: $0) }
+    }
+
+    /// The identity with this id, or called this name (as names are compared).
+    func find(_ idOrName: String) async throws -> Identity? {
+        guard idOrName.utf8.count <= 256 else { return nil }
+        return try await context.database.transaction { transaction in
+            if let identity = try await self.identities.identity(idOrName, in: transaction) { return identity }
+            return try await self.identities.named(idOrName, in: transaction)
+        }
+    }
+
+    /// Deletes an identity, its credentials and its tokens; false when there was none.
+    func deleteIdentity(_ id: String, now: Date = Date()) async throws -> Bool {
+        try await context.database.transaction { try await self.identities.delete(id, now: now, in: $0) }
+    }
+
+    func credentials(of identityID: String) async throws -> [StoredCredential] {
+        try await context.database.transaction { transaction in
+            guard try await self.identities.identity(identityID, in: transaction) != nil else { throw ProviderError.notFound("no such identity") }
+            return try await self.credentials.credentials(of: identityID, in: transaction)
+        }
+    }
+
+    /// Revokes a credential and every token issued through it.
+    func revokeCredential(_ id: Data, now: Date = Date()) async throws {
+        let found = try await context.database.transaction { try await self.credentials.revoke(id, now: now, in: $0) }
+        guard found else { throw ProviderError.notFound("no such credential") }
+    }
+
+    /// A bind job for an existing identity: a new device, or a recovery.
+    func createBindJob(identityID: String, kind: BindJob.Kind, lifetime: TimeInterval?, postBindingRedirectURI: String?, requireEmailCode: Bool) async throws -> URL {
+        try await context.database.transaction { transaction in
+            try await self.bindJobs.create(
+                identityID: identityID, kind: kind, lifetime: lifetime, postBindingRedirectURI: postBindingRedirectURI,
+                requireEmailCode: requireEmailCode, in: transaction
+            )
+        }
+    }
+
+    func outboxMessages() async throws -> [Outbox.Message] {
+        try await context.database.transaction { try await self.outbox.messages(in: $0) }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import LatchkeyWebAuthn
+
+/// Credentials and their signature counters (WebAuthn §6.1.1, §7.2 step 21).
+struct CredentialRegistry: Sendable {
+    let grants: GrantLedger
+
+    func credential(_ id: Data, in transaction: any SQLTransaction) async throws -> StoredCredential? {
+        try await transaction.first("SELECT \(raw: StoredCredential.columns) FROM credentials WHERE id = \(id)").map(StoredCredential.init(row:))
+    }
+
+    func credentials(of identityID: String, in transaction: any SQLTransaction) async throws -> [StoredCredential] {
+        try await transaction.query("SELECT \(raw: StoredCredential.columns) FROM credentials WHERE identity_id = \(identityID) ORDER BY created_at")
+            .map(StoredCredential.init(row:))
+    }
+
+    /// IDs of the identity's credentials that may sign in.
+    func liveIDs(of identityID: String, in transaction: any SQLTransaction) async throws -> [Data] {
+        try await transaction.query("SELECT id FROM credentials WHERE identity_id = \(identityID) AND revoked_at IS NULL ORDER BY created_at")
+            .map { try $0.blob(0) }
+    }
+
+    /// Stores a newly verified credential; a credential ID already registered (to anyone)
+    /// is refused (WebAuthn §7.1 step 26).
+    func register(_ record: RelyingParty.RegisteredCredential, identityID: String, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+        if try await transaction.first("SELECT 1 FROM credentials WHERE id = \(record.id)") != nil {
+            throw ProviderError.badRequest("invalid_registration", "credential already registered")
+        }
+        do {
+            try await transaction.execute("""
+                INSERT INTO credentials (id, identity_id, public_key, sign_count, backup_eligible, backup_state, user_verified,
+                    attestation_format, aaguid, transports, created_at)
+                VALUES (\(record.id), \(identityID), \(record.publicKey.encoded), \(record.signCount), \(record.backupEligible),
+                    \(record.backupState), \(record.userVerified), \(record.attestationFormat), \(record.aaguid),
+                    \(record.transports.joined(separator: ",")), \(now))
+                """)
+        } catch let error as StoreError where error.code == .duplicate {
+            throw ProviderError.badRequest("invalid_registration", "credential already registered")
+        }
+    }
+
+    /// A credential that may sign, read for verifying an assertion outside any
+    /// transaction (signature checks do not hold the store).
+    func signer(_ id: Data, in transaction: any SQLTransaction) async throws -> StoredCredential {
+        guard let credential = try await credential(id, in: transaction) else {
+            throw ProviderError.badRequest("invalid_credential", "unknown credential")
+        }
+        guard !credential.revoked else {
+            throw ProviderError.badRequest("credential_revoked", "this credential was revoked; bind a new one")
+        }
+        return credential
+    }
+
+    /// Records a verified assertion's counter, only if the credential is still as it was
+    /// read (same counter, not revoked): a second assertion verified against the same
+    /// counter at the same time, on this instance or another, is refused as a replay.
+    func recordUse(_ credential: StoredCredential, signCount: UInt32, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+        let updated = try await transaction.first("""
+            UPDATE credentials SET sign_count = \(signCount), last_used_at = \(now)
+            WHERE id = \(credential.record.id) AND sign_count = \(credential.record.signCount) AND revoked_at IS NULL
+            RETURNING id
+            """)
+        guard updated != nil else {
+            throw ProviderError.badRequest("invalid_assertion", "the credential was used or revoked meanwhile; sign in again")
+        }
+    }
+
+    /// Revokes a credential and every token issued through it, at once.
+    func revoke(_ id: Data, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Bool {
+        guard try await transaction.first("UPDATE credentials SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id") != nil else {
+            return try await transaction.first("SELECT 1 FROM credentials WHERE id = \(id)") != nil
+        }
+        try await grants.revokeFamilies(ofCredential: id, now: now, in: transaction)
+        return true
+    }
+
+    /// Revokes every credential of an identity but `keeping` (account recovery).
+    func revokeAll(of identityID: String, keeping: Data, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+        let revoked = try await transaction.query("""
+            UPDATE credentials SET revoked_at = \(now) WHERE identity_id = \(identityID) AND id <> \(keeping) AND revoked_at IS NULL RETURNING id
+            """)
+        for row in revoked {
+            try await grants.revokeFamilies(ofCredential: try row.blob(0), now: now, in: transaction)
+        }
+    }
+}
+
+/// Verifies an assertion (WebAuthn §7.2) against a credential read from the store; the
+/// caller records the new counter with ``CredentialRegistry/recordUse(_:signCount:now:in:)``.
+extension ProviderContext {
+    func verify(_ response: AuthenticationResponseJSON, by credential: StoredCredential, challenge: Data, allowed: [Data]) throws -> UInt32 {
+        do {
+            return try relyingParty.verifyAuthentication(response, challenge: challenge, credential: credential.record, allowedCredentialIDs: allowed).signCount
+        } catch let error as WebAuthnError {
+            throw ProviderError.badRequest("invalid_assertion", error.reason)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// A self-service sign-up or an account recovery in progress (docs/PROTOCOL.md section 6):
+/// a code sent to an e-mail address, then a bind job. A recovery for a username that does
+/// not exist is a decoy with the same shape, so the answers never tell the two apart.
+struct Enrollment: Sendable {
+    enum Kind: String, Sendable {
+        case signUp = "signup"
+        case recovery
+    }
+
+    var id: String
+    var kind: Kind
+    var tokenHash: Data
+    var username: String
+    /// Recovery: the identity, or nil for a decoy.
+    var identityID: String?
+    /// Sign-up: the profile once given, and whether the username was taken (then no code
+    /// is ever sent, and every code is wrong).
+    var profile: [String: String]?
+    var usernameTaken = false
+    var codeHash: Data?
+    var codeExpiresAt: Date = .distantPast
+    var failedAttempts = 0
+    var expiresAt: Date
+
+    init(id: String, kind: Kind, tokenHash: Data, username: String, expiresAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.tokenHash = tokenHash
+        self.username = username
+        self.expiresAt = expiresAt
+    }
+
+    static let columns = """
+        id, kind, token_hash, username, identity_id, profile, username_taken, code_hash, code_expires_at, failed_attempts, expires_at
+        """
+
+    init(row: SQLRow) throws {
+        id = try row.text(0)
+        guard let kind = Kind(rawValue: try row.text(1)) else { throw StoreError(.corruptRow, "an enrollment has an unknown kind") }
+        self.kind = kind
+        tokenHash = try row.blob(2)
+        username = try row.text(3)
+        identityID = try row.optionalText(4)
+        if let profile = try row.optionalText(5) {
+            guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(profile.utf8)) else {
+                throw StoreError(.corruptRow, "an enrollment's profile does not parse")
+            }
+            self.profile = decoded
+        }
+        usernameTaken = try row.bool(6)
+        codeHash = try row.optionalBlob(7)
+        codeExpiresAt = try row.date(8)
+        failedAttempts = Int(try row.int(9))
+        expiresAt = try row.date(10)
+    }
+
+    func save(in transaction: any SQLTransaction) async throws {
+        let profileColumn = try profile.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try await transaction.execute("""
+            INSERT INTO enrollments (\(raw: Self.columns))
+            VALUES (\(id), \(kind.rawValue), \(tokenHash), \(username), \(identityID), \(profileColumn), \(usernameTaken), \(codeHash),
+                \(codeExpiresAt), \(failedAttempts), \(expiresAt))
+            ON CONFLICT (id) DO UPDATE SET identity_id = excluded.identity_id, profile = excluded.profile,
+                username_taken = excluded.username_taken, code_hash = excluded.code_hash, code_expires_at = excluded.code_expires_at,
+                failed_attempts = excluded.failed_attempts
+            """)
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+
+/// Grant families, authorization codes and tokens (RFC 9700 §2.2.2 and §4.14; RFC 6749
+/// §4.1.2 and §10.5; docs/ARCHITECTURE.md, "The token lifecycle").
+///
+/// Every authorization code starts a family; the code and every token issued from it,
+/// or refreshed from those, belong to it. Revoking the family (a replayed code, a
+/// reused refresh token, a revoked credential, a recovered account, a deleted identity,
+/// a revoked refresh token) stops them all at once: every access token is checked
+/// against the store, family included, on every use. Only SHA-256 hashes of codes and
+/// tokens are stored.
+struct GrantLedger: Sendable {
+    let configuration: ProviderConfiguration
+
+    enum TokenKind: String {
+        case access
+        case refresh
+    }
+
+    /// What an authorization code was issued for.
+    struct CodeGrant: Sendable {
+        var familyID: String
+        var identityID: String
+        var clientID: String
+        var scope: String
+        var authTime: Date
+        var redirectURI: String
+        var codeChallenge: String
+        var nonce: String?
+    }
+
+    /// What a live token stands for.
+    struct TokenGrant: Sendable {
+        var familyID: String
+        var identityID: String
+        var clientID: String
+        var scope: String
+        var authTime: Date
+        /// When the family's absolute lifetime ends.
+        var familyExpiresAt: Date
+    }
+
+    /// Starts a family for a verified sign-in and issues its code; returns the code.
+    func issueCode(
+        identityID: String, credentialID: Data, clientID: String, scope: String, redirectURI: String,
+        codeChallenge: String, nonce: String?, now: Date, in transaction: any SQLTransaction
+    ) async throws -> String {
+        let familyID = try ProviderContext.randomToken()
+        let code = try ProviderContext.randomToken()
+        try await transaction.execute("""
+            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at)
+            VALUES (\(familyID), \(identityID), \(credentialID), \(clientID), \(scope), \(now), \(now),
+                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)))
+            """)
+        try await transaction.execute("""
+            INSERT INTO authorization_codes (code_hash, family_id, redirect_uri, code_challenge, nonce, expires_at)
+            VALUES (\(try ProviderContext.hash(code)), \(familyID), \(redirectURI), \(codeChallenge), \(nonce),
+                \(now.addingTimeInterval(configuration.authorizationCodeLifetime)))
+            """)
+        return code
+    }
+
+    /// Redeems a code once, for the client it was issued to, with the redirect URI and the
+    /// PKCE verifier of its request (RFC 6749 §4.1.3, RFC 7636 §4.6); a request that fails
+    /// those checks does not spend it. A code presented again after it was redeemed
+    /// revokes its family, and so every token issued from it (RFC 6749 §4.1.2); that
+    /// refusal is committed.
+    func redeemCode(
+        _ code: String, clientID: String, redirectURI: String?, verifier: String?, now: Date, in transaction: any SQLTransaction
+    ) async throws -> Verdict<CodeGrant> {
+        let hash = try ProviderContext.hash(code)
+        guard let row = try await transaction.first("""
+            SELECT c.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
+                c.expires_at, c.used, f.revoked_at
+            FROM authorization_codes c JOIN grant_families f ON f.id = c.family_id
+            WHERE c.code_hash = \(hash)
+            """), try row.text(2) == clientID
+        else {
+            return .refused(.badRequest("invalid_grant", "unknown authorization code"))
+        }
+        let grant = CodeGrant(
+            familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
+            authTime: try row.date(4), redirectURI: try row.text(5), codeChallenge: try row.text(6), nonce: try row.optionalText(7)
+        )
+        if try row.bool(9) {
+            try await revokeFamily(grant.familyID, now: now, in: transaction)
+            return .refused(.badRequest("invalid_grant", "authorization code already used; the tokens issued for it are revoked"))
+        }
+        guard try row.optionalInt(10) == nil else {
+            return .refused(.badRequest("invalid_grant", "this grant was revoked"))
+        }
+        guard try row.date(8) > now else {
+            return .refused(.badRequest("invalid_grant", "authorization code expired"))
+        }
+        guard redirectURI == grant.redirectURI else {
+            return .refused(.badRequest("invalid_grant", "redirect_uri differs from the authorization request"))
+        }
+        guard let verifier, (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {
+            return .refused(.badRequest("invalid_grant", "PKCE verification failed"))
+        }
+        try await transaction.execute("UPDATE authorization_codes SET used = 1 WHERE code_hash = \(hash)")
+        return .accepted(grant)
+    }
+
+    /// Rotates a refresh token: the presented one is spent, and a new access and refresh
+    /// token of the same family are issued by the caller. A spent token presented again
+    /// revokes the family (RFC 9700 §4.14.2); that refusal is committed. A token past its
+    /// idle lifetime, or a family past its absolute lifetime, is refused.
+    func rotateRefreshToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<TokenGrant> {
+        let hash = try ProviderContext.hash(token)
+        guard let row = try await transaction.first("""
+            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at, t.expires_at, t.rotated_at, f.revoked_at
+            FROM tokens t JOIN grant_families f ON f.id = t.family_id
+            WHERE t.hash = \(hash) AND t.kind = 'refresh'
+            """), try row.text(2) == clientID
+        else {
+            return .refused(.badRequest("invalid_grant", "unknown refresh token"))
+        }
+        let grant = TokenGrant(
+            familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
+            authTime: try row.date(4), familyExpiresAt: try row.date(5)
+        )
+        guard try row.optionalInt(8) == nil else {
+            return .refused(.badRequest("invalid_grant", "this grant was revoked"))
+        }
+        if try row.optionalInt(7) != nil {
+            try await revokeFamily(grant.familyID, now: now, in: transaction)
+            return .refused(.badRequest("invalid_grant", "refresh token already used; every token of this grant is revoked"))
+        }
+        guard try row.date(6) > now, grant.familyExpiresAt > now else {
+            return .refused(.badRequest("invalid_grant", "refresh token expired; sign in again"))
+        }
+        try await transaction.execute("UPDATE tokens SET rotated_at = \(now) WHERE hash = \(hash)")
+        return .accepted(grant)
+    }
+
+    /// Issues an access token, and a refresh token when asked, in `familyID`; returns
+    /// them and the access token's expiry.
+    func issueTokens(familyID: String, familyExpiresAt: Date, withRefresh: Bool, now: Date, in transaction: any SQLTransaction) async throws -> (access: String, refresh: String?, expiresAt: Date) {
+        let access = try ProviderContext.randomToken()
+        let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
+        try await transaction.execute("""
+            INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES (\(try ProviderContext.hash(access)), \(familyID), 'access', \(expiresAt))
+            """)
+        guard withRefresh else { return (access, nil, expiresAt) }
+        let refresh = try ProviderContext.randomToken()
+        let refreshExpiresAt = min(now.addingTimeInterval(configuration.refreshTokenIdleLifetime), familyExpiresAt)
+        try await transaction.execute("""
+            INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES (\(try ProviderContext.hash(refresh)), \(familyID), 'refresh', \(refreshExpiresAt))
+            """)
+        return (access, refresh, expiresAt)
+    }
+
+    /// Keeps at most `maximumGrantsPerClient` live families per identity and client,
+    /// revoking the oldest, so sign-ins that never refresh cannot grow the store
+    /// without bound.
+    func limitFamilies(identityID: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
+        let excess = try await transaction.query("""
+            SELECT id FROM grant_families
+            WHERE identity_id = \(identityID) AND client_id = \(clientID) AND revoked_at IS NULL AND expires_at > \(now)
+            ORDER BY created_at DESC LIMIT 100000 OFFSET \(Int64(configuration.maximumGrantsPerClient))
+            """)
+        for row in excess {
+            try await revokeFamily(try row.text(0), now: now, in: transaction)
+        }
+    }
+
+    /// The grant behind a live access token; nil when unknown, expired or revoked.
+    func accessGrant(_ token: String, now: Date, in transaction: any SQLTransaction) async throws -> TokenGrant? {
+        guard let row = try await transaction.first("""
+            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at
+            FROM tokens t JOIN grant_families f ON f.id = t.family_id
+            WHERE t.hash = \(try ProviderContext.hash(token)) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
+            """)
+        else { return nil }
+        return TokenGrant(
+            familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
+            authTime: try row.date(4), familyExpiresAt: try row.date(5)
+        )
+    }
+
+    /// RFC 7009 §2.1: a refresh token takes its whole family with it; an access token
+    /// only itself. Unknown tokens, and tokens of another client, are ignored.
+    func revokeToken(_ token: String, clientID: String?, now: Date, in transaction: any SQLTransaction) async throws {
+        let hash = try ProviderContext.hash(token)
+        guard let row = try await transaction.first("""
+            SELECT t.family_id, t.kind, f.client_id FROM tokens t JOIN grant_families f ON f.id = t.family_id WHERE t.hash = \(hash)
+            """)
+        else { return }
+        if let clientID, try row.text(2) != clientID { return }
+        if try row.text(1) == TokenKind.refresh.rawValue {
+            try await revokeFamily(try row.text(0), now: now, in: transaction)
+        } else {
+            try await transaction.execute("DELETE FROM tokens WHERE hash = \(hash)")
+        }
+    }
+
+    func revokeFamily(_ familyID: String, now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE id = \(familyID) AND revoked_at IS NULL")
+        try await transaction.execute("DELETE FROM tokens WHERE family_id = \(familyID)")
+    }
+
+    func revokeFamilies(ofCredential credentialID: Data, now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE credential_id = \(credentialID))")
+        try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE credential_id = \(credentialID) AND revoked_at IS NULL")
+    }
+
+    func revokeFamilies(ofIdentity identityID: String, now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE identity_id = \(identityID))")
+        try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE identity_id = \(identityID) AND revoked_at IS NULL")
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Identities and their names (docs/ARCHITECTURE.md, "The provider"). Names are unique
+/// by ``Username/key(_:)`` and by look-alike ``Username/skeleton(_:)``, both enforced by
+/// unique indexes, so two instances creating look-alike names at once cannot both win.
+struct IdentityDirectory: Sendable {
+    let grants: GrantLedger
+
+    /// Creates an identity; 409 when the name, or one that looks the same, is taken.
+    func create(username: String, email: String?, displayName: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Identity {
+        let name = try Username.validated(username)
+        if let email {
+            guard email.utf8.count <= 254, !email.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ProviderError.badRequest("invalid_request", "email must be at most 254 printable characters")
+            }
+        }
+        let display = displayName ?? name
+        guard display.utf8.count <= 256, !display.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ProviderError.badRequest("invalid_request", "displayName must be at most 256 printable characters")
+        }
+        guard try await !isTaken(name, in: transaction) else { throw Self.taken }
+        let identity = Identity(id: UUID().uuidString.lowercased(), username: name, email: email, displayName: display, createdAt: now)
+        do {
+            try await transaction.execute("""
+                INSERT INTO identities (id, username, username_key, username_skeleton, email, display_name, created_at)
+                VALUES (\(identity.id), \(name), \(Username.key(name)), \(Username.skeleton(name)), \(email), \(display), \(now))
+                """)
+        } catch let error as StoreError where error.code == .duplicate {
+            throw Self.taken
+        }
+        return identity
+    }
+
+    static let taken = ProviderError(status: 409, error: "conflict", description: "username already exists, or one that looks the same")
+
+    /// Whether `name`, or a name that looks the same, is taken.
+    func isTaken(_ name: String, in transaction: any SQLTransaction) async throws -> Bool {
+        try await transaction.first("SELECT 1 FROM identities WHERE username_skeleton = \(Username.skeleton(name))") != nil
+    }
+
+    /// The identity called `name`, compared as ``Username/key(_:)``.
+    func named(_ name: String, in transaction: any SQLTransaction) async throws -> Identity? {
+        try await transaction.first("SELECT \(raw: Identity.columns) FROM identities WHERE username_key = \(Username.key(name))").map(Identity.init(row:))
+    }
+
+    func identity(_ id: String, in transaction: any SQLTransaction) async throws -> Identity? {
+        try await transaction.first("SELECT \(raw: Identity.columns) FROM identities WHERE id = \(id)").map(Identity.init(row:))
+    }
+
+    /// A page of identities in creation order, after `cursor` (an identity id): the
+    /// index on (created_at, id) serves any page at the same cost.
+    func list(after cursor: String?, limit: Int, in transaction: any SQLTransaction) async throws -> [Identity] {
+        let limit = Int64(min(max(limit, 1), 500))
+        var after = (Int64.min, "")
+        if let cursor, let row = try await transaction.first("SELECT created_at, id FROM identities WHERE id = \(cursor)") {
+            after = (try row.int(0), try row.text(1))
+        }
+        return try await transaction.query("""
+            SELECT \(raw: Identity.columns) FROM identities
+            WHERE created_at > \(after.0) OR (created_at = \(after.0) AND id > \(after.1))
+            ORDER BY created_at, id LIMIT \(limit)
+            """).map(Identity.init(row:))
+    }
+
+    /// Deletes an identity with its credentials, bind jobs, transfers and grants: its
+    /// tokens stop working at once, on every instance (RFC 9700 §4.14).
+    func delete(_ id: String, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Bool {
+        try await grants.revokeFamilies(ofIdentity: id, now: now, in: transaction)
+        return try await transaction.first("DELETE FROM identities WHERE id = \(id) RETURNING id") != nil
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Mail the provider sends: written in the same transaction as the change it reports
+/// (a code issued, a sign-up attempted), so a message exists exactly when its change
+/// was committed. The demo and the tests read it through the admin API; real delivery
+/// reads from the same table.
+struct Outbox: Sendable {
+    struct Message: Sendable {
+        var id: Int64
+        var to: String
+        var subject: String
+        var body: String
+        var code: String?
+        var createdAt: Date
+    }
+
+    /// Messages kept; older ones are dropped by housekeeping.
+    static let retained: Int64 = 1000
+
+    func append(to recipient: String, subject: String, body: String, code: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("""
+            INSERT INTO outbox (recipient, subject, body, code, created_at) VALUES (\(recipient), \(subject), \(body), \(code), \(now))
+            """)
+    }
+
+    /// The newest messages, oldest first.
+    func messages(limit: Int = 200, in transaction: any SQLTransaction) async throws -> [Message] {
+        try await transaction.query("""
+            SELECT id, recipient, subject, body, code, created_at FROM outbox ORDER BY id DESC LIMIT \(Int64(min(max(limit, 1), 1000)))
+            """).map { row in
+            Message(id: try row.int(0), to: try row.text(1), subject: try row.text(2), body: try row.text(3), code: try row.optionalText(4), createdAt: try row.date(5))
+        }.reversed()
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Counters shared by every instance, in fixed ten-minute windows: wrong transfer codes
+/// per client address, sign-up and recovery starts per address and per username. They
+/// live in the store because a guesser spreading attempts over instances must meet the
+/// same limit as one hitting a single instance.
+enum AttemptCounters {
+    static let window: TimeInterval = 600
+
+    /// The count in the current window.
+    static func count(_ key: String, now: Date, in transaction: any SQLTransaction) async throws -> Int {
+        let row = try await transaction.first("""
+            SELECT count FROM attempt_counters WHERE key = \(key) AND window_start > \(now.addingTimeInterval(-window))
+            """)
+        return Int(try row?.int(0) ?? 0)
+    }
+
+    /// Adds one and returns the new count (a window that has passed starts over).
+    static func increment(_ key: String, now: Date, in transaction: any SQLTransaction) async throws -> Int {
+        let windowStart = now.addingTimeInterval(-window)
+        let row = try await transaction.first("""
+            INSERT INTO attempt_counters (key, window_start, count) VALUES (\(key), \(now), 1)
+            ON CONFLICT (key) DO UPDATE SET
+                count = CASE WHEN attempt_counters.window_start <= \(windowStart) THEN 1 ELSE attempt_counters.count + 1 END,
+                window_start = CASE WHEN attempt_counters.window_start <= \(windowStart) THEN \(now) ELSE attempt_counters.window_start END
+            RETURNING count
+            """)
+        return Int(try row?.int(0) ?? 1)
+    }
+
+    /// Drops counters whose window has passed.
+    static func prune(now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM attempt_counters WHERE window_start <= \(now.addingTimeInterval(-window))")
+    }
+}

@@ -1,0 +1,33 @@
+import Logging
+
+/// The reference provider's parts, by concern, over one store (docs/ARCHITECTURE.md,
+/// "The provider"). Routes call these; each part runs its own transactions, and the
+/// building blocks (identities, credentials, grants, outbox) take the transaction they
+/// run in, so one operation can span several of them atomically.
+struct Provider: Sendable {
+    let context: ProviderContext
+    let identities: IdentityDirectory
+    let credentials: CredentialRegistry
+    let grants: GrantLedger
+    let outbox: Outbox
+    let bindJobs: BindJobs
+    let signIns: SignIns
+    let tokens: TokenEndpoint
+    let transfers: Transfers
+    let enrollments: Enrollments
+    let administration: Administration
+
+    init(context: ProviderContext) {
+        self.context = context
+        grants = GrantLedger(configuration: context.configuration)
+        identities = IdentityDirectory(grants: grants)
+        credentials = CredentialRegistry(grants: grants)
+        outbox = Outbox()
+        bindJobs = BindJobs(context: context, identities: identities, credentials: credentials, outbox: outbox)
+        signIns = SignIns(context: context, identities: identities, credentials: credentials, grants: grants)
+        tokens = TokenEndpoint(context: context, grants: grants, identities: identities)
+        transfers = Transfers(context: context, identities: identities, credentials: credentials)
+        enrollments = Enrollments(context: context, identities: identities, bindJobs: bindJobs, outbox: outbox)
+        administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)
+    }
+}

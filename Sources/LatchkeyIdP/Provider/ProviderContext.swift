@@ -1,0 +1,126 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyWebAuthn
+import Logging
+import Synchronization
+
+/// What every part of the reference provider shares (docs/ARCHITECTURE.md, "The
+/// provider"): settings, the store, the issuer, the sealed secrets. Nothing here keeps
+/// state a second instance would need: every identity, credential, job, session, code,
+/// token, transfer and flow is in ``database``; an instance holds only caches (parsed
+/// signing keys) and its per-address rate limits.
+final class ProviderContext: Sendable {
+    let configuration: ProviderConfiguration
+    let database: any ProviderDatabase
+    let logger: Logger
+    private let issuerURL: Mutex<URL>
+    /// Seals the store's secrets (signing keys, the decoy key) at rest.
+    let sealing: StoreSealing
+    let signingKeys: SigningKeys
+    /// Whether the store was migrated and the secrets loaded (done once, lazily again if
+    /// the database was unreachable at start).
+    private let readiness = Mutex<Readiness>(Readiness())
+
+    private struct Readiness {
+        var ready = false
+        var decoyKey: SymmetricKey?
+    }
+
+    init(configuration: ProviderConfiguration, database: any ProviderDatabase, storeKey: SymmetricKey, logger: Logger) {
+        self.configuration = configuration
+        self.database = database
+        self.logger = logger
+        issuerURL = Mutex(configuration.issuer ?? URL(fileURLWithPath: "/"))
+        sealing = StoreSealing(key: storeKey)
+        signingKeys = SigningKeys(database: database, sealing: sealing, configuration: configuration)
+    }
+
+    var issuer: URL { issuerURL.withLock { $0 } }
+
+    func setIssuer(_ url: URL) { issuerURL.withLock { $0 = url } }
+
+    /// The RP ID is the issuer's host; the origin is the issuer's origin.
+    var relyingParty: RelyingParty {
+        let issuer = issuer
+        var origin = "\(issuer.scheme ?? "https")://\(issuer.host ?? "")"
+        if let port = issuer.port { origin += ":\(port)" }
+        return RelyingParty(id: issuer.host ?? "", origins: [origin])
+    }
+
+    func url(_ path: String) -> URL {
+        issuer.appendingPathComponent(path)
+    }
+
+    /// `path?token=token`.
+    func url(_ path: String, token: String) -> String {
+        var components = URLComponents(url: url(path), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "token", value: token)]
+        return components?.string ?? ""
+    }
+
+    /// Migrates the store and loads its secrets, once. A database that cannot be reached
+    /// is a 503 for this request and is tried again on the next.
+    func prepare() async throws {
+        if readiness.withLock({ $0.ready }) { return }
+        try await Migrations.run(on: database)
+        let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)
+        try await signingKeys.reload()
+        readiness.withLock {
+            $0.decoyKey = decoy
+            $0.ready = true
+        }
+    }
+
+    /// Keys the stable decoy credential IDs answered for unknown login hints; the same on
+    /// every instance, so a decoy does not change with the instance that answers.
+    var decoyKey: SymmetricKey {
+        get throws {
+            guard let key = readiness.withLock({ $0.decoyKey }) else {
+                throw ProviderError(status: 503, error: "temporarily_unavailable", description: "the provider's store is not ready")
+            }
+            return key
+        }
+    }
+
+    // MARK: Randomness and hashes
+
+    static func randomToken() throws -> String {
+        Base64URL.encode(try SecureRandom.bytes(count: 32))
+    }
+
+    /// Tokens, codes and capability ids are stored as their SHA-256 only.
+    static func hash(_ token: String) throws -> Data {
+        try DigestAlgorithm.sha256.hash(Data(token.utf8))
+    }
+
+    /// A fresh six-digit code and its hash.
+    static func newCode() throws -> (code: String, hash: Data) {
+        let code = String(format: "%06u", try SecureRandom.uniform(below: 1_000_000))
+        return (code, try hash(code))
+    }
+
+    /// `a…@example.com`: enough for a user to recognise the address, not to learn it.
+    static func masked(_ address: String) -> String {
+        guard let at = address.firstIndex(of: "@"), at > address.startIndex else { return "your address" }
+        return String(address[address.startIndex]) + "…" + address[at...]
+    }
+
+    func client(_ id: String?) -> ProviderConfiguration.Client? {
+        configuration.clients.first { $0.id == id }
+    }
+}
+
+/// A transaction's verdict when a refusal must still be committed (a replayed code
+/// revokes its grant family, a wrong code is counted): the body returns it, the
+/// transaction commits, and the caller throws afterwards.
+enum Verdict<Value: Sendable>: Sendable {
+    case accepted(Value)
+    case refused(ProviderError)
+
+    func get() throws(ProviderError) -> Value {
+        switch self {
+        case .accepted(let value): return value
+        case .refused(let error): throw error
+        }
+    }
+}

@@ -1,0 +1,213 @@
+/// The store's schema, in numbered steps (docs/ARCHITECTURE.md, "The store"). `serve`
+/// applies the steps a database lacks when it starts, each in its own transaction, and
+/// refuses a database whose schema is newer than this build knows: an older binary
+/// writing rows it does not understand would lose what the newer one keeps in them.
+///
+/// Both engines take the same DDL but for three spellings: `{BLOB}` (SQLite `BLOB`,
+/// PostgreSQL `BYTEA`), `{SERIAL}` (an auto-numbered key) and nothing else. Times are
+/// BIGINT milliseconds since 1970 and booleans BIGINT 0 or 1, so one statement binds
+/// them alike in both.
+enum Migrations {
+    static let steps: [String] = [
+        // 1: everything of milestone 2.
+        """
+        CREATE TABLE identities (
+            id TEXT PRIMARY KEY,
+            username TEXT NOT NULL,
+            username_key TEXT NOT NULL UNIQUE,
+            username_skeleton TEXT NOT NULL UNIQUE,
+            email TEXT,
+            display_name TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX identities_created ON identities (created_at, id);
+        CREATE TABLE credentials (
+            id {BLOB} PRIMARY KEY,
+            identity_id TEXT NOT NULL REFERENCES identities (id) ON DELETE CASCADE,
+            public_key {BLOB} NOT NULL,
+            sign_count BIGINT NOT NULL,
+            backup_eligible BIGINT NOT NULL,
+            backup_state BIGINT NOT NULL,
+            user_verified BIGINT NOT NULL,
+            attestation_format TEXT NOT NULL,
+            aaguid {BLOB} NOT NULL,
+            transports TEXT NOT NULL,
+            revoked_at BIGINT,
+            created_at BIGINT NOT NULL,
+            last_used_at BIGINT
+        );
+        CREATE INDEX credentials_identity ON credentials (identity_id);
+        CREATE TABLE bind_jobs (
+            id TEXT PRIMARY KEY,
+            token_hash {BLOB} NOT NULL,
+            identity_id TEXT NOT NULL REFERENCES identities (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            post_binding_redirect_uri TEXT,
+            challenge {BLOB},
+            used BIGINT NOT NULL DEFAULT 0,
+            email_code_hash {BLOB},
+            code_verified BIGINT NOT NULL DEFAULT 0,
+            failed_code_attempts BIGINT NOT NULL DEFAULT 0,
+            terms_accepted BIGINT NOT NULL DEFAULT 0,
+            require_email_code BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE INDEX bind_jobs_identity ON bind_jobs (identity_id);
+        CREATE INDEX bind_jobs_expiry ON bind_jobs (expires_at);
+        CREATE TABLE sign_in_sessions (
+            id_hash {BLOB} PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            redirect_uri TEXT NOT NULL,
+            state TEXT,
+            nonce TEXT,
+            code_challenge TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            challenge {BLOB} NOT NULL,
+            allowed_credentials TEXT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX sign_in_sessions_expiry ON sign_in_sessions (expires_at);
+        CREATE TABLE grant_families (
+            id TEXT PRIMARY KEY,
+            identity_id TEXT NOT NULL REFERENCES identities (id) ON DELETE CASCADE,
+            credential_id {BLOB} NOT NULL,
+            client_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            auth_time BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            revoked_at BIGINT
+        );
+        CREATE INDEX grant_families_credential ON grant_families (credential_id);
+        CREATE INDEX grant_families_owner ON grant_families (identity_id, client_id, created_at);
+        CREATE INDEX grant_families_expiry ON grant_families (expires_at);
+        CREATE TABLE authorization_codes (
+            code_hash {BLOB} PRIMARY KEY,
+            family_id TEXT NOT NULL REFERENCES grant_families (id) ON DELETE CASCADE,
+            redirect_uri TEXT NOT NULL,
+            code_challenge TEXT NOT NULL,
+            nonce TEXT,
+            expires_at BIGINT NOT NULL,
+            used BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE INDEX authorization_codes_family ON authorization_codes (family_id);
+        CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at);
+        CREATE TABLE tokens (
+            hash {BLOB} PRIMARY KEY,
+            family_id TEXT NOT NULL REFERENCES grant_families (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            rotated_at BIGINT
+        );
+        CREATE INDEX tokens_family ON tokens (family_id);
+        CREATE INDEX tokens_expiry ON tokens (expires_at);
+        CREATE TABLE transfers (
+            id TEXT PRIMARY KEY,
+            identity_id TEXT NOT NULL REFERENCES identities (id) ON DELETE CASCADE,
+            exporter_credential_id {BLOB} NOT NULL,
+            state TEXT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            ended_at BIGINT,
+            open_challenge {BLOB},
+            exporter_token_hash {BLOB},
+            code_prefix TEXT UNIQUE,
+            code_secret_hash {BLOB},
+            code_expires_at BIGINT NOT NULL DEFAULT 0,
+            code TEXT,
+            failed_attempts BIGINT NOT NULL DEFAULT 0,
+            importer_token_hash {BLOB},
+            registration_challenge {BLOB},
+            pending_import TEXT,
+            bound_credential_id {BLOB}
+        );
+        CREATE INDEX transfers_expiry ON transfers (expires_at);
+        CREATE TABLE enrollments (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            token_hash {BLOB} NOT NULL,
+            username TEXT NOT NULL,
+            identity_id TEXT,
+            profile TEXT,
+            username_taken BIGINT NOT NULL DEFAULT 0,
+            code_hash {BLOB},
+            code_expires_at BIGINT NOT NULL DEFAULT 0,
+            failed_attempts BIGINT NOT NULL DEFAULT 0,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX enrollments_expiry ON enrollments (expires_at);
+        CREATE TABLE attempt_counters (
+            key TEXT PRIMARY KEY,
+            window_start BIGINT NOT NULL,
+            count BIGINT NOT NULL
+        );
+        CREATE INDEX attempt_counters_window ON attempt_counters (window_start);
+        CREATE TABLE outbox (
+            id {SERIAL},
+            recipient TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            body TEXT NOT NULL,
+            code TEXT,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE signing_keys (
+            kid TEXT PRIMARY KEY,
+            algorithm TEXT NOT NULL,
+            sealed_private_key {BLOB} NOT NULL,
+            created_at BIGINT NOT NULL,
+            signs_from BIGINT NOT NULL,
+            published_until BIGINT
+        );
+        CREATE TABLE provider_secrets (
+            name TEXT PRIMARY KEY,
+            sealed_value {BLOB} NOT NULL
+        );
+        """,
+    ]
+
+    /// The newest schema this build knows.
+    static var currentVersion: Int { steps.count }
+
+    static func ddl(_ text: String, _ dialect: SQLDialect) -> [String] {
+        let spelled: String
+        switch dialect {
+        case .sqlite:
+            spelled = text.replacingOccurrences(of: "{BLOB}", with: "BLOB")
+                .replacingOccurrences(of: "{SERIAL}", with: "INTEGER PRIMARY KEY AUTOINCREMENT")
+        case .postgres:
+            spelled = text.replacingOccurrences(of: "{BLOB}", with: "BYTEA")
+                .replacingOccurrences(of: "{SERIAL}", with: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
+        }
+        return spelled.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
+
+    /// Brings `database` to ``currentVersion``. On PostgreSQL an advisory lock keeps two
+    /// instances starting at once from both migrating.
+    static func run(on database: any ProviderDatabase) async throws {
+        let dialect = database.dialect
+        try await database.transaction { transaction in
+            try await transaction.execute("CREATE TABLE IF NOT EXISTS latchkey_schema (version BIGINT NOT NULL)")
+        }
+        while true {
+            let applied = try await database.transaction { transaction -> Bool in
+                if dialect == .postgres {
+                    try await transaction.execute("SELECT pg_advisory_xact_lock(\(Int64(0x4C61_7463_686B_6579)))")
+                }
+                let version = try await transaction.first("SELECT version FROM latchkey_schema")?.int(0) ?? 0
+                guard version <= currentVersion else {
+                    throw StoreError(.schemaTooNew, "the database has schema version \(version); this build of Latchkey knows up to \(currentVersion). Run a newer latchkey, or restore a backup made for this one")
+                }
+                guard version < currentVersion else { return false }
+                for statement in ddl(steps[Int(version)], dialect) {
+                    try await transaction.execute(SQLStatement(stringLiteral: statement))
+                }
+                if version == 0 {
+                    try await transaction.execute("INSERT INTO latchkey_schema (version) VALUES (\(Int64(version + 1)))")
+                } else {
+                    try await transaction.execute("UPDATE latchkey_schema SET version = \(Int64(version + 1))")
+                }
+                return true
+            }
+            if !applied { return }
+        }
+    }
+}

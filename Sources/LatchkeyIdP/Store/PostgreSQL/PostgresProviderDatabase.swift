@@ -1,0 +1,170 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// The store on PostgreSQL (postgres-nio), for several provider instances behind a
+/// proxy (docs/ARCHITECTURE.md, "Several instances").
+///
+/// Transactions run at SERIALIZABLE, so a read followed by a write (a code checked, then
+/// consumed; a counter compared, then raised) behaves as if the instances took turns: two
+/// instances can never both redeem one code. A transaction that loses a conflict
+/// (SQLSTATE 40001, or a deadlock, 40P01) is run again from the start, up to
+/// ``maximumAttempts`` times, which is why transaction bodies touch nothing but the
+/// database. A commit returns once PostgreSQL has flushed it (its `synchronous_commit`,
+/// `on` by default), so the provider answers only after that.
+final class PostgresProviderDatabase: ProviderDatabase {
+    let dialect = SQLDialect.postgres
+    let client: PostgresClient
+    private let logger: Logger
+    /// How long a request waits for a connection before the provider answers 503.
+    private let connectionDeadline: Duration
+    static let maximumAttempts = 8
+
+    init(configuration: PostgresClient.Configuration, logger: Logger, connectionDeadline: Duration = .seconds(5)) {
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+        self.connectionDeadline = connectionDeadline
+    }
+
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withDeadline {
+                    try await self.client.withConnection { connection in
+                        try await Self.runTransaction(on: connection, logger: self.logger, body)
+                    }
+                }
+            } catch let error as PSQLError where Self.isConflict(error) && attempt < Self.maximumAttempts {
+                // Lost a serialization conflict: back off a little, at random, and run again.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+                continue
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    private static func runTransaction<Result: Sendable>(
+        on connection: PostgresConnection, logger: Logger,
+        _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
+        let transaction = PostgresTransactionHandle(connection: connection, logger: logger)
+        let result: Result
+        do {
+            result = try await body(transaction)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+        do {
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+        return result
+    }
+
+    /// Fails with ``StoreError/Code-swift.struct/unavailable`` when no connection comes
+    /// within the deadline: the pool keeps trying to connect in the background, and the
+    /// provider answers 503 meanwhile instead of holding requests.
+    private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let deadline = connectionDeadline
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else {
+                throw StoreError(.unavailable, "PostgreSQL did not answer within \(deadline)")
+            }
+            return result
+        }
+    }
+
+    func ping() async throws {
+        try await transaction { try await $0.execute("SELECT 1") }
+    }
+
+    func close() async {}
+
+    static func isConflict(_ error: PSQLError) -> Bool {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        guard let error = error as? PSQLError else {
+            return StoreError(.engineFailure, "the PostgreSQL store failed", underlying: SendableError(description: "\(error)"))
+        }
+        if error.code == .server, let state = error.serverInfo?[.sqlState] {
+            let message = error.serverInfo?[.message] ?? state
+            switch state {
+            case "23505": return StoreError(.duplicate, "a row with that key exists", underlying: error)
+            case "40001", "40P01": return StoreError(.conflict, "concurrent transactions kept conflicting", underlying: error)
+            case "53100": return StoreError(.diskFull, "PostgreSQL's disk is full; nothing of the failed write was kept", underlying: error)
+            case _ where state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53"):
+                return StoreError(.unavailable, "PostgreSQL is unavailable: \(message)", underlying: error)
+            default:
+                return StoreError(.engineFailure, "PostgreSQL refused a statement: \(message) (SQLSTATE \(state))", underlying: error)
+            }
+        }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .queryCancelled:
+            return StoreError(.unavailable, "PostgreSQL is unreachable", underlying: error)
+        default:
+            return StoreError(.engineFailure, "the PostgreSQL store failed (\(error.code))", underlying: error)
+        }
+    }
+}
+
+/// Statements of one transaction on one leased connection.
+struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
+    // A leased connection is used by one transaction body at a time; the body does not
+    // keep it past its end (postgres-nio's withConnection contract).
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func query(_ statement: SQLStatement) async throws -> [SQLRow] {
+        var bindings = PostgresBindings(capacity: statement.binds.count)
+        for value in statement.binds {
+            switch value {
+            case .null: bindings.appendNull()
+            case .integer(let integer): bindings.append(integer)
+            case .text(let text): bindings.append(text)
+            case .blob(let data): bindings.append(ByteBuffer(bytes: data))
+            }
+        }
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
+        var result: [SQLRow] = []
+        for try await row in rows {
+            var values: [SQLValue] = []
+            values.reserveCapacity(row.count)
+            for cell in row {
+                values.append(try Self.value(cell))
+            }
+            result.append(SQLRow(values: values))
+        }
+        return result
+    }
+
+    private static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int8, .int4, .int2: return .integer(try cell.decode(Int64.self))
+        case .text, .varchar, .name, .bpchar: return .text(try cell.decode(String.self))
+        case .bytea: return .blob(Data(try cell.decode(ByteBuffer.self).readableBytesView))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        default:
+            throw StoreError(.corruptRow, "column \(cell.columnName) has PostgreSQL type \(cell.dataType), which the store never writes")
+        }
+    }
+}

@@ -1,0 +1,44 @@
+/// The provider's state lives behind this: one SQL engine, reached only through
+/// transactions (docs/ARCHITECTURE.md, "The store"). Both engines run the same
+/// statements (``SQLStatement``), so each operation of the provider is written once.
+///
+/// A transaction's body may run more than once: PostgreSQL transactions run at
+/// SERIALIZABLE and are retried when they conflict, so a body must touch nothing but the
+/// transaction (no mail sent, no counter outside the store bumped) and throw to abort.
+/// Its result is returned only once the transaction is durably committed.
+protocol ProviderDatabase: Sendable {
+    /// Which engine, for the few statements that differ (DDL types).
+    var dialect: SQLDialect { get }
+
+    /// Runs `body` in one transaction and commits it; any error rolls it back.
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
+
+    /// Whether the database answers now (the readiness probe).
+    func ping() async throws
+
+    /// Closes connections; later transactions fail.
+    func close() async
+}
+
+/// What a transaction's body can do.
+protocol SQLTransaction: Sendable {
+    /// Runs a statement and returns its rows (a `RETURNING` clause gives rows too).
+    func query(_ statement: SQLStatement) async throws -> [SQLRow]
+}
+
+extension SQLTransaction {
+    /// Runs a statement whose rows, if any, are not needed.
+    func execute(_ statement: SQLStatement) async throws {
+        _ = try await query(statement)
+    }
+
+    /// The first row, or nil.
+    func first(_ statement: SQLStatement) async throws -> SQLRow? {
+        try await query(statement).first
+    }
+}
+
+enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+}

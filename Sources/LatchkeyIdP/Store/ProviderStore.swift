@@ -1,0 +1,54 @@
+import Foundation
+import LatchkeyCrypto
+import Logging
+import ServiceLifecycle
+
+/// Opens the store a configuration names, with the key that seals its secrets and the
+/// services it needs running (PostgreSQL's connection pool).
+enum ProviderStore {
+    struct Opened {
+        var database: any ProviderDatabase
+        var storeKey: SymmetricKey
+        var services: [any Service]
+    }
+
+    static func open(_ configuration: ProviderConfiguration, logger: Logger) async throws -> Opened {
+        switch configuration.storage {
+        case .memory:
+            let database = try await SQLiteProviderDatabase.open(directory: nil, logger: logger)
+            let key = try configuration.storeKey ?? SecureRandom.bytes(count: 32)
+            return Opened(database: database, storeKey: try storeKey(key), services: [])
+        case .sqlite(let directory):
+            let database = try await SQLiteProviderDatabase.open(directory: directory, logger: logger)
+            do {
+                let key = try configuration.storeKey ?? localStoreKey(in: directory)
+                let opened = Opened(database: database, storeKey: try storeKey(key), services: [])
+                try await LegacySnapshotImport.run(from: directory, into: database, sealing: StoreSealing(key: opened.storeKey), logger: logger)
+                return opened
+            } catch {
+                await database.close()
+                throw error
+            }
+        case .postgres(let location):
+            guard let key = configuration.storeKey else {
+                throw StoreError(.keyUnavailable, "a PostgreSQL store needs a store key, the same on every instance: give --store-key-file or the systemd credential latchkey-store-key")
+            }
+            let database = PostgresProviderDatabase(configuration: try location.clientConfiguration(), logger: logger)
+            return Opened(database: database, storeKey: try storeKey(key), services: [database.client])
+        }
+    }
+
+    private static func storeKey(_ bytes: Data) throws -> SymmetricKey {
+        guard bytes.count == 32 else { throw StoreError(.keyUnavailable, "the store key must be 32 bytes") }
+        return SymmetricKey(data: bytes)
+    }
+
+    /// `store.key` beside a SQLite database, made on first start.
+    private static func localStoreKey(in directory: URL) throws -> Data {
+        let path = directory.appendingPathComponent(StoreFiles.storeKeyName).path
+        if !FileManager.default.fileExists(atPath: path) {
+            try StoreFiles.createKey(at: path, bytes: try SecureRandom.bytes(count: 32))
+        }
+        return try StoreFiles.readKey(at: path)
+    }
+}
