@@ -152,7 +152,11 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyIdPTests",
-            dependencies: ["LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI"],
+            dependencies: [
+                "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
     ],

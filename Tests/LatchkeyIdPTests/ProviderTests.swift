@@ -11,24 +11,32 @@ import Testing
 struct ProviderTests {
     static let adminToken = "admin-token-for-tests"
 
-    /// Runs the provider for `body`, with a fresh vault-backed authenticator.
+    /// Runs the provider for `body` over a fresh store of `engine`, with a fresh
+    /// vault-backed authenticator.
     static func withProvider(
+        _ engine: TestStore = .sqlite,
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (URL, SoftwareAuthenticator) async throws -> Void
     ) async throws {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let keyFile = directory.appendingPathComponent("vault.key")
-        guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else { return }
-        let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile)))
-
+        let authenticator = try newAuthenticator(directory)
+        let store = try await engine.make()
         var configuration = ProviderConfiguration(adminToken: adminToken)
         configuration.logLevel = .warning
+        configuration.storage = store.storage
+        configuration.storeKey = store.storeKey
         configure(&configuration)
-        try await withReferenceProvider(configuration: configuration) { issuer in
-            try await body(issuer, authenticator)
+        do {
+            try await withReferenceProvider(configuration: configuration) { issuer in
+                try await body(issuer, authenticator)
+            }
+        } catch {
+            await store.cleanup()
+            throw error
         }
+        await store.cleanup()
     }
 
     static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
@@ -93,9 +101,9 @@ struct ProviderTests {
         try OAuthClient(configuration: .init(issuer: issuer, clientID: "latchkey-cli", redirectURI: try #require(URL(string: "http://127.0.0.1/callback"))))
     }
 
-    @Test("bind, authenticate, exchange, userinfo, refresh, revoke over real HTTP")
-    func endToEnd() async throws {
-        try await Self.withProvider { issuer, authenticator in
+    @Test("bind, authenticate, exchange, userinfo, refresh, revoke over real HTTP", arguments: TestStore.available)
+    func endToEnd(engine: TestStore) async throws {
+        try await Self.withProvider(engine) { issuer, authenticator in
             let (identity, _) = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             let tokens = try await Self.signIn(issuer, authenticator, client: client)
@@ -135,9 +143,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("bind jobs are single use; the admin API needs its token")
-    func bindJobsAndAdmin() async throws {
-        try await Self.withProvider { issuer, authenticator in
+    @Test("bind jobs are single use; the admin API needs its token", arguments: TestStore.available)
+    func bindJobsAndAdmin(engine: TestStore) async throws {
+        try await Self.withProvider(engine) { issuer, authenticator in
             let (_, bindURL) = try await Self.bind(issuer, authenticator)
             let (reused, error) = try await Self.request("GET", bindURL)
             #expect(reused == 400 && error["error"] as? String == "invalid_grant")
@@ -154,9 +162,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("authorization requests with an unknown client, a foreign redirect or no PKCE are refused")
-    func authorizationRefusals() async throws {
-        try await Self.withProvider { issuer, _ in
+    @Test("authorization requests with an unknown client, a foreign redirect or no PKCE are refused", arguments: TestStore.available)
+    func authorizationRefusals(engine: TestStore) async throws {
+        try await Self.withProvider(engine) { issuer, _ in
             @Sendable func authorize(_ query: String) async throws -> (Int, String?) {
                 let (status, body) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query), headers: ["Accept": "application/json"])
                 return (status, body["error"] as? String)
@@ -182,9 +190,9 @@ struct ProviderTests {
     /// Regression: the provider decoded query values twice (Hummingbird had already
     /// percent-decoded them), so a `+` sent as `%2B` arrived as a space: a login hint such
     /// as `ada+work` found nobody, and a state carrying `+` or `%` came back altered.
-    @Test("query parameters are decoded exactly once: '+' and '%' survive; a repeated parameter is refused")
-    func queryDecodedOnce() async throws {
-        try await Self.withProvider { issuer, authenticator in
+    @Test("query parameters are decoded exactly once: '+' and '%' survive; a repeated parameter is refused", arguments: TestStore.available)
+    func queryDecodedOnce(engine: TestStore) async throws {
+        try await Self.withProvider(engine) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator, username: "ada+work")
             let client = try Self.client(issuer)
             let hinted = try await client.authorizationRequest(additionalParameters: ["login_hint": "ada+work"])
@@ -219,9 +227,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("an identity keeps at most maximumGrantsPerClient live grants per client; the oldest is revoked")
-    func refreshTokensAreBounded() async throws {
-        try await Self.withProvider({ $0.maximumGrantsPerClient = 2 }) { issuer, authenticator in
+    @Test("an identity keeps at most maximumGrantsPerClient live grants per client; the oldest is revoked", arguments: TestStore.available)
+    func refreshTokensAreBounded(engine: TestStore) async throws {
+        try await Self.withProvider(engine, { $0.maximumGrantsPerClient = 2 }) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             var sessions: [TokenSet] = []
@@ -234,9 +242,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("a replayed code is refused and revokes what it issued; a wrong verifier is refused")
-    func codeReplay() async throws {
-        try await Self.withProvider { issuer, authenticator in
+    @Test("a replayed code is refused and revokes what it issued; a wrong verifier is refused", arguments: TestStore.available)
+    func codeReplay(engine: TestStore) async throws {
+        try await Self.withProvider(engine) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             let authorization = try await client.authorizationRequest()
@@ -276,13 +284,13 @@ struct ProviderTests {
     static func newAuthenticator(_ directory: URL) throws -> SoftwareAuthenticator {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keyFile = directory.appendingPathComponent("vault.key")
-        _ = FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600])
+        try #require(FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]))
         return SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile)))
     }
 
-    @Test("requireEmailCodeForBinding: a verify-code step first, its code in the outbox; wrong codes are counted")
-    func verifyCodeStep() async throws {
-        try await Self.withProvider({ $0.requireEmailCodeForBinding = true }) { issuer, authenticator in
+    @Test("requireEmailCodeForBinding: a verify-code step first, its code in the outbox; wrong codes are counted", arguments: TestStore.available)
+    func verifyCodeStep(engine: TestStore) async throws {
+        try await Self.withProvider(engine, { $0.requireEmailCodeForBinding = true }) { issuer, authenticator in
             let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "grace", "email": "grace@example.com"])
             let bindURL = try Self.url(created["bindURL"])
             let (_, first) = try await Self.request("GET", bindURL)
@@ -305,7 +313,7 @@ struct ProviderTests {
             let (bound, _) = try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json())
             #expect(bound == 201)
         }
-        try await Self.withProvider({ $0.requireEmailCodeForBinding = true }) { issuer, _ in
+        try await Self.withProvider(engine, { $0.requireEmailCodeForBinding = true }) { issuer, _ in
             let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "mallory", "email": "m@example.com"])
             let (_, first) = try await Self.request("GET", try Self.url(created["bindURL"]))
             let submit = try Self.url((first["step"] as? [String: Any])?["submit"])
@@ -319,9 +327,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("a recovery job replaces the identity's credentials; the old one is refused")
-    func recovery() async throws {
-        try await Self.withProvider { issuer, oldDevice in
+    @Test("a recovery job replaces the identity's credentials; the old one is refused", arguments: TestStore.available)
+    func recovery(engine: TestStore) async throws {
+        try await Self.withProvider(engine) { issuer, oldDevice in
             let (identity, _) = try await Self.bind(issuer, oldDevice)
             let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-new-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -349,9 +357,9 @@ struct ProviderTests {
         }
     }
 
-    @Test("expired bind jobs and codes, a wrong origin, a bad signature and a counter going backwards are refused")
-    func refusals() async throws {
-        try await Self.withProvider({ $0.authorizationCodeLifetime = 0.3 }) { issuer, authenticator in
+    @Test("expired bind jobs and codes, a wrong origin, a bad signature and a counter going backwards are refused", arguments: TestStore.available)
+    func refusals(engine: TestStore) async throws {
+        try await Self.withProvider(engine, { $0.authorizationCodeLifetime = 0.3 }) { issuer, authenticator in
             // Wrong origin: same RP ID, another port.
             let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "oscar"])
             let identity = try #require((created["identity"] as? [String: Any])?["id"] as? String)
@@ -419,7 +427,10 @@ struct ProviderOperationsTests {
         let keyID = ActorBox<String>()
         let port = ActorBox<Int>()
         // The restart reuses the port: the origin, and so the credential's scope, includes it.
-        try await ProviderTests.withProvider({ $0.dataDirectory = dataDirectory }) { issuer, _ in
+        try await ProviderTests.withProvider(.sqlite, {
+            $0.dataDirectory = dataDirectory
+            $0.storeKey = nil
+        }) { issuer, _ in
             await port.set(issuer.port ?? 0)
             let (bound, _) = try await ProviderTests.bind(issuer, device)
             await identity.set(bound)
@@ -432,8 +443,9 @@ struct ProviderOperationsTests {
             #expect(mode == expected, "\(name)")
         }
         let reusedPort = try #require(await port.value)
-        try await ProviderTests.withProvider({
+        try await ProviderTests.withProvider(.sqlite, {
             $0.dataDirectory = dataDirectory
+            $0.storeKey = nil
             $0.port = reusedPort
         }) { issuer, _ in
             let tokens = try await ProviderTests.signIn(issuer, device, client: try ProviderTests.client(issuer))
@@ -444,7 +456,7 @@ struct ProviderOperationsTests {
 
     @Test("code-bearing endpoints are rate limited per client address")
     func rateLimit() async throws {
-        try await ProviderTests.withProvider({ $0.rateLimitPerMinute = 3 }) { issuer, _ in
+        try await ProviderTests.withProvider(.sqlite, { $0.rateLimitPerMinute = 3 }) { issuer, _ in
             var statuses: [Int] = []
             for _ in 0..<5 {
                 let form = Data("grant_type=authorization_code&code=x&client_id=latchkey-cli".utf8)

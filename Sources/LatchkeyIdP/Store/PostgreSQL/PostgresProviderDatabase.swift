@@ -38,12 +38,10 @@ final class PostgresProviderDatabase: ProviderDatabase {
                         try await Self.runTransaction(on: connection, logger: self.logger, body)
                     }
                 }
-            } catch let error as PSQLError where Self.isConflict(error) && attempt < Self.maximumAttempts {
+            } catch let error as PSQLError {
+                guard Self.isConflict(error), attempt < Self.maximumAttempts else { throw Self.storeError(error) }
                 // Lost a serialization conflict: back off a little, at random, and run again.
                 try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
-                continue
-            } catch {
-                throw Self.storeError(error)
             }
         }
     }
@@ -163,6 +161,7 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
         case .text, .varchar, .name, .bpchar: return .text(try cell.decode(String.self))
         case .bytea: return .blob(Data(try cell.decode(ByteBuffer.self).readableBytesView))
         case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .void: return .null
         default:
             throw StoreError(.corruptRow, "column \(cell.columnName) has PostgreSQL type \(cell.dataType), which the store never writes")
         }

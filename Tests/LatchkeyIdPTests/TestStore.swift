@@ -1,0 +1,60 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyIdP
+import Logging
+import PostgresNIO
+import Testing
+
+/// The engines provider tests run against: SQLite in a private data directory always,
+/// and PostgreSQL when `LATCHKEY_TEST_POSTGRES_URL` names a server (`.ci/run` starts one),
+/// each test in a database of its own that is dropped afterwards.
+enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static let postgresURL: String? = ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// SQLite, and PostgreSQL when a server is configured (else the skip is said once).
+    static let available: [TestStore] = {
+        guard postgresURL != nil else {
+            print("LATCHKEY_TEST_POSTGRES_URL is not set: provider tests run against SQLite only; PostgreSQL runs were skipped")
+            return [.sqlite]
+        }
+        return [.sqlite, .postgres]
+    }()
+
+    /// A fresh store for one test, and what removes it.
+    func make() async throws -> (storage: ProviderConfiguration.Storage, storeKey: Data, cleanup: @Sendable () async -> Void) {
+        let key = try SecureRandom.bytes(count: 32)
+        switch self {
+        case .sqlite:
+            let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-store-\(UUID().uuidString)")
+            return (.sqlite(directory: directory), key, { try? FileManager.default.removeItem(at: directory) })
+        case .postgres:
+            let base = try PostgresLocation(url: try #require(Self.postgresURL))
+            let name = "latchkey_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            try await Self.administer(base, "CREATE DATABASE \(name)")
+            var location = base
+            location.database = name
+            return (.postgres(location), key, { try? await Self.administer(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") })
+        }
+    }
+
+    /// Runs one statement on the server's maintenance database (names here are ours).
+    static func administer(_ location: PostgresLocation, _ sql: String) async throws {
+        let configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: .disable
+        )
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test-postgres"))
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test-postgres"))
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+}
