@@ -22,21 +22,16 @@ struct ProviderTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
         let authenticator = try newAuthenticator(directory)
-        let store = try await engine.make()
-        var configuration = ProviderConfiguration(adminToken: adminToken)
-        configuration.logLevel = .warning
-        configuration.storage = store.storage
-        configuration.storeKey = store.storeKey
-        configure(&configuration)
-        do {
+        try await engine.with { storage, storeKey in
+            var configuration = ProviderConfiguration(adminToken: adminToken)
+            configuration.logLevel = .warning
+            configuration.storage = storage
+            configuration.storeKey = storeKey
+            configure(&configuration)
             try await withReferenceProvider(configuration: configuration) { issuer in
                 try await body(issuer, authenticator)
             }
-        } catch {
-            await store.cleanup()
-            throw error
         }
-        await store.cleanup()
     }
 
     static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {

@@ -42,6 +42,20 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// Runs `body` with a fresh store's storage and key, and removes the store after,
+    /// whatever `body` did.
+    func with<Result: Sendable>(_ body: (ProviderConfiguration.Storage, Data) async throws -> Result) async throws -> Result {
+        let store = try await make()
+        let result: Swift.Result<Result, any Error>
+        do {
+            result = .success(try await body(store.storage, store.storeKey))
+        } catch {
+            result = .failure(error)
+        }
+        await store.cleanup()
+        return try result.get()
+    }
+
     /// Runs one statement on the server's maintenance database (names here are ours).
     static func administer(_ location: PostgresLocation, _ sql: String) async throws {
         let configuration = PostgresConnection.Configuration(
