@@ -77,7 +77,7 @@ struct HostileInputSuite {
 
     static let token = "vOdKvNru0YxTvQP5rWHet6nNuf7s0XhomF3gn-Vrhsk"
 
-    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + flows + transfers + provider
+    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + flows + transfers + provider + tokenLifecycle
 
     // MARK: WebAuthn formats and relying-party checks
 
@@ -516,22 +516,117 @@ struct HostileInputSuite {
         },
     ]
 
+    /// The token lifecycle (RFC 9700 §2.2.2 and §4.14; RFC 6749 §4.1.2 and §10.5;
+    /// docs/ARCHITECTURE.md, "The token lifecycle"): each attack ends with the last
+    /// request a thief would make, which must be refused.
+    static let tokenLifecycle: [Attack] = [
+        Attack("a rotated refresh token presented again revokes its whole family", "400 invalid_grant") { context in
+            let first = try await context.exchange(try await context.authorize())
+            let second = try await context.refresh(first.refresh)
+            // The thief replays the spent token: refused, and the family is revoked ...
+            await #expect(throws: Refusal.self) { _ = try await context.refresh(first.refresh) }
+            try await context.expectRevoked(accessToken: second.access)
+            // ... so the owner's current token dies too.
+            _ = try await context.refresh(second.refresh)
+        },
+        Attack("a replayed authorization code revokes the tokens refreshed from it", "401 invalid_token") { context in
+            let authorization = try await context.authorize()
+            let issued = try await context.exchange(authorization)
+            let refreshed = try await context.refresh(issued.refresh)
+            await #expect(throws: Refusal.self) { _ = try await context.exchange(authorization) }
+            await #expect(throws: Refusal.self) { _ = try await context.refresh(refreshed.refresh) }
+            try await context.userInfo(refreshed.access)
+        },
+        Attack("revoking a credential revokes its access token at once", "401 invalid_token") { context in
+            let issued = try await context.exchange(try await context.authorize())
+            try await context.send("POST", "admin/credentials/\(context.credential.id)/revoke", headers: context.adminHeaders)
+            try await context.userInfo(issued.access)
+        },
+        Attack("revoking a credential revokes its refresh token", "400 invalid_grant") { context in
+            let issued = try await context.exchange(try await context.authorize())
+            try await context.send("POST", "admin/credentials/\(context.credential.id)/revoke", headers: context.adminHeaders)
+            _ = try await context.refresh(issued.refresh)
+        },
+        Attack("recovering the account revokes the old credential's tokens", "401 invalid_token") { context in
+            // The thief holds tokens from the stolen device; the owner recovers on a new one.
+            let stolen = try await context.exchange(try await context.authorize())
+            let (status, job) = try await context.provider.admin("POST", "admin/identities/\(try context.identityID)/bind-jobs", json: ["kind": "recovery"])
+            try #require(status == 201, "\(job)")
+            let newDevice = try TemporaryVault()
+            defer { newDevice.cleanUp() }
+            _ = try await newDevice.embedded(allowing: [context.provider.host]).registerCredential(from: try #require((job["bindURL"] as? String).flatMap(URL.init(string:))))
+            await #expect(throws: Refusal.self) { _ = try await context.refresh(stolen.refresh) }
+            try await context.userInfo(stolen.access)
+        },
+        Attack("deleting an identity revokes its tokens", "401 invalid_token") { context in
+            let issued = try await context.exchange(try await context.authorize())
+            try await context.send("DELETE", "admin/identities/\(try context.identityID)", headers: context.adminHeaders)
+            await #expect(throws: Refusal.self) { _ = try await context.refresh(issued.refresh) }
+            try await context.userInfo(issued.access)
+        },
+        Attack("revoking a refresh token (RFC 7009) revokes the access tokens of its grant", "401 invalid_token") { context in
+            let issued = try await context.exchange(try await context.authorize())
+            try await context.form("revoke", ["token": issued.refresh, "client_id": "latchkey-cli"])
+            try await context.userInfo(issued.access)
+        },
+        Attack("a refresh token presented by another client", "401 invalid_client") { context in
+            let issued = try await context.exchange(try await context.authorize())
+            try await context.form("token", ["grant_type": "refresh_token", "refresh_token": issued.refresh, "client_id": "someone-else"])
+        },
+    ]
+
     @Test("each attack is refused with its own code", arguments: attacks)
     func refuse(_ attack: Attack) async throws {
-        try await ProviderHarness.withVault({ configuration in
+        try await Self.withSignedIn({ configuration in
             configuration.idleTimeout = 2
             configuration.bodyTimeout = 2
-        }) { provider, vault in
-            let embedded = try vault.embedded(allowing: [provider.host])
-            let (_, bindURL) = try await provider.createIdentity("ada")
-            let credential = try await embedded.registerCredential(from: bindURL).credential
-            let context = Context(provider: provider, vault: vault, embedded: embedded, credential: credential)
+        }) { context in
             do {
                 try await attack.run(context)
                 Issue.record("\(attack.name): accepted")
             } catch {
                 #expect(Self.code(of: error) == attack.expected, "\(attack.name): \(error)")
             }
+        }
+    }
+
+    /// Lifetimes cannot be shortened per attack in the shared list, so these two run on a
+    /// provider of their own: a refresh token unused for its idle lifetime dies, and so
+    /// does a grant at its absolute lifetime, however often it was refreshed on time.
+    @Test("token lifecycle: a refresh token unused past its idle lifetime is refused (400 invalid_grant)")
+    func idleLifetime() async throws {
+        try await Self.withSignedIn({ $0.refreshTokenIdleLifetime = 1 }) { context in
+            let issued = try await context.exchange(try await context.authorize())
+            try await Task.sleep(for: .milliseconds(1300))
+            let refused = await #expect(throws: Refusal.self) { _ = try await context.refresh(issued.refresh) }
+            #expect(refused.map { "\($0.status) \($0.error)" } == "400 invalid_grant")
+        }
+    }
+
+    @Test("token lifecycle: a grant past its absolute lifetime is refused although refreshed on time (400 invalid_grant)")
+    func absoluteLifetime() async throws {
+        try await Self.withSignedIn({
+            $0.refreshTokenAbsoluteLifetime = 2
+            $0.refreshTokenIdleLifetime = 60
+        }) { context in
+            var tokens = try await context.exchange(try await context.authorize())
+            for _ in 0..<3 {
+                try await Task.sleep(for: .milliseconds(500))
+                tokens = try await context.refresh(tokens.refresh)
+            }
+            try await Task.sleep(for: .milliseconds(700))
+            let refused = await #expect(throws: Refusal.self) { _ = try await context.refresh(tokens.refresh) }
+            #expect(refused.map { "\($0.status) \($0.error)" } == "400 invalid_grant")
+        }
+    }
+
+    /// A provider set up by `configure`, with "ada" bound in a vault, for `body`.
+    static func withSignedIn(_ configure: @escaping @Sendable (inout ProviderConfiguration) -> Void, _ body: @escaping @Sendable (Context) async throws -> Void) async throws {
+        try await ProviderHarness.withVault(configure) { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            let (_, bindURL) = try await provider.createIdentity("ada")
+            let credential = try await embedded.registerCredential(from: bindURL).credential
+            try await body(Context(provider: provider, vault: vault, embedded: embedded, credential: credential))
         }
     }
 
@@ -610,6 +705,64 @@ struct HostileInputSuite {
     func count() {
         #expect(Self.attacks.count >= 60)
         #expect(Set(Self.attacks.map(\.name)).count == Self.attacks.count)
+    }
+}
+
+extension HostileInputSuite.Context {
+    /// The provider's id of the identity behind ``credential`` (its WebAuthn user handle).
+    var identityID: String {
+        get throws { String(decoding: try Base64URL.decode(credential.user.id), as: UTF8.self) }
+    }
+
+    /// A sign-in through the facade, stopped at the code (with its PKCE verifier).
+    func authorize() async throws -> AuthorizationResult {
+        try await embedded.authorize(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+    }
+
+    /// A form POST to the provider; its JSON answer, or a ``HostileInputSuite/Refusal``.
+    @discardableResult
+    func form(_ path: String, _ fields: [String: String]) async throws -> [String: Any] {
+        var components = URLComponents()
+        components.queryItems = fields.map { URLQueryItem(name: $0.key, value: $0.value) }
+        let body = Data((components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8)
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "POST", url: provider.issuer.appendingPathComponent(path), headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body
+        ))
+        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
+        guard (200..<300).contains(response.status) else {
+            throw HostileInputSuite.Refusal(status: response.status, error: object["error"] as? String ?? "-")
+        }
+        return object
+    }
+
+    /// The code exchange (RFC 6749 §4.1.3): access and refresh token.
+    func exchange(_ authorization: AuthorizationResult) async throws -> (access: String, refresh: String) {
+        let answer = try await form("token", [
+            "grant_type": "authorization_code", "code": authorization.code, "redirect_uri": authorization.redirectURI.absoluteString,
+            "code_verifier": authorization.codeVerifier, "client_id": "latchkey-cli",
+        ])
+        return (try #require(answer["access_token"] as? String), try #require(answer["refresh_token"] as? String))
+    }
+
+    /// A refresh (RFC 6749 §6): the new access and refresh token.
+    func refresh(_ token: String) async throws -> (access: String, refresh: String) {
+        let answer = try await form("token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": "latchkey-cli"])
+        return (try #require(answer["access_token"] as? String), try #require(answer["refresh_token"] as? String))
+    }
+
+    /// The userinfo endpoint with `token`; throws the refusal when it is refused.
+    func userInfo(_ token: String) async throws {
+        try await send("GET", "userinfo", headers: ["Authorization": "Bearer \(token)"])
+    }
+
+    /// Fails unless `accessToken` is refused at userinfo.
+    func expectRevoked(accessToken: String) async throws {
+        do {
+            try await userInfo(accessToken)
+            Issue.record("a revoked access token still works")
+        } catch let refusal as HostileInputSuite.Refusal {
+            #expect(refusal.status == 401)
+        }
     }
 }
 
