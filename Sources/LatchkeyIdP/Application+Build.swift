@@ -47,7 +47,7 @@ public func buildApplication(
             )
         )),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),
-        services: store.services + [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)],
+        services: [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)],
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let issuer = configuration.issuer ?? URL(string: "http://\(configuration.host):\(port)") ?? URL(fileURLWithPath: "/")

@@ -2,7 +2,6 @@ import Foundation
 import LatchkeyCrypto
 @testable import LatchkeyIdP
 import LatchkeyWebAuthn
-import Logging
 import Testing
 
 /// Transfers someone started without proving possession of the credential: anyone who
@@ -11,7 +10,7 @@ import Testing
 struct TransferLifetimeTests {
     @Test("an unopened transfer expires after a minute, not the transfer lifetime")
     func unopenedTransferExpires() async throws {
-        let provider = try await Provider.inMemoryForTesting()
+        let provider = try await Provider.open(ProviderConfiguration(adminToken: "t"))
         let key = try SigningKey.generate(.es256)
         let credentialID = try SecureRandom.bytes(count: 32)
         let record = RelyingParty.RegisteredCredential(
@@ -30,17 +29,5 @@ struct TransferLifetimeTests {
         try await housekeeping.prune(now: Date().addingTimeInterval(Transfers.unopenedTransferLifetime + 1))
         #expect(try await provider.transfers.state(id) == .expired)
         await provider.context.database.close()
-    }
-}
-
-extension Provider {
-    /// A provider over a fresh in-memory store, migrated and ready, without HTTP.
-    static func inMemoryForTesting(_ configure: (inout ProviderConfiguration) -> Void = { _ in }) async throws -> Provider {
-        var configuration = ProviderConfiguration(adminToken: "t")
-        configure(&configuration)
-        let store = try await ProviderStore.open(configuration, logger: Logger(label: "test"))
-        let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: Logger(label: "test"))
-        try await context.prepare()
-        return Provider(context: context)
     }
 }

@@ -1,15 +1,12 @@
 import Foundation
 import LatchkeyCrypto
 import Logging
-import ServiceLifecycle
 
-/// Opens the store a configuration names, with the key that seals its secrets and the
-/// services it needs running (PostgreSQL's connection pool).
+/// Opens the store a configuration names, with the key that seals its secrets.
 enum ProviderStore {
     struct Opened {
         var database: any ProviderDatabase
         var storeKey: SymmetricKey
-        var services: [any Service]
     }
 
     static func open(_ configuration: ProviderConfiguration, logger: Logger) async throws -> Opened {
@@ -17,12 +14,12 @@ enum ProviderStore {
         case .memory:
             let database = try await SQLiteProviderDatabase.open(directory: nil, logger: logger)
             let key = try configuration.storeKey ?? SecureRandom.bytes(count: 32)
-            return Opened(database: database, storeKey: try storeKey(key), services: [])
+            return Opened(database: database, storeKey: try storeKey(key))
         case .sqlite(let directory):
             let database = try await SQLiteProviderDatabase.open(directory: directory, logger: logger)
             do {
                 let key = try configuration.storeKey ?? localStoreKey(in: directory)
-                let opened = Opened(database: database, storeKey: try storeKey(key), services: [])
+                let opened = Opened(database: database, storeKey: try storeKey(key))
                 try await LegacySnapshotImport.run(from: directory, into: database, sealing: StoreSealing(key: opened.storeKey), logger: logger)
                 return opened
             } catch {
@@ -34,7 +31,7 @@ enum ProviderStore {
                 throw StoreError(.keyUnavailable, "a PostgreSQL store needs a store key, the same on every instance: give --store-key-file or the systemd credential latchkey-store-key")
             }
             let database = PostgresProviderDatabase(configuration: try location.clientConfiguration(), logger: logger)
-            return Opened(database: database, storeKey: try storeKey(key), services: [database.client])
+            return Opened(database: database, storeKey: try storeKey(key))
         }
     }
 

@@ -22,10 +22,15 @@ final class PostgresProviderDatabase: ProviderDatabase {
     private let connectionDeadline: Duration
     static let maximumAttempts = 8
 
+    /// The pool's own task (postgres-nio's `run()`), ended by ``close()``.
+    private let pool: Task<Void, Never>
+
     init(configuration: PostgresClient.Configuration, logger: Logger, connectionDeadline: Duration = .seconds(5)) {
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
         self.logger = logger
         self.connectionDeadline = connectionDeadline
+        pool = Task { await client.run() }
     }
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
@@ -91,7 +96,10 @@ final class PostgresProviderDatabase: ProviderDatabase {
         try await transaction { try await $0.execute("SELECT 1") }
     }
 
-    func close() async {}
+    func close() async {
+        pool.cancel()
+        await pool.value
+    }
 
     static func isConflict(_ error: PSQLError) -> Bool {
         guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }

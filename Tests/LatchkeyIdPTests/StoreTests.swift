@@ -1,0 +1,165 @@
+import Foundation
+import LatchkeyCrypto
+@testable import LatchkeyIdP
+import Logging
+import Testing
+
+/// The store against bad files, bad rows and failing transactions: each gets a typed
+/// ``StoreError`` and nothing committed is lost.
+@Suite("Provider store")
+struct StoreTests {
+    static func temporaryDirectory() -> URL {
+        URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-store-test-\(UUID().uuidString)")
+    }
+
+    static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
+        do {
+            try await body()
+            return nil
+        } catch let error as StoreError {
+            return error.code
+        } catch {
+            Issue.record("not a StoreError: \(error)")
+            return nil
+        }
+    }
+
+    @Test("a data directory open to others is refused, not repaired")
+    func directoryModes() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        let code = await Self.code { _ = try await SQLiteProviderDatabase.open(directory: directory, logger: Logger(label: "test")) }
+        #expect(code == .unsafePermissions)
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
+        #expect(mode == 0o755)
+    }
+
+    @Test("a database file or store key open to others is refused")
+    func fileModes() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = ProviderConfiguration(adminToken: "t")
+        configuration.dataDirectory = directory
+        let store = try await ProviderStore.open(configuration, logger: Logger(label: "test"))
+        await store.database.close()
+        let database = directory.appendingPathComponent(StoreFiles.databaseName).path
+        let key = directory.appendingPathComponent(StoreFiles.storeKeyName).path
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: database)
+        #expect(await Self.code { _ = try await ProviderStore.open(configuration, logger: Logger(label: "test")) } == .unsafePermissions)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: database)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: key)
+        let opened = await Self.code {
+            let store = try await ProviderStore.open(configuration, logger: Logger(label: "test"))
+            await store.database.close()
+        }
+        #expect(opened == .unsafePermissions)
+    }
+
+    @Test("a database whose schema is newer than this build is refused", arguments: TestStore.available)
+    func schemaTooNew(engine: TestStore) async throws {
+        try await engine.with { storage, storeKey in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = storeKey
+            let provider = try await Provider.open(configuration)
+            try await provider.context.database.transaction { transaction in
+                try await transaction.execute("UPDATE latchkey_schema SET version = \(Int64(Migrations.currentVersion + 1))")
+            }
+            await provider.context.database.close()
+            let code = await Self.code {
+                let again = try await Provider.open(configuration)
+                await again.context.database.close()
+            }
+            #expect(code == .schemaTooNew)
+        }
+    }
+
+    @Test("in one commit group, a transaction that fails rolls back only itself", arguments: TestStore.available)
+    func failingTransactionIsolated(engine: TestStore) async throws {
+        try await engine.with { storage, storeKey in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = storeKey
+            let provider = try await Provider.open(configuration)
+            struct Abort: Error {}
+            let outcomes = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        do {
+                            try await provider.context.database.transaction { transaction in
+                                _ = try await provider.identities.create(username: "user\(index)", email: nil, displayName: nil, in: transaction)
+                                if index % 4 == 0 { throw Abort() }
+                            }
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                }
+                return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(outcomes == 30)
+            let stored = try await provider.context.database.transaction { transaction in
+                try await provider.identities.list(after: nil, limit: 500, in: transaction).map(\.username)
+            }
+            #expect(Set(stored) == Set((0..<40).filter { $0 % 4 != 0 }.map { "user\($0)" }))
+            await provider.context.database.close()
+        }
+    }
+
+    @Test("values are bound, never spliced into statements", arguments: TestStore.available)
+    func valuesAreBound(engine: TestStore) async throws {
+        try await engine.with { storage, storeKey in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = storeKey
+            let provider = try await Provider.open(configuration)
+            let name = "o'brien\"--;DROP"
+            let identity = try await provider.context.database.transaction { transaction in
+                try await provider.identities.create(username: name, email: "x'); DELETE FROM identities; --@example.com", displayName: nil, in: transaction)
+            }
+            let found = try await provider.context.database.transaction { try await provider.identities.named(name, in: $0) }
+            #expect(found?.id == identity.id)
+            #expect(found?.email == "x'); DELETE FROM identities; --@example.com")
+            await provider.context.database.close()
+        }
+    }
+
+    @Test("a row holding a value of the wrong type is a corruptRow error, not a crash", arguments: TestStore.available)
+    func corruptRow(engine: TestStore) async throws {
+        try await engine.with { storage, storeKey in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = storeKey
+            let provider = try await Provider.open(configuration)
+            let (identity, _) = try await provider.administration.createIdentity(username: "ada", email: nil, displayName: nil)
+            // A counter past UInt32, and a public key that is not COSE.
+            try await provider.context.database.transaction { transaction in
+                try await transaction.execute("""
+                    INSERT INTO credentials (id, identity_id, public_key, sign_count, backup_eligible, backup_state, user_verified,
+                        attestation_format, aaguid, transports, created_at)
+                    VALUES (\(Data([1, 2, 3])), \(identity.id), \(Data([0xFF])), \(Int64(1) << 40), 0, 0, 0, 'none', \(Data(count: 16)), '', 0)
+                    """)
+            }
+            let code = await Self.code { _ = try await provider.administration.credentials(of: identity.id) }
+            #expect(code == .corruptRow)
+            await provider.context.database.close()
+        }
+    }
+}
+
+extension Provider {
+    /// A provider over `configuration`'s store, migrated and ready, without HTTP.
+    static func open(_ configuration: ProviderConfiguration) async throws -> Provider {
+        let store = try await ProviderStore.open(configuration, logger: Logger(label: "test"))
+        let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: Logger(label: "test"))
+        do {
+            try await context.prepare()
+        } catch {
+            await store.database.close()
+            throw error
+        }
+        return Provider(context: context)
+    }
+}
