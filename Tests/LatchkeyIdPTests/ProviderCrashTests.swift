@@ -1,0 +1,186 @@
+import Foundation
+import LatchkeyCrypto
+@testable import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+import Logging
+import Testing
+
+/// `latchkey serve` on SQLite, SIGKILLed again and again while clients bind credentials
+/// and sign in (docs/ARCHITECTURE.md, "The store": an answer is sent only once its
+/// transaction is durable). Every bind the provider acknowledged must still sign in
+/// afterwards, and every signature counter it acknowledged must still be in the store,
+/// so that assertion could never be accepted again.
+@Suite("Provider crash safety")
+struct ProviderCrashTests {
+    static let rounds = 22
+    static let clients = 4
+    static let adminToken = ProviderTests.adminToken
+
+    /// What the clients saw acknowledged.
+    actor Acknowledged {
+        /// Credential id (base64url) → which client's vault holds it and the highest
+        /// counter the provider accepted.
+        var credentials: [String: (client: Int, counter: UInt32)] = [:]
+        var binds = 0
+        var signIns = 0
+
+        func bound(_ id: String, client: Int) {
+            credentials[id] = (client, 0)
+            binds += 1
+        }
+
+        func signedIn(_ id: String, counter: UInt32) {
+            if let known = credentials[id] { credentials[id] = (known.client, max(known.counter, counter)) }
+            signIns += 1
+        }
+    }
+
+    @Test("SIGKILLed 20+ times during concurrent binds and sign-ins: every acknowledged bind signs in, no acknowledged counter is lost")
+    func crashes() async throws {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
+        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let dataDirectory = scratch.appendingPathComponent("data")
+        let devices = try (0..<Self.clients).map { try ProviderTests.newAuthenticator(scratch.appendingPathComponent("device\($0)")) }
+        // One port for every run, so the issuer (and the credentials' origin) stays put.
+        let port = try MultiInstanceTests.freePort()
+        let issuer = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let acknowledged = Acknowledged()
+        var kills = 0
+
+        for round in 0..<Self.rounds {
+            let server = try await Self.start(binary, dataDirectory: dataDirectory, port: port)
+            // Clients bind and sign in until the server dies under them.
+            let work = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for client in 0..<Self.clients {
+                        group.addTask {
+                            var step = 0
+                            while !Task.isCancelled {
+                                step += 1
+                                do {
+                                    try await Self.step(client: client, device: devices[client], name: "r\(round)c\(client)s\(step)", issuer: issuer, acknowledged: acknowledged)
+                                } catch {
+                                    return
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            kills += 1
+            work.cancel()
+            await work.value
+        }
+
+        // Everything acknowledged must be there: the same directory and port, in-process,
+        // with the per-address rate limit out of the way of this many sign-ins.
+        let credentials = await acknowledged.credentials
+        let binds = await acknowledged.binds
+        let signIns = await acknowledged.signIns
+        print("Provider crash test: \(kills) SIGKILLs; \(binds) binds and \(signIns) sign-ins acknowledged")
+        #expect(kills >= 20)
+        #expect(binds >= 20, "too few binds got through to show anything")
+        #expect(signIns >= 20, "too few sign-ins got through to show anything")
+        var configuration = ProviderConfiguration(port: port, adminToken: Self.adminToken)
+        configuration.dataDirectory = dataDirectory
+        configuration.rateLimitPerMinute = 1_000_000
+        configuration.logLevel = .warning
+        try await withReferenceProvider(configuration: configuration) { issuer in
+            for (id, known) in credentials {
+                let counter = try await Self.signIn(device: devices[known.client], credentialID: try Base64URL.decode(id), issuer: issuer)
+                #expect(counter > known.counter, "credential \(id.prefix(8)): acknowledged \(known.counter), signed now with \(counter)")
+            }
+        }
+
+        // The store holds every acknowledged counter (so no older assertion passes).
+        let provider = try await Provider.open(configuration)
+        for (id, known) in credentials {
+            let stored = try await provider.context.database.transaction { transaction in
+                try await provider.credentials.credential(try Base64URL.decode(id), in: transaction)
+            }
+            #expect(stored != nil, "acknowledged credential \(id.prefix(8)) is gone")
+            #expect((stored?.record.signCount ?? 0) >= known.counter)
+        }
+        await provider.context.database.close()
+    }
+
+    /// One client step: a new identity and credential now and then, else a sign-in with
+    /// one of this client's credentials.
+    static func step(client: Int, device: SoftwareAuthenticator, name: String, issuer: URL, acknowledged: Acknowledged) async throws {
+        let mine = await acknowledged.credentials.filter { $0.value.client == client }.map(\.key)
+        if mine.isEmpty || Int.random(in: 0..<3) == 0 {
+            let (created, answer) = try await ProviderTests.request(
+                "POST", issuer.appendingPathComponent("admin/identities"),
+                json: try JSONSerialization.data(withJSONObject: ["username": name]), headers: ["Authorization": "Bearer \(adminToken)"]
+            )
+            guard created == 201 else { throw CrashStepFailed() }
+            let (_, job) = try await ProviderTests.request("GET", try ProviderTests.url(answer["bindURL"]))
+            let (registration, credential) = try device.makeCredential(
+                PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: job)), origin: ProviderTests.origin(issuer)
+            )
+            let (bound, _) = try await ProviderTests.request("POST", try ProviderTests.url(job["submit"]), json: try registration.json())
+            guard bound == 201 else { throw CrashStepFailed() }
+            await acknowledged.bound(Base64URL.encode(credential.metadata.credentialID.data), client: client)
+        } else if let id = mine.randomElement() {
+            let counter = try await signIn(device: device, credentialID: try Base64URL.decode(id), issuer: issuer)
+            await acknowledged.signedIn(id, counter: counter)
+        }
+    }
+
+    /// Authorize, options, assertion by `credentialID`: the counter the provider accepted.
+    static func signIn(device: SoftwareAuthenticator, credentialID: Data, issuer: URL) async throws -> UInt32 {
+        var components = try #require(URLComponents(url: issuer.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false))
+        components.queryItems = [
+            .init(name: "response_type", value: "code"), .init(name: "client_id", value: "latchkey-cli"),
+            .init(name: "redirect_uri", value: "http://127.0.0.1/callback"), .init(name: "scope", value: "openid"),
+            .init(name: "code_challenge", value: try PKCE.generate().challenge), .init(name: "code_challenge_method", value: "S256"),
+        ]
+        let (_, started) = try await ProviderTests.request("GET", try #require(components.url), headers: ["Accept": "application/json"])
+        let authenticate = try ProviderTests.url(started["authenticateURL"])
+        let (_, options) = try await ProviderTests.request("GET", authenticate)
+        let (assertion, _) = try device.getAssertion(
+            PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: ProviderTests.origin(issuer),
+            credentialID: credentialID
+        )
+        let (status, answer) = try await ProviderTests.request("POST", authenticate, json: try assertion.json())
+        guard status == 200 else { throw CrashStepFailed(reason: "sign-in answered \(status): \(answer)") }
+        return try AuthenticatorData(bytes: assertion.response.authenticatorData.data).signCount
+    }
+
+    struct CrashStepFailed: Error {
+        var reason = ""
+    }
+
+    /// Starts `latchkey serve` on `port` and waits until it listens.
+    static func start(_ binary: URL, dataDirectory: URL, port: Int) async throws -> Process {
+        let server = Process()
+        server.executableURL = binary
+        server.arguments = ["serve", "--port", "\(port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken, "--json"]
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        let line = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                continuation.resume(returning: text)
+            }
+        }
+        guard line.contains("issuer") else {
+            kill(server.processIdentifier, SIGKILL)
+            throw CrashStepFailed()
+        }
+        return server
+    }
+}
