@@ -163,3 +163,54 @@ extension Provider {
         return Provider(context: context)
     }
 }
+
+/// PostgreSQL going away and coming back, through a relay the test cuts: the provider
+/// starts without it, answers 503 while it is gone, and recovers by itself.
+@Suite("Provider store unreachable")
+struct StoreUnreachableTests {
+    @Test(
+        "PostgreSQL unreachable at start and mid-run: 503 temporarily_unavailable, liveness still answers, service resumes when it is back",
+        .enabled(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
+    )
+    func unreachable() async throws {
+        try await TestStore.postgres.with { storage, storeKey in
+            guard case .postgres(var location) = storage else { throw StoreError(.invalidConfiguration, "not PostgreSQL") }
+            let relay = TCPRelay(port: try MultiInstanceTests.freePort(), targetPort: location.port)
+            location.port = relay.port
+            var configuration = ProviderConfiguration(adminToken: ProviderTests.adminToken)
+            configuration.logLevel = .critical
+            configuration.storage = .postgres(location)
+            configuration.storeKey = storeKey
+            try await withReferenceProvider(configuration: configuration) { issuer in
+                @Sendable func create(_ name: String) async throws -> (Int, [String: Any]) {
+                    try await ProviderTests.request(
+                        "POST", issuer.appendingPathComponent("admin/identities"),
+                        json: try JSONSerialization.data(withJSONObject: ["username": name]), headers: ["Authorization": "Bearer \(ProviderTests.adminToken)"]
+                    )
+                }
+                @Sendable func eventually(_ name: String) async throws -> Int {
+                    var status = 0
+                    for _ in 0..<60 where status != 201 {
+                        status = try await create(name).0
+                        if status != 201 { try await Task.sleep(for: .milliseconds(500)) }
+                    }
+                    return status
+                }
+                // Down from the start: the provider listens, liveness answers, the rest is 503.
+                let (down, refusal) = try await create("ada")
+                #expect(down == 503 && refusal["error"] as? String == "temporarily_unavailable")
+                #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("health")).0 == 200)
+                // Back: the store is migrated on the next request, and it goes through.
+                try relay.start()
+                #expect(try await eventually("ada") == 201)
+                // Gone mid-run, then back again.
+                relay.stop()
+                #expect(try await create("grace").0 == 503)
+                #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks")).0 == 200, "signing keys are cached")
+                try relay.start()
+                #expect(try await eventually("grace") == 201)
+                relay.stop()
+            }
+        }
+    }
+}

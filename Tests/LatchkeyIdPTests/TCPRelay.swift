@@ -1,0 +1,103 @@
+import Foundation
+
+/// A TCP relay on a loopback port to another address, which a test can cut and restore:
+/// the database "goes away" (every connection through it is reset and new ones are
+/// refused) and "comes back" on the same address.
+final class TCPRelay: @unchecked Sendable {
+    let port: Int
+    private let targetPort: Int
+    private let lock = NSLock()
+    private var listener: Int32 = -1
+    private var open: Set<Int32> = []
+    /// Pumps finished per connection pair (keyed by the client side): the second closes both.
+    private var finished: [Int32: Int] = [:]
+
+    init(port: Int, targetPort: Int) {
+        self.port = port
+        self.targetPort = targetPort
+    }
+
+    func start() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw RelayError() }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard bound, listen(descriptor, 64) == 0 else {
+            close(descriptor)
+            throw RelayError()
+        }
+        lock.withLock { listener = descriptor }
+        Thread.detachNewThread { [self] in
+            while true {
+                let client = accept(descriptor, nil, nil)
+                guard client >= 0 else { return }
+                let upstream = Self.connect(to: targetPort)
+                guard upstream >= 0 else {
+                    close(client)
+                    continue
+                }
+                lock.withLock { open.formUnion([client, upstream]) }
+                Thread.detachNewThread { self.pump(from: client, to: upstream, pair: client) }
+                Thread.detachNewThread { self.pump(from: upstream, to: client, pair: client) }
+            }
+        }
+    }
+
+    /// Closes the listener and resets every relayed connection.
+    func stop() {
+        lock.withLock {
+            if listener >= 0 {
+                shutdown(listener, Int32(SHUT_RDWR))
+                close(listener)
+                listener = -1
+            }
+            for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32, pair: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let count = read(source, &buffer, buffer.count)
+            guard count > 0, buffer.withUnsafeBytes({ write(destination, $0.baseAddress, count) }) == count else { break }
+        }
+        lock.withLock {
+            shutdown(source, Int32(SHUT_RDWR))
+            shutdown(destination, Int32(SHUT_RDWR))
+            finished[pair, default: 0] += 1
+            guard finished[pair] == 2 else { return }
+            finished[pair] = nil
+            open.remove(source)
+            open.remove(destination)
+            close(source)
+            close(destination)
+        }
+    }
+
+    private static func loopback(_ port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+
+    private static func connect(to port: Int) -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = loopback(port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        if !connected {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
+    struct RelayError: Error {}
+}
