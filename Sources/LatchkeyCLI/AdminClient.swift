@@ -8,14 +8,20 @@ struct AdminClient: Sendable {
     let transport = URLSessionTransport()
 
     /// Sends a JSON request; a non-2xx answer is a one-line failure with the provider's words.
-    func send(_ method: String, _ path: String, body: [String: Any]? = nil) async throws -> [String: Any] {
+    func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: [String: Any]? = nil) async throws -> [String: Any] {
         var headers = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
         var data: Data?
         if let body {
             headers["Content-Type"] = "application/json"
             data = try JSONSerialization.data(withJSONObject: body)
         }
-        let response = try await transport.send(TransportRequest(method: method, url: issuer.appendingPathComponent(path), headers: headers, body: data))
+        var url = issuer.appendingPathComponent(path)
+        if !query.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.queryItems = query
+            components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+            url = components.url ?? url
+        }
+        let response = try await transport.send(TransportRequest(method: method, url: url, headers: headers, body: data))
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
         guard (200..<300).contains(response.status) else {
             throw CommandFailure("the provider refused: \(object["error_description"] as? String ?? "HTTP \(response.status)")")

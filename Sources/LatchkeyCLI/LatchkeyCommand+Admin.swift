@@ -1,12 +1,16 @@
 import ArgumentParser
 import Foundation
+import Latchkey
 
 extension LatchkeyCommand {
     /// `latchkey admin …`: the provider's admin API from the command line.
     struct Admin: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Administer a Latchkey identity provider.",
-            subcommands: [CreateIdentity.self, Outbox.self]
+            subcommands: [
+                CreateIdentity.self, ListIdentities.self, FindIdentity.self, DeleteIdentity.self,
+                ListCredentials.self, RevokeCredential.self, CreateBindJob.self, RotateSigningKey.self, Outbox.self,
+            ]
         )
     }
 
@@ -21,12 +25,12 @@ extension LatchkeyCommand {
         @Flag(help: "Print JSON.")
         var json = false
 
-        func send(_ method: String, _ path: String, body: [String: Any]? = nil) async throws -> [String: Any] {
+        func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: [String: Any]? = nil) async throws -> [String: Any] {
             guard let base = URL(string: idp), base.host != nil else { throw ValidationError("--idp \(idp) is not a URL") }
             guard let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] else {
                 throw ValidationError("give --admin-token or set LATCHKEY_ADMIN_TOKEN")
             }
-            return try await AdminClient(issuer: base, token: token).send(method, path, body: body)
+            return try await AdminClient(issuer: base, token: token).send(method, path, query: query, body: body)
         }
 
         func print(json object: [String: Any]) throws {
@@ -76,5 +80,165 @@ extension LatchkeyCommand {
                 print("   \(message["body"] as? String ?? "")")
             }
         }
+    }
+}
+
+extension LatchkeyCommand {
+    /// `latchkey admin list-identities`: a page of identities in creation order.
+    struct ListIdentities: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List identities, oldest first, a page at a time.")
+
+        @OptionGroup var options: AdminOptions
+
+        @Option(help: "Start after this identity id (the previous page's `next`).")
+        var after: String?
+
+        @Option(help: "Identities per page (1 to 500).")
+        var limit = 100
+
+        func run() async throws {
+            var query = [URLQueryItem(name: "limit", value: "\(limit)")]
+            if let after { query.append(URLQueryItem(name: "after", value: after)) }
+            let page = try await options.send("GET", "admin/identities", query: query)
+            if options.json { return try options.print(json: page) }
+            for identity in page["identities"] as? [[String: Any]] ?? [] {
+                print(AdminOptions.line(identity))
+            }
+            if let next = page["next"] as? String { print("More: --after \(next.displaySafe(maximumLength: 256))") }
+        }
+    }
+
+    /// `latchkey admin find-identity`: one identity by id or username.
+    struct FindIdentity: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show an identity, by id or by username.")
+
+        @OptionGroup var options: AdminOptions
+
+        @Argument(help: "The identity's id or username.")
+        var identity: String
+
+        func run() async throws {
+            let found = try await options.send("GET", "admin/identities", query: [URLQueryItem(name: "username", value: identity)])
+            var list = found["identities"] as? [[String: Any]] ?? []
+            if list.isEmpty, let byID = try? await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))")["identity"] as? [String: Any] {
+                list = [byID]
+            }
+            guard let match = list.first else { throw CommandFailure("no identity \(identity.displaySafe(maximumLength: 256))") }
+            if options.json { return try options.print(json: ["identity": match]) }
+            print(AdminOptions.line(match))
+        }
+    }
+
+    /// `latchkey admin delete-identity`: the identity, its credentials and its tokens.
+    struct DeleteIdentity: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an identity; its credentials and tokens stop working at once.")
+
+        @OptionGroup var options: AdminOptions
+
+        @Argument(help: "The identity's id.")
+        var identity: String
+
+        func run() async throws {
+            let answer = try await options.send("DELETE", "admin/identities/\(AdminOptions.pathComponent(identity))")
+            if options.json { return try options.print(json: answer) }
+            print("Deleted \(identity.displaySafe(maximumLength: 256)); its credentials and tokens are revoked")
+        }
+    }
+
+    /// `latchkey admin list-credentials`: an identity's credentials.
+    struct ListCredentials: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List an identity's credentials.")
+
+        @OptionGroup var options: AdminOptions
+
+        @Argument(help: "The identity's id.")
+        var identity: String
+
+        func run() async throws {
+            let answer = try await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))/credentials")
+            if options.json { return try options.print(json: answer) }
+            for credential in answer["credentials"] as? [[String: Any]] ?? [] {
+                let revoked = credential["revoked"] as? Bool == true ? "  revoked" : ""
+                print("\(AdminOptions.text(credential["id"]))  \(AdminOptions.text(credential["algorithm"]))  counter \(credential["signCount"] as? Int ?? 0)\(revoked)")
+            }
+        }
+    }
+
+    /// `latchkey admin revoke-credential`: the credential and every token issued through it.
+    struct RevokeCredential: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a credential; its tokens stop working at once.")
+
+        @OptionGroup var options: AdminOptions
+
+        @Argument(help: "The credential's id (base64url).")
+        var credential: String
+
+        func run() async throws {
+            let answer = try await options.send("POST", "admin/credentials/\(AdminOptions.pathComponent(credential))/revoke")
+            if options.json { return try options.print(json: answer) }
+            print("Revoked \(credential.displaySafe(maximumLength: 256)) and its tokens")
+        }
+    }
+
+    /// `latchkey admin create-bind-job`: a bind URL for an existing identity's new device.
+    struct CreateBindJob: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a bind URL for an existing identity (a new device, or a recovery).")
+
+        @OptionGroup var options: AdminOptions
+
+        @Argument(help: "The identity's id.")
+        var identity: String
+
+        @Option(help: "bind (a further device) or recovery (replaces every other credential).")
+        var kind = "bind"
+
+        @Option(help: "Seconds the URL stays valid.")
+        var expiresIn: Double?
+
+        @Flag(help: "Ask for a code e-mailed to the identity before binding.")
+        var requireEmailCode = false
+
+        func run() async throws {
+            guard ["bind", "recovery"].contains(kind) else { throw ValidationError("--kind must be bind or recovery") }
+            var body: [String: Any] = ["kind": kind, "requireEmailCode": requireEmailCode]
+            if let expiresIn { body["expiresIn"] = expiresIn }
+            let answer = try await options.send("POST", "admin/identities/\(AdminOptions.pathComponent(identity))/bind-jobs", body: body)
+            if options.json { return try options.print(json: answer) }
+            print("Bind URL: \(AdminOptions.text(answer["bindURL"]))")
+        }
+    }
+
+    /// `latchkey admin rotate-signing-key`: a new ID-token signing key.
+    struct RotateSigningKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a signing-key rotation: the new key is published now and signs after the publication delay."
+        )
+
+        @OptionGroup var options: AdminOptions
+
+        func run() async throws {
+            let answer = try await options.send("POST", "admin/signing-keys/rotate")
+            if options.json { return try options.print(json: answer) }
+            let start = (answer["signsFrom"] as? Int).map { Date(timeIntervalSince1970: Double($0)) }
+            print("New key \(AdminOptions.text(answer["kid"])) is published and signs from \(start.map { "\($0)" } ?? "?")")
+        }
+    }
+}
+
+extension LatchkeyCommand.AdminOptions {
+    /// One identity as a line: id, username, e-mail (provider text made safe to print).
+    static func line(_ identity: [String: Any]) -> String {
+        let email = (identity["email"] as? String).map { "  <\($0.displaySafe(maximumLength: 256))>" } ?? ""
+        return "\(text(identity["id"]))  \(text(identity["username"]))\(email)"
+    }
+
+    /// A provider's string, safe to print on a terminal.
+    static func text(_ value: Any?) -> String {
+        ((value as? String) ?? "?").displaySafe(maximumLength: 256)
+    }
+
+    /// An id as one path segment (nothing in it can climb or add a query).
+    static func pathComponent(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""
     }
 }

@@ -272,6 +272,26 @@ struct ProviderTests {
         }
     }
 
+    @Test("signing-key rotation: the new key is published first and signs after the delay; the old one stays published", arguments: TestStore.available)
+    func signingKeyRotation(engine: TestStore) async throws {
+        try await Self.withProvider(engine, { $0.signingKeyPublicationDelay = 0.5 }) { issuer, authenticator in
+            _ = try await Self.bind(issuer, authenticator)
+            let client = try Self.client(issuer)
+            let kid = { (tokens: TokenSet) throws -> String? in try JWS(compact: try #require(tokens.idToken)).keyID }
+            let before = try kid(try await Self.signIn(issuer, authenticator, client: client))
+            let (status, rotation) = try await Self.admin("POST", issuer, "admin/signing-keys/rotate")
+            #expect(status == 201)
+            let next = try #require(rotation["kid"] as? String)
+            let (_, jwks) = try await Self.request("GET", issuer.appendingPathComponent("jwks"))
+            #expect(Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
+            #expect(try kid(try await Self.signIn(issuer, authenticator, client: client)) == before, "not before the publication delay")
+            try await Task.sleep(for: .milliseconds(600))
+            // A relying party whose JWKS was fetched after the new key was published (the
+            // delay is meant to outlast their caches) validates the new key's tokens.
+            #expect(try kid(try await Self.signIn(issuer, authenticator, client: try Self.client(issuer))) == next)
+        }
+    }
+
     static func admin(_ method: String, _ issuer: URL, _ path: String, json: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
         try await request(method, issuer.appendingPathComponent(path), json: try json.map { try JSONSerialization.data(withJSONObject: $0) }, headers: ["Authorization": "Bearer \(adminToken)"])
     }
@@ -514,6 +534,77 @@ struct ProviderOperationsTests {
         while server.isRunning, Date() < stopped { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!server.isRunning)
         #expect(server.terminationStatus == 0)
+    }
+}
+
+extension ProviderOperationsTests {
+    static var binary: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+    }
+
+    /// Runs `latchkey` with `arguments`; its exit status and standard output.
+    static func latchkey(_ arguments: [String]) async throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: output.fileHandleForReading.readDataToEndOfFile()) }
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("`latchkey admin`: list, find, bind-job, credentials, revoke, delete, rotate, each with --json")
+    func adminCommands() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
+        try await ProviderTests.withProvider(.sqlite) { issuer, device in
+            let admin = ["--idp", issuer.absoluteString, "--admin-token", ProviderTests.adminToken, "--json"]
+            func json(_ text: String) throws -> [String: Any] {
+                try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+            }
+            let (identity, _) = try await ProviderTests.bind(issuer, device, username: "ada")
+            _ = try await Self.latchkey(["admin", "create-identity", "--username", "grace"] + admin)
+
+            let (listed, list) = try await Self.latchkey(["admin", "list-identities"] + admin)
+            #expect(listed == 0)
+            #expect((try json(list)["identities"] as? [[String: Any]])?.compactMap { $0["username"] as? String } == ["ada", "grace"])
+            let (_, firstPage) = try await Self.latchkey(["admin", "list-identities", "--limit", "1"] + admin)
+            let next = try #require(try json(firstPage)["next"] as? String)
+            let (_, secondPage) = try await Self.latchkey(["admin", "list-identities", "--limit", "1", "--after", next] + admin)
+            #expect((try json(secondPage)["identities"] as? [[String: Any]])?.first?["username"] as? String == "grace")
+
+            let (found, byName) = try await Self.latchkey(["admin", "find-identity", "ADA"] + admin)
+            #expect(found == 0)
+            #expect((try json(byName)["identity"] as? [String: Any])?["id"] as? String == identity)
+            let (_, byID) = try await Self.latchkey(["admin", "find-identity", identity] + admin)
+            #expect((try json(byID)["identity"] as? [String: Any])?["username"] as? String == "ada")
+
+            let (made, job) = try await Self.latchkey(["admin", "create-bind-job", identity] + admin)
+            #expect(made == 0)
+            #expect((try json(job)["bindURL"] as? String)?.contains("/v1/bind/") == true)
+
+            let (_, credentials) = try await Self.latchkey(["admin", "list-credentials", identity] + admin)
+            let credential = try #require((try json(credentials)["credentials"] as? [[String: Any]])?.first?["id"] as? String)
+            let (revoked, _) = try await Self.latchkey(["admin", "revoke-credential", credential] + admin)
+            #expect(revoked == 0)
+            let (_, after) = try await Self.latchkey(["admin", "list-credentials", identity] + admin)
+            #expect((try json(after)["credentials"] as? [[String: Any]])?.first?["revoked"] as? Bool == true)
+
+            let (rotated, rotation) = try await Self.latchkey(["admin", "rotate-signing-key"] + admin)
+            #expect(rotated == 0)
+            #expect(try json(rotation)["kid"] is String)
+            let (_, jwks) = try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks"))
+            #expect((jwks["keys"] as? [Any])?.count == 2, "the new key is published before it signs")
+
+            let (deleted, _) = try await Self.latchkey(["admin", "delete-identity", identity] + admin)
+            #expect(deleted == 0)
+            let (missing, _) = try await Self.latchkey(["admin", "find-identity", identity] + admin)
+            #expect(missing == 1)
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 extension String {
     /// Text from a provider made safe to show: control characters (which could drive a
     /// terminal) and bidirectional overrides (which could make "evil" read as "live")
-    /// become U+FFFD, and the length is bounded.
-    func displaySafe(maximumLength: Int) -> String {
+    /// become U+FFFD, and the length is bounded. Public so a command-line tool prints
+    /// provider text through the same rule.
+    public func displaySafe(maximumLength: Int) -> String {
         String(String.UnicodeScalarView(unicodeScalars.prefix(maximumLength).map { scalar in
             let value = scalar.value
             let control = value < 0x20 || (0x7F...0x9F).contains(value)
