@@ -100,6 +100,8 @@ let package = Package(
             name: "latchkey-bench",
             dependencies: [
                 "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyIdP", "Latchkey",
+                // The persisted runs start `latchkey serve` processes, so it is built alongside.
+                "LatchkeyCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

@@ -33,6 +33,9 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("File holding the 32-byte key that seals the store's signing keys (default: the systemd credential latchkey-store-key; for SQLite, store.key in --data-dir). Every PostgreSQL instance needs the same one.", valueName: "file"))
         var storeKeyFile: String?
 
+        @Option(help: "Requests per minute one client address may make to each code- or assertion-taking endpoint.")
+        var rateLimitPerMinute = 120
+
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
 
@@ -50,6 +53,8 @@ extension LatchkeyCommand {
             let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] ?? generated
             var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseURL), adminToken: token)
             try configureStorage(&configuration)
+            guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }
+            configuration.rateLimitPerMinute = rateLimitPerMinute
             configuration.requireEmailCodeForBinding = requireEmailCode
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
