@@ -103,6 +103,8 @@ let package = Package(
                 // The persisted runs start `latchkey serve` processes, so it is built alongside.
                 "LatchkeyCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

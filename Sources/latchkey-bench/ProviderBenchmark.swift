@@ -80,7 +80,7 @@ struct ProviderBenchmark {
 
     /// Runs `operation` in `concurrency` tasks for the time budget; throughput, latency
     /// and errors. A failed operation is counted and the task goes on.
-    private func measure(concurrency: Int, _ operation: @escaping @Sendable (Int) async throws -> Void) async throws -> Figures {
+    func measure(concurrency: Int, _ operation: @escaping @Sendable (Int) async throws -> Void) async throws -> Figures {
         for index in 0..<concurrency { try await operation(index) }  // warm-up
         let budget = Duration.milliseconds(Int64(seconds * 1000))
         let clock = ContinuousClock()

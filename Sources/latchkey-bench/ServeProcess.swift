@@ -1,0 +1,51 @@
+import Foundation
+
+/// A `latchkey serve` process the persisted benchmark starts (from the same build as the
+/// benchmark), so the server's CPU is its own and can be read from /proc.
+struct ServeProcess {
+    let process: Process
+    let issuer: URL
+
+    static var binary: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+    }
+
+    /// Starts `latchkey serve` with `arguments` and waits for its issuer line.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ServeProcess {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--json", "--admin-token", "bench", "--rate-limit-per-minute", "100000000"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+              let issuer = (object["issuer"] as? String).flatMap(URL.init(string:)) else {
+            process.terminate()
+            throw BenchmarkError("latchkey serve \(arguments.joined(separator: " ")) did not start: \(text)")
+        }
+        return ServeProcess(process: process, issuer: issuer)
+    }
+
+    /// User plus system CPU seconds the process has used (/proc/PID/stat fields 14, 15).
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, so utime (14) and stime (15) are at 11, 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
