@@ -1,7 +1,7 @@
 import Foundation
 
-/// A bind or authenticate link, in either of its two forms (DESIGN.md, wire protocol
-/// steps 1 and 2):
+/// A bind or authenticate link, in either of its two forms (docs/PROTOCOL.md sections 2
+/// and 3):
 ///
 /// - `https://<idp>[/<prefix>]/v1/<kind>/<id>[?token=<t>]`, the provider's own URL;
 /// - `<scheme>://<kind>?api_base_url=<idp>&<id-name>=<id>[&token=<t>]`, the deep link an

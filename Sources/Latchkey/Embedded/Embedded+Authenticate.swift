@@ -127,7 +127,7 @@ extension Embedded {
     }
 
     /// The authenticate endpoint: request options → choice of credential → assertion →
-    /// the redirect URL (DESIGN.md, wire protocol step 2).
+    /// the redirect URL (docs/PROTOCOL.md section 3).
     private func signIn(at url: URL, conversation: ProviderConversation, credential requested: String?) async throws -> URL {
         let flow = conversation.flow
         let provider = conversation.provider

@@ -3,7 +3,7 @@ import LatchkeyOAuth
 import LatchkeyWebAuthn
 
 extension Embedded {
-    /// Binds a new credential from a bind URL (DESIGN.md, wire protocol step 1), in either
+    /// Binds a new credential from a bind URL (docs/PROTOCOL.md section 2), in either
     /// form: `https://<idp>/v1/bind/<job>?token=<t>` or the deep link
     /// `<scheme>://bind?api_base_url=<idp>&job_id=<job>&token=<t>`.
     ///

@@ -19,7 +19,7 @@ import Synchronization
 /// - ``credentials()``, ``deleteCredential(id:)``, ``refresh(_:scopes:)``, ``revoke(_:)``;
 /// - ``isBindURL(_:)`` and ``isAuthenticateURL(_:)`` classify incoming links.
 ///
-/// Provider policy arrives as steps (DESIGN.md, wire protocol step 3), answered by the
+/// Provider policy arrives as steps (docs/PROTOCOL.md section 4), answered by the
 /// configuration's ``StepHandler``; progress is published on ``events()``. Every operation
 /// throws ``LatchkeyError`` only, and has a completion-handler form too.
 ///

@@ -1,7 +1,7 @@
 /// A step of a flow that needs the app: a provider policy (`verify-code`,
 /// `accept-terms`, …) or a choice the library cannot make alone (`choose-credential`).
 ///
-/// Steps follow DESIGN.md's wire protocol step 3: the provider answers any request with
+/// Steps follow docs/PROTOCOL.md section 4: the provider answers any request with
 /// `{"step": {"name", "submit", "fields", "message"}}` instead of the expected object, and
 /// the flow engine asks the app's ``Embedded/StepHandler`` for the answer. A new provider
 /// policy needs no new app code as long as it uses steps the app knows.

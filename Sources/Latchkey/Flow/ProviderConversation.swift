@@ -5,7 +5,7 @@ import Logging
 
 /// One flow's exchange with one identity provider: JSON requests over the app's
 /// ``HTTPTransport``, every reply parsed as hostile, and the generic step engine of
-/// DESIGN.md's wire protocol step 3.
+/// docs/PROTOCOL.md section 4.
 ///
 /// Every URL a reply names (`submit`, `authenticateURL`) must be on the provider's own
 /// origin, so a hostile or compromised answer cannot redirect an assertion or a code to
