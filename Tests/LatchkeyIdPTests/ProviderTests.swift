@@ -274,7 +274,7 @@ struct ProviderTests {
 
     @Test("signing-key rotation: the new key is published first and signs after the delay; the old one stays published", arguments: TestStore.available)
     func signingKeyRotation(engine: TestStore) async throws {
-        try await Self.withProvider(engine, { $0.signingKeyPublicationDelay = 0.5 }) { issuer, authenticator in
+        try await Self.withProvider(engine, { $0.signingKeyPublicationDelay = 3 }) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             let kid = { (tokens: TokenSet) throws -> String? in try JWS(compact: try #require(tokens.idToken)).keyID }
@@ -285,7 +285,7 @@ struct ProviderTests {
             let (_, jwks) = try await Self.request("GET", issuer.appendingPathComponent("jwks"))
             #expect(Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: client)) == before, "not before the publication delay")
-            try await Task.sleep(for: .milliseconds(600))
+            try await Task.sleep(for: .milliseconds(3100))
             // A relying party whose JWKS was fetched after the new key was published (the
             // delay is meant to outlast their caches) validates the new key's tokens.
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: try Self.client(issuer))) == next)

@@ -58,17 +58,13 @@ struct StoreTests {
 
     @Test("a database whose schema is newer than this build is refused", arguments: TestStore.available)
     func schemaTooNew(engine: TestStore) async throws {
-        try await engine.with { storage, storeKey in
-            var configuration = ProviderConfiguration(adminToken: "t")
-            configuration.storage = storage
-            configuration.storeKey = storeKey
-            let provider = try await Provider.open(configuration)
+        try await engine.withProvider { provider in
             try await provider.context.database.transaction { transaction in
                 try await transaction.execute("UPDATE latchkey_schema SET version = \(Int64(Migrations.currentVersion + 1))")
             }
             await provider.context.database.close()
             let code = await Self.code {
-                let again = try await Provider.open(configuration)
+                let again = try await Provider.open(provider.context.configuration)
                 await again.context.database.close()
             }
             #expect(code == .schemaTooNew)
@@ -77,13 +73,9 @@ struct StoreTests {
 
     @Test("in one commit group, a transaction that fails rolls back only itself", arguments: TestStore.available)
     func failingTransactionIsolated(engine: TestStore) async throws {
-        try await engine.with { storage, storeKey in
-            var configuration = ProviderConfiguration(adminToken: "t")
-            configuration.storage = storage
-            configuration.storeKey = storeKey
-            let provider = try await Provider.open(configuration)
+        try await engine.withProvider { provider in
             struct Abort: Error {}
-            let outcomes = await withTaskGroup(of: Bool.self) { group in
+            let outcomes = await withTaskGroup(of: String?.self) { group in
                 for index in 0..<40 {
                     group.addTask {
                         do {
@@ -91,30 +83,28 @@ struct StoreTests {
                                 _ = try await provider.identities.create(username: "user\(index)", email: nil, displayName: nil, in: transaction)
                                 if index % 4 == 0 { throw Abort() }
                             }
-                            return true
+                            return nil
+                        } catch is Abort {
+                            return "aborted"
                         } catch {
-                            return false
+                            return "\(error)"
                         }
                     }
                 }
-                return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+                return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
             }
-            #expect(outcomes == 30)
+            #expect(outcomes.filter { $0 != "aborted" } == [], "only the aborted transactions fail")
+            #expect(outcomes.count == 10)
             let stored = try await provider.context.database.transaction { transaction in
                 try await provider.identities.list(after: nil, limit: 500, in: transaction).map(\.username)
             }
             #expect(Set(stored) == Set((0..<40).filter { $0 % 4 != 0 }.map { "user\($0)" }))
-            await provider.context.database.close()
         }
     }
 
     @Test("values are bound, never spliced into statements", arguments: TestStore.available)
     func valuesAreBound(engine: TestStore) async throws {
-        try await engine.with { storage, storeKey in
-            var configuration = ProviderConfiguration(adminToken: "t")
-            configuration.storage = storage
-            configuration.storeKey = storeKey
-            let provider = try await Provider.open(configuration)
+        try await engine.withProvider { provider in
             let name = "o'brien\"--;DROP"
             let identity = try await provider.context.database.transaction { transaction in
                 try await provider.identities.create(username: name, email: "x'); DELETE FROM identities; --@example.com", displayName: nil, in: transaction)
@@ -122,17 +112,12 @@ struct StoreTests {
             let found = try await provider.context.database.transaction { try await provider.identities.named(name, in: $0) }
             #expect(found?.id == identity.id)
             #expect(found?.email == "x'); DELETE FROM identities; --@example.com")
-            await provider.context.database.close()
         }
     }
 
     @Test("a row holding a value of the wrong type is a corruptRow error, not a crash", arguments: TestStore.available)
     func corruptRow(engine: TestStore) async throws {
-        try await engine.with { storage, storeKey in
-            var configuration = ProviderConfiguration(adminToken: "t")
-            configuration.storage = storage
-            configuration.storeKey = storeKey
-            let provider = try await Provider.open(configuration)
+        try await engine.withProvider { provider in
             let (identity, _) = try await provider.administration.createIdentity(username: "ada", email: nil, displayName: nil)
             // A counter past UInt32, and a public key that is not COSE.
             try await provider.context.database.transaction { transaction in
@@ -144,6 +129,24 @@ struct StoreTests {
             }
             let code = await Self.code { _ = try await provider.administration.credentials(of: identity.id) }
             #expect(code == .corruptRow)
+        }
+    }
+}
+
+extension TestStore {
+    /// A provider over a fresh store of this engine, without HTTP, closed after `body`.
+    func withProvider(_ body: (Provider) async throws -> Void) async throws {
+        try await with { storage, storeKey in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = storeKey
+            let provider = try await Provider.open(configuration)
+            do {
+                try await body(provider)
+            } catch {
+                await provider.context.database.close()
+                throw error
+            }
             await provider.context.database.close()
         }
     }

@@ -101,8 +101,12 @@ struct Transfers: Sendable {
         transfer.codeExpiresAt = min(now.addingTimeInterval(configuration.transferCodeLifetime), transfer.expiresAt)
     }
 
-    private func exporterTransfer(_ id: String, token: String, now: Date, in transaction: any SQLTransaction) async throws -> Transfer {
-        guard var transfer = try await load(id, in: transaction), let hash = transfer.exporterTokenHash,
+    /// The transfer `id`, if `token` is the exporter's (or, with `\.importerTokenHash`,
+    /// the importer's); one past its lifetime is expired here.
+    private func transfer(
+        _ id: String, token: String, side: KeyPath<Transfer, Data?> = \.exporterTokenHash, now: Date, in transaction: any SQLTransaction
+    ) async throws -> Transfer {
+        guard var transfer = try await load(id, in: transaction), let hash = transfer[keyPath: side],
               ConstantTime.isEqual(hash, try ProviderContext.hash(token))
         else {
             throw ProviderError.notFound("unknown transfer or wrong token")
@@ -117,7 +121,7 @@ struct Transfers: Sendable {
     /// The exporter's view; a waiting transfer whose code expired gets a new code here.
     func exporterStatus(_ id: String, token: String, now: Date = Date()) async throws -> ExporterStatus {
         let transfer = try await context.database.transaction { transaction -> Transfer in
-            var transfer = try await self.exporterTransfer(id, token: token, now: now, in: transaction)
+            var transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             if transfer.state == .waiting, transfer.codeExpiresAt <= now {
                 try await self.issueCode(&transfer, now: now, in: transaction)
                 try await transfer.save(in: transaction)
@@ -144,7 +148,7 @@ struct Transfers: Sendable {
     /// credential is bound to the identity.
     func approve(_ id: String, token: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> Data {
         let (transfer, credential) = try await context.database.transaction { transaction in
-            let transfer = try await self.exporterTransfer(id, token: token, now: now, in: transaction)
+            let transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             guard transfer.state == .importRequested, transfer.pending != nil else {
                 throw ProviderError.badRequest("invalid_request", "no import is waiting for approval")
             }
@@ -173,7 +177,7 @@ struct Transfers: Sendable {
     /// The exporter declines, or cancels while waiting: nothing is bound.
     func end(_ id: String, token: String, as final: Transfer.State, now: Date = Date()) async throws {
         try await context.database.transaction { transaction in
-            var transfer = try await self.exporterTransfer(id, token: token, now: now, in: transaction)
+            var transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             guard !transfer.state.isFinal else { return }
             transfer.end(final, at: now)
             try await transfer.save(in: transaction)
@@ -236,19 +240,6 @@ struct Transfers: Sendable {
         }.get()
     }
 
-    private func importerTransfer(_ id: String, token: String, now: Date, in transaction: any SQLTransaction) async throws -> Transfer {
-        guard var transfer = try await load(id, in: transaction), let hash = transfer.importerTokenHash,
-              ConstantTime.isEqual(hash, try ProviderContext.hash(token))
-        else {
-            throw ProviderError.notFound("unknown transfer or wrong token")
-        }
-        if !transfer.state.isFinal, transfer.expiresAt <= now {
-            transfer.end(.expired, at: now)
-            try await transfer.save(in: transaction)
-        }
-        return transfer
-    }
-
     /// The importer's registration and device name; it then waits for approval.
     func submitImport(_ id: String, token: String, registration: RegistrationResponseJSON, deviceName: String, now: Date = Date()) async throws {
         let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -256,7 +247,7 @@ struct Transfers: Sendable {
             throw ProviderError.badRequest("invalid_request", "the device name must be 1 to 64 printable characters")
         }
         let transfer = try await context.database.transaction { transaction in
-            try await self.importerTransfer(id, token: token, now: now, in: transaction)
+            try await self.transfer(id, token: token, side: \.importerTokenHash, now: now, in: transaction)
         }
         guard transfer.state == .redeemed, let challenge = transfer.registrationChallenge else {
             throw ProviderError.badRequest("invalid_request", "this transfer does not expect a registration now")
@@ -295,7 +286,7 @@ struct Transfers: Sendable {
     /// The importer's view: waiting, or the outcome (with the bound credential's id).
     func importerStatus(_ id: String, token: String, now: Date = Date()) async throws -> (Transfer.State, Data?) {
         let transfer = try await context.database.transaction { transaction in
-            try await self.importerTransfer(id, token: token, now: now, in: transaction)
+            try await self.transfer(id, token: token, side: \.importerTokenHash, now: now, in: transaction)
         }
         return (transfer.state, transfer.boundCredentialID)
     }

@@ -20,12 +20,12 @@ final class PostgresProviderDatabase: ProviderDatabase {
     private let logger: Logger
     /// How long a request waits for a connection before the provider answers 503.
     private let connectionDeadline: Duration
-    static let maximumAttempts = 8
+    static let maximumAttempts = 16
 
     /// The pool's own task (postgres-nio's `run()`), ended by ``close()``.
     private let pool: Task<Void, Never>
 
-    init(configuration: PostgresClient.Configuration, logger: Logger, connectionDeadline: Duration = .seconds(5)) {
+    init(configuration: PostgresClient.Configuration, logger: Logger, connectionDeadline: Duration = .seconds(10)) {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -46,7 +46,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
             } catch let error as PSQLError {
                 guard Self.isConflict(error), attempt < Self.maximumAttempts else { throw Self.storeError(error) }
                 // Lost a serialization conflict: back off a little, at random, and run again.
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * min(attempt, 8)))))
             }
         }
     }

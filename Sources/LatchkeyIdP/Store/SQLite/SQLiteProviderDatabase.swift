@@ -19,6 +19,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.sqlite
     private let connection: SQLiteConnection
     private let queue = Mutex(Queue())
+    private let closed = Mutex(false)
     /// Transactions in one group at most, so no answer waits behind too many others.
     private static let maximumGroup = 64
 
@@ -90,8 +91,13 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         _ = try await transaction { try await $0.query("SELECT 1") }
     }
 
+    /// Closes the connection once; later calls do nothing.
     func close() async {
-        try? await connection.close()
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        if first { try? await connection.close() }
     }
 
     /// Commits queued transactions in groups until none is left.
