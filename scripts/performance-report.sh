@@ -4,7 +4,7 @@
 # same run, and its ratio); this script adds the machine's description, puts the targets
 # first, and inserts the analysis kept by hand in scripts/performance-notes.md.
 #
-#   scripts/performance-report.sh [SECONDS]     (default 2 s per measurement; about 4 minutes)
+#   scripts/performance-report.sh [SECONDS]     (default 2 s per measurement; about 10 minutes)
 #
 # Run it on a quiet machine: the figures are ratios, but a second job on a 2-core VM
 # still moves them by several percent.
@@ -16,7 +16,17 @@ output=docs/PERFORMANCE.md
 run=$(mktemp)
 trap 'rm -f "$run"' EXIT
 
+# The persisted-provider group measures PostgreSQL too: a private cluster when none is named.
+if [ -z "${LATCHKEY_BENCH_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ]; then
+    source .ci/postgres.sh
+    postgres_install
+    trap 'rm -f "$run"; postgres_stop' EXIT
+    postgres_start
+    export LATCHKEY_BENCH_POSTGRES_URL="$LATCHKEY_TEST_POSTGRES_URL"
+fi
+
 swift build -c release --product latchkey-bench 2>&1 | tail -1
+swift build -c release --product latchkey 2>&1 | tail -1
 .build/release/latchkey-bench --seconds "$seconds" --markdown > "$run"
 
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || echo unknown)
