@@ -60,7 +60,9 @@ struct PersistedProviderBenchmark {
 
         if let url = ProcessInfo.processInfo.environment["LATCHKEY_BENCH_POSTGRES_URL"], !url.isEmpty {
             let keyFile = scratch.appendingPathComponent("store.key")
-            FileManager.default.createFile(atPath: keyFile.path, contents: try randomKey(), attributes: [.posixPermissions: 0o600])
+            guard FileManager.default.createFile(atPath: keyFile.path, contents: try randomKey(), attributes: [.posixPermissions: 0o600]) else {
+                throw BenchmarkError("cannot write the store key")
+            }
             for instances in [1, 2] {
                 let database = try await PostgresBenchDatabase.create(url)
                 let servers = try (0..<instances).map { _ in

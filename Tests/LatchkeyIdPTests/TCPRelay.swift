@@ -32,17 +32,19 @@ final class TCPRelay: @unchecked Sendable {
         }
         lock.withLock { listener = descriptor }
         Thread.detachNewThread { [self] in
-            while true {
-                let client = accept(descriptor, nil, nil)
-                guard client >= 0 else { return }
+            // Until the listener is closed (stop), which fails accept.
+            var client = accept(descriptor, nil, nil)
+            while client >= 0 {
+                let accepted = client
+                defer { client = accept(descriptor, nil, nil) }
                 let upstream = Self.connect(to: targetPort)
                 guard upstream >= 0 else {
-                    close(client)
+                    close(accepted)
                     continue
                 }
-                lock.withLock { open.formUnion([client, upstream]) }
-                Thread.detachNewThread { self.pump(from: client, to: upstream, pair: client) }
-                Thread.detachNewThread { self.pump(from: upstream, to: client, pair: client) }
+                lock.withLock { open.formUnion([accepted, upstream]) }
+                Thread.detachNewThread { self.pump(from: accepted, to: upstream, pair: accepted) }
+                Thread.detachNewThread { self.pump(from: upstream, to: accepted, pair: accepted) }
             }
         }
     }
@@ -69,12 +71,13 @@ final class TCPRelay: @unchecked Sendable {
             shutdown(source, Int32(SHUT_RDWR))
             shutdown(destination, Int32(SHUT_RDWR))
             finished[pair, default: 0] += 1
-            guard finished[pair] == 2 else { return }
-            finished[pair] = nil
-            open.remove(source)
-            open.remove(destination)
-            close(source)
-            close(destination)
+            if finished[pair] == 2 {
+                finished[pair] = nil
+                open.remove(source)
+                open.remove(destination)
+                close(source)
+                close(destination)
+            }
         }
     }
 
