@@ -197,12 +197,3 @@ struct Enrollments: Sendable {
         }.get()
     }
 }
-
-extension Verdict {
-    func map<Other: Sendable>(_ transform: (Value) -> Other) -> Verdict<Other> {
-        switch self {
-        case .accepted(let value): .accepted(transform(value))
-        case .refused(let error): .refused(error)
-        }
-    }
-}

@@ -1,7 +1,6 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
-import Synchronization
 
 /// `/authorize` and the authenticate endpoint behind it (RFC 6749 §4.1, PKCE S256 as RFC
 /// 7636 requires of public clients, RFC 9207's `iss`; docs/PROTOCOL.md section 3).
@@ -56,7 +55,7 @@ struct SignIns: Sendable {
         let decoyKey = try context.decoyKey
         let id = try ProviderContext.randomToken()
         let hint = parameters["login_hint"]
-        let session = try await context.database.transaction { transaction -> SignInSession in
+        try await context.database.transaction { transaction in
             var allowed: [Data] = []
             if let hint, hint.utf8.count <= 256 {
                 if let identity = try await self.identities.named(hint, in: transaction) {
@@ -79,9 +78,7 @@ struct SignIns: Sendable {
                 VALUES (\(try ProviderContext.hash(id)), \(session.clientID), \(session.redirectURI), \(session.state), \(session.nonce),
                     \(session.codeChallenge), \(session.scope), \(session.challenge), \(session.allowedColumn), \(session.expiresAt))
                 """)
-            return session
         }
-        _ = session
         pending.added()
         return id
     }
@@ -157,23 +154,5 @@ struct SignIns: Sendable {
         components?.percentEncodedQuery = query
         guard let redirect = components?.url else { throw ProviderError(status: 500, error: "server_error", description: "cannot build the redirect") }
         return redirect
-    }
-}
-
-/// This instance's estimate of pending sign-ins: a count read from the store, plus the
-/// sessions it made since; stale after a second.
-final class PendingCount: Sendable {
-    private let state = Mutex<(count: Int, takenAt: Date)>((0, .distantPast))
-
-    func count(now: Date) -> Int? {
-        state.withLock { now.timeIntervalSince($0.takenAt) < 1 ? $0.count : nil }
-    }
-
-    func set(_ count: Int, now: Date) {
-        state.withLock { $0 = (count, now) }
-    }
-
-    func added() {
-        state.withLock { $0.count += 1 }
     }
 }
