@@ -8,7 +8,7 @@ import Testing
 /// Two provider instances on one PostgreSQL database, as behind a load balancer
 /// (docs/ARCHITECTURE.md, "Several instances"): any instance serves any request, and
 /// single-use things are spent once across both.
-@Suite("Several provider instances on one PostgreSQL store")
+@Suite("Several provider instances on one PostgreSQL store", .timeLimit(.minutes(5)))
 struct MultiInstanceTests {
     /// The issuer both instances claim, as a proxy in front of them would be; the test
     /// sends each request to the instance it chooses.

@@ -11,7 +11,7 @@ import Testing
 /// transaction is durable). Every bind the provider acknowledged must still sign in
 /// afterwards, and every signature counter it acknowledged must still be in the store,
 /// so that assertion could never be accepted again.
-@Suite("Provider crash safety")
+@Suite("Provider crash safety", .timeLimit(.minutes(5)))
 struct ProviderCrashTests {
     static let rounds = 22
     static let clients = 4

@@ -7,7 +7,7 @@ import Testing
 /// private mount namespace (`unshare -rm`, no privileges needed; where user namespaces
 /// are off the test says it was skipped). Writes must fail with 503 and the store's own
 /// error, reads must go on, and every write acknowledged before must still be there.
-@Suite("Provider store on a full disk")
+@Suite("Provider store on a full disk", .timeLimit(.minutes(5)))
 struct ProviderDiskFullTests {
     @Test("identities created until the disk is full: 503 temporarily_unavailable, reads still served, every acknowledged identity kept")
     func diskFull() async throws {

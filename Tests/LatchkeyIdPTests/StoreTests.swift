@@ -169,7 +169,7 @@ extension Provider {
 
 /// PostgreSQL going away and coming back, through a relay the test cuts: the provider
 /// starts without it, answers 503 while it is gone, and recovers by itself.
-@Suite("Provider store unreachable")
+@Suite("Provider store unreachable", .timeLimit(.minutes(5)))
 struct StoreUnreachableTests {
     @Test(
         "PostgreSQL unreachable at start and mid-run: 503 temporarily_unavailable, liveness still answers, service resumes when it is back",
