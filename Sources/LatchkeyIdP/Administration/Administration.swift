@@ -30,8 +30,8 @@ struct Administration: Sendable {
     }
 
     /// Deletes an identity, its credentials and its tokens; false when there was none.
-    func deleteIdentity(_ id: String, now: Date = Date()) async throws -> Bool {
-        try await context.database.transaction { try await self.identities.delete(id, now: now, in: $0) }
+    func deleteIdentity(_ id: String) async throws -> Bool {
+        try await context.database.transaction { try await self.identities.delete(id, in: $0) }
     }
 
     func credentials(of identityID: String) async throws -> [StoredCredential] {

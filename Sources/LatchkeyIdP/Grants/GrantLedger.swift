@@ -206,9 +206,4 @@ struct GrantLedger: Sendable {
         try await transaction.execute("DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE credential_id = \(credentialID))")
         try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE credential_id = \(credentialID) AND revoked_at IS NULL")
     }
-
-    func revokeFamilies(ofIdentity identityID: String, now: Date, in transaction: any SQLTransaction) async throws {
-        try await transaction.execute("DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE identity_id = \(identityID))")
-        try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE identity_id = \(identityID) AND revoked_at IS NULL")
-    }
 }

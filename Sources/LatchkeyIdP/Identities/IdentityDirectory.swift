@@ -4,8 +4,6 @@ import Foundation
 /// by ``Username/key(_:)`` and by look-alike ``Username/skeleton(_:)``, both enforced by
 /// unique indexes, so two instances creating look-alike names at once cannot both win.
 struct IdentityDirectory: Sendable {
-    let grants: GrantLedger
-
     /// Creates an identity; 409 when the name, or one that looks the same, is taken.
     func create(username: String, email: String?, displayName: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Identity {
         let name = try Username.validated(username)
@@ -62,10 +60,10 @@ struct IdentityDirectory: Sendable {
             """).map(Identity.init(row:))
     }
 
-    /// Deletes an identity with its credentials, bind jobs, transfers and grants: its
-    /// tokens stop working at once, on every instance (RFC 9700 §4.14).
-    func delete(_ id: String, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Bool {
-        try await grants.revokeFamilies(ofIdentity: id, now: now, in: transaction)
-        return try await transaction.first("DELETE FROM identities WHERE id = \(id) RETURNING id") != nil
+    /// Deletes an identity; the schema's cascades delete its credentials, bind jobs,
+    /// transfers, grant families and tokens in the same statement, so its tokens stop
+    /// working at once, on every instance (RFC 9700 §4.14).
+    func delete(_ id: String, in transaction: any SQLTransaction) async throws -> Bool {
+        try await transaction.first("DELETE FROM identities WHERE id = \(id) RETURNING id") != nil
     }
 }

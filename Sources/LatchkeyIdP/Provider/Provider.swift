@@ -20,7 +20,7 @@ struct Provider: Sendable {
     init(context: ProviderContext) {
         self.context = context
         grants = GrantLedger(configuration: context.configuration)
-        identities = IdentityDirectory(grants: grants)
+        identities = IdentityDirectory()
         credentials = CredentialRegistry(grants: grants)
         outbox = Outbox()
         bindJobs = BindJobs(context: context, identities: identities, credentials: credentials, outbox: outbox)

@@ -42,12 +42,11 @@ struct Transfers: Sendable {
         // lives only a minute; proving possession (open) grants the full lifetime.
         let openingLifetime = min(Self.unopenedTransferLifetime, configuration.transferLifetime)
         try await context.database.transaction { transaction in
-            _ = try await self.credentials.signer(credentialID, in: transaction)
+            let credential = try await self.credentials.signer(credentialID, in: transaction)
             let live = try await transaction.first("SELECT count(*) FROM transfers WHERE ended_at IS NULL AND expires_at > \(now)")?.int(0) ?? 0
             guard live < maximum else {
                 throw ProviderError(status: 503, error: "temporarily_unavailable", description: "too many transfers in progress")
             }
-            guard let credential = try await self.credentials.credential(credentialID, in: transaction) else { return }
             var transfer = Transfer(id: id, identityID: credential.identityID, exporterCredentialID: credentialID, expiresAt: now.addingTimeInterval(openingLifetime))
             transfer.openChallenge = challenge
             try await transfer.save(in: transaction)
