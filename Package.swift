@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyWebAuthn", targets: ["LatchkeyWebAuthn"]),
         .library(name: "LatchkeyOAuth", targets: ["LatchkeyOAuth"]),
+        .library(name: "LatchkeyProtocol", targets: ["LatchkeyProtocol"]),
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
@@ -56,10 +57,18 @@ let package = Package(
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
+        // The protocol's messages, defined once for the client and the provider
+        // (docs/PROTOCOL.md).
+        .target(
+            name: "LatchkeyProtocol",
+            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn"],
+            swiftSettings: strictSettings
+        ),
         // The Embedded facade: the API an application links.
         .target(
             name: "Latchkey",
             dependencies: [
+                "LatchkeyProtocol",
                 "LatchkeyCrypto",
                 "LatchkeyWebAuthn",
                 "LatchkeyOAuth",
@@ -70,6 +79,7 @@ let package = Package(
         .target(
             name: "LatchkeyIdP",
             dependencies: [
+                "LatchkeyProtocol",
                 "LatchkeyCrypto",
                 "LatchkeyWebAuthn",
                 "LatchkeyOAuth",
@@ -88,6 +98,7 @@ let package = Package(
             dependencies: [
                 "Latchkey",
                 "LatchkeyIdP",
+                "LatchkeyProtocol",
                 "LatchkeyOAuth",
                 "LatchkeyCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -147,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI", "latchkey-vault-stress",
+                "Latchkey", "LatchkeyProtocol", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI", "latchkey-vault-stress",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -157,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyIdPTests",
             dependencies: [
-                "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
+                "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

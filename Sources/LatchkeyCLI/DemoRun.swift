@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 import LatchkeyCrypto
 import LatchkeyIdP
 import Logging
@@ -103,8 +104,8 @@ final class DemoRun {
             let deviceOne = try device("device-1", host: host) { step in
                 switch step.name {
                 case .verifyCode:
-                    let outbox = try await admin.send("GET", "admin/outbox")
-                    guard let code = (outbox["messages"] as? [[String: Any]])?.last?["code"] as? String else {
+                    let outbox = try await admin.send("GET", "admin/outbox", as: AdminAPI.Outbox.self)
+                    guard let code = outbox.messages.last?.code else {
                         throw CommandFailure("no code in the provider's outbox")
                     }
                     notes.add("The provider asked for verify-code: \"\(step.message ?? "")\"")
@@ -121,10 +122,12 @@ final class DemoRun {
             let deviceTwo = try device("device-2", host: host, stepHandler: nil)
 
             let (identity, bindURL): (String, URL) = try await step("create-identity", "Create an identity and a bind URL (admin API)") {
-                let created = try await admin.send("POST", "admin/identities", body: ["username": "ada", "email": "ada@example.com", "displayName": "Ada Lovelace"])
-                guard let id = (created["identity"] as? [String: Any])?["id"] as? String,
-                      let url = (created["bindURL"] as? String).flatMap(URL.init(string:))
-                else { throw CommandFailure("the provider's answer lacks the identity or bind URL") }
+                let created = try await admin.send(
+                    "POST", "admin/identities", body: AdminAPI.IdentityCreation(username: "ada", email: "ada@example.com", displayName: "Ada Lovelace"),
+                    as: AdminAPI.IdentityCreated.self
+                )
+                let id = created.identity.id
+                guard let url = URL(string: created.bindURL) else { throw CommandFailure("the provider's bind URL is not a URL") }
                 return ((id, url), Report(
                     lines: ["Identity \(id) (username ada).", "Bind URL: \(url.absoluteString)", "An app receives it as this link or as a deep link: myapp://bind?api_base_url=…&job_id=…&token=…"],
                     details: ["identity": id, "bindURL": url.absoluteString]
@@ -168,10 +171,14 @@ final class DemoRun {
             }
 
             try await step("policy-step", "A policy step: a bind link that requires an e-mailed code (verify-code)") {
-                let created = try await admin.send("POST", "admin/identities", body: ["username": "bob", "email": "bob@example.com"])
-                guard let bob = (created["identity"] as? [String: Any])?["id"] as? String else { throw CommandFailure("no identity in the answer") }
-                let job = try await admin.send("POST", "admin/identities/\(bob)/bind-jobs", body: ["requireEmailCode": true])
-                guard let link = (job["bindURL"] as? String).flatMap(URL.init(string:)) else { throw CommandFailure("no bind URL in the answer") }
+                let created = try await admin.send(
+                    "POST", "admin/identities", body: AdminAPI.IdentityCreation(username: "bob", email: "bob@example.com"), as: AdminAPI.IdentityCreated.self
+                )
+                let bob = created.identity.id
+                let job = try await admin.send(
+                    "POST", "admin/identities/\(bob)/bind-jobs", body: AdminAPI.BindJobRequest(requireEmailCode: true), as: AdminAPI.BindJobCreated.self
+                )
+                guard let link = URL(string: job.bindURL) else { throw CommandFailure("the provider's bind URL is not a URL") }
                 let bound = try await deviceOne.registerCredential(from: link)
                 return ((), Report(
                     lines: ["Identity bob's bind link asks for a code first."] + notes.take() + ["Bound credential \(bound.credential.id) for bob."],

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 
 extension LatchkeyCommand {
     /// `latchkey admin …`: the provider's admin API from the command line.
@@ -25,17 +26,21 @@ extension LatchkeyCommand {
         @Flag(help: "Print JSON.")
         var json = false
 
-        func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: [String: Any]? = nil) async throws -> [String: Any] {
+        func send<Answer: Decodable>(
+            _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable)? = AdminClient.Empty?.none, as answer: Answer.Type
+        ) async throws -> Answer {
             guard let base = URL(string: idp), base.host != nil else { throw ValidationError("--idp \(idp) is not a URL") }
             guard let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] else {
                 throw ValidationError("give --admin-token or set LATCHKEY_ADMIN_TOKEN")
             }
-            return try await AdminClient(issuer: base, token: token).send(method, path, query: query, body: body)
+            return try await AdminClient(issuer: base, token: token).send(method, path, query: query, body: body, as: answer)
         }
 
-        func print(json object: [String: Any]) throws {
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            Swift.print(String(decoding: data, as: UTF8.self))
+        /// The provider's answer as `--json` prints it.
+        func print(json value: some Encodable) throws {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
         }
     }
 
@@ -55,14 +60,11 @@ extension LatchkeyCommand {
         var displayName: String?
 
         func run() async throws {
-            var body: [String: Any] = ["username": username]
-            if let email { body["email"] = email }
-            if let displayName { body["displayName"] = displayName }
-            let created = try await options.send("POST", "admin/identities", body: body)
+            let body = AdminAPI.IdentityCreation(username: username, email: email, displayName: displayName)
+            let created = try await options.send("POST", "admin/identities", body: body, as: AdminAPI.IdentityCreated.self)
             if options.json { return try options.print(json: created) }
-            let identity = created["identity"] as? [String: Any]
-            print("Identity: \(identity?["id"] as? String ?? "?") (\(username))")
-            print("Bind URL: \(created["bindURL"] as? String ?? "?")")
+            print("Identity: \(created.identity.id.displaySafe(maximumLength: 256)) (\(username))")
+            print("Bind URL: \(created.bindURL.displaySafe(maximumLength: 4096))")
         }
     }
 
@@ -73,11 +75,11 @@ extension LatchkeyCommand {
         @OptionGroup var options: AdminOptions
 
         func run() async throws {
-            let outbox = try await options.send("GET", "admin/outbox")
+            let outbox = try await options.send("GET", "admin/outbox", as: AdminAPI.Outbox.self)
             if options.json { return try options.print(json: outbox) }
-            for message in outbox["messages"] as? [[String: Any]] ?? [] {
-                print("To: \(message["to"] as? String ?? "?")  Subject: \(message["subject"] as? String ?? "")")
-                print("   \(message["body"] as? String ?? "")")
+            for message in outbox.messages {
+                print("To: \(message.to.displaySafe(maximumLength: 256))  Subject: \(message.subject.displaySafe(maximumLength: 256))")
+                print("   \(message.body.displaySafe(maximumLength: 4096))")
             }
         }
     }
@@ -99,12 +101,12 @@ extension LatchkeyCommand {
         func run() async throws {
             var query = [URLQueryItem(name: "limit", value: "\(limit)")]
             if let after { query.append(URLQueryItem(name: "after", value: after)) }
-            let page = try await options.send("GET", "admin/identities", query: query)
+            let page = try await options.send("GET", "admin/identities", query: query, as: AdminAPI.IdentityPage.self)
             if options.json { return try options.print(json: page) }
-            for identity in page["identities"] as? [[String: Any]] ?? [] {
+            for identity in page.identities {
                 print(AdminOptions.line(identity))
             }
-            if let next = page["next"] as? String { print("More: --after \(next.displaySafe(maximumLength: 256))") }
+            if let next = page.next { print("More: --after \(next.displaySafe(maximumLength: 256))") }
         }
     }
 
@@ -118,13 +120,14 @@ extension LatchkeyCommand {
         var identity: String
 
         func run() async throws {
-            let found = try await options.send("GET", "admin/identities", query: [URLQueryItem(name: "username", value: identity)])
-            var list = found["identities"] as? [[String: Any]] ?? []
-            if list.isEmpty, let byID = try? await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))")["identity"] as? [String: Any] {
-                list = [byID]
+            let found = try await options.send("GET", "admin/identities", query: [URLQueryItem(name: "username", value: identity)], as: AdminAPI.IdentityPage.self)
+            var list = found.identities
+            if list.isEmpty,
+               let byID = try? await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))", as: AdminAPI.IdentityAnswer.self) {
+                list = [byID.identity]
             }
             guard let match = list.first else { throw CommandFailure("no identity \(identity.displaySafe(maximumLength: 256))") }
-            if options.json { return try options.print(json: ["identity": match]) }
+            if options.json { return try options.print(json: AdminAPI.IdentityAnswer(identity: match)) }
             print(AdminOptions.line(match))
         }
     }
@@ -139,7 +142,7 @@ extension LatchkeyCommand {
         var identity: String
 
         func run() async throws {
-            let answer = try await options.send("DELETE", "admin/identities/\(AdminOptions.pathComponent(identity))")
+            let answer = try await options.send("DELETE", "admin/identities/\(AdminOptions.pathComponent(identity))", as: AdminAPI.Deletion.self)
             if options.json { return try options.print(json: answer) }
             print("Deleted \(identity.displaySafe(maximumLength: 256)); its credentials and tokens are revoked")
         }
@@ -155,11 +158,11 @@ extension LatchkeyCommand {
         var identity: String
 
         func run() async throws {
-            let answer = try await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))/credentials")
+            let answer = try await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))/credentials", as: AdminAPI.CredentialList.self)
             if options.json { return try options.print(json: answer) }
-            for credential in answer["credentials"] as? [[String: Any]] ?? [] {
-                let revoked = credential["revoked"] as? Bool == true ? "  revoked" : ""
-                print("\(AdminOptions.text(credential["id"]))  \(AdminOptions.text(credential["algorithm"]))  counter \(credential["signCount"] as? Int ?? 0)\(revoked)")
+            for credential in answer.credentials {
+                let revoked = credential.revoked ? "  revoked" : ""
+                print("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(revoked)")
             }
         }
     }
@@ -174,7 +177,7 @@ extension LatchkeyCommand {
         var credential: String
 
         func run() async throws {
-            let answer = try await options.send("POST", "admin/credentials/\(AdminOptions.pathComponent(credential))/revoke")
+            let answer = try await options.send("POST", "admin/credentials/\(AdminOptions.pathComponent(credential))/revoke", as: AdminAPI.Revocation.self)
             if options.json { return try options.print(json: answer) }
             print("Revoked \(credential.displaySafe(maximumLength: 256)) and its tokens")
         }
@@ -200,11 +203,12 @@ extension LatchkeyCommand {
 
         func run() async throws {
             guard ["bind", "recovery"].contains(kind) else { throw ValidationError("--kind must be bind or recovery") }
-            var body: [String: Any] = ["kind": kind, "requireEmailCode": requireEmailCode]
-            if let expiresIn { body["expiresIn"] = expiresIn }
-            let answer = try await options.send("POST", "admin/identities/\(AdminOptions.pathComponent(identity))/bind-jobs", body: body)
+            let body = AdminAPI.BindJobRequest(kind: kind, expiresIn: expiresIn, requireEmailCode: requireEmailCode)
+            let answer = try await options.send(
+                "POST", "admin/identities/\(AdminOptions.pathComponent(identity))/bind-jobs", body: body, as: AdminAPI.BindJobCreated.self
+            )
             if options.json { return try options.print(json: answer) }
-            print("Bind URL: \(AdminOptions.text(answer["bindURL"]))")
+            print("Bind URL: \(answer.bindURL.displaySafe(maximumLength: 4096))")
         }
     }
 
@@ -217,24 +221,24 @@ extension LatchkeyCommand {
         @OptionGroup var options: AdminOptions
 
         func run() async throws {
-            let answer = try await options.send("POST", "admin/signing-keys/rotate")
+            let answer = try await options.send("POST", "admin/signing-keys/rotate", as: AdminAPI.KeyRotation.self)
             if options.json { return try options.print(json: answer) }
-            let start = (answer["signsFrom"] as? Int).map { Date(timeIntervalSince1970: Double($0)) }
-            print("New key \(AdminOptions.text(answer["kid"])) is published and signs from \(start.map { "\($0)" } ?? "?")")
+            let start = Date(timeIntervalSince1970: Double(answer.signsFrom))
+            print("New key \(AdminOptions.text(answer.kid)) is published and signs from \(start)")
         }
     }
 }
 
 extension LatchkeyCommand.AdminOptions {
     /// One identity as a line: id, username, e-mail (provider text made safe to print).
-    static func line(_ identity: [String: Any]) -> String {
-        let email = (identity["email"] as? String).map { "  <\($0.displaySafe(maximumLength: 256))>" } ?? ""
-        return "\(text(identity["id"]))  \(text(identity["username"]))\(email)"
+    static func line(_ identity: AdminAPI.Identity) -> String {
+        let email = identity.email.map { "  <\($0.displaySafe(maximumLength: 256))>" } ?? ""
+        return "\(text(identity.id))  \(text(identity.username))\(email)"
     }
 
     /// A provider's string, safe to print on a terminal.
-    static func text(_ value: Any?) -> String {
-        ((value as? String) ?? "?").displaySafe(maximumLength: 256)
+    static func text(_ value: String) -> String {
+        value.displaySafe(maximumLength: 256)
     }
 
     /// An id as one path segment (nothing in it can climb or add a query).

@@ -1,5 +1,6 @@
 public import Foundation
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 
 extension Embedded {
@@ -119,7 +120,7 @@ extension Embedded {
         flow.logger.debug("signing in", metadata: ["provider": .string(provider.issuer), "client": .string(clientID)])
 
         let started = try await conversation.settle(conversation.get(request.url))
-        let authenticateURL = try conversation.url(started.string("authenticateURL"), named: "authenticateURL")
+        let authenticateURL = try conversation.url(started.decode(SignInExchange.Started.self, "authorization answer").authenticateURL, named: "authenticateURL")
         let redirect = try await signIn(at: authenticateURL, conversation: conversation, credential: credential)
         let code = try await client.authorizationCode(from: redirect, for: request)
         flow.emit(.codeReceived)
@@ -131,9 +132,9 @@ extension Embedded {
     private func signIn(at url: URL, conversation: ProviderConversation, credential requested: String?) async throws -> URL {
         let flow = conversation.flow
         let provider = conversation.provider
-        let challenge = try await conversation.settle(conversation.get(url))
-        let options = try challenge.requestOptions()
-        let submit = try conversation.url(challenge.string("submit"), named: "submit")
+        let challenge = try await conversation.settle(conversation.get(url)).decode(SignInExchange.Challenge.self, "request options")
+        let options = challenge.publicKey
+        let submit = try conversation.url(challenge.submit, named: "submit")
 
         // A pending credential may not be bound at all: it is offered only when the
         // provider's options list it (so it is bound) or the caller names it.
@@ -148,12 +149,13 @@ extension Embedded {
 
         let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
         let answer = try await revocationAware(chosen) {
-            try await conversation.settle(conversation.post(submit, json: assertion.json()))
+            try await conversation.settle(conversation.post(submit, response: assertion))
         }
         if chosen.state == .pending { _ = markActive(chosen, logger: flow.logger) }
         // The redirect goes to the client's redirect URI, not to the provider: the OAuth
         // client checks it against the request (or the caller does, for a URL-driven flow).
-        guard let redirect = URL(string: try answer.string("redirectURL")), redirect.scheme != nil else {
+        let redirectText = try ProviderConversation.bounded(answer.decode(SignInExchange.Completed.self, "redirect").redirectURL, "redirectURL")
+        guard let redirect = URL(string: redirectText), redirect.scheme != nil else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider's redirectURL is not a URL")
         }
         return redirect
@@ -182,14 +184,14 @@ extension Embedded {
         var step = FlowStep(
             name: .chooseCredential,
             message: "\(active.count) credentials can sign in at \(provider.issuer); choose one",
-            fields: [FlowStep.Field(name: "credential", required: true)],
+            fields: [FlowStep.Field(name: Step.Field.Name.credential.rawValue, required: true)],
             candidates: active
         )
         flow.emit(.stepRequested(.chooseCredential))
         while true {
             let answer = try await flow.ask(step)
             flow.emit(.stepAnswered(.chooseCredential))
-            if let id = answer.fields["credential"], let match = active.first(where: { $0.id == id }) { return match }
+            if let id = answer.fields[Step.Field.Name.credential.rawValue], let match = active.first(where: { $0.id == id }) { return match }
             guard step.attempt < ProviderConversation.maximumAttempts else {
                 throw LatchkeyError(code: .invalidStepAnswer, reason: "the chosen credential is not one of those offered", step: FlowStep.Name.chooseCredential.rawValue)
             }

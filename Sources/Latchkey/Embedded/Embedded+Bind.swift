@@ -1,5 +1,6 @@
 public import Foundation
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 
 extension Embedded {
@@ -29,8 +30,9 @@ extension Embedded {
         let flow = conversation.flow
         flow.logger.debug("binding", metadata: ["provider": .string(link.provider.issuer)])
         let job = try await conversation.settle(conversation.get(link.endpoint))
-        let options = try job.creationOptions()
-        let submit = try conversation.url(job.string("submit"), named: "submit")
+        let challenge = try job.decode(BindExchange.Challenge.self, "creation options")
+        let options = challenge.publicKey
+        let submit = try conversation.url(challenge.submit, named: "submit")
         // Pending until the provider answers: a process killed in between leaves a key
         // that says so instead of posing as a bound credential.
         let (registration, created) = try authenticator.makeCredential(
@@ -40,12 +42,13 @@ extension Embedded {
         let credential = Credential(created)
         let redirect: URL?
         do {
-            let reply = try await conversation.settle(conversation.post(submit, json: registration.json()))
-            guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
+            let reply = try await conversation.settle(conversation.post(submit, response: registration))
+            let result = try reply.decode(BindExchange.Result.self, "bind confirmation")
+            guard result.credential.id == credential.id else {
                 throw LatchkeyError(code: .malformedResponse, reason: "the provider confirmed a different credential than the one submitted")
             }
-            redirect = try reply.object["postBindingRedirectURI"].map { value -> URL in
-                guard let text = value.stringValue, text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
+            redirect = try result.postBindingRedirectURI.map { text -> URL in
+                guard text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
                     throw LatchkeyError(code: .malformedResponse, reason: "postBindingRedirectURI is not a URL")
                 }
                 return url

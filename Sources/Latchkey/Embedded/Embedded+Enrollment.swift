@@ -1,5 +1,6 @@
 public import Foundation
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// Self-service sign-up and account recovery, passwordless (docs/PROTOCOL.md section 6):
 /// policy steps first (`enroll-profile`, `verify-code`), then a bind URL that ends in a
@@ -14,7 +15,7 @@ extension Embedded {
         let flow = flow("signUp")
         return try await flow.run {
             let known = Dictionary(uniqueKeysWithValues: profile.map { ($0.key.name, $0.value) })
-            return try await enroll(flow, at: issuer, path: "v1/signup", username: username, known: known).0
+            return try await enroll(flow, at: issuer, path: ProtocolPath.signUp, username: username, known: known).0
         }
     }
 
@@ -25,7 +26,7 @@ extension Embedded {
     public func recover(issuer: URL, username: String) async throws -> Credential {
         let flow = flow("recover")
         return try await flow.run {
-            let (credential, provider) = try await enroll(flow, at: issuer, path: "v1/recovery", username: username, known: [:])
+            let (credential, provider) = try await enroll(flow, at: issuer, path: ProtocolPath.recovery, username: username, known: [:])
             for old in try storedCredentials() where old.id != credential.id && old.user.id == credential.user.id && old.belongs(to: provider) {
                 markRevoked(old)
             }
@@ -42,9 +43,10 @@ extension Embedded {
             throw LatchkeyError(code: .invalidArgument, reason: "the username must be 1 to 256 characters")
         }
         let conversation = ProviderConversation(flow: flow, provider: provider, transport: configuration.transport)
-        let started = try await conversation.post(provider.url(path), json: JSONEncoder().encode(["username": name]))
+        let started = try await conversation.post(provider.url(path), EnrollmentExchange.Start(username: name))
         let finished = try await conversation.settle(started, known: known)
-        guard let link = try ProviderLink.parse(conversation.url(finished.string("bindURL"), named: "bindURL"), as: .bind) else {
+        let bindURL = try finished.decode(EnrollmentExchange.Finished.self, "bind link").bindURL
+        guard let link = try ProviderLink.parse(conversation.url(bindURL, named: "bindURL"), as: .bind) else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider's bindURL is not a bind URL")
         }
         return (try await bind(link, conversation: conversation).credential, provider)

@@ -1,6 +1,7 @@
 public import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 
 /// Device linking by code (docs/PROTOCOL.md section 5): the credential's private key never
@@ -48,26 +49,24 @@ extension Embedded {
 
             let redeemed: ProviderConversation.Reply
             do {
-                redeemed = try await conversation.post(provider.url("v1/transfers/redeem"), json: JSONEncoder().encode(["code": transferCode.displayed]))
-            } catch let error as LatchkeyError where error.providerError?.error == "invalid_code" {
+                redeemed = try await conversation.post(provider.url(ProtocolPath.transferRedemption), ImportExchange.Redeem(code: transferCode.displayed))
+            } catch let error as LatchkeyError where error.providerError?.error == ErrorCode.invalidCode.rawValue {
                 throw LatchkeyError(
                     code: .invalidTransferCode,
                     reason: "the provider refused the code (\(error.providerError?.errorDescription ?? "invalid code")); use the code the other device shows now",
                     providerError: error.providerError
                 )
             }
-            let options = try redeemed.creationOptions()
-            let submit = try conversation.url(redeemed.string("submit"), named: "submit")
+            let challenge = try redeemed.decode(ImportExchange.Challenge.self, "creation options")
+            let submit = try conversation.url(challenge.submit, named: "submit")
             let (registration, created) = try authenticator.makeCredential(
-                options, origin: provider.origin,
+                challenge.publicKey, origin: provider.origin,
                 attributes: [Credential.Attribute.issuer: provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue]
             )
             let credential = Credential(created)
             do {
-                var body = try JSONSerialization.jsonObject(with: registration.json()) as? [String: Any] ?? [:]
-                body = ["registration": body, "deviceName": name]
-                let submitted = try await conversation.post(submit, json: JSONSerialization.data(withJSONObject: body))
-                let status = try conversation.url(submitted.string("status"), named: "status")
+                let submitted = try await conversation.post(submit, ImportExchange.Submission(registration: registration, deviceName: name))
+                let status = try conversation.url(submitted.decode(ImportExchange.Accepted.self, "import answer").status, named: "status")
                 let thumbprint = try (try authenticator.vault.entry(credential.handle).publicKey.jwk).thumbprint()
                 flow.emit(.importPending(ImportRequest(
                     deviceName: name, fingerprint: ImportRequest.fingerprint(ofThumbprint: thumbprint),
@@ -76,19 +75,19 @@ extension Embedded {
                 flow.logger.debug("import waiting for approval", metadata: ["provider": .string(provider.issuer)])
                 while true {
                     try await Task.sleep(for: configuration.transferPollInterval)
-                    let reply = try await conversation.get(status)
-                    switch try reply.string("state", maximumLength: 32) {
-                    case "completed":
-                        guard reply.object["credential"]?.objectValue?["id"]?.stringValue == credential.id else {
+                    let outcome = try await conversation.get(status).decode(TransferOutcome.self, "transfer state")
+                    switch outcome.state {
+                    case .completed:
+                        guard outcome.credential?.id == credential.id else {
                             throw LatchkeyError(code: .malformedResponse, reason: "the provider bound a different credential than the one submitted")
                         }
                         let imported = markActive(credential, logger: flow.logger)
                         flow.emit(.credentialRegistered(imported.id))
                         return [imported]
-                    case "declined":
+                    case .declined:
                         throw LatchkeyError(code: .transferDeclined, reason: "the other device declined the import; nothing was added")
-                    case "cancelled", "expired", "failed":
-                        throw LatchkeyError(code: .transferEnded, reason: "the transfer ended (\(reply.object["state"]?.stringValue ?? "")) before it was approved; start again with a new code")
+                    case .cancelled, .expired, .failed:
+                        throw LatchkeyError(code: .transferEnded, reason: "the transfer ended (\(outcome.state)) before it was approved; start again with a new code")
                     default:
                         continue
                     }
@@ -118,66 +117,67 @@ extension Embedded {
 
         // Prove possession of the credential and get the first code.
         let begun = try await revocationAware(credential) {
-            try await conversation.post(provider.url("v1/transfers"), json: JSONEncoder().encode(["credential": credential.id]))
-        }
-        let transferID = try begun.string("transfer", maximumLength: 256)
+            try await conversation.post(provider.url(ProtocolPath.transfers), ExportExchange.Begin(credential: credential.id))
+        }.decode(ExportExchange.Challenge.self, "transfer challenge")
+        let transferID = try ProviderConversation.bounded(begun.transfer, "transfer", maximumLength: 256)
         let opened = try await revocationAware(credential) {
-            let options = try begun.requestOptions()
-            let submit = try conversation.url(begun.string("submit"), named: "submit")
-            let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: credential.credentialID)
-            return try await conversation.post(submit, json: assertion.json())
-        }
-        var code = try Self.code(in: opened)
-        let status = try conversation.url(opened.string("status"), named: "status")
-        let cancel = try conversation.url(opened.string("cancel"), named: "cancel")
-        emit(.codeIssued(code, expiresAt: Self.expiry(in: opened)))
+            let submit = try conversation.url(begun.submit, named: "submit")
+            let (assertion, _) = try authenticator.getAssertion(begun.publicKey, origin: provider.origin, credentialID: credential.credentialID)
+            return try await conversation.post(submit, response: assertion)
+        }.decode(ExportExchange.Opened.self, "transfer code")
+        var code = try Self.code(opened.code)
+        let status = try conversation.url(opened.status, named: "status")
+        let cancel = try conversation.url(opened.cancel, named: "cancel")
+        emit(.codeIssued(code, expiresAt: Self.expiry(opened.codeExpiresAt)))
         flow.logger.debug("export waiting for an importer", metadata: ["provider": .string(provider.issuer)])
 
         var redeemed = false
         do {
             while true {
                 try await Task.sleep(for: configuration.transferPollInterval)
-                let reply = try await conversation.get(status)
-                switch try reply.string("state", maximumLength: 32) {
-                case "waiting":
-                    let current = try Self.code(in: reply)
+                let reply = try await conversation.get(status).decode(ExportExchange.Status.self, "transfer state")
+                switch reply.state {
+                case .waiting:
+                    let current = try Self.code(reply.code)
                     if current != code {
                         code = current
-                        emit(.codeRotated(current, expiresAt: Self.expiry(in: reply)))
+                        emit(.codeRotated(current, expiresAt: Self.expiry(reply.codeExpiresAt)))
                     }
-                case "redeemed":
+                case .redeemed:
                     if !redeemed { emit(.codeRedeemed) }
                     redeemed = true
-                case "import-requested":
-                    let (request, expectedChallenge) = try Self.importRequest(in: reply, transferID: transferID)
+                case .importRequested:
+                    guard let importer = reply.importer, let options = reply.publicKey, let approve = reply.approve, let decline = reply.decline else {
+                        throw LatchkeyError(code: .malformedResponse, reason: "the import request lacks the importer, its options or where to answer")
+                    }
+                    let (request, expectedChallenge) = try Self.importRequest(importer, transferID: transferID)
                     emit(.importRequested(request))
                     let answer = try await flow.ask(FlowStep(
                         name: .confirmImport,
                         message: "Approve \"\(request.deviceName)\" (key \(request.fingerprint)) to sign in as \(credential.user.name)?",
-                        fields: [FlowStep.Field(name: "approve", required: true, kind: "boolean")],
+                        fields: [FlowStep.Field(name: Step.Field.Name.approve.rawValue, required: true, kind: Step.Field.accept.kind)],
                         importRequest: request
                     ))
                     flow.emit(.stepAnswered(.confirmImport))
-                    if answer.fields["approve"] == "true" {
-                        let options = try reply.requestOptions()
+                    if answer.fields[Step.Field.Name.approve.rawValue] == StepSubmission.yes {
                         guard options.challenge.data == expectedChallenge else {
                             throw LatchkeyError(code: .malformedResponse, reason: "the approval challenge does not bind the importing device's key; nothing was signed")
                         }
                         let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: credential.credentialID)
-                        _ = try await conversation.post(conversation.url(reply.string("approve"), named: "approve"), json: assertion.json())
+                        _ = try await conversation.post(conversation.url(approve, named: "approve"), response: assertion)
                         emit(.completed(request))
                     } else {
-                        _ = try await conversation.post(conversation.url(reply.string("decline"), named: "decline"), json: Data("{}".utf8))
+                        _ = try await conversation.post(conversation.url(decline, named: "decline"), StepSubmission([:]))
                         emit(.declined(request))
                     }
                     return
-                case "cancelled":
+                case .cancelled:
                     emit(.cancelled)
                     return
-                case "expired":
+                case .expired:
                     emit(.expired)
                     return
-                case "failed":
+                case .failed:
                     throw LatchkeyError(code: .transferEnded, reason: "too many wrong codes were tried, so the provider closed the transfer; start a new export")
                 default:
                     throw LatchkeyError(code: .malformedResponse, reason: "the transfer is in a state this client does not know")
@@ -186,40 +186,38 @@ extension Embedded {
         } catch {
             if error is CancellationError || (error as? LatchkeyError)?.code == .cancelled {
                 // This task is cancelled; tell the provider from a task that is not.
-                Task { _ = try? await conversation.post(cancel, json: Data("{}".utf8)) }
+                Task { _ = try? await conversation.post(cancel, StepSubmission([:])) }
             }
             throw error
         }
     }
 
-    private static func code(in reply: ProviderConversation.Reply) throws -> TransferCode {
-        guard let code = TransferCode(try reply.string("code", maximumLength: 32)) else {
+    private static func code(_ text: String?) throws -> TransferCode {
+        guard let text, text.utf8.count <= 32, let code = TransferCode(text) else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider's transfer code is malformed")
         }
         return code
     }
 
-    private static func expiry(in reply: ProviderConversation.Reply) -> Date {
-        Date(timeIntervalSince1970: reply.object["codeExpiresAt"]?.numberValue ?? 0)
+    private static func expiry(_ seconds: Int?) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(seconds ?? 0))
     }
 
     /// The importer as the provider describes it, checked: the fingerprint is computed
     /// here from the importer's key, and the approval challenge recomputed from it.
-    private static func importRequest(in reply: ProviderConversation.Reply, transferID: String) throws -> (request: ImportRequest, expectedChallenge: Data) {
+    private static func importRequest(_ importer: ExportExchange.Importer, transferID: String) throws -> (request: ImportRequest, expectedChallenge: Data) {
         func malformed(_ what: String) -> LatchkeyError {
             LatchkeyError(code: .malformedResponse, reason: "the import request's \(what) is malformed")
         }
-        guard let importer = reply.object["importer"]?.objectValue,
-              let deviceName = importer["deviceName"]?.stringValue, !deviceName.isEmpty, deviceName.count <= 64
-        else { throw malformed("device name") }
-        guard let idText = importer["credentialID"]?.stringValue, let credentialID = try? Base64URL.decode(idText), credentialID.count <= 1023 else {
+        let deviceName = importer.deviceName
+        guard !deviceName.isEmpty, deviceName.count <= 64 else { throw malformed("device name") }
+        let idText = importer.credentialID
+        guard let credentialID = try? Base64URL.decode(idText), credentialID.count <= 1023 else {
             throw malformed("credential ID")
         }
-        guard let key = importer["publicKey"]?.objectValue,
-              let jwkData = try? JSONEncoder().encode(key), let jwk = try? JSONDecoder().decode(JSONWebKey.self, from: jwkData),
-              (try? VerifyingKey(jwk: jwk)) != nil, let thumbprint = try? jwk.thumbprint()
-        else { throw malformed("public key") }
-        guard let nonceText = importer["nonce"]?.stringValue, let nonce = try? Base64URL.decode(nonceText), (16...64).contains(nonce.count) else {
+        let jwk = importer.publicKey
+        guard (try? VerifyingKey(jwk: jwk)) != nil, let thumbprint = try? jwk.thumbprint() else { throw malformed("public key") }
+        guard let nonce = try? Base64URL.decode(importer.nonce), (16...64).contains(nonce.count) else {
             throw malformed("nonce")
         }
         let challenge = try BoundChallenge.transferApproval(transferID: transferID, credentialID: credentialID, thumbprint: thumbprint, deviceName: deviceName, nonce: nonce)

@@ -1,3 +1,5 @@
+import LatchkeyProtocol
+
 /// A profile field a provider's sign-up asks for (the `enroll-profile` step). Open-ended:
 /// a provider may ask for others, by name.
 public struct ProfileField: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
@@ -6,7 +8,7 @@ public struct ProfileField: Hashable, Sendable, CustomStringConvertible, Express
     public init(stringLiteral value: String) { name = value }
     public var description: String { name }
 
-    public static let givenName = ProfileField("givenName")
-    public static let familyName = ProfileField("familyName")
-    public static let email = ProfileField("email")
+    public static let givenName = ProfileField(Step.Field.Name.givenName.rawValue)
+    public static let familyName = ProfileField(Step.Field.Name.familyName.rawValue)
+    public static let email = ProfileField(Step.Field.Name.email.rawValue)
 }

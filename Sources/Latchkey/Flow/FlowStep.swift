@@ -1,3 +1,5 @@
+import LatchkeyProtocol
+
 /// A step of a flow that needs the app: a provider policy (`verify-code`,
 /// `accept-terms`, …) or a choice the library cannot make alone (`choose-credential`).
 ///
@@ -15,20 +17,20 @@ public struct FlowStep: Sendable {
 
         /// Several credentials fit the provider: which one signs? Answered automatically
         /// when exactly one fits. Answer with ``StepAnswer/credential(id:)``.
-        public static let chooseCredential = Name("choose-credential")
+        public static let chooseCredential = Name(Step.Name.chooseCredential.rawValue)
         /// The provider sent a one-time code (by e-mail, say) and wants it back. Answer with
         /// ``StepAnswer/code(_:)``; a wrong code asks again, as often as the provider allows.
-        public static let verifyCode = Name("verify-code")
+        public static let verifyCode = Name(Step.Name.verifyCode.rawValue)
 
         /// The provider wants profile fields (a sign-up: given name, family name,
         /// e-mail). Values the app passed in are in ``FlowStep/values``; the handler
         /// answers the rest with ``StepAnswer/init(fields:)``.
-        public static let enrollProfile = Name("enroll-profile")
+        public static let enrollProfile = Name(Step.Name.enrollProfile.rawValue)
 
         /// Another device asks to receive a credential by transfer code: approve or
         /// decline. ``FlowStep/importRequest`` says which device and key. Answer with
         /// ``StepAnswer/approve`` or ``StepAnswer/decline``.
-        public static let confirmImport = Name("confirm-import")
+        public static let confirmImport = Name(Step.Name.confirmImport.rawValue)
 
         /// The steps a provider may send that this engine can answer through a handler.
         static let fromProvider: Set<Name> = [.verifyCode, .enrollProfile]
@@ -94,16 +96,16 @@ public struct StepAnswer: Sendable, Hashable {
 
     /// The one-time code for ``FlowStep/Name/verifyCode``.
     public static func code(_ code: String) -> StepAnswer {
-        StepAnswer(fields: ["code": code])
+        StepAnswer(fields: [Step.Field.Name.code.rawValue: code])
     }
 
     /// Approves an import (``FlowStep/Name/confirmImport``).
-    public static let approve = StepAnswer(fields: ["approve": "true"])
+    public static let approve = StepAnswer(fields: [Step.Field.Name.approve.rawValue: StepSubmission.yes])
     /// Declines an import (``FlowStep/Name/confirmImport``).
-    public static let decline = StepAnswer(fields: ["approve": "false"])
+    public static let decline = StepAnswer(fields: [Step.Field.Name.approve.rawValue: StepSubmission.no])
 
     /// The credential (``Credential/id``) for ``FlowStep/Name/chooseCredential``.
     public static func credential(id: String) -> StepAnswer {
-        StepAnswer(fields: ["credential": id])
+        StepAnswer(fields: [Step.Field.Name.credential.rawValue: id])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
 
@@ -20,36 +21,29 @@ struct ProviderConversation: Sendable {
     static let maximumSteps = 16
     static let maximumAttempts = 16
 
-    /// A successful (2xx) reply, its body parsed as a JSON object.
+    /// A successful (2xx) reply: a JSON object that is either a step (docs/PROTOCOL.md
+    /// section 4) or the answer the request waits for, read with ``decode(_:_:)``.
     struct Reply: Sendable {
         var status: Int
         var body: Data
-        var object: [String: JSONValue]
+        var step: Step?
 
-        /// The WebAuthn creation options in the body.
-        func creationOptions() throws -> PublicKeyCredentialCreationOptionsJSON {
+        /// The body as the awaited message; `what` names it in the error.
+        func decode<T: Decodable>(_ type: T.Type, _ what: String) throws -> T {
             do {
-                return try PublicKeyCredentialCreationOptionsJSON(json: body)
+                return try JSONDecoder().decode(type, from: body)
             } catch {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider's creation options are malformed")
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider's \(what) is malformed")
             }
         }
+    }
 
-        /// The WebAuthn request options in the body.
-        func requestOptions() throws -> PublicKeyCredentialRequestOptionsJSON {
-            do {
-                return try PublicKeyCredentialRequestOptionsJSON(json: body)
-            } catch {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider's request options are malformed")
-            }
+    /// A string a reply names, bounded and not empty.
+    static func bounded(_ text: String, _ name: String, maximumLength: Int = ProviderAddress.maximumURLLength) throws -> String {
+        guard !text.isEmpty, text.utf8.count <= maximumLength else {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer lacks a usable \"\(name)\"")
         }
-
-        func string(_ name: String, maximumLength: Int = ProviderAddress.maximumURLLength) throws -> String {
-            guard let text = object[name]?.stringValue, !text.isEmpty, text.utf8.count <= maximumLength else {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer lacks a usable \"\(name)\"")
-            }
-            return text
-        }
+        return text
     }
 
     // MARK: Requests
@@ -58,13 +52,24 @@ struct ProviderConversation: Sendable {
         try await send("GET", url, body: nil)
     }
 
-    func post(_ url: URL, json: Data) async throws -> Reply {
-        try await send("POST", url, body: json)
+    func post(_ url: URL, _ message: some Encodable) async throws -> Reply {
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(message)
+        } catch {
+            throw LatchkeyError(code: .invalidArgument, reason: "the request to \(url.path) cannot be encoded")
+        }
+        return try await send("POST", url, body: body)
+    }
+
+    /// A WebAuthn response, in its own strict L3 JSON form.
+    func post(_ url: URL, response: some WebAuthnResponseJSON) async throws -> Reply {
+        try await send("POST", url, body: response.json())
     }
 
     /// A URL named in a reply, which must be on the provider's origin.
     func url(_ text: String, named name: String) throws -> URL {
-        guard let url = URL(string: text), provider.owns(url) else {
+        guard text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), provider.owns(url) else {
             throw LatchkeyError(
                 code: .malformedResponse,
                 reason: "the provider's \"\(name)\" points outside \(provider.origin); the flow was stopped before anything was sent there"
@@ -87,36 +92,44 @@ struct ProviderConversation: Sendable {
             throw LatchkeyError(error)
         }
         flow.logger.debug("provider answered", metadata: ["method": .string(method), "path": .string(url.path), "status": .stringConvertible(response.status)])
-        let object = try? JSONDecoder().decode([String: JSONValue].self, from: response.body)
         guard (200..<300).contains(response.status) else {
-            throw Self.providerError(status: response.status, object: object)
+            throw Self.providerError(status: response.status, answer: try? JSONDecoder().decode(ErrorResponse.self, from: response.body))
         }
-        guard let object else {
+        // Every answer is an object, and any may be a step: a `step` member that does not
+        // parse is a malformed answer, not an absent step.
+        let envelope: StepReply
+        do {
+            envelope = try JSONDecoder().decode(StepReply.self, from: response.body)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object")
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object")
+        } catch {
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a malformed step")
         }
-        return Reply(status: response.status, body: response.body, object: object)
+        return Reply(status: response.status, body: response.body, step: envelope.step)
     }
 
     /// An error answer (RFC 6749 §5.2 shape) as a ``LatchkeyError``, with a hint for the user.
-    static func providerError(status: Int, object: [String: JSONValue]?) -> LatchkeyError {
-        let code = object?["error"]?.stringValue.map { $0.displaySafe(maximumLength: 64) }
-        let description = object?["error_description"]?.stringValue.map { $0.displaySafe(maximumLength: 512) }
-        let providerError = code.map { OAuthError.ProviderError(error: $0, errorDescription: description) }
-        let said = description ?? code ?? "HTTP \(status)"
+    static func providerError(status: Int, answer: ErrorResponse?) -> LatchkeyError {
+        let code = answer?.error.map { ErrorCode(rawValue: $0.rawValue.displaySafe(maximumLength: 64)) }
+        let description = answer?.errorDescription.map { $0.displaySafe(maximumLength: 512) }
+        let providerError = code.map { OAuthError.ProviderError(error: $0.rawValue, errorDescription: description) }
+        let said = description ?? code?.rawValue ?? "HTTP \(status)"
         switch code {
-        case "credential_revoked":
+        case .credentialRevoked?:
             return LatchkeyError(
                 code: .credentialRevoked,
                 reason: "the provider revoked this credential (\(said)); delete it and bind a new one",
                 providerError: providerError
             )
-        case "invalid_grant", "not_found":
+        case .invalidGrant?, .notFound?:
             return LatchkeyError(
                 code: .providerError,
                 reason: "the provider refused: \(said); the link or session may have expired or been used, so ask for a new one",
                 providerError: providerError
             )
-        case "temporarily_unavailable", "slow_down":
+        case .temporarilyUnavailable?, .slowDown?:
             return LatchkeyError(code: .providerError, reason: "the provider is busy (\(said)); try again shortly", providerError: providerError)
         default:
             return LatchkeyError(code: .providerError, reason: "the provider refused: \(said)", providerError: providerError)
@@ -134,12 +147,12 @@ struct ProviderConversation: Sendable {
     func settle(_ reply: Reply, known: [String: String] = [:]) async throws -> Reply {
         var reply = reply
         var rounds = 0
-        while let object = reply.object["step"]?.objectValue {
+        while let sent = reply.step {
             rounds += 1
             guard rounds <= Self.maximumSteps else {
                 throw LatchkeyError(code: .malformedResponse, reason: "the provider asked for more than \(Self.maximumSteps) steps")
             }
-            let (step, submit) = try parseStep(object)
+            let (step, submit) = try parseStep(sent)
             flow.emit(.stepRequested(step.name))
             guard FlowStep.Name.fromProvider.contains(step.name) else {
                 throw LatchkeyError(
@@ -180,8 +193,8 @@ struct ProviderConversation: Sendable {
             }
             flow.emit(.stepAnswered(step.name))
             do {
-                return try await post(submit, json: JSONEncoder().encode(submitted))
-            } catch let error as LatchkeyError where error.providerError?.error == "invalid_code" {
+                return try await post(submit, StepSubmission(submitted))
+            } catch let error as LatchkeyError where error.providerError?.error == ErrorCode.invalidCode.rawValue {
                 guard step.attempt < Self.maximumAttempts else { throw error }
                 step.attempt += 1
                 step.previousError = error.providerError?.errorDescription ?? "the answer was refused"
@@ -192,25 +205,21 @@ struct ProviderConversation: Sendable {
 
     /// `{name, submit, message, fields}`, bounded and checked: names are URL-safe words,
     /// texts are made safe to display.
-    private func parseStep(_ object: [String: JSONValue]) throws -> (FlowStep, URL) {
-        guard let name = object["name"]?.stringValue, ProviderLink.isSafe(name), name.utf8.count <= 64 else {
+    private func parseStep(_ sent: Step) throws -> (FlowStep, URL) {
+        let name = sent.name.rawValue
+        guard ProviderLink.isSafe(name), name.utf8.count <= 64 else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a step without a usable name")
         }
-        let message = object["message"]?.stringValue.map { $0.displaySafe(maximumLength: 1024) }
-        let rawFields = object["fields"]?.arrayValue ?? []
-        guard rawFields.count <= 16 else {
+        let message = sent.message.map { $0.displaySafe(maximumLength: 1024) }
+        guard sent.fields.count <= 16 else {
             throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has too many fields")
         }
-        let fields = try rawFields.map { value -> FlowStep.Field in
-            guard let field = value.objectValue, let fieldName = field["name"]?.stringValue, ProviderLink.isSafe(fieldName), fieldName.utf8.count <= 64 else {
+        let fields = try sent.fields.map { field -> FlowStep.Field in
+            guard ProviderLink.isSafe(field.name.rawValue), field.name.rawValue.utf8.count <= 64 else {
                 throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has a malformed field")
             }
-            let required = if case .bool(let flag)? = field["required"] { flag } else { false }
-            return FlowStep.Field(name: fieldName, required: required, kind: field["kind"]?.stringValue.map { $0.displaySafe(maximumLength: 64) })
+            return FlowStep.Field(name: field.name.rawValue, required: field.required, kind: field.kind.map { $0.displaySafe(maximumLength: 64) })
         }
-        guard let submitText = object["submit"]?.stringValue else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has no submit URL")
-        }
-        return (FlowStep(name: FlowStep.Name(name), message: message, fields: fields), try url(submitText, named: "submit"))
+        return (FlowStep(name: FlowStep.Name(name), message: message, fields: fields), try url(sent.submit, named: "submit"))
     }
 }

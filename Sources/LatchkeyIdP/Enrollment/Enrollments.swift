@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyProtocol
 
 /// Self-service sign-up and account recovery, passwordless (docs/PROTOCOL.md section 6):
 /// a code to an e-mail address (the outbox), then a bind job. Neither flow tells whether
@@ -12,13 +13,6 @@ struct Enrollments: Sendable {
     let identities: IdentityDirectory
     let bindJobs: BindJobs
     let outbox: Outbox
-
-    /// The fields the sign-up's `enroll-profile` step asks for.
-    static let profileFields: [(name: String, required: Bool, kind: String)] = [
-        ("givenName", true, "given-name"),
-        ("familyName", false, "family-name"),
-        ("email", true, "email"),
-    ]
 
     private var configuration: ProviderConfiguration { context.configuration }
 
@@ -95,18 +89,18 @@ struct Enrollments: Sendable {
     /// Takes the profile and sends the code; answers the `verify-code` step's message.
     func signUpProfile(_ id: String, token: String, fields: [String: String], now: Date = Date()) async throws -> String {
         var profile: [String: String] = [:]
-        for field in Self.profileFields {
-            let value = (fields[field.name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        for field in Step.Field.profile {
+            let value = (fields[field.name.rawValue] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             guard value.isEmpty || (value.count <= 256 && !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })) else {
-                throw ProviderError.badRequest("invalid_profile", "\(field.name) must be at most 256 printable characters")
+                throw ProviderError.badRequest(.invalidProfile, "\(field.name) must be at most 256 printable characters")
             }
-            if field.required, value.isEmpty { throw ProviderError.badRequest("invalid_profile", "\(field.name) is required") }
-            if !value.isEmpty { profile[field.name] = value }
+            if field.required, value.isEmpty { throw ProviderError.badRequest(.invalidProfile, "\(field.name) is required") }
+            if !value.isEmpty { profile[field.name.rawValue] = value }
         }
-        guard let email = profile["email"], email.utf8.count <= 254, let at = email.firstIndex(of: "@"), at > email.startIndex,
+        guard let email = profile[Step.Field.Name.email.rawValue], email.utf8.count <= 254, let at = email.firstIndex(of: "@"), at > email.startIndex,
               email[email.index(after: at)...].contains("."), !email.contains(" ")
         else {
-            throw ProviderError.badRequest("invalid_profile", "email is not an e-mail address")
+            throw ProviderError.badRequest(.invalidProfile, "email is not an e-mail address")
         }
         let (code, hash) = try ProviderContext.newCode()
         let codeLifetime = configuration.enrollmentCodeLifetime
@@ -142,9 +136,9 @@ struct Enrollments: Sendable {
             guard let profile = enrollment.profile else { return .refused(.badRequest("invalid_request", "give the profile first")) }
             if let refusal = try await self.check(enrollment, code, now: now, in: transaction) { return .refused(refusal) }
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(id)")
-            let displayName = [profile["givenName"], profile["familyName"]].compactMap { $0 }.joined(separator: " ")
+            let displayName = [profile[Step.Field.Name.givenName.rawValue], profile[Step.Field.Name.familyName.rawValue]].compactMap { $0 }.joined(separator: " ")
             let identity = try await self.identities.create(
-                username: enrollment.username, email: profile["email"], displayName: displayName.isEmpty ? nil : displayName, now: now, in: transaction
+                username: enrollment.username, email: profile[Step.Field.Name.email.rawValue], displayName: displayName.isEmpty ? nil : displayName, now: now, in: transaction
             )
             return .accepted(try await self.bindJobs.create(identityID: identity.id, lifetime: self.configuration.enrollmentCodeLifetime, now: now, in: transaction))
         }.get()

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// The token endpoint (RFC 6749 §3.2, §4.1.3, §6), userinfo (OIDC Core §5.3) and
 /// revocation (RFC 7009), over the grant families of ``GrantLedger``.
@@ -13,7 +14,7 @@ struct TokenEndpoint: Sendable {
 
     /// The token endpoint's JSON answer (RFC 6749 §5.1).
     func token(_ form: [String: String], clientID: String?, now: Date = Date()) async throws -> Data {
-        guard let client = context.client(clientID) else { throw ProviderError(status: 401, error: "invalid_client", description: "unknown client") }
+        guard let client = context.client(clientID) else { throw ProviderError(status: 401, error: .invalidClient, description: "unknown client") }
         switch form["grant_type"] {
         case "authorization_code":
             guard let code = form["code"], code.utf8.count <= 256 else { throw ProviderError.badRequest("invalid_grant", "unknown authorization code") }
@@ -63,20 +64,24 @@ struct TokenEndpoint: Sendable {
     private func response(_ issued: Issued, clientID: String, now: Date) async throws -> Data {
         let key = try await context.signingKeys.current(now: now)
         let seconds = Int(now.timeIntervalSince1970)
-        var claims: [String: Any] = [
-            "iss": context.issuer.absoluteString, "sub": issued.identityID, "aud": clientID,
-            "iat": seconds, "exp": seconds + Int(configuration.accessTokenLifetime),
-            "auth_time": Int(issued.authTime.timeIntervalSince1970), "amr": ["pop", "swk"],
-            "at_hash": Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(issued.tokens.access.utf8)).prefix(16)),
-        ]
-        if let nonce = issued.nonce { claims["nonce"] = nonce }
-        let idToken = try JWS.sign(payload: JSONDocument.encode(claims), with: key.key, keyID: key.kid, type: "JWT")
-        var response: [String: Any] = [
-            "access_token": issued.tokens.access, "token_type": "Bearer", "expires_in": Int(configuration.accessTokenLifetime),
-            "id_token": idToken, "scope": issued.scope,
-        ]
-        if let refresh = issued.tokens.refresh { response["refresh_token"] = refresh }
-        return JSONDocument.encode(response)
+        let claims = IDTokenClaimSet(
+            iss: context.issuer.absoluteString, sub: issued.identityID, aud: clientID,
+            iat: seconds, exp: seconds + Int(configuration.accessTokenLifetime),
+            authTime: Int(issued.authTime.timeIntervalSince1970), nonce: issued.nonce, amr: ["pop", "swk"],
+            atHash: Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(issued.tokens.access.utf8)).prefix(16))
+        )
+        let idToken = try JWS.sign(payload: Self.encode(claims), with: key.key, keyID: key.kid, type: "JWT")
+        return try Self.encode(TokenResponse(
+            accessToken: issued.tokens.access, tokenType: "Bearer", expiresIn: Int(configuration.accessTokenLifetime),
+            refreshToken: issued.tokens.refresh, idToken: idToken, scope: issued.scope
+        ))
+    }
+
+    /// JSON with sorted keys, so documents and signed payloads are stable.
+    static func encode(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
     }
 
     /// The claims for a live access token; checked against the store on every call, so a
@@ -88,9 +93,7 @@ struct TokenEndpoint: Sendable {
             return try await self.identities.identity(grant.identityID, in: transaction)
         }
         guard let identity else { throw ProviderError.unauthorized }
-        var claims: [String: Any] = ["sub": identity.id, "preferred_username": identity.username, "name": identity.displayName]
-        if let email = identity.email { claims["email"] = email }
-        return JSONDocument.encode(claims)
+        return try Self.encode(UserInfoResponse(sub: identity.id, preferredUsername: identity.username, name: identity.displayName, email: identity.email))
     }
 
     /// RFC 7009: always 200; a refresh token takes its grant family with it.
@@ -103,31 +106,23 @@ struct TokenEndpoint: Sendable {
 
     // MARK: Documents
 
-    func discovery() -> Data {
-        JSONDocument.encode([
-            "issuer": context.issuer.absoluteString,
-            "authorization_endpoint": context.url("authorize").absoluteString,
-            "token_endpoint": context.url("token").absoluteString,
-            "jwks_uri": context.url("jwks").absoluteString,
-            "userinfo_endpoint": context.url("userinfo").absoluteString,
-            "revocation_endpoint": context.url("revoke").absoluteString,
-            "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
-            "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": ["ES256"],
-            "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none"],
-            "authorization_response_iss_parameter_supported": true,
-            "scopes_supported": ["openid", "profile", "email", "offline_access"],
-        ])
+    func discovery() throws -> Data {
+        try Self.encode(DiscoveryDocument(
+            issuer: context.issuer.absoluteString,
+            authorizationEndpoint: context.url("authorize").absoluteString,
+            tokenEndpoint: context.url("token").absoluteString,
+            jwksURI: context.url("jwks").absoluteString,
+            userinfoEndpoint: context.url("userinfo").absoluteString,
+            revocationEndpoint: context.url("revoke").absoluteString
+        ))
     }
 
     /// Every published key (``SigningKeys``), so tokens of a key being rotated in or out
     /// still verify.
     func jwks(now: Date = Date()) async throws -> Data {
-        let keys = try await context.signingKeys.published(now: now).map { entry -> [String: Any] in
-            ["kty": entry.jwk.kty, "crv": entry.jwk.crv ?? "", "x": entry.jwk.x ?? "", "y": entry.jwk.y ?? "", "kid": entry.kid, "alg": "ES256", "use": "sig"]
+        let keys = try await context.signingKeys.published(now: now).map { entry in
+            JWKSDocument.Key(kty: entry.jwk.kty, crv: entry.jwk.crv ?? "", x: entry.jwk.x ?? "", y: entry.jwk.y ?? "", kid: entry.kid, alg: "ES256", use: "sig")
         }
-        return JSONDocument.encode(["keys": keys])
+        return try Self.encode(JWKSDocument(keys: keys))
     }
 }

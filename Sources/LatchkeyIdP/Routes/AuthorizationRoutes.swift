@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 
 /// `/authorize` (RFC 6749 §4.1.1, PKCE S256 required) and the authenticate endpoint that
@@ -10,24 +11,24 @@ enum AuthorizationRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.get("authorize") { request, _ in
             let session = try await provider.signIns.start(HTTPSupport.query(request))
-            let authenticateURL = provider.context.url("v1/authenticate/\(session)").absoluteString
+            let authenticateURL = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
             if request.headers[.accept]?.contains("application/json") == true {
-                return HTTPSupport.json(["authenticateURL": authenticateURL])
+                return HTTPSupport.json(SignInExchange.Started(authenticateURL: authenticateURL))
             }
             return Response(status: .found, headers: [.location: authenticateURL])
         }
         router.get("v1/authenticate/:session") { _, context in
             let session = try context.parameters.require("session")
             let (options, clientID) = try await provider.signIns.options(session: session)
-            let submit = provider.context.url("v1/authenticate/\(session)").absoluteString
-            return try HTTPSupport.json(encodable: options, wrapping: "publicKey", extra: ["submit": submit, "application": clientID])
+            let submit = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
+            return HTTPSupport.json(SignInExchange.Challenge(publicKey: options, submit: submit, application: clientID))
         }
         router.post("v1/authenticate/:session") { request, context in
             let session = try context.parameters.require("session")
             let response = try await TransferRoutes.assertion(request)
             let redirect = try await provider.signIns.complete(session: session, response: response)
             context.logger.info("authenticated", metadata: ["credential": .string(String(response.id.prefix(8)))])
-            return HTTPSupport.json(["redirectURL": redirect.absoluteString])
+            return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
         }
     }
 }

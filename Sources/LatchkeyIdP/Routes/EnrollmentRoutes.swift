@@ -1,59 +1,51 @@
 import Foundation
 import Hummingbird
+import LatchkeyProtocol
 
 /// Self-service sign-up and account recovery (docs/PROTOCOL.md section 6): steps first
 /// (`enroll-profile`, `verify-code`), then a bind URL the client follows as in section 2.
 enum EnrollmentRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
-        router.post("v1/signup") { request, context in
-            let username = try username(await HTTPSupport.body(request))
-            let (id, token) = try await provider.enrollments.startSignUp(username: username, clientAddress: context.clientAddress)
-            let fields = Enrollments.profileFields.map { ["name": $0.name, "required": $0.required, "kind": $0.kind] as [String: Any] }
-            return step("enroll-profile", submit: provider.context.url("v1/signup/\(id)/profile", token: token),
-                        message: "Tell us who you are", fields: fields)
+        router.post(RouterPath(ProtocolPath.signUp)) { request, context in
+            let start = try await HTTPSupport.decode(EnrollmentExchange.Start.self, from: request, expected: "a JSON object with a username")
+            let (id, token) = try await provider.enrollments.startSignUp(username: start.username, clientAddress: context.clientAddress)
+            return step(.enrollProfile, submit: provider.context.url("\(ProtocolPath.signUp)/\(id)/profile", token: token),
+                        message: "Tell us who you are", fields: Step.Field.profile)
         }
         router.post("v1/signup/:enrollment/profile") { request, context in
             let id = try context.parameters.require("enrollment")
-            let object = try TransferRoutes.jsonObject(await HTTPSupport.body(request))
-            let fields = object.compactMapValues { $0 as? String }
-            let message = try await provider.enrollments.signUpProfile(id, token: try TransferRoutes.token(request), fields: fields)
-            return step("verify-code", submit: provider.context.url("v1/signup/\(id)/code", token: try TransferRoutes.token(request)),
-                        message: message, fields: [codeField])
+            let token = try TransferRoutes.token(request)
+            let profile = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object of strings")
+            let message = try await provider.enrollments.signUpProfile(id, token: token, fields: profile.values)
+            return step(.verifyCode, submit: provider.context.url("\(ProtocolPath.signUp)/\(id)/code", token: token), message: message, fields: [.code])
         }
         router.post("v1/signup/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await provider.enrollments.signUpCode(id, token: try TransferRoutes.token(request), code: try code(await HTTPSupport.body(request)))
-            return HTTPSupport.json(["bindURL": bindURL.absoluteString])
+            let bindURL = try await provider.enrollments.signUpCode(id, token: try TransferRoutes.token(request), code: try await code(request))
+            return HTTPSupport.json(EnrollmentExchange.Finished(bindURL: bindURL.absoluteString))
         }
-        router.post("v1/recovery") { request, context in
-            let username = try username(await HTTPSupport.body(request))
-            let (id, token) = try await provider.enrollments.startRecovery(username: username, clientAddress: context.clientAddress)
-            return step("verify-code", submit: provider.context.url("v1/recovery/\(id)/code", token: token),
-                        message: "If this account exists and has an e-mail address, a code was sent to it", fields: [codeField])
+        router.post(RouterPath(ProtocolPath.recovery)) { request, context in
+            let start = try await HTTPSupport.decode(EnrollmentExchange.Start.self, from: request, expected: "a JSON object with a username")
+            let (id, token) = try await provider.enrollments.startRecovery(username: start.username, clientAddress: context.clientAddress)
+            return step(.verifyCode, submit: provider.context.url("\(ProtocolPath.recovery)/\(id)/code", token: token),
+                        message: "If this account exists and has an e-mail address, a code was sent to it", fields: [.code])
         }
         router.post("v1/recovery/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await provider.enrollments.recoveryCode(id, token: try TransferRoutes.token(request), code: try code(await HTTPSupport.body(request)))
-            return HTTPSupport.json(["bindURL": bindURL.absoluteString])
+            let bindURL = try await provider.enrollments.recoveryCode(id, token: try TransferRoutes.token(request), code: try await code(request))
+            return HTTPSupport.json(EnrollmentExchange.Finished(bindURL: bindURL.absoluteString))
         }
     }
 
-    static var codeField: [String: Any] { ["name": "code", "required": true, "kind": "one-time-code"] }
-
-    static func step(_ name: String, submit: String, message: String, fields: [[String: Any]]) -> Response {
-        HTTPSupport.json(["step": ["name": name, "submit": submit, "message": message, "fields": fields] as [String: Any]])
+    static func step(_ name: Step.Name, submit: String, message: String, fields: [Step.Field]) -> Response {
+        HTTPSupport.json(StepReply(step: Step(name: name, submit: submit, message: message, fields: fields)))
     }
 
-    static func username(_ body: Data) throws -> String {
-        guard let username = try TransferRoutes.jsonObject(body)["username"] as? String else {
-            throw ProviderError.badRequest("invalid_request", "a JSON body with a username is required")
-        }
-        return username
-    }
-
-    static func code(_ body: Data) throws -> String {
-        guard let code = try TransferRoutes.jsonObject(body)["code"] as? String, code.utf8.count <= 32 else {
-            throw ProviderError.badRequest("invalid_request", "a JSON body with a code is required")
+    /// The `verify-code` step's answer.
+    static func code(_ request: Request) async throws -> String {
+        let submission = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object with a code")
+        guard let code = submission[.code], code.utf8.count <= 32 else {
+            throw ProviderError.badRequest(.invalidRequest, "a JSON body with a code is required")
         }
         return code
     }

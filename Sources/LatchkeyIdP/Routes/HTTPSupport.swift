@@ -1,14 +1,28 @@
 import Foundation
 import Hummingbird
 import LatchkeyOAuth
+import LatchkeyProtocol
 import Logging
 
 /// JSON in and out, bounded request bodies, and errors as OAuth error objects.
 enum HTTPSupport {
     static let maximumBodySize = 64 * 1024
 
-    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        json(data: JSONDocument.encode(object), status: status)
+    /// `value` as the JSON body, keys sorted so output is stable.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The protocol's types encode strings, numbers, booleans and nested types of
+        // those, which cannot fail; a failure would be a programming error, answered 500.
+        guard let data = try? encoder.encode(value) else {
+            return json(data: Data(#"{"error":"server_error","error_description":"internal error"}"#.utf8), status: .internalServerError)
+        }
+        return json(data: data, status: status)
+    }
+
+    /// An error answer (RFC 6749 §5.2).
+    static func error(_ code: ErrorCode, _ description: String, status: HTTPResponse.Status) -> Response {
+        json(ErrorResponse(error: code, description: description), status: status)
     }
 
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
@@ -19,12 +33,18 @@ enum HTTPSupport {
         )
     }
 
-    static func json(encodable: some Encodable, wrapping key: String, extra: [String: Any] = [:]) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var object = extra
-        object[key] = JSONDocument.Raw(data: try encoder.encode(encodable))
-        return json(object)
+    /// The request body as `type`; anything else is `400 invalid_request` saying what was
+    /// expected.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, expected: String) async throws -> T {
+        try decode(type, from: try await body(request), expected: expected)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, expected: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw ProviderError.badRequest(.invalidRequest, "the body must be \(expected)")
+        }
     }
 
     static func body(_ request: Request) async throws -> Data {
@@ -81,7 +101,7 @@ struct RateLimitMiddleware: RouterMiddleware {
                 : path.hasPrefix("/v1/signup") || path.hasPrefix("/v1/recovery") ? "enrollment" : "bind-code"
             guard await limiter.allow(bucket + "|" + context.clientAddress) else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
-                return HTTPSupport.json(["error": "slow_down", "error_description": "too many requests; try again in a minute"], status: .tooManyRequests)
+                return HTTPSupport.error(.slowDown, "too many requests; try again in a minute", status: .tooManyRequests)
             }
         }
         return try await next(request, context)
@@ -131,24 +151,24 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as ProviderError {
             // The error code and description, never the request's secrets.
             context.logger.info("request refused", metadata: [
-                "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.error),
+                "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.error.rawValue),
             ])
-            return HTTPSupport.json(["error": error.error, "error_description": error.description], status: .init(code: error.status))
+            return HTTPSupport.error(error.error, error.description, status: .init(code: error.status))
         } catch let error as StoreError {
             // The store's trouble is the operator's to read in the log; the client learns
             // only whether trying again later may help.
             context.logger.error("store failure", metadata: ["path": .string(request.uri.path), "code": .string("\(error.code)"), "reason": .string(error.reason)])
             switch error.code {
             case .unavailable, .conflict, .diskFull:
-                return HTTPSupport.json(["error": "temporarily_unavailable", "error_description": "the provider cannot reach its store; try again shortly"], status: .serviceUnavailable)
+                return HTTPSupport.error(.temporarilyUnavailable, "the provider cannot reach its store; try again shortly", status: .serviceUnavailable)
             default:
-                return HTTPSupport.json(["error": "server_error", "error_description": "internal error"], status: .internalServerError)
+                return HTTPSupport.error(.serverError, "internal error", status: .internalServerError)
             }
         } catch let error as HTTPError {
-            return HTTPSupport.json(["error": "invalid_request", "error_description": error.body ?? "\(error.status)"], status: error.status)
+            return HTTPSupport.error(.invalidRequest, error.body ?? "\(error.status)", status: error.status)
         } catch {
             context.logger.error("request failed", metadata: ["path": .string(request.uri.path), "error": .string("\(type(of: error))")])
-            return HTTPSupport.json(["error": "server_error", "error_description": "internal error"], status: .internalServerError)
+            return HTTPSupport.error(.serverError, "internal error", status: .internalServerError)
         }
     }
 }

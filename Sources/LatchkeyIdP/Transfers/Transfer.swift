@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 
 /// A credential transfer (device linking, docs/PROTOCOL.md section 5): an exporter that
@@ -7,6 +8,7 @@ import LatchkeyWebAuthn
 /// registration waiting for the exporter's signed approval. Everything sensitive it holds
 /// is wiped when it ends; only its final state stays, briefly, for the two sides to read.
 struct Transfer: Sendable {
+    /// Stored by its raw value, which is the protocol's name for it (``TransferState``).
     enum State: String, Sendable {
         /// Created; the exporter has not yet proved possession of its credential.
         case opening
@@ -24,6 +26,9 @@ struct Transfer: Sendable {
         case failed
 
         var isFinal: Bool { [.completed, .declined, .cancelled, .expired, .failed].contains(self) }
+
+        /// The state as a client reads it.
+        var protocolState: TransferState { TransferState(rawValue: rawValue) }
     }
 
     /// The importer's registration, verified, awaiting approval.
@@ -31,7 +36,7 @@ struct Transfer: Sendable {
         var record: RelyingParty.RegisteredCredential
         var deviceName: String
         /// The importer's public key as a JWK (RFC 7517), and its RFC 7638 thumbprint.
-        var jwk: [String: String]
+        var jwk: JSONWebKey
         var thumbprint: String
         var nonce: Data
         var approvalChallenge: Data
@@ -40,13 +45,13 @@ struct Transfer: Sendable {
         private struct Stored: Codable {
             var credential: CredentialRecordJSON
             var deviceName: String
-            var jwk: [String: String]
+            var jwk: JSONWebKey
             var thumbprint: String
             var nonce: String
             var approvalChallenge: String
         }
 
-        init(record: RelyingParty.RegisteredCredential, deviceName: String, jwk: [String: String], thumbprint: String, nonce: Data, approvalChallenge: Data) {
+        init(record: RelyingParty.RegisteredCredential, deviceName: String, jwk: JSONWebKey, thumbprint: String, nonce: Data, approvalChallenge: Data) {
             self.record = record
             self.deviceName = deviceName
             self.jwk = jwk

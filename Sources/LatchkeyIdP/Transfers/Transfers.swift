@@ -260,12 +260,8 @@ struct Transfers: Sendable {
         let jwk = try record.publicKey.verifyingKey.jwk
         let thumbprint = try jwk.thumbprint()
         let nonce = try SecureRandom.bytes(count: 32)
-        var members = ["kty": jwk.kty]
-        if let crv = jwk.crv { members["crv"] = crv }
-        if let x = jwk.x { members["x"] = x }
-        if let y = jwk.y { members["y"] = y }
         let pending = Transfer.PendingImport(
-            record: record, deviceName: name, jwk: members, thumbprint: thumbprint, nonce: nonce,
+            record: record, deviceName: name, jwk: jwk, thumbprint: thumbprint, nonce: nonce,
             approvalChallenge: try BoundChallenge.transferApproval(transferID: id, credentialID: record.id, thumbprint: thumbprint, deviceName: name, nonce: nonce)
         )
         try await context.database.transaction { transaction in

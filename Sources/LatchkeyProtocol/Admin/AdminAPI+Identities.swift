@@ -1,0 +1,98 @@
+extension AdminAPI {
+    /// An identity as the admin API shows it.
+    public struct Identity: Codable, Hashable, Sendable {
+        public var id: String
+        public var username: String
+        public var email: String?
+        public var displayName: String
+        public var createdAt: Int
+
+        public init(id: String, username: String, email: String?, displayName: String, createdAt: Int) {
+            self.id = id
+            self.username = username
+            self.email = email
+            self.displayName = displayName
+            self.createdAt = createdAt
+        }
+    }
+
+    /// `POST /admin/identities`.
+    public struct IdentityCreation: Codable, Hashable, Sendable {
+        public var username: String
+        public var email: String?
+        public var displayName: String?
+
+        public init(username: String, email: String? = nil, displayName: String? = nil) {
+            self.username = username
+            self.email = email
+            self.displayName = displayName
+        }
+    }
+
+    /// `201` to ``IdentityCreation``: the identity and a bind URL for its first device.
+    public struct IdentityCreated: Codable, Hashable, Sendable {
+        public var identity: Identity
+        public var bindURL: String
+
+        public init(identity: Identity, bindURL: String) {
+            self.identity = identity
+            self.bindURL = bindURL
+        }
+    }
+
+    /// `GET /admin/identities/<id or username>`.
+    public struct IdentityAnswer: Codable, Hashable, Sendable {
+        public var identity: Identity
+
+        public init(identity: Identity) {
+            self.identity = identity
+        }
+    }
+
+    /// `GET /admin/identities`: a page in creation order; `next` is the `after` of the
+    /// next page, absent on the last.
+    public struct IdentityPage: Codable, Hashable, Sendable {
+        public var identities: [Identity]
+        public var next: String?
+
+        public init(identities: [Identity], next: String? = nil) {
+            self.identities = identities
+            self.next = next
+        }
+    }
+
+    /// `DELETE /admin/identities/<id>`.
+    public struct Deletion: Codable, Hashable, Sendable {
+        public var deleted: Bool
+
+        public init(deleted: Bool) {
+            self.deleted = deleted
+        }
+    }
+
+    /// `POST /admin/identities/<id>/bind-jobs`.
+    public struct BindJobRequest: Codable, Hashable, Sendable {
+        /// `bind` (default) or `recovery`.
+        public var kind: String?
+        /// Seconds.
+        public var expiresIn: Double?
+        public var postBindingRedirectURI: String?
+        public var requireEmailCode: Bool?
+
+        public init(kind: String? = nil, expiresIn: Double? = nil, postBindingRedirectURI: String? = nil, requireEmailCode: Bool? = nil) {
+            self.kind = kind
+            self.expiresIn = expiresIn
+            self.postBindingRedirectURI = postBindingRedirectURI
+            self.requireEmailCode = requireEmailCode
+        }
+    }
+
+    /// `201` to ``BindJobRequest``.
+    public struct BindJobCreated: Codable, Hashable, Sendable {
+        public var bindURL: String
+
+        public init(bindURL: String) {
+            self.bindURL = bindURL
+        }
+    }
+}
