@@ -274,7 +274,9 @@ struct ProviderTests {
 
     @Test("signing-key rotation: the new key is published first and signs after the delay; the old one stays published", arguments: TestStore.available)
     func signingKeyRotation(engine: TestStore) async throws {
-        try await Self.withProvider(engine, { $0.signingKeyPublicationDelay = 3 }) { issuer, authenticator in
+        // Long enough that the sign-in right after the rotation comes before it ends even on
+        // a loaded machine (the whole suite runs in parallel on two cores).
+        try await Self.withProvider(engine, { $0.signingKeyPublicationDelay = 10 }) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             let kid = { (tokens: TokenSet) throws -> String? in try JWS(compact: try #require(tokens.idToken)).keyID }
@@ -285,7 +287,7 @@ struct ProviderTests {
             let (_, jwks) = try await Self.request("GET", issuer.appendingPathComponent("jwks"))
             #expect(Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: client)) == before, "not before the publication delay")
-            try await Task.sleep(for: .milliseconds(3100))
+            try await Task.sleep(for: .milliseconds(10_100))
             // A relying party whose JWKS was fetched after the new key was published (the
             // delay is meant to outlast their caches) validates the new key's tokens.
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: try Self.client(issuer))) == next)

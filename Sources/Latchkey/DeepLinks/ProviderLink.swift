@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 
 /// A bind or authenticate link, in either of its two forms (docs/PROTOCOL.md sections 2
 /// and 3):
@@ -27,7 +28,7 @@ struct ProviderLink: Sendable {
     var endpoint: URL {
         get throws {
             var components = URLComponents(url: provider.url("v1/\(kind.rawValue)/\(identifier)"), resolvingAgainstBaseURL: false)
-            if let token { components?.queryItems = [URLQueryItem(name: "token", value: token)] }
+            if let token { components?.queryItems = [URLQueryItem(name: ProtocolPath.tokenParameter, value: token)] }
             guard let url = components?.url else {
                 throw LatchkeyError(code: .invalidArgument, reason: "cannot build the \(kind.rawValue) URL")
             }
@@ -52,8 +53,8 @@ struct ProviderLink: Sendable {
             guard parts.count >= 4, parts[parts.count - 3] == "v1", parts[parts.count - 2] == Substring(kind.rawValue),
                   isSafe(String(parts[parts.count - 1]))
             else { return nil }
-            let token = query["token"]
-            guard kind == .authenticate || token.map(isSafe) == true, Set(query.keys).isSubset(of: ["token"]) else { return nil }
+            let token = query[ProtocolPath.tokenParameter]
+            guard kind == .authenticate || token.map(isSafe) == true, Set(query.keys).isSubset(of: [ProtocolPath.tokenParameter]) else { return nil }
             var base = components
             base.path = parts.dropLast(3).joined(separator: "/")
             base.query = nil
@@ -66,7 +67,7 @@ struct ProviderLink: Sendable {
               let baseText = query["api_base_url"], let base = URL(string: baseText),
               let identifier = query[kind.identifierName], isSafe(identifier)
         else { return nil }
-        let token = query["token"]
+        let token = query[ProtocolPath.tokenParameter]
         if kind == .bind, token.map(isSafe) != true { return nil }
         if let token, !isSafe(token) { return nil }
         return ProviderLink(kind: kind, provider: try ProviderAddress(base), identifier: identifier, token: token)

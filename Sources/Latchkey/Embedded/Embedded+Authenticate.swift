@@ -86,9 +86,9 @@ extension Embedded {
         try await flow.run {
             let client = try oauthClient(for: tokens)
             if let refreshToken = tokens.refreshToken {
-                try await client.revoke(refreshToken, hint: "refresh_token")
+                try await client.revoke(refreshToken, hint: .refreshToken)
             }
-            try await client.revoke(tokens.accessToken, hint: "access_token")
+            try await client.revoke(tokens.accessToken, hint: .accessToken)
         }
     }
 

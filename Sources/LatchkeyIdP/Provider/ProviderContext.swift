@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 import Logging
@@ -54,7 +55,7 @@ final class ProviderContext: Sendable {
     /// `path?token=token`.
     func url(_ path: String, token: String) -> String {
         var components = URLComponents(url: url(path), resolvingAgainstBaseURL: false)
-        components?.queryItems = [URLQueryItem(name: "token", value: token)]
+        components?.queryItems = [URLQueryItem(name: ProtocolPath.tokenParameter, value: token)]
         return components?.string ?? ""
     }
 

@@ -10,13 +10,13 @@ enum BindRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.get("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest(.invalidRequest, "token missing") }
+            let token = try HTTPSupport.capabilityToken(request)
             return try answer(await provider.bindJobs.options(job: job, token: token), job: job, token: token, provider: provider)
         }
         // The verify-code step's submit URL (docs/PROTOCOL.md section 4).
         router.post("v1/bind/:job/code") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest(.invalidRequest, "token missing") }
+            let token = try HTTPSupport.capabilityToken(request)
             let submission = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object with a code")
             guard let code = submission[.code], code.utf8.count <= 32 else {
                 throw ProviderError.badRequest(.invalidRequest, "a JSON body with a code is required")
@@ -26,7 +26,7 @@ enum BindRoutes {
         // The accept-terms step's submit URL.
         router.post("v1/bind/:job/terms") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest(.invalidRequest, "token missing") }
+            let token = try HTTPSupport.capabilityToken(request)
             let submission = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object with accept")
             guard let accept = submission[.accept] else {
                 throw ProviderError.badRequest(.invalidRequest, "a JSON body with accept is required")
@@ -35,7 +35,7 @@ enum BindRoutes {
         }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
-            guard let token = try HTTPSupport.query(request)["token"] else { throw ProviderError.badRequest(.invalidRequest, "token missing") }
+            let token = try HTTPSupport.capabilityToken(request)
             let response: RegistrationResponseJSON
             do {
                 response = try RegistrationResponseJSON(json: try await HTTPSupport.body(request))
@@ -55,22 +55,18 @@ enum BindRoutes {
 
     /// `{publicKey, submit}`, or `{step: {name, submit, fields, message}}`.
     static func answer(_ answer: BindJobs.Answer, job: String, token: String, provider: Provider) -> Response {
-        let base = provider.context.url("\(ProtocolPath.bind)/\(job)")
-        func withToken(_ url: URL) -> String {
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-            components?.queryItems = [URLQueryItem(name: "token", value: token)]
-            return components?.string ?? url.absoluteString
-        }
+        let base = "\(ProtocolPath.bind)/\(job)"
+        func withToken(_ path: String) -> String { provider.context.url(path, token: token) }
         switch answer {
         case .options(let options):
             return HTTPSupport.json(BindExchange.Challenge(publicKey: options, submit: withToken(base)))
         case .verifyCode(let message):
             return HTTPSupport.json(StepReply(step: Step(
-                name: .verifyCode, submit: withToken(base.appendingPathComponent("code")), message: message, fields: [.code]
+                name: .verifyCode, submit: withToken(base + "/code"), message: message, fields: [.code]
             )))
         case .acceptTerms(let message):
             return HTTPSupport.json(StepReply(step: Step(
-                name: .acceptTerms, submit: withToken(base.appendingPathComponent("terms")), message: message, fields: [.accept]
+                name: .acceptTerms, submit: withToken(base + "/terms"), message: message, fields: [.accept]
             )))
         }
     }

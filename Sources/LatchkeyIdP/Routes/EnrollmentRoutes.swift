@@ -14,14 +14,14 @@ enum EnrollmentRoutes {
         }
         router.post("v1/signup/:enrollment/profile") { request, context in
             let id = try context.parameters.require("enrollment")
-            let token = try TransferRoutes.token(request)
+            let token = try HTTPSupport.capabilityToken(request)
             let profile = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object of strings")
             let message = try await provider.enrollments.signUpProfile(id, token: token, fields: profile.values)
             return step(.verifyCode, submit: provider.context.url("\(ProtocolPath.signUp)/\(id)/code", token: token), message: message, fields: [.code])
         }
         router.post("v1/signup/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await provider.enrollments.signUpCode(id, token: try TransferRoutes.token(request), code: try await code(request))
+            let bindURL = try await provider.enrollments.signUpCode(id, token: try HTTPSupport.capabilityToken(request), code: try await code(request))
             return HTTPSupport.json(EnrollmentExchange.Finished(bindURL: bindURL.absoluteString))
         }
         router.post(RouterPath(ProtocolPath.recovery)) { request, context in
@@ -32,7 +32,7 @@ enum EnrollmentRoutes {
         }
         router.post("v1/recovery/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await provider.enrollments.recoveryCode(id, token: try TransferRoutes.token(request), code: try await code(request))
+            let bindURL = try await provider.enrollments.recoveryCode(id, token: try HTTPSupport.capabilityToken(request), code: try await code(request))
             return HTTPSupport.json(EnrollmentExchange.Finished(bindURL: bindURL.absoluteString))
         }
     }

@@ -78,6 +78,15 @@ enum HTTPSupport {
         try FormURLEncoded.parse(request.uri.query?[...] ?? "")
     }
 
+    /// The caller's capability token (`?token=`, docs/PROTOCOL.md sections 2, 5 and 6),
+    /// 1 to 256 characters.
+    static func capabilityToken(_ request: Request) throws -> String {
+        guard let token = try query(request)[ProtocolPath.tokenParameter], !token.isEmpty, token.utf8.count <= 256 else {
+            throw ProviderError.badRequest(.invalidRequest, "token missing")
+        }
+        return token
+    }
+
     static func bearerToken(_ request: Request) -> String? {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
         return String(header.dropFirst(7))

@@ -30,7 +30,7 @@ enum TransferRoutes {
         }
         router.get("v1/transfers/:transfer") { request, context in
             let id = try context.parameters.require("transfer")
-            let token = try token(request)
+            let token = try HTTPSupport.capabilityToken(request)
             switch try await provider.transfers.exporterStatus(id, token: token) {
             case .waiting(let code, let expiresAt):
                 return HTTPSupport.json(ExportExchange.Status(state: .waiting, code: code, codeExpiresAt: Int(expiresAt.timeIntervalSince1970)))
@@ -53,16 +53,16 @@ enum TransferRoutes {
         }
         router.post("v1/transfers/:transfer/approve") { request, context in
             let id = try context.parameters.require("transfer")
-            let bound = try await provider.transfers.approve(id, token: try token(request), response: try await assertion(request))
+            let bound = try await provider.transfers.approve(id, token: try HTTPSupport.capabilityToken(request), response: try await assertion(request))
             context.logger.info("transfer approved", metadata: ["credential": .string(String(Base64URL.encode(bound).prefix(8)))])
             return HTTPSupport.json(TransferOutcome(state: .completed, credential: CredentialReference(id: Base64URL.encode(bound))))
         }
         router.post("v1/transfers/:transfer/decline") { request, context in
-            try await provider.transfers.end(try context.parameters.require("transfer"), token: try token(request), as: .declined)
+            try await provider.transfers.end(try context.parameters.require("transfer"), token: try HTTPSupport.capabilityToken(request), as: .declined)
             return HTTPSupport.json(TransferOutcome(state: .declined))
         }
         router.post("v1/transfers/:transfer/cancel") { request, context in
-            try await provider.transfers.end(try context.parameters.require("transfer"), token: try token(request), as: .cancelled)
+            try await provider.transfers.end(try context.parameters.require("transfer"), token: try HTTPSupport.capabilityToken(request), as: .cancelled)
             return HTTPSupport.json(TransferOutcome(state: .cancelled))
         }
 
@@ -76,7 +76,7 @@ enum TransferRoutes {
         }
         router.post("v1/transfers/:transfer/import") { request, context in
             let id = try context.parameters.require("transfer")
-            let token = try token(request)
+            let token = try HTTPSupport.capabilityToken(request)
             let submission = try await HTTPSupport.decode(
                 ImportExchange.Submission.self, from: request,
                 expected: "a JSON object with registration (a RegistrationResponseJSON) and deviceName"
@@ -88,7 +88,7 @@ enum TransferRoutes {
             )
         }
         router.get("v1/transfers/:transfer/import") { request, context in
-            let (final, bound) = try await provider.transfers.importerStatus(try context.parameters.require("transfer"), token: try token(request))
+            let (final, bound) = try await provider.transfers.importerStatus(try context.parameters.require("transfer"), token: try HTTPSupport.capabilityToken(request))
             return HTTPSupport.json(TransferOutcome(state: final.protocolState, credential: bound.map { CredentialReference(id: Base64URL.encode($0)) }))
         }
     }
@@ -101,12 +101,5 @@ enum TransferRoutes {
         } catch {
             throw ProviderError.badRequest(.invalidRequest, "body is not an AuthenticationResponseJSON")
         }
-    }
-
-    static func token(_ request: Request) throws -> String {
-        guard let token = try HTTPSupport.query(request)["token"], !token.isEmpty, token.utf8.count <= 256 else {
-            throw ProviderError.badRequest(.invalidRequest, "token missing")
-        }
-        return token
     }
 }

@@ -150,13 +150,13 @@ public actor OAuthClient {
     }
 
     /// Revokes a token (RFC 7009 §2.1). Success, or an unknown token, is HTTP 200.
-    public func revoke(_ token: String, hint: String? = "refresh_token") async throws {
+    public func revoke(_ token: String, hint: TokenTypeHint? = .refreshToken) async throws {
         let metadata = try await metadata()
         guard let endpoint = metadata.revocationEndpoint else {
             throw OAuthError(code: .endpointMissing, reason: "the provider has no revocation endpoint")
         }
         var parameters = [("token", token)]
-        if let hint { parameters.append(("token_type_hint", hint)) }
+        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
         let response = try await send(formRequest(endpoint, parameters))
         guard response.status == 200 else { throw try Self.providerError(response, what: "revocation") }
     }

@@ -14,4 +14,8 @@ public enum ProtocolPath {
     public static let bind = "v1/bind"
     /// `GET v1/authenticate/<session>`: an authenticate URL's path prefix (section 3).
     public static let authenticate = "v1/authenticate"
+
+    /// The query parameter that carries a caller's capability token on the URLs of
+    /// bind jobs, transfers and enrollments (`?token=`, 256 bits, kept hashed).
+    public static let tokenParameter = "token"
 }
