@@ -2,16 +2,9 @@
 /// RFC 8628 §3.5 `slow_down`) and Latchkey's own (docs/PROTOCOL.md, each section's
 /// rules). An open set: a provider may send a code this client does not know, and it is
 /// kept as sent.
-public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct ErrorCode: OpenName {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { rawValue = value }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 
     // RFC 6749 §4.1.2.1 and §5.2.
     public static let invalidRequest = ErrorCode(rawValue: "invalid_request")

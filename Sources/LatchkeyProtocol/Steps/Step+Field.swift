@@ -39,16 +39,9 @@ extension Step {
 
 extension Step.Field {
     /// A field's name, an open set; the names this protocol defines are the static members.
-    public struct Name: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public struct Name: OpenName {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        public init(stringLiteral value: String) { rawValue = value }
-        public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-        public var description: String { rawValue }
 
         public static let code = Name(rawValue: "code")
         public static let accept = Name(rawValue: "accept")

@@ -1,16 +1,9 @@
 extension Step {
     /// A step's name, an open set (a new provider policy is a new name). The names this
     /// protocol defines are the static members.
-    public struct Name: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public struct Name: OpenName {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        public init(stringLiteral value: String) { rawValue = value }
-        public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-        public var description: String { rawValue }
 
         /// A one-time code was sent (by e-mail); answer it in the ``Field/Name/code`` field.
         public static let verifyCode = Name(rawValue: "verify-code")

@@ -1,14 +1,8 @@
 /// Where a transfer stands (docs/PROTOCOL.md section 5), as the `state` of a poll or of
 /// a final answer. An open set, so an unknown state decodes and the client decides.
-public struct TransferState: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct TransferState: OpenName {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 
     /// A code is out; nobody has redeemed it yet.
     public static let waiting = TransferState(rawValue: "waiting")
