@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SQLiteNIO
 import Synchronization
 
@@ -18,6 +19,7 @@ import Synchronization
 final class SQLiteProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.sqlite
     private let connection: SQLiteConnection
+    private let thread: SQLiteThread
     private let queue = Mutex(Queue())
     private let closed = Mutex(false)
     /// Transactions in one group at most, so no answer waits behind too many others.
@@ -28,8 +30,9 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         var draining = false
     }
 
-    private init(connection: SQLiteConnection) {
+    private init(connection: SQLiteConnection, thread: SQLiteThread) {
         self.connection = connection
+        self.thread = thread
     }
 
     /// Opens (creating when needed) `directory/latchkey.sqlite3`, or an in-memory
@@ -46,13 +49,17 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         } else {
             storage = .memory
         }
+        let thread = SQLiteThread()
         let connection: SQLiteConnection
         do {
-            connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+            connection = try await SQLiteConnection.open(
+                storage: storage, threadPool: thread.pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+            )
         } catch {
+            await thread.shutdown()
             throw StoreError(.engineFailure, "cannot open the SQLite database", underlying: error)
         }
-        let database = SQLiteProviderDatabase(connection: connection)
+        let database = SQLiteProviderDatabase(connection: connection, thread: thread)
         do {
             // busy_timeout replaces sqlite-nio's retry-at-once busy handler: another
             // process holding the file (a backup, a second `serve`) is waited for, not spun on.
@@ -82,7 +89,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
                 return true
             }
             if startDrain {
-                Task { await self.drain() }
+                Task(executorPreference: thread) { await self.drain() }
             }
         }
     }
@@ -97,7 +104,10 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             defer { closed = true }
             return !closed
         }
-        if first { try? await connection.close() }
+        if first {
+            try? await connection.close()
+            await thread.shutdown()
+        }
     }
 
     /// Commits queued transactions in groups until none is left.
@@ -127,6 +137,21 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             try await handle.raw("BEGIN IMMEDIATE")
         } catch {
             return Self.storeError(error)
+        }
+        if group.count == 1, let job = group.first {
+            // Alone in its group: the transaction is the job's, and a body that throws
+            // rolls it back whole, which saves two statements.
+            do {
+                guard await job.run(in: handle) else {
+                    try await handle.raw("ROLLBACK")
+                    return nil
+                }
+                try await handle.raw("COMMIT")
+                return nil
+            } catch {
+                _ = try? await handle.raw("ROLLBACK")
+                return Self.storeError(error)
+            }
         }
         for job in group {
             do {
