@@ -4,7 +4,7 @@ public import Foundation
 /// use it.
 ///
 /// Hand-written rather than Foundation's: Foundation costs ~11 µs for 32 bytes against
-/// ~0.15 µs here (DESIGN.md), and its decoder is lenient. Decoding is strict, so each
+/// ~0.15 µs here (docs/ARCHITECTURE.md, "The crypto core"), and its decoder is lenient. Decoding is strict, so each
 /// value has exactly one accepted text: no padding, no white space, no characters from the
 /// other alphabet, and no non-zero bits in the last symbol's unused tail.
 public enum Base64URL {
@@ -64,8 +64,8 @@ enum Base64Codec {
 
     /// Strict decoding. With `padded`, the text must be a multiple of four symbols with
     /// `=` only at the end; without, `=` is refused. Works on the string's own UTF-8
-    /// storage and writes into one preallocated buffer (DESIGN.md: base64 sits on hot
-    /// paths such as listing a vault).
+    /// storage and writes into one preallocated buffer (base64 sits on hot paths such as
+    /// listing a vault: docs/ARCHITECTURE.md, "The crypto core").
     static func decode(_ text: some StringProtocol, table: [UInt8], padded: Bool) throws -> Data {
         if let result = try text.utf8.withContiguousStorageIfAvailable({ try decode($0, table: table, padded: padded) }) {
             return result

@@ -23,7 +23,7 @@ enum KeyInputLimits {
 
 /// A P-256 parameters key, made once. Generating from it reuses the curve group instead
 /// of rebuilding it by name for every key, which is 44% of a P-256 keygen in OpenSSL 3.0
-/// (DESIGN.md, performance notes): ~40,000 keys/s against ~21,000 with `EVP_EC_gen`.
+/// (docs/ARCHITECTURE.md, "The crypto core"): ~40,000 keys/s against ~21,000 with `EVP_EC_gen`.
 private final class P256Template: @unchecked Sendable {
     static let shared = P256Template()
 

@@ -31,7 +31,7 @@ public struct VerifyingKey: Sendable {
     }
 
     /// A P-256 or Ed25519 key kept as its SPKI bytes and imported into OpenSSL only when
-    /// first used (DESIGN.md: listings carry public keys unparsed). The bytes must have the
+    /// first used (docs/ARCHITECTURE.md, "The crypto core": listings carry public keys unparsed). The bytes must have the
     /// one DER form of such a key; whether the point is valid is checked on first use, and
     /// an invalid one never verifies.
     init(deferredSPKI spki: Data) throws {

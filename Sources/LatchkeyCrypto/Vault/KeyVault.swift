@@ -4,7 +4,7 @@ public import Foundation
 /// sealed under the vault key, written atomically and durably, with one writer at a time
 /// across processes.
 ///
-/// Layout (DESIGN.md, "Key vault"):
+/// Layout (docs/ARCHITECTURE.md, "The crypto core"; its protections: docs/SECURITY.md, "The vault"):
 ///
 /// ```
 /// <directory>/            0700

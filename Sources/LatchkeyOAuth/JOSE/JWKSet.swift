@@ -2,8 +2,8 @@ public import Foundation
 public import LatchkeyCrypto
 
 /// A JWK Set (RFC 7517 §5) of verification keys, parsed once: each key is imported into
-/// OpenSSL when the set is read, not per verification (DESIGN.md: key parsing is OpenSSL
-/// 3.0's slow spot).
+/// OpenSSL when the set is read, not per verification (key parsing is OpenSSL 3.0's slow
+/// spot: docs/ARCHITECTURE.md, "The crypto core").
 ///
 /// Keys that are not for signatures (`use` other than `sig`), of unsupported types, or
 /// malformed are skipped rather than failing the whole set, so one odd key at a provider

@@ -9,8 +9,8 @@ public import LatchkeyCrypto
 /// - EdDSA/Ed25519: `{1: 1 (OKP), 3: -8, -1: 6 (Ed25519), -2: x}`, x 32 bytes (RFC 9053 §7.2).
 ///
 /// Parsing checks that key type, algorithm and curve agree, refuses a key that carries a
-/// private part (`-4`), and builds the OpenSSL key from the raw coordinates (DESIGN.md:
-/// ~28 µs, against ~200 µs to parse an SPKI).
+/// private part (`-4`), and builds the OpenSSL key from the raw coordinates (~28 µs,
+/// against ~200 µs to parse an SPKI: docs/ARCHITECTURE.md, "The crypto core").
 public struct COSEKey: Hashable, Sendable {
     public let algorithm: SigningAlgorithm
     public let verifyingKey: VerifyingKey
