@@ -135,14 +135,27 @@ let package = Package(
             dependencies: ["LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
+        // What the test targets share: temporary directories and key files, hex, live
+        // servers with a graceful stop, child processes, the Python interop runner.
+        .target(
+            name: "LatchkeyTestSupport",
+            dependencies: [
+                "LatchkeyCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LatchkeyTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LatchkeyCryptoTests",
-            dependencies: ["LatchkeyCrypto", "latchkey-vault-stress"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport", "latchkey-vault-stress"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LatchkeyWebAuthnTests",
-            dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto"],
+            dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -150,6 +163,7 @@ let package = Package(
             dependencies: [
                 "LatchkeyOAuth",
                 "LatchkeyCrypto",
+                "LatchkeyTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -159,7 +173,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyProtocol", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI", "latchkey-vault-stress",
+                "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI", "latchkey-vault-stress",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -169,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyIdPTests",
             dependencies: [
-                "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
+                "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

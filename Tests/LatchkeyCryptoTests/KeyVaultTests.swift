@@ -1,6 +1,7 @@
 import Foundation
 @testable import LatchkeyCrypto
 import Testing
+import LatchkeyTestSupport
 
 /// The key vault with real files in a temporary directory. Serialized: some cases set
 /// `CREDENTIALS_DIRECTORY`, which is process-wide.

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import Testing
+import LatchkeyTestSupport
 
 /// The published vectors under Vectors/, each file naming its RFC section.
 @Suite("RFC and NIST vectors")

@@ -1,6 +1,7 @@
 import Foundation
 @testable import LatchkeyCrypto
 import Testing
+import LatchkeyTestSupport
 
 @Suite("Signing and verifying keys")
 struct SigningKeyTests {

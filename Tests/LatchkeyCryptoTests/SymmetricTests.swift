@@ -1,6 +1,7 @@
 import Foundation
 @testable import LatchkeyCrypto
 import Testing
+import LatchkeyTestSupport
 
 @Suite("AEAD, MAC, KDF, randomness")
 struct SymmetricTests {

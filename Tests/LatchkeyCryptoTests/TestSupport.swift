@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 
 /// Where the test data lives, found from this file's path so tests run from any
 /// working directory.
@@ -62,29 +63,4 @@ extension Dictionary where Key == String, Value == Any {
         guard let value = self[key] as? [[String: Any]] else { throw TestDataError("missing array \"\(key)\"") }
         return value
     }
-}
-
-extension Data {
-    init(hex: String) throws {
-        var bytes = [UInt8]()
-        var iterator = hex.utf8.makeIterator()
-        while let high = iterator.next() {
-            guard let low = iterator.next(), let h = Self.nibble(high), let l = Self.nibble(low) else {
-                throw TestDataError("bad hex")
-            }
-            bytes.append(h << 4 | l)
-        }
-        self.init(bytes)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LatchkeyCrypto
+import LatchkeyTestSupport
 import Testing
 
 /// Two `latchkey-vault-stress` processes write to one vault while the test SIGKILLs them
@@ -8,10 +9,7 @@ import Testing
 @Suite("Key vault crash safety")
 struct VaultCrashTests {
     /// The helper sits next to the test bundle in the build directory.
-    static var helper: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("latchkey-vault-stress")
-    }
+    static var helper: URL { ChildProcess.executable("latchkey-vault-stress") }
 
     static let requiredKills = 60
 
@@ -38,10 +36,7 @@ struct VaultCrashTests {
 
     @Test("SIGKILLed writers never lose a committed write or leave a torn record")
     func killWritersAtRandom() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.helper.path) else {
-            Issue.record("latchkey-vault-stress not found at \(Self.helper.path); it is built with the tests")
-            return
-        }
+        try #require(FileManager.default.isExecutableFile(atPath: Self.helper.path), "latchkey-vault-stress not found at \(Self.helper.path); it is built with the tests")
         let temporary = try TemporaryDirectory()
         let keyFile = try temporary.keyFile()
         let logs = temporary.url.appendingPathComponent("logs")

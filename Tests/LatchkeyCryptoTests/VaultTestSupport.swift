@@ -1,30 +1,6 @@
 import Foundation
 @testable import LatchkeyCrypto
-
-/// A private temporary directory for one test, removed when the value goes.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-test-XXXXXX")
-        var template = Array(base.standardizedFileURL.path.utf8CString)
-        guard let made = mkdtemp(&template) else { throw TestDataError("mkdtemp failed") }
-        url = URL(fileURLWithPath: String(cString: made))
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    var vault: URL { url.appendingPathComponent("vault") }
-
-    /// A 32-byte key file with owner-only permissions.
-    func keyFile(_ name: String = "vault.key", bytes: Data? = nil, mode: mode_t = 0o600) throws -> URL {
-        let file = url.appendingPathComponent(name)
-        let contents = try bytes ?? SecureRandom.bytes(count: 32)
-        guard FileManager.default.createFile(atPath: file.path, contents: contents) else { throw TestDataError("cannot write \(file.path)") }
-        chmod(file.path, mode)
-        return file
-    }
-}
+import LatchkeyTestSupport
 
 enum VaultFixtures {
     /// scrypt cheap enough for tests; real vaults use `.interactive`.

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import Testing
+import LatchkeyTestSupport
 
 /// Project Wycheproof (C2SP) vectors from ../shared/vectors/wycheproof, never copied into
 /// the repository. Every `valid` case must be accepted and every `invalid` one rejected;

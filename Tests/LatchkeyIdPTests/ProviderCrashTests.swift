@@ -4,6 +4,7 @@ import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Logging
+import LatchkeyTestSupport
 import Testing
 
 /// `latchkey serve` on SQLite, SIGKILLed again and again while clients bind credentials
@@ -38,7 +39,7 @@ struct ProviderCrashTests {
 
     @Test("SIGKILLed 20+ times during concurrent binds and sign-ins: every acknowledged bind signs in, no acknowledged counter is lost")
     func crashes() async throws {
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+        let binary = LatchkeyServe.binary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
         let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -159,28 +160,6 @@ struct ProviderCrashTests {
 
     /// Starts `latchkey serve` on `port` and waits until it listens.
     static func start(_ binary: URL, dataDirectory: URL, port: Int) async throws -> Process {
-        let server = Process()
-        server.executableURL = binary
-        server.arguments = ["serve", "--port", "\(port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken, "--json"]
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        let line = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var text = ""
-                while !text.contains("\n") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: text)
-            }
-        }
-        guard line.contains("issuer") else {
-            kill(server.processIdentifier, SIGKILL)
-            throw CrashStepFailed()
-        }
-        return server
+        try await LatchkeyServe.start(["--port", "\(port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken]).0
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 @testable import LatchkeyIdP
+import LatchkeyTestSupport
 import Testing
 
 /// `latchkey serve` with its SQLite store on a full disk: a 1 MiB tmpfs mounted in a
@@ -11,7 +12,7 @@ import Testing
 struct ProviderDiskFullTests {
     @Test("identities created until the disk is full: 503 temporarily_unavailable, reads still served, every acknowledged identity kept")
     func diskFull() async throws {
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
+        let binary = LatchkeyServe.binary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
         guard let unshare = ["/usr/bin/unshare", "/bin/unshare"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             print("disk-full provider test skipped: unshare not found")
@@ -35,14 +36,7 @@ struct ProviderDiskFullTests {
         process.arguments = ["-rm", "/bin/sh", "-c", script, "sh", file("disk"), binary.path, "\(port)", ProviderTests.adminToken,
                              file("stdout"), file("stderr"), file("pid"), file("copy")]
         try process.run()
-        let exited = { () async -> Int32 in
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    process.waitUntilExit()
-                    continuation.resume(returning: process.terminationStatus)
-                }
-            }
-        }
+        let exited = { () async -> Int32 in await ChildProcess.waitForExit(process) }
 
         // Wait for the issuer line (or for the namespace to be refused).
         var listening = false

@@ -3,6 +3,7 @@ import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
 import LatchkeyWebAuthn
+import LatchkeyTestSupport
 import Testing
 
 /// The reference provider, in-process on 127.0.0.1 port 0, driven over real HTTP by the
@@ -491,44 +492,19 @@ struct ProviderOperationsTests {
 
     @Test("`latchkey serve` runs as a process, answers discovery and JWKS, serves the admin command, and stops on SIGTERM")
     func serveProcess() async throws {
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
-        let server = Process()
-        server.executableURL = binary
-        server.arguments = ["serve", "--port", "0", "--admin-token", "cli-test-token"]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
-        defer { if server.isRunning { server.terminate() } }
-
-        // Read until the issuer line.
-        var text = ""
-        var issuer: URL?
-        let deadline = Date().addingTimeInterval(20)
-        while issuer == nil, Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Issuer: ") }) {
-                issuer = URL(string: String(line.dropFirst("Issuer: ".count)))
-            }
-        }
-        let base = try #require(issuer, "no issuer line in: \(text)")
+        let binary = LatchkeyServe.binary
+        let (server, base) = try await LatchkeyServe.start(["--port", "0", "--admin-token", "cli-test-token"])
+        defer { ChildProcess.stop(server) }
         let discovery = try await ProviderTests.request("GET", base.appendingPathComponent(".well-known/openid-configuration"))
         #expect(discovery.0 == 200 && discovery.1["issuer"] as? String == base.absoluteString)
         let jwks = try await ProviderTests.request("GET", base.appendingPathComponent("jwks"))
         #expect(jwks.0 == 200 && (jwks.1["keys"] as? [Any])?.count == 1)
 
-        let admin = Process()
-        admin.executableURL = binary
-        admin.arguments = ["admin", "create-identity", "--idp", base.absoluteString, "--admin-token", "cli-test-token", "--username", "cli-user", "--json"]
-        let adminOutput = Pipe()
-        admin.standardOutput = adminOutput
-        try admin.run()
-        let created = adminOutput.fileHandleForReading.readDataToEndOfFile()
-        admin.waitUntilExit()
-        #expect(admin.terminationStatus == 0)
-        let object = try JSONSerialization.jsonObject(with: created) as? [String: Any]
+        let admin = try await ChildProcess.run(
+            binary, ["admin", "create-identity", "--idp", base.absoluteString, "--admin-token", "cli-test-token", "--username", "cli-user", "--json"]
+        )
+        #expect(admin.status == 0, "\(admin.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(admin.stdout.utf8)) as? [String: Any]
         #expect((object?["bindURL"] as? String)?.hasPrefix(base.absoluteString + "/v1/bind/") == true)
 
         server.terminate()  // SIGTERM
@@ -540,24 +516,12 @@ struct ProviderOperationsTests {
 }
 
 extension ProviderOperationsTests {
-    static var binary: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
-    }
+    static var binary: URL { LatchkeyServe.binary }
 
     /// Runs `latchkey` with `arguments`; its exit status and standard output.
     static func latchkey(_ arguments: [String]) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: output.fileHandleForReading.readDataToEndOfFile()) }
-        }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try await ChildProcess.run(binary, arguments)
+        return (run.status, run.stdout)
     }
 
     @Test("`latchkey admin`: list, find, bind-job, credentials, revoke, delete, rotate, each with --json")
@@ -594,7 +558,7 @@ extension ProviderOperationsTests {
             let (revoked, _) = try await Self.latchkey(["admin", "revoke-credential", credential] + admin)
             #expect(revoked == 0)
             let (_, after) = try await Self.latchkey(["admin", "list-credentials", identity] + admin)
-            #expect((try json(after)["credentials"] as? [[String: Any]])?.first?["revoked"] as? Bool == true)
+            #expect((try json(after)["credentials"] as? [[String: Any]])?.first { $0["id"] as? String == credential }?["revoked"] as? Bool == true)
 
             let (rotated, rotation) = try await Self.latchkey(["admin", "rotate-signing-key"] + admin)
             #expect(rotated == 0)

@@ -162,7 +162,7 @@ struct HostileInputTests {
         },
         Attack(name: "redirect to another path", expected: .redirectURIMismatch) { context in
             let request = try await context.client.authorizationRequest()
-            guard let url = URL(string: "http://127.0.0.1/elsewhere?code=c&state=\(request.state)") else { return }
+            let url = try #require(URL(string: "http://127.0.0.1/elsewhere?code=c&state=\(request.state)"))
             _ = try await context.client.authorizationCode(from: url, for: request)
         },
         Attack(name: "duplicated state parameter", expected: .malformedResponse) { context in
@@ -210,11 +210,11 @@ struct HostileInputTests {
             _ = try await URLSessionTransport().send(TransportRequest(method: "GET", url: context.issuer.appendingPathComponent("huge")))
         },
         Attack(name: "plain http to a non-loopback host", expected: .insecureTransport) { _ in
-            guard let url = URL(string: "http://example.com") else { return }
+            let url = try #require(URL(string: "http://example.com"))
             _ = try OAuthClient(configuration: .init(issuer: url, clientID: "c", redirectURI: url))
         },
         Attack(name: "transport refuses http to a non-loopback host", expected: .insecureTransport) { _ in
-            guard let url = URL(string: "http://10.0.0.1/token") else { return }
+            let url = try #require(URL(string: "http://10.0.0.1/token"))
             _ = try await URLSessionTransport().send(TransportRequest(method: "POST", url: url))
         },
         Attack(name: "userinfo for another subject", expected: .subjectMismatch) { context in

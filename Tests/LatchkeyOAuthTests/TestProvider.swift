@@ -1,15 +1,15 @@
 import Foundation
 import Hummingbird
 import Logging
-import ServiceLifecycle
+import LatchkeyTestSupport
 import LatchkeyCrypto
 @testable import LatchkeyOAuth
 
 /// A small OpenID provider for the OAuth client's tests, on Hummingbird, started on
 /// 127.0.0.1 port 0 in-process: discovery, a rotatable JWKS, the token endpoint
 /// (authorization code with PKCE S256, refresh with or without rotation), revocation and
-/// userinfo, plus switches that make it misbehave. The reference identity provider
-/// replaces it for end-to-end tests once it exists.
+/// userinfo, plus switches that make it misbehave on purpose, which the reference
+/// provider (used by the end-to-end tests in LatchkeyTests) never does.
 actor TestProvider {
     struct PendingCode {
         var challenge: String
@@ -205,37 +205,9 @@ enum TestServer {
         }
         router.get("/user-agent") { request, _ in respond(200, request.headers[.userAgent] ?? "") }
 
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            }
-        )
-        // Stopped by a graceful shutdown: cancelling NIO's async server with a connection
-        // accepted but not yet served traps (apple/swift-nio#2637).
-        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test-provider")))
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                defer { continuation.finish() }
-                try await services.run()
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0, let url = URL(string: "http://127.0.0.1:\(port)") else {
-                throw OAuthError(code: .network, reason: "test server did not start")
-            }
+        return try await LiveServer.run(router, label: "test-provider") { url in
             await provider.setIssuer(url.absoluteString)
-            let result: Result<R, any Error>
-            do {
-                result = .success(try await body(url))
-            } catch {
-                result = .failure(error)
-            }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            return try result.get()
+            return try await body(url)
         }
     }
 
@@ -249,14 +221,6 @@ enum TestServer {
 
     static func formBody(_ request: Request) async throws -> [String: String] {
         let buffer = try await request.body.collect(upTo: 64 * 1024)
-        let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes) ?? ""
-        var form: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            }
-            form[parts[0]] = parts.count > 1 ? parts[1] : ""
-        }
-        return form
+        return try FormEncoding.decode(Substring(String(buffer: buffer)))
     }
 }

@@ -1,86 +1,32 @@
 import Foundation
 import LatchkeyOAuth
+import LatchkeyTestSupport
 import Testing
 
 /// The built `latchkey` binary as a subprocess against `latchkey serve` on loopback.
 @Suite("latchkey: credential commands as processes")
 struct CommandLineTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = ChildProcess.Output
 
-    static var binary: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
-    }
+    static var binary: URL { LatchkeyServe.binary }
 
-    /// Runs `latchkey arguments…` with stdin from /dev/null (not a terminal).
+    /// Runs `latchkey arguments…` with stdin from /dev/null (not a terminal), without the
+    /// vault settings of the environment the tests run in.
     static func latchkey(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment
-        merged.removeValue(forKey: "LATCHKEY_PASSPHRASE")
-        merged.removeValue(forKey: "LATCHKEY_STORE")
-        for (name, value) in environment { merged[name] = value }
-        process.environment = merged
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Drain both pipes while the process runs, so a large output cannot block it.
-        async let stdout = drain(out)
-        async let stderr = drain(err)
-        let (outData, errData) = await (stdout, stderr)
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        try await ChildProcess.run(binary, arguments, environment: environment, removing: ["LATCHKEY_PASSPHRASE", "LATCHKEY_STORE"])
     }
 
-    /// SIGTERM (the provider shuts down gracefully), then SIGKILL after five seconds, so
-    /// no server outlives its test.
     static func stop(_ process: Process) {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            print("latchkey serve did not stop on SIGTERM within 5 s; killed")
-        }
+        ChildProcess.stop(process)
     }
 
-    /// Reads a pipe to its end on a Dispatch thread: a blocking read must not hold one of
-    /// the (two, on these machines) threads of Swift's cooperative pool.
     static func drain(_ pipe: Pipe) async -> Data {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }
-        }
+        await ChildProcess.drain(pipe)
     }
 
     /// Starts `latchkey serve` and returns it with its issuer.
-    static func serve(_ extra: [String] = []) throws -> (Process, URL) {
-        let server = Process()
-        server.executableURL = binary
-        server.arguments = ["serve", "--port", "0", "--admin-token", "cli-admin-token"] + extra
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Issuer: ") }), let url = URL(string: String(line.dropFirst(8))) {
-                return (server, url)
-            }
-        }
-        server.terminate()
-        throw CommandFailure("no issuer line from latchkey serve: \(text)")
+    static func serve(_ extra: [String] = []) async throws -> (Process, URL) {
+        try await LatchkeyServe.start(["--port", "0", "--admin-token", "cli-admin-token"] + extra)
     }
 
     struct CommandFailure: Error, CustomStringConvertible {
@@ -95,7 +41,7 @@ struct CommandLineTests {
     @Test("admin create-identity → bind → list --json → authenticate --json → authorize --json → delete, with exit codes")
     func credentialCommands() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
-        let (server, issuer) = try Self.serve()
+        let (server, issuer) = try await Self.serve()
         defer { Self.stop(server) }
         let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }
@@ -162,7 +108,7 @@ struct CommandLineTests {
     @Test("export in one store, import in another, approved with --yes; the importer then signs in")
     func exportImport() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
-        let (server, issuer) = try Self.serve()
+        let (server, issuer) = try await Self.serve()
         defer { Self.stop(server) }
         let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
         defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
@@ -175,27 +121,13 @@ struct CommandLineTests {
         let credential = try #require((try Self.object(bound.stdout)["credential"] as? [String: Any])?["id"] as? String)
 
         // The exporter runs in the background; its first JSON line carries the code.
-        let exporter = Process()
-        exporter.executableURL = Self.binary
-        exporter.arguments = ["export", credential, "--yes", "--no-qr", "--json"]
-        exporter.environment = ProcessInfo.processInfo.environment.merging(exporterEnvironment) { $1 }
-        let output = Pipe()
-        exporter.standardOutput = output
-        exporter.standardError = FileHandle.nullDevice
-        exporter.standardInput = FileHandle.nullDevice
-        try exporter.run()
+        let (exporter, output) = try ChildProcess.start(Self.binary, ["export", credential, "--yes", "--no-qr", "--json"], environment: exporterEnvironment)
         defer { if exporter.isRunning { exporter.terminate() } }
-        var text = ""
-        var code: String?
-        let deadline = Date().addingTimeInterval(30)
-        while code == nil, Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            for line in text.split(separator: "\n") {
-                if let event = try? Self.object(String(line)), event["event"] as? String == "codeIssued" { code = event["code"] as? String }
-            }
+        let (first, transcript) = await ChildProcess.firstLine(of: output) { line in
+            (try? Self.object(String(line)))?["event"] as? String == "codeIssued"
         }
+        var text = transcript
+        let code = first.flatMap { (try? Self.object($0))?["code"] as? String }
         let transferCode = try #require(code, "no code from export: \(text)")
 
         let imported = try await Self.latchkey(["import", transferCode.lowercased().replacingOccurrences(of: "-", with: " "), "--device-name", "ci-box", "--json"], environment: importerEnvironment)
@@ -238,19 +170,8 @@ struct CommandLineTests {
     /// to `address`, writes it to the command's stdin.
     static func latchkey(_ arguments: [String], environment: [String: String], answeringCodeFor address: String, issuer: URL) async throws -> Run {
         let before = try await outboxCodes(issuer, address).count
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments + ["--code", "-"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let input = Pipe()
-        let out = Pipe()
-        let err = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        async let stdout = drain(out)
-        async let stderr = drain(err)
+        async let run = ChildProcess.run(binary, arguments + ["--code", "-"], environment: environment, input: input.fileHandleForReading)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let codes = try await outboxCodes(issuer, address)
@@ -258,13 +179,10 @@ struct CommandLineTests {
                 input.fileHandleForWriting.write(Data((code + "\n").utf8))
                 break
             }
-            if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         try? input.fileHandleForWriting.close()
-        let (outData, errData) = await (stdout, stderr)
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        return try await run
     }
 
     static func outboxCodes(_ issuer: URL, _ address: String) async throws -> [String] {
@@ -278,7 +196,7 @@ struct CommandLineTests {
     @Test("signup → authenticate → recover on another device → authenticate; the old device is refused")
     func signUpAndRecover() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
-        let (server, issuer) = try Self.serve(["--allow-signup"])
+        let (server, issuer) = try await Self.serve(["--allow-signup"])
         defer { Self.stop(server) }
         let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
         defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
@@ -316,7 +234,7 @@ struct CommandLineTests {
     @Test("verify-code without a terminal: fails naming --code; with --code the bind succeeds")
     func verifyCodeOption() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
-        let (server, issuer) = try Self.serve(["--require-email-code"])
+        let (server, issuer) = try await Self.serve(["--require-email-code"])
         defer { Self.stop(server) }
         let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }

@@ -4,6 +4,7 @@ import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
 import Logging
+import LatchkeyTestSupport
 import Synchronization
 import Testing
 
@@ -73,16 +74,17 @@ struct ProviderHarness: Sendable {
     var port: Int { issuer.port ?? 80 }
 }
 
-/// A temporary vault directory with a key file, removed by `cleanUp()`.
+/// A temporary vault directory with a key file, removed by `cleanUp()` or when the last
+/// copy goes.
 struct TemporaryVault: Sendable {
-    let directory: URL
+    let temporary: TemporaryDirectory
     let keyFile: URL
 
+    var directory: URL { temporary.url }
+
     init() throws {
-        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-embedded-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        keyFile = directory.appendingPathComponent("vault.key")
-        try #require(FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]))
+        temporary = try TemporaryDirectory()
+        keyFile = try temporary.keyFile()
     }
 
     func embedded(

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Latchkey
 import LatchkeyProtocol
+import LatchkeyTestSupport
 import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
@@ -635,11 +636,11 @@ struct HostileInputSuite {
     /// the test needs no privileges; where user namespaces are off it says it was skipped.
     @Test("a vault on a full disk: the write fails cleanly, every committed record is intact")
     func fullDisk() async throws {
-        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("latchkey-vault-stress")
+        let helper = ChildProcess.executable("latchkey-vault-stress")
+        try #require(FileManager.default.isExecutableFile(atPath: helper.path), "latchkey-vault-stress is built with the tests")
         let unshare = ["/usr/bin/unshare", "/bin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let unshare, FileManager.default.isExecutableFile(atPath: helper.path) else {
-            print("full-disk test skipped: unshare or latchkey-vault-stress not found")
+        guard let unshare else {
+            print("full-disk test skipped: unshare not found (util-linux)")
             return
         }
         let scratch = try TemporaryVault()
@@ -661,14 +662,9 @@ struct HostileInputSuite {
                              file("reports"), file("errors"), file("status"), file("listing"), copy.path]
         process.standardError = FileHandle.standardError
         try process.run()
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
-        guard process.terminationStatus == 0 else {
-            print("full-disk test skipped: no private tmpfs (unshare -rm exited \(process.terminationStatus))")
+        let exitStatus = await ChildProcess.waitForExit(process)
+        guard exitStatus == 0 else {
+            print("full-disk test skipped: no private tmpfs (unshare -rm exited \(exitStatus))")
             return
         }
 

@@ -3,6 +3,7 @@ import Hummingbird
 import Latchkey
 import Logging
 import ServiceLifecycle
+import LatchkeyTestSupport
 import Testing
 
 /// A provider that answers the bind protocol with hostile replies, on Hummingbird in-process
@@ -45,39 +46,7 @@ struct HostileProviderTests {
         router.post("v1/bind/wrong-confirmation") { _, _ in json(#"{"credential": {"id": "c29tZW9uZS1lbHNl"}}"#, status: .created) }
         router.get("v1/bind/error-html") { _, _ in Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: "<h1>oops</h1>"))) }
 
-        let (ready, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: {
-                var logger = Logger(label: "hostile-provider")
-                logger.logLevel = .critical
-                return logger
-            }()
-        )
-        // Stopped gracefully, as withReferenceProvider does (apple/swift-nio#2637).
-        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "hostile-provider")))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                defer { continuation.finish() }
-                try await services.run()
-            }
-            var iterator = ready.makeAsyncIterator()
-            guard let port = await iterator.next() else { return }
-            let outcome: Result<Void, any Error>
-            do {
-                outcome = .success(try await body(try #require(URL(string: "http://127.0.0.1:\(port)"))))
-            } catch {
-                outcome = .failure(error)
-            }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            try outcome.get()
-        }
+        try await LiveServer.run(router, label: "hostile-provider", body)
     }
 
     @Test("each hostile bind answer is refused with its code; nothing is left in the vault", arguments: [

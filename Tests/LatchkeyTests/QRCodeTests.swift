@@ -1,5 +1,6 @@
 import Foundation
 @testable import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// The QR encoder, read back two ways: by a reader written here from the standard (format
@@ -35,9 +36,8 @@ struct QRCodeTests {
     }
 
     @Test("QR codes rendered in half blocks (transfer codes, and versions up to 10) decode with ZXing",
-          .enabled(if: ZXing.available, "python3 with zxing-cpp not found: skipped"))
+          .enabled(if: PythonInterop.available(["zxingcpp", "numpy"]), "python3 with zxing-cpp not found: skipped"))
     func zxingDecodesRenderedText() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop/qr_decode.py")
         let cases = [("7KQ-4M2-X9A", QRCode.ErrorCorrection.medium), ("0AB-CDE-FGH", .medium)] + Self.texts
         for (text, level) in cases {
             let rendered: String
@@ -49,7 +49,7 @@ struct QRCodeTests {
             let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("qr-\(UUID().uuidString).txt")
             defer { try? FileManager.default.removeItem(at: file) }
             try rendered.write(to: file, atomically: true, encoding: .utf8)
-            let (status, output) = try ZXing.run(["python3", script.path, file.path])
+            let (status, output) = try PythonInterop.run("qr_decode.py", [file.path])
             #expect(status == 0 && output == text, "\(output)")
         }
     }
@@ -64,24 +64,6 @@ struct QRCodeTests {
         #expect(TransferCode("7KQ-4M2-X9A1") == nil)
         #expect(TransferCode("7KQ-4M2-X9!") == nil)
         #expect(TransferCode(String(repeating: "-", count: 500) + "7KQ4M2X9A") == nil)
-    }
-}
-
-/// python3 with zxing-cpp, if this machine has it.
-enum ZXing {
-    static let available: Bool = (try? run(["python3", "-c", "import zxingcpp, numpy"]).status) == 0
-
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 }
 

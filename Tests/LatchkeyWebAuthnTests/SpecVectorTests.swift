@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 @testable import LatchkeyWebAuthn
+import LatchkeyTestSupport
 import Testing
 
 /// WebAuthn Level 3 §16 test vectors (Vectors/webauthn-l3-section16.json).
@@ -9,7 +10,7 @@ struct SpecVectorTests {
     struct Case {
         let id: String
         let fields: [String: String]
-        func hex(_ name: String) -> Data { Data(hex: fields[name] ?? "") }
+        func hex(_ name: String) throws -> Data { try Data(hex: try #require(fields[name], "vector field \(name)")) }
     }
 
     static let cases: [Case] = {
@@ -30,11 +31,11 @@ struct SpecVectorTests {
     @Test("registration and authentication verify", arguments: cases.map(\.id))
     func verify(_ id: String) throws {
         let vector = try #require(Self.cases.first { $0.id == id })
-        let attestationBytes = vector.hex("reg_attestationObject")
+        let attestationBytes = try vector.hex("reg_attestationObject")
         let attestation = try AttestationObject(encoded: attestationBytes)
         let attested = try #require(attestation.authenticatorData.attestedCredentialData)
-        #expect(attested.credentialID == vector.hex("credentialId"))
-        #expect(attested.aaguid == vector.hex("aaguid"))
+        #expect(attested.credentialID == (try vector.hex("credentialId")))
+        #expect(attested.aaguid == (try vector.hex("aaguid")))
         // Our canonical encoder reproduces the authenticator's bytes exactly.
         #expect(attestation.encoded == attestationBytes)
         let embeddedKey = try CBOR.decodePrefix(Data(attestation.authenticatorData.bytes.dropFirst(55 + attested.credentialID.count))).0
@@ -42,20 +43,20 @@ struct SpecVectorTests {
 
         var relyingParty = RelyingParty(id: "example.org", origins: ["https://example.org"])
         relyingParty.acceptsUncheckedAttestation = attestation.statement["x5c"] != nil
-        let registration = RegistrationResponseJSON(
+        let registration = try RegistrationResponseJSON(
             credentialID: attested.credentialID, clientDataJSON: vector.hex("reg_clientDataJSON"), attestationObject: attestation
         )
-        let credential = try relyingParty.verifyRegistration(registration, challenge: vector.hex("reg_challenge"))
+        let credential = try relyingParty.verifyRegistration(registration, challenge: try vector.hex("reg_challenge"))
         #expect(credential.attestationFormat == attestation.format)
 
-        let assertion = AuthenticationResponseJSON(
+        let assertion = try AuthenticationResponseJSON(
             credentialID: attested.credentialID,
             clientDataJSON: vector.hex("auth_clientDataJSON"),
             authenticatorData: vector.hex("auth_authenticatorData"),
             signature: vector.hex("auth_signature"),
             userHandle: nil
         )
-        let verified = try relyingParty.verifyAuthentication(assertion, challenge: vector.hex("auth_challenge"), credential: credential)
+        let verified = try relyingParty.verifyAuthentication(assertion, challenge: try vector.hex("auth_challenge"), credential: credential)
         #expect(verified.signCount == 0)
 
         // A changed challenge or signature is refused with its own code.
@@ -63,9 +64,9 @@ struct SpecVectorTests {
             try relyingParty.verifyAuthentication(assertion, challenge: Data(count: 32), credential: credential)
         }
         var forged = assertion
-        forged.response.signature = Base64URLBytes(Data(vector.hex("auth_signature").reversed()))
+        forged.response.signature = Base64URLBytes(Data(try vector.hex("auth_signature").reversed()))
         #expect(throws: WebAuthnError(code: .invalidSignature, reason: "")) {
-            try relyingParty.verifyAuthentication(forged, challenge: vector.hex("auth_challenge"), credential: credential)
+            try relyingParty.verifyAuthentication(forged, challenge: try vector.hex("auth_challenge"), credential: credential)
         }
     }
 }

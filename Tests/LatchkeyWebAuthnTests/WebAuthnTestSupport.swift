@@ -1,24 +1,20 @@
 import Foundation
 import LatchkeyCrypto
 @testable import LatchkeyWebAuthn
+import LatchkeyTestSupport
 
 /// A software authenticator over a vault in a fresh temporary directory, removed at deinit.
 final class AuthenticatorFixture {
-    let directory: URL
+    let temporary: TemporaryDirectory
     let authenticator: SoftwareAuthenticator
 
+    var directory: URL { temporary.url }
+
     init() throws {
-        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-webauthn-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let keyFile = directory.appendingPathComponent("vault.key")
-        guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
-            throw WebAuthnError(code: .vault, reason: "cannot write the test key file")
-        }
-        let vault = try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile))
+        temporary = try TemporaryDirectory()
+        let vault = try KeyVault.open(at: temporary.vault, key: .keyFile(try temporary.keyFile()))
         authenticator = SoftwareAuthenticator(vault: vault)
     }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
 
     static let rpID = "login.example.com"
     static let origin = "https://login.example.com"
@@ -45,16 +41,4 @@ final class AuthenticatorFixture {
     }
 
     static var relyingParty: RelyingParty { RelyingParty(id: rpID, origins: [origin]) }
-}
-
-extension Data {
-    init(hex: String) {
-        var bytes = [UInt8]()
-        var index = hex.startIndex
-        while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
-            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        self.init(bytes)
-    }
 }

@@ -1,11 +1,71 @@
-import Foundation
+public import Foundation
 
-/// `application/x-www-form-urlencoded` (HTML's form encoding, which RFC 6749 §4.1.3 and
-/// Appendix B use): unreserved characters as they are, space as `+`, the rest
-/// percent-encoded from UTF-8.
-enum FormEncoding {
-    static func encode(_ parameters: [(String, String)]) -> Data {
+/// `application/x-www-form-urlencoded` (WHATWG URL §5, HTML's form encoding, which RFC
+/// 6749 §4.1.3 and Appendix B use): unreserved characters as they are, space as `+`, the
+/// rest percent-encoded from UTF-8. One encoder and one decoder for the client, the
+/// reference provider and the tests.
+public enum FormEncoding {
+    /// Why a text is not a form: a malformed escape or a name or value that is not UTF-8
+    /// once decoded, or a parameter that appears twice (RFC 6749 §3.1: parameters "MUST
+    /// NOT be included more than once").
+    public enum DecodingError: Error, Sendable, Equatable {
+        case malformed
+        case repeated(name: String)
+    }
+
+    public static func encode(_ parameters: [(String, String)]) -> Data {
         Data(parameters.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&").utf8)
+    }
+
+    /// The parameters of a query string or form body, each decoded exactly once (`+` is a
+    /// space, `%XX` a byte).
+    public static func decode(_ text: Substring) throws(DecodingError) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for pair in text.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let separator = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+            let valueStart = separator == pair.endIndex ? separator : pair.index(after: separator)
+            guard let name = unescape(pair[pair.startIndex..<separator]), let value = unescape(pair[valueStart..<pair.endIndex]) else {
+                throw .malformed
+            }
+            guard parameters.updateValue(value, forKey: name) == nil else {
+                throw .repeated(name: name)
+            }
+        }
+        return parameters
+    }
+
+    /// One name or value: `+` is a space, `%XX` a byte; the bytes must be UTF-8.
+    static func unescape(_ encoded: Substring.UTF8View.SubSequence) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encoded.count)
+        var index = encoded.startIndex
+        while index < encoded.endIndex {
+            let byte = encoded[index]
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                let high = encoded.index(after: index)
+                guard high < encoded.endIndex, encoded.index(after: high) < encoded.endIndex,
+                      let upper = hexValue(encoded[high]), let lower = hexValue(encoded[encoded.index(after: high)])
+                else { return nil }
+                bytes.append(upper << 4 | lower)
+                index = encoded.index(after: high)
+            default:
+                bytes.append(byte)
+            }
+            index = encoded.index(after: index)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     static func escape(_ text: String) -> String {

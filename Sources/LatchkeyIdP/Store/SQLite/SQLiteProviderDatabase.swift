@@ -49,14 +49,13 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         } else {
             storage = .memory
         }
-        let thread = SQLiteThread()
+        let thread = SQLiteThread.shared
         let connection: SQLiteConnection
         do {
             connection = try await SQLiteConnection.open(
                 storage: storage, threadPool: thread.pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
             )
         } catch {
-            await thread.shutdown()
             throw StoreError(.engineFailure, "cannot open the SQLite database", underlying: error)
         }
         let database = SQLiteProviderDatabase(connection: connection, thread: thread)
@@ -104,10 +103,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             defer { closed = true }
             return !closed
         }
-        if first {
-            try? await connection.close()
-            await thread.shutdown()
-        }
+        if first { try? await connection.close() }
     }
 
     /// Commits queued transactions in groups until none is left.

@@ -11,11 +11,18 @@ import NIOPosix
 /// statement's work item and the task's next step are queued on the thread that is
 /// already running, so a whole transaction group runs without a thread switch, and the
 /// caller is woken once when its answer is durable (docs/ARCHITECTURE.md, "The store").
+///
+/// One such thread serves every SQLite store of the process (a provider has one) and lives
+/// as long as the process: a task holds its preferred executor unowned (SE-0417), so an
+/// executor must outlive every task that may still prefer it, and a pool shut down under
+/// such tasks left a test process that never exited.
 final class SQLiteThread: TaskExecutor, @unchecked Sendable {
     // @unchecked: the pool is a thread-safe NIO class; nothing else is stored.
     let pool: NIOThreadPool
 
-    init() {
+    static let shared = SQLiteThread()
+
+    private init() {
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
     }
@@ -23,12 +30,6 @@ final class SQLiteThread: TaskExecutor, @unchecked Sendable {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        // A pool that is shutting down still runs what it was given (as cancelled work),
-        // so a task never stays suspended forever.
         pool.submit { _ in job.runSynchronously(on: executor) }
-    }
-
-    func shutdown() async {
-        try? await pool.shutdownGracefully()
     }
 }

@@ -1,0 +1,133 @@
+public import Foundation
+
+/// Programs the tests start: the package's own executables (built next to the test
+/// bundle), `latchkey serve`, and tools such as python3. Blocking reads and waits run on
+/// Dispatch threads, never on one of the (two, on these machines) threads of Swift's
+/// cooperative pool.
+public enum ChildProcess {
+    /// What a finished program printed.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// The package's executable `name`, which SwiftPM builds next to the test bundle.
+    public static func executable(_ name: String) -> URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    /// Runs `executable arguments…` to its end, stdin from /dev/null unless `input` is
+    /// given; `environment` is added to this process's own, and `removing` taken out.
+    public static func run(
+        _ executable: URL,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        removing: [String] = [],
+        input: FileHandle? = nil
+    ) async throws -> Output {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        for name in removing { merged.removeValue(forKey: name) }
+        merged.merge(environment) { $1 }
+        process.environment = merged
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input ?? FileHandle.nullDevice
+        try process.run()
+        // Both pipes are drained while the program runs, so a large output cannot block it.
+        async let stdout = drain(out)
+        async let stderr = drain(err)
+        let (outData, errData) = await (stdout, stderr)
+        let status = await waitForExit(process)
+        return Output(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Starts `executable arguments…` in the background, stdin from /dev/null and stderr
+    /// discarded; returns it with the pipe its stdout goes to.
+    public static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, output)
+    }
+
+    /// A tool found on `PATH` (`python3`, …), run synchronously: its status and its
+    /// output and errors together. For availability checks and short scripts.
+    public static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    /// A pipe read to its end.
+    public static func drain(_ pipe: Pipe) async -> Data {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }
+        }
+    }
+
+    /// The process's exit status, once it exits.
+    public static func waitForExit(_ process: Process) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume(returning: process.terminationStatus)
+            }
+        }
+    }
+
+    /// Reads `pipe` until a line satisfies `matches` (returned), the pipe ends, or
+    /// `timeout` passes (nil). Everything read is in `transcript` for error messages.
+    public static func firstLine(
+        of pipe: Pipe,
+        timeout: Duration = .seconds(30),
+        where matches: @escaping @Sendable (Substring) -> Bool
+    ) async -> (line: String?, transcript: String) {
+        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var text = ""
+                while Date() < deadline {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if let line = text.split(separator: "\n").first(where: matches) {
+                        return continuation.resume(returning: (String(line), text))
+                    }
+                }
+                continuation.resume(returning: (nil, text))
+            }
+        }
+    }
+
+    /// SIGTERM (a server shuts down gracefully), then SIGKILL after `grace`, so no child
+    /// outlives its test.
+    public static func stop(_ process: Process, grace: TimeInterval = 5) {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(grace)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            print("\(process.executableURL?.lastPathComponent ?? "a child") did not stop on SIGTERM within \(grace) s; killed")
+        }
+    }
+}
