@@ -87,14 +87,6 @@ struct ProviderLink: Sendable {
     /// Job ids, session ids and tokens: 1 to 256 characters of the URL-safe alphabet
     /// (RFC 3986 §2.3 unreserved).
     static func isSafe(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= maximumIdentifierLength && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-                true
-            default:
-                false
-            }
-        }
+        ProtocolIdentifier.isValid(text, maximumLength: maximumIdentifierLength)
     }
 }

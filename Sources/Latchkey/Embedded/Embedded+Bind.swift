@@ -60,7 +60,7 @@ extension Embedded {
         }
         let bound = markActive(credential, logger: flow.logger)
         flow.emit(.credentialRegistered(bound.id))
-        flow.logger.debug("bound", metadata: ["credential": .string(String(bound.id.prefix(8)))])
+        flow.logger.debug("bound", metadata: ["credentialID": .string(String(bound.id.prefix(8)))])
         return BoundCredential(credential: bound, postBindingRedirectURI: redirect)
     }
 }

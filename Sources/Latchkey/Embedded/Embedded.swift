@@ -94,7 +94,7 @@ public final class Embedded: Sendable {
         try await flow("deleteCredential").run {
             guard let credential = try storedCredentials().first(where: { $0.id == id }) else { return false }
             guard try authenticator.deleteCredential(credential.handle) else { return false }
-            configuration.logger.debug("credential deleted", metadata: ["credential": .string(String(id.prefix(8)))])
+            configuration.logger.debug("credential deleted", metadata: ["credentialID": .string(String(id.prefix(8)))])
             return true
         }
     }
@@ -112,7 +112,7 @@ public final class Embedded: Sendable {
         do {
             return Credential(try authenticator.updateAttributes(of: credential.handle) { $0[Credential.Attribute.state] = nil })
         } catch {
-            logger.warning("credential stays pending", metadata: ["credential": .string(String(credential.id.prefix(8))), "error": .string("\(error)")])
+            logger.warning("credential stays pending", metadata: ["credentialID": .string(String(credential.id.prefix(8))), "cause": .string("\(error)")])
             return credential
         }
     }

@@ -3,33 +3,33 @@ import LatchkeyOAuth
 import LatchkeyWebAuthn
 
 extension LatchkeyError {
-    /// Any error from the layers below as a ``LatchkeyError``, so the facade throws one type.
+    /// Any error from the layers below as a ``LatchkeyError``, so the facade throws one
+    /// type; the original is kept in ``underlying`` and its origin in ``file`` and ``line``.
     static func wrapping(_ error: any Error) -> LatchkeyError {
         switch error {
         case let error as LatchkeyError: error
-        case is CancellationError: LatchkeyError(code: .cancelled, reason: "the operation was cancelled")
+        case let error as CancellationError: LatchkeyError(code: .cancelled, reason: "the operation was cancelled", underlying: error)
         case let error as OAuthError: LatchkeyError(error)
         case let error as KeyVaultError: LatchkeyError(error)
         case let error as WebAuthnError: LatchkeyError(error)
-        default: LatchkeyError(code: .invalidArgument, reason: "\(error)")
+        case let error as CryptoError: LatchkeyError(error)
+        default: LatchkeyError(code: .invalidArgument, reason: "\(error)", underlying: error)
         }
     }
 
     init(_ error: OAuthError) {
-        switch error.code {
-        case .network:
-            self.init(code: .network, reason: "\(error.reason); check the connection and that the provider is running")
-        case .insecureTransport:
-            self.init(code: .domainNotAllowed, reason: error.reason)
-        case .responseTooLarge, .malformedResponse, .unexpectedStatus:
-            self.init(code: .malformedResponse, reason: error.reason)
+        let (code, reason, providerError): (Code, String, OAuthError.ProviderError?) = switch error.code {
+        case .network: (.network, "\(error.reason); check the connection and that the provider is running", nil)
+        case .insecureTransport: (.domainNotAllowed, error.reason, nil)
+        case .responseTooLarge, .malformedResponse, .unexpectedStatus: (.malformedResponse, error.reason, nil)
         default:
             if let providerError = error.providerError {
-                self.init(code: .providerError, reason: "the provider refused: \(providerError)", providerError: providerError)
+                (.providerError, "the provider refused: \(providerError)", providerError)
             } else {
-                self.init(code: .oauth, reason: error.reason)
+                (.oauth, error.reason, nil)
             }
         }
+        self.init(code: code, reason: reason, providerError: providerError, underlying: error, file: error.file, line: error.line)
     }
 
     init(_ error: KeyVaultError) {
@@ -39,16 +39,21 @@ extension LatchkeyError {
         case .keySourceUnavailable: "; provide the vault key"
         default: ""
         }
-        self.init(code: .vault, reason: error.reason + hint)
+        self.init(code: .vault, reason: error.reason + hint, underlying: error, file: error.file, line: error.line)
     }
 
     init(_ error: WebAuthnError) {
-        switch error.code {
-        case .vault: self.init(code: .vault, reason: error.reason)
-        case .noMatchingCredential: self.init(code: .noCredential, reason: error.reason)
+        let (code, reason): (Code, String) = switch error.code {
+        case .vault: (.vault, error.reason)
+        case .noMatchingCredential: (.noCredential, error.reason)
         case .excludedCredentialExists:
-            self.init(code: .credentialExists, reason: "this vault already holds a credential for this user at the provider; use it, or delete it and bind again")
-        default: self.init(code: .webAuthn, reason: error.reason)
+            (.credentialExists, "this vault already holds a credential for this user at the provider; use it, or delete it and bind again")
+        default: (.webAuthn, error.reason)
         }
+        self.init(code: code, reason: reason, underlying: error, file: error.file, line: error.line)
+    }
+
+    init(_ error: CryptoError) {
+        self.init(code: .crypto, reason: "a cryptographic operation failed: \(error.reason)", underlying: error, file: error.file, line: error.line)
     }
 }

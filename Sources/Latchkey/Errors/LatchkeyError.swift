@@ -7,6 +7,11 @@ public import LatchkeyOAuth
 /// happened and what they can do. When the identity provider answered with an OAuth-style
 /// error object (RFC 6749 §5.2), it is kept in ``providerError``. Reasons never carry
 /// tokens, codes or key material.
+///
+/// An error from a layer below (``LatchkeyCrypto/CryptoError``, ``LatchkeyCrypto/KeyVaultError``,
+/// ``LatchkeyWebAuthn/WebAuthnError``, ``LatchkeyOAuth/OAuthError``, or an app's own error
+/// thrown from a step handler) is kept whole in ``underlying``, and ``file`` and ``line``
+/// then say where that error arose, not where the facade wrapped it.
 public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable {
     public var code: Code
     public var reason: String
@@ -14,6 +19,8 @@ public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable 
     public var providerError: OAuthError.ProviderError?
     /// The flow step involved, for ``Code/stepUnsupported`` and step failures.
     public var step: String?
+    /// The error this one stands for, when it came from a layer below or from the app.
+    public var underlying: (any Error)?
     public var file: String
     public var line: UInt
 
@@ -22,6 +29,7 @@ public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable 
         reason: String,
         providerError: OAuthError.ProviderError? = nil,
         step: String? = nil,
+        underlying: (any Error)? = nil,
         file: String = #fileID,
         line: UInt = #line
     ) {
@@ -29,6 +37,7 @@ public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable 
         self.reason = reason
         self.providerError = providerError
         self.step = step
+        self.underlying = underlying
         self.file = file
         self.line = line
     }
@@ -36,7 +45,9 @@ public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable 
     public var description: String {
         var text = "LatchkeyError.\(code): \(reason)"
         if let providerError { text += " [\(providerError)]" }
-        return text + " (\(file):\(line))"
+        text += " (\(file):\(line))"
+        if let underlying { text += " caused by \(underlying)" }
+        return text
     }
 
     public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool { lhs.code == rhs.code }
@@ -81,6 +92,9 @@ extension LatchkeyError {
         public static let network = Code("network")
         /// The key vault failed (wrong passphrase, permissions, disk).
         public static let vault = Code("vault")
+        /// A cryptographic operation failed in OpenSSL (``LatchkeyCrypto/CryptoError``;
+        /// ``LatchkeyError/underlying`` has it, with OpenSSL's own error queue).
+        public static let crypto = Code("crypto")
         /// OAuth checks failed (state, issuer, ID token, PKCE).
         public static let oauth = Code("oauth")
         /// A WebAuthn check failed on this side (RP ID, origin, algorithm).

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import Logging
 
 /// One run of an ``Embedded`` operation: its id for events, its logger, and the app's step
@@ -40,8 +41,16 @@ struct FlowContext: Sendable {
             throw error
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as CryptoError {
+            // The handler failed in Latchkey's own layers: their code says more than
+            // "the answer failed", and the error itself is kept.
+            var wrapped = LatchkeyError(error)
+            wrapped.step = step.name.rawValue
+            throw wrapped
         } catch {
-            throw LatchkeyError(code: .invalidStepAnswer, reason: "the step handler for \"\(step.name)\" failed: \(error)", step: step.name.rawValue)
+            throw LatchkeyError(
+                code: .invalidStepAnswer, reason: "the step handler for \"\(step.name)\" failed: \(error)", step: step.name.rawValue, underlying: error
+            )
         }
     }
 
@@ -55,7 +64,7 @@ struct FlowContext: Sendable {
             return result
         } catch {
             let failure = LatchkeyError.wrapping(error)
-            logger.debug("flow failed", metadata: ["code": .string(failure.code.description)])
+            logger.debug("flow failed", metadata: ["errorCode": .string(failure.code.description)])
             emit(.failed(failure))
             throw failure
         }

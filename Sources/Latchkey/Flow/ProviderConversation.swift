@@ -83,15 +83,15 @@ struct ProviderConversation: Sendable {
             throw LatchkeyError(code: .domainNotAllowed, reason: "\(url.host ?? "a URL") is not the provider \(provider.origin)")
         }
         try Task.checkCancellation()
-        var headers = ["Accept": "application/json"]
-        if body != nil { headers["Content-Type"] = "application/json" }
+        var headers = ["Accept": ProtocolPath.jsonMediaType]
+        if body != nil { headers["Content-Type"] = ProtocolPath.jsonMediaType }
         let response: TransportResponse
         do {
             response = try await transport.send(TransportRequest(method: method, url: url, headers: headers, body: body))
         } catch let error as OAuthError {
             throw LatchkeyError(error)
         }
-        flow.logger.debug("provider answered", metadata: ["method": .string(method), "path": .string(url.path), "status": .stringConvertible(response.status)])
+        flow.logger.debug("provider answered", metadata: ["method": .string(method), "requestPath": .string(url.path), "httpStatus": .stringConvertible(response.status)])
         guard (200..<300).contains(response.status) else {
             throw Self.providerError(status: response.status, answer: try? JSONDecoder().decode(ErrorResponse.self, from: response.body))
         }

@@ -109,11 +109,11 @@ struct TokenEndpoint: Sendable {
     func discovery() throws -> Data {
         try Self.encode(DiscoveryDocument(
             issuer: context.issuer.absoluteString,
-            authorizationEndpoint: context.url("authorize").absoluteString,
-            tokenEndpoint: context.url("token").absoluteString,
-            jwksURI: context.url("jwks").absoluteString,
-            userinfoEndpoint: context.url("userinfo").absoluteString,
-            revocationEndpoint: context.url("revoke").absoluteString
+            authorizationEndpoint: context.url(ProtocolPath.authorization).absoluteString,
+            tokenEndpoint: context.url(ProtocolPath.token).absoluteString,
+            jwksURI: context.url(ProtocolPath.jwks).absoluteString,
+            userinfoEndpoint: context.url(ProtocolPath.userInfo).absoluteString,
+            revocationEndpoint: context.url(ProtocolPath.revocation).absoluteString
         ))
     }
 

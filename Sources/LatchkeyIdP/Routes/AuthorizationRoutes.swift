@@ -9,10 +9,10 @@ import LatchkeyWebAuthn
 /// state and iss back (docs/PROTOCOL.md section 3).
 enum AuthorizationRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
-        router.get("authorize") { request, _ in
+        router.get(RouterPath(ProtocolPath.authorization)) { request, _ in
             let session = try await provider.signIns.start(HTTPSupport.query(request))
             let authenticateURL = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
-            if request.headers[.accept]?.contains("application/json") == true {
+            if request.headers[.accept]?.contains(ProtocolPath.jsonMediaType) == true {
                 return HTTPSupport.json(SignInExchange.Started(authenticateURL: authenticateURL))
             }
             return Response(status: .found, headers: [.location: authenticateURL])

@@ -28,7 +28,7 @@ enum HTTPSupport {
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
         Response(
             status: status,
-            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            headers: [.contentType: ProtocolPath.jsonMediaType, .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: data))
         )
     }
@@ -81,7 +81,7 @@ enum HTTPSupport {
     /// The caller's capability token (`?token=`, docs/PROTOCOL.md sections 2, 5 and 6),
     /// 1 to 256 characters.
     static func capabilityToken(_ request: Request) throws -> String {
-        guard let token = try query(request)[ProtocolPath.tokenParameter], !token.isEmpty, token.utf8.count <= 256 else {
+        guard let token = try query(request)[ProtocolPath.tokenParameter], ProtocolIdentifier.isValid(token) else {
             throw ProviderError.badRequest(.invalidRequest, "token missing")
         }
         return token
@@ -99,21 +99,24 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
-        let limited = request.method == .post
-            && (path == "/token" || path.hasPrefix("/v1/authenticate/") || (path.hasPrefix("/v1/bind/") && path.hasSuffix("/code"))
-                || path.hasPrefix("/v1/transfers") || path.hasPrefix("/v1/signup") || path.hasPrefix("/v1/recovery"))
-        if limited {
-            let bucket = path == "/token" ? "token"
-                : path.hasPrefix("/v1/authenticate/") ? "authenticate"
-                : path.hasPrefix("/v1/transfers") ? "transfer"
-                : path.hasPrefix("/v1/signup") || path.hasPrefix("/v1/recovery") ? "enrollment" : "bind-code"
+        if request.method == .post, let bucket = Self.bucket(request.uri.path.dropFirst()) {
             guard await limiter.allow(bucket + "|" + context.clientAddress) else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
                 return HTTPSupport.error(.slowDown, "too many requests; try again in a minute", status: .tooManyRequests)
             }
         }
         return try await next(request, context)
+    }
+
+    /// The rate-limit bucket of a `POST` to `path` (without its leading `/`), named after
+    /// the endpoint; nil for endpoints that are not limited.
+    static func bucket(_ path: Substring) -> String? {
+        if path == ProtocolPath.token { return ProtocolPath.token }
+        if path.hasPrefix(ProtocolPath.authenticate + "/") { return ProtocolPath.authenticate }
+        if path.hasPrefix(ProtocolPath.bind + "/"), path.hasSuffix("/code") { return ProtocolPath.bind + "/code" }
+        if path.hasPrefix(ProtocolPath.transfers) { return ProtocolPath.transfers }
+        if path.hasPrefix(ProtocolPath.signUp) || path.hasPrefix(ProtocolPath.recovery) { return ProtocolPath.signUp }
+        return nil
     }
 }
 

@@ -1,20 +1,21 @@
 import Foundation
 import Hummingbird
+import LatchkeyProtocol
 import Logging
 
 /// The token endpoint (RFC 6749 §3.2), userinfo (OIDC Core §5.3) and revocation (RFC 7009).
 enum TokenRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
-        router.post("token") { request, context in
+        router.post(RouterPath(ProtocolPath.token)) { request, context in
             let form = try await HTTPSupport.form(request)
             context.logger.info("token request", metadata: ["grant": .string(form["grant_type"] ?? "-"), "client": .string(form["client_id"] ?? "-")])
             return HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"]))
         }
-        router.get("userinfo") { request, _ in
+        router.get(RouterPath(ProtocolPath.userInfo)) { request, _ in
             guard let token = HTTPSupport.bearerToken(request) else { throw ProviderError.unauthorized }
             return HTTPSupport.json(data: try await provider.tokens.userInfo(accessToken: token))
         }
-        router.post("revoke") { request, _ in
+        router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
             let form = try await HTTPSupport.form(request)
             if let token = form["token"] { try await provider.tokens.revoke(token, clientID: form["client_id"]) }
             return Response(status: .ok)

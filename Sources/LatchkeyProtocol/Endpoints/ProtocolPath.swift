@@ -1,7 +1,21 @@
-/// The endpoints a client calls by itself, relative to the issuer (docs/PROTOCOL.md).
-/// Every other URL it calls is named in a provider's answer (`submit`, `status`, …) and
-/// checked to be on the provider's origin.
+/// The endpoints of a Latchkey provider, relative to the issuer (docs/PROTOCOL.md). A
+/// client calls the `v1/…` ones by itself and learns the OAuth ones from discovery; every
+/// other URL it calls is named in a provider's answer (`submit`, `status`, …) and checked
+/// to be on the provider's origin.
 public enum ProtocolPath {
+    /// OpenID Connect Discovery 1.0 §4 (section 1).
+    public static let discovery = ".well-known/openid-configuration"
+    /// The provider's keys, RFC 7517 §5 (section 1).
+    public static let jwks = "jwks"
+    /// RFC 6749 §3.1 (section 3).
+    public static let authorization = "authorize"
+    /// RFC 6749 §3.2 (section 3).
+    public static let token = "token"
+    /// OIDC Core §5.3 (section 3).
+    public static let userInfo = "userinfo"
+    /// RFC 7009 §2 (section 3).
+    public static let revocation = "revoke"
+
     /// `POST`: an exporter starts a transfer (section 5).
     public static let transfers = "v1/transfers"
     /// `POST`: an importer redeems a transfer code (section 5).
@@ -14,6 +28,9 @@ public enum ProtocolPath {
     public static let bind = "v1/bind"
     /// `GET v1/authenticate/<session>`: an authenticate URL's path prefix (section 3).
     public static let authenticate = "v1/authenticate"
+
+    /// The media type of every message, requested with `Accept` and sent as `Content-Type`.
+    public static let jsonMediaType = "application/json"
 
     /// The query parameter that carries a caller's capability token on the URLs of
     /// bind jobs, transfers and enrollments (`?token=`, 256 bits, kept hashed).
