@@ -3,6 +3,7 @@ import Latchkey
 import LatchkeyProtocol
 import LatchkeyCrypto
 import LatchkeyIdP
+import LatchkeyOAuth
 import Logging
 import Synchronization
 
@@ -29,7 +30,7 @@ final class DemoRun {
     /// A step's outcome: lines for people, details for `--json`.
     struct Report {
         var lines: [String]
-        var details: [String: Any] = [:]
+        var details: [String: JSONValue] = [:]
     }
 
     func step<Result>(_ name: String, _ title: String, _ body: () async throws -> (Result, Report)) async throws -> Result {
@@ -37,10 +38,9 @@ final class DemoRun {
         do {
             let (result, report) = try await body()
             if json {
-                var object: [String: Any] = ["step": number, "name": name, "title": title, "ok": true, "lines": report.lines]
-                if !report.details.isEmpty { object["details"] = report.details }
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                try JSONOutput.printLine(DemoStepOutput(
+                    step: number, name: name, title: title, ok: true, lines: report.lines, details: report.details.isEmpty ? nil : report.details
+                ))
             } else {
                 let text = (["", "Step \(number): \(title)"] + report.lines.map { "  " + $0 }).joined(separator: "\n")
                 FileHandle.standardOutput.write(Data((text + "\n").utf8))
@@ -49,9 +49,7 @@ final class DemoRun {
         } catch {
             let reason = (error as? LatchkeyError)?.reason ?? (error as? CommandFailure)?.message ?? "\(error)"
             if json {
-                let object: [String: Any] = ["step": number, "name": name, "title": title, "ok": false, "error": reason]
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                try JSONOutput.printLine(DemoStepOutput(step: number, name: name, title: title, ok: false, error: reason))
             }
             throw CommandFailure("demo step \(number) (\(title)) failed: \(reason)")
         }
@@ -94,7 +92,7 @@ final class DemoRun {
                         "on a free loopback port: OIDC discovery, JWKS, /authorize, /token, WebAuthn bind and sign-in.",
                         "Discovery: \(issuer.appendingPathComponent(".well-known/openid-configuration").absoluteString)",
                     ],
-                    details: ["issuer": issuer.absoluteString]
+                    details: ["issuer": .string(issuer.absoluteString)]
                 ))
             }
 
@@ -130,7 +128,7 @@ final class DemoRun {
                 guard let url = URL(string: created.bindURL) else { throw CommandFailure("the provider's bind URL is not a URL") }
                 return ((id, url), Report(
                     lines: ["Identity \(id) (username ada).", "Bind URL: \(url.absoluteString)", "An app receives it as this link or as a deep link: myapp://bind?api_base_url=…&job_id=…&token=…"],
-                    details: ["identity": id, "bindURL": url.absoluteString]
+                    details: ["identity": .string(id), "bindURL": .string(url.absoluteString)]
                 ))
             }
 
@@ -143,7 +141,7 @@ final class DemoRun {
                         "answered the WebAuthn creation options and the provider verified the registration.",
                         "Credential \(credential.id) for \(credential.user.name) at \(credential.rpID).",
                     ],
-                    details: ["credential": credential.id, "rpID": credential.rpID]
+                    details: ["credential": .string(credential.id), "rpID": .string(credential.rpID)]
                 ))
             }
 
@@ -151,7 +149,7 @@ final class DemoRun {
                 let listed = try await deviceOne.credentials()
                 return ((), Report(
                     lines: listed.map { "\($0.id)  \($0.user.name)  \($0.issuer?.absoluteString ?? $0.rpID)  \($0.state)  counter \($0.signCount)" },
-                    details: ["credentials": listed.map(\.id)]
+                    details: ["credentials": .array(listed.map { .string($0.id) })]
                 ))
             }
 
@@ -166,7 +164,7 @@ final class DemoRun {
                         "ID token claims: sub \(claims.subject), iss \(claims.issuer), aud \(claims.audiences.joined(separator: ",")),",
                         "  amr \(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "-"), expires \(ISO8601DateFormatter().string(from: claims.expiresAt)).",
                     ],
-                    details: ["subject": claims.subject, "issuer": claims.issuer, "audience": claims.audiences]
+                    details: ["subject": .string(claims.subject), "issuer": .string(claims.issuer), "audience": .array(claims.audiences.map(JSONValue.string))]
                 ))
             }
 
@@ -182,7 +180,7 @@ final class DemoRun {
                 let bound = try await deviceOne.registerCredential(from: link)
                 return ((), Report(
                     lines: ["Identity bob's bind link asks for a code first."] + notes.take() + ["Bound credential \(bound.credential.id) for bob."],
-                    details: ["credential": bound.credential.id]
+                    details: ["credential": .string(bound.credential.id)]
                 ))
             }
 
@@ -194,7 +192,7 @@ final class DemoRun {
                 return (code, Report(
                     lines: ["Device 1 proved it holds the credential and got the code \(code.displayed) (valid 90 s, single use):"]
                         + (json ? [] : qr.split(separator: "\n").map(String.init)),
-                    details: ["code": code.displayed]
+                    details: ["code": .string(code.displayed)]
                 ))
             }
 
@@ -205,14 +203,14 @@ final class DemoRun {
                 return (credential, Report(
                     lines: ["Device 2 redeemed the code, made its own key (no private key left device 1), and submitted it as \"demo-device-2\"."]
                         + notes.take() + ["Device 2 now holds credential \(credential.id) for \(credential.user.name)."],
-                    details: ["credential": credential.id]
+                    details: ["credential": .string(credential.id)]
                 ))
             }
 
             try await step("authenticate-imported", "Sign in on device 2 with its own key") {
                 let tokens = try await deviceTwo.authenticate(issuer: issuer, clientID: Self.clientID, redirectURI: redirectURI)
                 guard tokens.claims?.subject == identity else { throw CommandFailure("device 2 signed in as someone else") }
-                return ((), Report(lines: ["Signed in as \(identity), the same identity as device 1, with a different key."], details: ["subject": identity]))
+                return ((), Report(lines: ["Signed in as \(identity), the same identity as device 1, with a different key."], details: ["subject": .string(identity)]))
             }
 
             try await step("delete", "Delete the credential from device 2") {

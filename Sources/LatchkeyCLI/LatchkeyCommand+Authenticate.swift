@@ -49,11 +49,7 @@ extension LatchkeyCommand {
             let result = try await embedded.authorize(
                 issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
             )
-            let object: [String: Any] = [
-                "code": result.code, "state": result.state, "codeVerifier": result.codeVerifier,
-                "redirectURI": result.redirectURI.absoluteString, "nonce": result.nonce,
-            ]
-            if store.json { return try store.printJSON(object) }
+            if store.json { return try JSONOutput.print(AuthorizationOutput(result)) }
             print("Code: \(result.code)\nState: \(result.state)\nCode verifier: \(result.codeVerifier)\nRedirect URI: \(result.redirectURI.absoluteString)\nNonce: \(result.nonce)")
         }
     }
@@ -87,7 +83,7 @@ extension LatchkeyCommand {
                     throw ValidationError("\(url) is not an authenticate URL")
                 }
                 let redirect = try await store.embedded(allowing: [host], answers: answers).authenticate(url: link, credential: client.credential)
-                if store.json { return try store.printJSON(["redirectURL": redirect.absoluteString]) }
+                if store.json { return try JSONOutput.print(RedirectOutput(redirectURL: redirect.absoluteString)) }
                 return print("Redirect: \(redirect.absoluteString)")
             }
             let (issuerURL, host) = try ClientOptions.issuer(issuer ?? "")
@@ -95,22 +91,12 @@ extension LatchkeyCommand {
             let tokens = try await embedded.authenticate(
                 issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
             )
-            let claims = try tokens.claims.map { claims -> Any in
-                try JSONSerialization.jsonObject(with: JSONEncoder().encode(claims.all))
-            }
-            if store.json {
-                var object: [String: Any] = ["accessToken": tokens.accessToken, "tokenType": tokens.tokenSet.tokenType]
-                if let idToken = tokens.idToken { object["idToken"] = idToken }
-                if let refreshToken = tokens.refreshToken { object["refreshToken"] = refreshToken }
-                if let expiresAt = tokens.expiresAt { object["expiresAt"] = ISO8601DateFormatter().string(from: expiresAt) }
-                if let claims { object["claims"] = claims }
-                return try store.printJSON(object)
-            }
+            if store.json { return try JSONOutput.print(TokensOutput(tokens)) }
             print("Signed in at \(tokens.issuer.absoluteString) as \(tokens.claims?.subject ?? "?")")
             if let expiresAt = tokens.expiresAt { print("Access token expires \(ISO8601DateFormatter().string(from: expiresAt)) (use --json to print the tokens)") }
-            if let claims {
+            if let claims = tokens.claims?.all {
                 print("ID token claims:")
-                try store.printJSON(claims)
+                try JSONOutput.print(claims)
             }
         }
     }

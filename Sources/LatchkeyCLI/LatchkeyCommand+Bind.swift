@@ -21,9 +21,9 @@ extension LatchkeyCommand {
             let embedded = try store.embedded(allowing: [host], answers: answers)
             let bound = try await embedded.registerCredential(from: link)
             if store.json {
-                var object: [String: Any] = ["credential": bound.credential.jsonObject]
-                if let redirect = bound.postBindingRedirectURI { object["postBindingRedirectURI"] = redirect.absoluteString }
-                return try store.printJSON(object)
+                return try JSONOutput.print(BoundCredentialOutput(
+                    credential: CredentialOutput(bound.credential), postBindingRedirectURI: bound.postBindingRedirectURI?.absoluteString
+                ))
             }
             print("Bound credential \(bound.credential.id)")
             print("  user \(bound.credential.user.name) at \(bound.credential.issuer?.absoluteString ?? bound.credential.rpID)")
@@ -39,7 +39,7 @@ extension LatchkeyCommand {
 
         func run() async throws {
             let credentials = try await store.embedded().credentials()
-            if store.json { return try store.printJSON(credentials.map(\.jsonObject)) }
+            if store.json { return try JSONOutput.print(credentials.map(CredentialOutput.init)) }
             if credentials.isEmpty { return print("No credentials in \(store.directory.path).") }
             for credential in credentials {
                 let used = credential.lastUsedAt.map { "last used \(ISO8601DateFormatter().string(from: $0))" } ?? "never used"
@@ -59,27 +59,8 @@ extension LatchkeyCommand {
 
         func run() async throws {
             let deleted = try await store.embedded().deleteCredential(id: id)
-            if store.json { return try store.printJSON(["id": id, "deleted": deleted]) }
+            if store.json { return try JSONOutput.print(DeletionOutput(id: id, deleted: deleted)) }
             print(deleted ? "Deleted \(id)." : "No credential \(id) in the vault; nothing deleted.")
         }
-    }
-}
-
-extension Credential {
-    /// The `--json` form of a credential.
-    var jsonObject: [String: Any] {
-        let dates = ISO8601DateFormatter()
-        var object: [String: Any] = [
-            "id": id,
-            "rpID": rpID,
-            "user": ["id": user.id, "name": user.name, "displayName": user.displayName],
-            "createdAt": dates.string(from: createdAt),
-            "signCount": Int(signCount),
-            "state": state.rawValue,
-            "algorithm": algorithm,
-        ]
-        if let issuer { object["issuer"] = issuer.absoluteString }
-        if let lastUsedAt { object["lastUsedAt"] = dates.string(from: lastUsedAt) }
-        return object
     }
 }

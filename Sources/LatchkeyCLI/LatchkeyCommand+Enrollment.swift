@@ -33,7 +33,7 @@ extension LatchkeyCommand {
             if let familyName { profile[.familyName] = familyName }
             if let email { profile[.email] = email }
             let credential = try await store.embedded(allowing: [host], answers: answers).signUp(issuer: issuerURL, username: username, profile: profile)
-            if store.json { return try store.printJSON(["credential": credential.jsonObject]) }
+            if store.json { return try JSONOutput.print(BoundCredentialOutput(credential: CredentialOutput(credential))) }
             print("Signed up as \(credential.user.name); credential \(credential.id)")
         }
     }
@@ -55,7 +55,7 @@ extension LatchkeyCommand {
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
             let credential = try await store.embedded(allowing: [host], answers: answers).recover(issuer: issuerURL, username: username)
-            if store.json { return try store.printJSON(["credential": credential.jsonObject]) }
+            if store.json { return try JSONOutput.print(BoundCredentialOutput(credential: CredentialOutput(credential))) }
             print("Recovered \(credential.user.name); new credential \(credential.id). The account's other credentials are revoked.")
         }
     }

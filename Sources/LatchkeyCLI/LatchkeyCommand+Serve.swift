@@ -61,8 +61,7 @@ extension LatchkeyCommand {
             let app = try await buildApplication(configuration: configuration) { issuer in
                 // Unbuffered, so a supervising process sees the lines at once.
                 if json {
-                    let line = (try? JSONSerialization.data(withJSONObject: ["issuer": issuer.absoluteString, "adminToken": token], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-                    FileHandle.standardOutput.write(line + Data("\n".utf8))
+                    try? JSONOutput.printLine(ServeReadyOutput(issuer: issuer.absoluteString, adminToken: token))
                 } else {
                     FileHandle.standardOutput.write(Data("Latchkey identity provider listening\nIssuer: \(issuer.absoluteString)\nAdmin token: \(token)\n".utf8))
                 }

@@ -32,33 +32,33 @@ extension LatchkeyCommand {
                 case .codeIssued(let code, let expiresAt), .codeRotated(let code, let expiresAt):
                     let first = if case .codeIssued = event { true } else { false }
                     if store.json {
-                        try printLine(["event": first ? "codeIssued" : "codeRotated", "code": code.displayed, "expiresAt": Self.date(expiresAt)])
+                        try JSONOutput.printLine(TransferEventOutput(event: first ? "codeIssued" : "codeRotated", code: code.displayed, expiresAt: Self.date(expiresAt)))
                         continue
                     }
                     say("\(first ? "Transfer code" : "New code"): \(code.displayed)   (valid until \(Self.time(expiresAt)); on the other device run: latchkey import \(code.displayed))")
                     if drawQR { say(try code.qrCode().rendered()) }
                 case .codeRedeemed:
-                    if store.json { try printLine(["event": "codeRedeemed"]) } else { say("Code redeemed; waiting for the other device's key…") }
+                    if store.json { try JSONOutput.printLine(TransferEventOutput(event: "codeRedeemed")) } else { say("Code redeemed; waiting for the other device's key…") }
                 case .importRequested(let request):
                     if store.json {
-                        try printLine(["event": "importRequested", "deviceName": request.deviceName, "fingerprint": request.fingerprint])
+                        try JSONOutput.printLine(TransferEventOutput(event: "importRequested", deviceName: request.deviceName, fingerprint: request.fingerprint))
                     } else {
                         say("Device \"\(request.deviceName)\" asks to sign in as \(credential.user.name).")
                         say("  Its key fingerprint: \(request.fingerprint) (compare with what that device shows)")
                     }
                 case .completed(let request):
                     if store.json {
-                        try printLine(["event": "completed", "deviceName": request.deviceName, "fingerprint": request.fingerprint])
+                        try JSONOutput.printLine(TransferEventOutput(event: "completed", deviceName: request.deviceName, fingerprint: request.fingerprint))
                     } else {
                         say("Approved: \"\(request.deviceName)\" can now sign in as \(credential.user.name).")
                     }
                 case .declined(let request):
-                    if store.json { try printLine(["event": "declined", "deviceName": request.deviceName]) } else { say("Declined \"\(request.deviceName)\".") }
+                    if store.json { try JSONOutput.printLine(TransferEventOutput(event: "declined", deviceName: request.deviceName)) } else { say("Declined \"\(request.deviceName)\".") }
                     if !yes, !Terminal.isInteractive {
                         throw CommandFailure("declined the import from \"\(request.deviceName)\": pass --yes to approve without a terminal")
                     }
                 case .cancelled, .expired:
-                    if store.json { try printLine(["event": "\(event)"]) }
+                    if store.json { try JSONOutput.printLine(TransferEventOutput(event: "\(event)")) }
                     throw CommandFailure("the transfer \(event) before any device imported; run export again for a new code")
                 }
             }
@@ -67,11 +67,6 @@ extension LatchkeyCommand {
         /// Unbuffered, so whoever watches a long-running export sees each line at once.
         private func say(_ text: String) {
             FileHandle.standardOutput.write(Data((text + "\n").utf8))
-        }
-
-        private func printLine(_ object: [String: Any]) throws {
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
         }
 
         static func date(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
@@ -117,7 +112,7 @@ extension LatchkeyCommand {
             }
             defer { watcher.cancel() }
             let imported = try await embedded.importCredential(code: code, deviceName: name, issuer: issuerURL)
-            if json { return try store.printJSON(["credentials": imported.map(\.jsonObject)]) }
+            if json { return try JSONOutput.print(CredentialsOutput(credentials: imported.map(CredentialOutput.init))) }
             for credential in imported {
                 print("Imported credential \(credential.id) for \(credential.user.name) at \(credential.issuer?.absoluteString ?? credential.rpID)")
             }

@@ -78,9 +78,4 @@ struct StoreOptions: ParsableArguments {
             logger: logger
         ))
     }
-
-    func printJSON(_ object: Any) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-        print(String(decoding: data, as: UTF8.self))
-    }
 }

@@ -35,7 +35,13 @@ struct CommandLineTests {
     }
 
     static func object(_ text: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        } catch {
+            throw TestSupportError("not JSON: \"\(text.prefix(500))\"")
+        }
+        return try #require(parsed as? [String: Any], "\(text)")
     }
 
     @Test("admin create-identity → bind → list --json → authenticate --json → authorize --json → delete, with exit codes")
@@ -61,7 +67,7 @@ struct CommandLineTests {
 
         let listed = try await Self.latchkey(["list", "--json"], environment: environment)
         #expect(listed.status == 0, "\(listed.stderr)")
-        let credentials = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        let credentials = try #require((try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8))) as? [[String: Any]], "list --json: \(listed.stdout) \(listed.stderr)")
         #expect(credentials.compactMap { $0["id"] as? String } == [boundID])
         #expect(credentials.first?["issuer"] as? String == issuer.absoluteString)
         #expect((credentials.first?["user"] as? [String: Any])?["name"] as? String == "ada")

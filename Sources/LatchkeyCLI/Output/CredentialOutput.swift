@@ -1,0 +1,51 @@
+import Foundation
+import Latchkey
+
+/// A credential as `--json` shows it (`bind`, `list`, `import`, `signup`, `recover`).
+struct CredentialOutput: Encodable {
+    struct User: Encodable {
+        var id: String
+        var name: String
+        var displayName: String
+    }
+
+    var id: String
+    var rpID: String
+    var user: User
+    var createdAt: String
+    var signCount: Int
+    var state: String
+    var algorithm: String
+    var issuer: String?
+    var lastUsedAt: String?
+
+    init(_ credential: Credential) {
+        let dates = ISO8601DateFormatter()
+        id = credential.id
+        rpID = credential.rpID
+        user = User(id: credential.user.id, name: credential.user.name, displayName: credential.user.displayName)
+        createdAt = dates.string(from: credential.createdAt)
+        signCount = Int(credential.signCount)
+        state = credential.state.rawValue
+        algorithm = credential.algorithm
+        issuer = credential.issuer?.absoluteString
+        lastUsedAt = credential.lastUsedAt.map(dates.string(from:))
+    }
+}
+
+/// `{"credential": …}` (`signup`, `recover`), with the post-binding redirect for `bind`.
+struct BoundCredentialOutput: Encodable {
+    var credential: CredentialOutput
+    var postBindingRedirectURI: String?
+}
+
+/// `{"credentials": […]}` (`import`).
+struct CredentialsOutput: Encodable {
+    var credentials: [CredentialOutput]
+}
+
+/// `delete --json`.
+struct DeletionOutput: Encodable {
+    var id: String
+    var deleted: Bool
+}

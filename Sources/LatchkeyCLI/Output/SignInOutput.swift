@@ -1,0 +1,44 @@
+import Foundation
+import Latchkey
+import LatchkeyOAuth
+
+/// `authorize --json`: what a back end needs to exchange the code (RFC 6749 §4.1.3).
+struct AuthorizationOutput: Encodable {
+    var code: String
+    var state: String
+    var codeVerifier: String
+    var redirectURI: String
+    var nonce: String
+
+    init(_ result: AuthorizationResult) {
+        code = result.code
+        state = result.state
+        codeVerifier = result.codeVerifier
+        redirectURI = result.redirectURI.absoluteString
+        nonce = result.nonce
+    }
+}
+
+/// `authenticate <url> --json`: the redirect carrying the code.
+struct RedirectOutput: Encodable {
+    var redirectURL: String
+}
+
+/// `authenticate --issuer … --json`: the tokens and the validated ID token's claims.
+struct TokensOutput: Encodable {
+    var accessToken: String
+    var tokenType: String
+    var idToken: String?
+    var refreshToken: String?
+    var expiresAt: String?
+    var claims: [String: JSONValue]?
+
+    init(_ tokens: Tokens) {
+        accessToken = tokens.accessToken
+        tokenType = tokens.tokenSet.tokenType
+        idToken = tokens.idToken
+        refreshToken = tokens.refreshToken
+        expiresAt = tokens.expiresAt.map { ISO8601DateFormatter().string(from: $0) }
+        claims = tokens.claims?.all
+    }
+}
