@@ -34,6 +34,8 @@ let package = Package(
         // the library's own SQLite build, and PostgreSQL for several instances.
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // The vault's file descriptors (reads and writes that retry EINTR and short writes).
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // libcrypto from Debian's libssl-dev; the header pins the OpenSSL 3 API.
@@ -44,7 +46,7 @@ let package = Package(
         ),
         .target(
             name: "LatchkeyCrypto",
-            dependencies: ["CLatchkeyOpenSSL"],
+            dependencies: ["CLatchkeyOpenSSL", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -85,7 +87,6 @@ let package = Package(
                 "LatchkeyOAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -38,9 +38,7 @@ extension LatchkeyCommand {
 
         /// The provider's answer as `--json` prints it.
         func print(json value: some Encodable) throws {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+            try JSONOutput.print(value)
         }
     }
 

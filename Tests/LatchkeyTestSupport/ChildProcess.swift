@@ -2,8 +2,9 @@ public import Foundation
 
 /// Programs the tests start: the package's own executables (built next to the test
 /// bundle), `latchkey serve`, and tools such as python3. Blocking reads and waits run on
-/// Dispatch threads, never on one of the (two, on these machines) threads of Swift's
-/// cooperative pool.
+/// threads of their own: not on one of the (two, on these machines) threads of Swift's
+/// cooperative pool, and not on Dispatch's global queue either, whose few threads a
+/// long read (a server's output) would hold and so stall every other test's wait.
 public enum ChildProcess {
     /// What a finished program printed.
     public struct Output: Sendable {
@@ -79,18 +80,15 @@ public enum ChildProcess {
 
     /// A pipe read to its end.
     public static func drain(_ pipe: Pipe) async -> Data {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }
-        }
+        await Blocking.run { pipe.fileHandleForReading.readDataToEndOfFile() }
     }
+
 
     /// The process's exit status, once it exits.
     public static func waitForExit(_ process: Process) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }
+        await Blocking.run {
+            process.waitUntilExit()
+            return process.terminationStatus
         }
     }
 
@@ -102,19 +100,17 @@ public enum ChildProcess {
         where matches: @escaping @Sendable (Substring) -> Bool
     ) async -> (line: String?, transcript: String) {
         let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var text = ""
-                while Date() < deadline {
-                    let chunk = pipe.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                    if let line = text.split(separator: "\n").first(where: matches) {
-                        return continuation.resume(returning: (String(line), text))
-                    }
+        return await Blocking.run {
+            var text = ""
+            while Date() < deadline {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+                if let line = text.split(separator: "\n").first(where: matches) {
+                    return (String(line), text)
                 }
-                continuation.resume(returning: (nil, text))
             }
+            return (nil, text)
         }
     }
 

@@ -20,7 +20,7 @@ public enum LatchkeyServe {
             throw TestSupportError("latchkey serve did not start: \(transcript)")
         }
         // Keep reading, so a chatty server never blocks on a full pipe.
-        DispatchQueue.global().async { _ = output.fileHandleForReading.readDataToEndOfFile() }
+        Thread { _ = output.fileHandleForReading.readDataToEndOfFile() }.start()
         return (server, issuer)
     }
 }

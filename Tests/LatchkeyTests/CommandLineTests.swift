@@ -13,7 +13,11 @@ struct CommandLineTests {
     /// Runs `latchkey arguments…` with stdin from /dev/null (not a terminal), without the
     /// vault settings of the environment the tests run in.
     static func latchkey(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        try await ChildProcess.run(binary, arguments, environment: environment, removing: ["LATCHKEY_PASSPHRASE", "LATCHKEY_STORE"])
+        let run = try await ChildProcess.run(binary, arguments, environment: environment, removing: ["LATCHKEY_PASSPHRASE", "LATCHKEY_STORE"])
+        if run.status == 0, run.stdout.isEmpty, arguments.contains("--json") {
+            Issue.record("latchkey \(arguments.prefix(2).joined(separator: " ")) … --json exited 0 with nothing on stdout; stderr: \(run.stderr)")
+        }
+        return run
     }
 
     static func stop(_ process: Process) {

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,25 +48,19 @@ final class RawConnection: @unchecked Sendable {
 
     /// Waits up to `seconds` for the server's answer or for it to close the connection.
     func outcome(within seconds: Double) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: self.waitForOutcome(seconds))
-            }
-        }
+        await Blocking.run { self.waitForOutcome(seconds) }
     }
 
     /// Sends `pieces` one after another, `interval` seconds apart, stopping when the server
     /// closes the connection or answers; then waits up to `seconds` for the outcome.
     func trickle(_ pieces: [String], interval: Double, thenWait seconds: Double) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                for piece in pieces {
-                    guard self.send(piece) else { break }
-                    var descriptor = pollfd(fd: self.socket, events: Int16(POLLIN), revents: 0)
-                    if poll(&descriptor, 1, Int32(interval * 1000)) > 0 { break }
-                }
-                continuation.resume(returning: self.waitForOutcome(seconds))
+        await Blocking.run {
+            for piece in pieces {
+                guard self.send(piece) else { break }
+                var descriptor = pollfd(fd: self.socket, events: Int16(POLLIN), revents: 0)
+                if poll(&descriptor, 1, Int32(interval * 1000)) > 0 { break }
             }
+            return self.waitForOutcome(seconds)
         }
     }
 

@@ -10,9 +10,10 @@ enum JSONOutput {
         return try encoder.encode(value)
     }
 
-    /// One pretty-printed document on standard output.
+    /// One pretty-printed document on standard output, written at once rather than
+    /// through stdio's buffer.
     static func print(_ value: some Encodable) throws {
-        Swift.print(String(decoding: try data(value, pretty: true), as: UTF8.self))
+        FileHandle.standardOutput.write(try data(value, pretty: true) + Data("\n".utf8))
     }
 
     /// One compact line on standard output, unbuffered.

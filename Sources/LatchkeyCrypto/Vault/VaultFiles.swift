@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -24,6 +25,12 @@ enum VaultFiles {
 
     static func failure(_ action: String, _ path: String) -> KeyVaultError {
         KeyVaultError(code: .fileSystem, reason: "cannot \(action) \(path): \(errnoText())")
+    }
+
+    /// A swift-system failure (`Errno`, thrown after retrying `EINTR`) as a vault error.
+    static func failure(_ action: String, _ path: String, _ error: any Error) -> KeyVaultError {
+        let reason = (error as? Errno).map { String(cString: strerror($0.rawValue)) } ?? "\(error)"
+        return KeyVaultError(code: .fileSystem, reason: "cannot \(action) \(path): \(reason)")
     }
 
     /// Throws unless `status` belongs to this user and grants nothing to group or others.
@@ -100,13 +107,15 @@ enum VaultFiles {
         }
         var data = Data(count: Int(status.st_size) + 1)
         var total = 0
+        let file = FileDescriptor(rawValue: descriptor)
         try data.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
             while total < buffer.count {
-                let count = read(descriptor, base + total, buffer.count - total)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw failure("read", path)
+                // swift-system retries EINTR.
+                let count: Int
+                do {
+                    count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]))
+                } catch {
+                    throw failure("read", path, error)
                 }
                 total += count
                 // A short read of a regular file is its end; this saves the extra read
@@ -133,17 +142,11 @@ enum VaultFiles {
         defer { if !renamed { unlink(temporary) } }
         do {
             defer { close(descriptor) }
-            try data.withUnsafeBytes { buffer in
-                guard let base = buffer.baseAddress else { return }
-                var written = 0
-                while written < buffer.count {
-                    let count = write(descriptor, base + written, buffer.count - written)
-                    if count < 0 {
-                        if errno == EINTR { continue }
-                        throw failure("write", temporary)
-                    }
-                    written += count
-                }
+            do {
+                // Every byte, across short writes and EINTR.
+                _ = try data.withUnsafeBytes { try FileDescriptor(rawValue: descriptor).writeAll($0) }
+            } catch {
+                throw failure("write", temporary, error)
             }
             guard fsync(descriptor) == 0 else { throw failure("flush", temporary) }
         }

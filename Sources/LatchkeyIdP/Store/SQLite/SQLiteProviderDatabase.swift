@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOCore
-import NIOPosix
 import SQLiteNIO
 import Synchronization
 
@@ -19,7 +18,6 @@ import Synchronization
 final class SQLiteProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.sqlite
     private let connection: SQLiteConnection
-    private let thread: SQLiteThread
     private let queue = Mutex(Queue())
     private let closed = Mutex(false)
     /// Transactions in one group at most, so no answer waits behind too many others.
@@ -30,9 +28,8 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         var draining = false
     }
 
-    private init(connection: SQLiteConnection, thread: SQLiteThread) {
+    private init(connection: SQLiteConnection) {
         self.connection = connection
-        self.thread = thread
     }
 
     /// Opens (creating when needed) `directory/latchkey.sqlite3`, or an in-memory
@@ -49,16 +46,13 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         } else {
             storage = .memory
         }
-        let thread = SQLiteThread.shared
         let connection: SQLiteConnection
         do {
-            connection = try await SQLiteConnection.open(
-                storage: storage, threadPool: thread.pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
-            )
+            connection = try await SQLiteConnection.open(storage: storage, logger: logger)
         } catch {
             throw StoreError(.engineFailure, "cannot open the SQLite database", underlying: error)
         }
-        let database = SQLiteProviderDatabase(connection: connection, thread: thread)
+        let database = SQLiteProviderDatabase(connection: connection)
         do {
             // busy_timeout replaces sqlite-nio's retry-at-once busy handler: another
             // process holding the file (a backup, a second `serve`) is waited for, not spun on.
@@ -88,7 +82,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
                 return true
             }
             if startDrain {
-                Task(executorPreference: thread) { await self.drain() }
+                Task { await self.drain() }
             }
         }
     }
@@ -133,21 +127,6 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             try await handle.raw("BEGIN IMMEDIATE")
         } catch {
             return Self.storeError(error)
-        }
-        if group.count == 1, let job = group.first {
-            // Alone in its group: the transaction is the job's, and a body that throws
-            // rolls it back whole, which saves two statements.
-            do {
-                guard await job.run(in: handle) else {
-                    try await handle.raw("ROLLBACK")
-                    return nil
-                }
-                try await handle.raw("COMMIT")
-                return nil
-            } catch {
-                _ = try? await handle.raw("ROLLBACK")
-                return Self.storeError(error)
-            }
         }
         for job in group {
             do {
