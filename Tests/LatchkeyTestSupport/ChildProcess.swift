@@ -117,8 +117,7 @@ public enum ChildProcess {
     /// SIGTERM (a server shuts down gracefully), then SIGKILL after `grace`, so no child
     /// outlives its test.
     public static func stop(_ process: Process, grace: TimeInterval = 5) {
-        guard process.isRunning else { return }
-        process.terminate()
+        if process.isRunning { process.terminate() }
         let deadline = Date().addingTimeInterval(grace)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         if process.isRunning {
