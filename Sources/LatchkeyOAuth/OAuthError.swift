@@ -58,6 +58,8 @@ extension OAuthError {
         public static let insecureTransport = Code("insecureTransport")
         public static let network = Code("network")
         public static let responseTooLarge = Code("responseTooLarge")
+        /// The whole exchange (connect, headers, body) outlasted ``TransportPolicy/timeout``.
+        public static let timedOut = Code("timedOut")
         public static let unexpectedStatus = Code("unexpectedStatus")
         public static let malformedResponse = Code("malformedResponse")
 
@@ -72,6 +74,9 @@ extension OAuthError {
         public static let unsupportedTokenType = Code("unsupportedTokenType")
         public static let discoveryIssuerMismatch = Code("discoveryIssuerMismatch")
         public static let endpointMissing = Code("endpointMissing")
+        /// Discovery named an endpoint off the issuer's origin that the configuration does
+        /// not allow.
+        public static let endpointOutsideIssuer = Code("endpointOutsideIssuer")
 
         // JOSE
         public static let malformedJWS = Code("malformedJWS")

@@ -73,7 +73,7 @@ struct ProviderCrashTests {
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
             kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
+            _ = await ChildProcess.waitForExit(server)
             kills += 1
             work.cancel()
             await work.value

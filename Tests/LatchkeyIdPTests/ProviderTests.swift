@@ -546,18 +546,18 @@ extension ProviderOperationsTests {
             let (found, byName) = try await Self.latchkey(["admin", "find-identity", "ADA"] + admin)
             #expect(found == 0)
             #expect((try json(byName)["identity"] as? [String: Any])?["id"] as? String == identity)
-            let (_, byID) = try await Self.latchkey(["admin", "find-identity", identity] + admin)
+            let (_, byID) = try await Self.latchkey(["admin", "find-identity"] + admin + ["--", identity])
             #expect((try json(byID)["identity"] as? [String: Any])?["username"] as? String == "ada")
 
-            let (made, job) = try await Self.latchkey(["admin", "create-bind-job", identity] + admin)
+            let (made, job) = try await Self.latchkey(["admin", "create-bind-job"] + admin + ["--", identity])
             #expect(made == 0)
             #expect((try json(job)["bindURL"] as? String)?.contains("/v1/bind/") == true)
 
-            let (_, credentials) = try await Self.latchkey(["admin", "list-credentials", identity] + admin)
+            let (_, credentials) = try await Self.latchkey(["admin", "list-credentials"] + admin + ["--", identity])
             let credential = try #require((try json(credentials)["credentials"] as? [[String: Any]])?.first?["id"] as? String)
-            let (revoked, _) = try await Self.latchkey(["admin", "revoke-credential", credential] + admin)
+            let (revoked, _) = try await Self.latchkey(["admin", "revoke-credential"] + admin + ["--", credential])
             #expect(revoked == 0)
-            let (_, after) = try await Self.latchkey(["admin", "list-credentials", identity] + admin)
+            let (_, after) = try await Self.latchkey(["admin", "list-credentials"] + admin + ["--", identity])
             #expect((try json(after)["credentials"] as? [[String: Any]])?.first { $0["id"] as? String == credential }?["revoked"] as? Bool == true)
 
             let (rotated, rotation) = try await Self.latchkey(["admin", "rotate-signing-key"] + admin)
@@ -566,9 +566,9 @@ extension ProviderOperationsTests {
             let (_, jwks) = try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks"))
             #expect((jwks["keys"] as? [Any])?.count == 2, "the new key is published before it signs")
 
-            let (deleted, _) = try await Self.latchkey(["admin", "delete-identity", identity] + admin)
+            let (deleted, _) = try await Self.latchkey(["admin", "delete-identity"] + admin + ["--", identity])
             #expect(deleted == 0)
-            let (missing, _) = try await Self.latchkey(["admin", "find-identity", identity] + admin)
+            let (missing, _) = try await Self.latchkey(["admin", "find-identity"] + admin + ["--", identity])
             #expect(missing == 1)
         }
     }

@@ -203,6 +203,21 @@ enum TestServer {
         router.get("/redirect") { _, _ in
             Response(status: .found, headers: [.location: "http://127.0.0.1:1/elsewhere"])
         }
+        // A provider that sends its headers, then one byte every 300 ms for up to 15 s.
+        router.get("/drip") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody { writer in
+                for _ in 0..<50 {
+                    try await writer.write(ByteBuffer(string: " "))
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                try await writer.finish(nil)
+            })
+        }
+        // A provider that takes 3 s to answer at all.
+        router.get("/slow") { _, _ in
+            try await Task.sleep(for: .seconds(3))
+            return respond(200, "{}")
+        }
         router.get("/user-agent") { request, _ in respond(200, request.headers[.userAgent] ?? "") }
 
         return try await LiveServer.run(router, label: "test-provider") { url in

@@ -104,10 +104,10 @@ struct CommandLineTests {
         let usedLink = try await Self.latchkey(["bind", bindURL], environment: environment)
         #expect(usedLink.status == 1 && usedLink.stderr.hasPrefix("latchkey: ") && usedLink.stderr.split(separator: "\n").count == 1, "\(usedLink.stderr)")
 
-        let deleted = try await Self.latchkey(["delete", boundID, "--json"], environment: environment)
+        let deleted = try await Self.latchkey(["delete", "--json", "--", boundID], environment: environment)
         let deletedFlag = try Self.object(deleted.stdout)["deleted"] as? Bool
         #expect(deleted.status == 0 && deletedFlag == true, "\(deleted.stderr)")
-        let again = try await Self.latchkey(["delete", boundID], environment: environment)
+        let again = try await Self.latchkey(["delete", "--", boundID], environment: environment)
         #expect(again.status == 0 && again.stdout.contains("nothing deleted"))
         let empty = try await Self.latchkey(["list", "--json"], environment: environment)
         #expect(empty.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || empty.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
@@ -145,8 +145,8 @@ struct CommandLineTests {
         let importedID = try #require(((try Self.object(imported.stdout)["credentials"] as? [[String: Any]])?.first)?["id"] as? String)
         #expect(importedID != credential)
 
-        exporter.waitUntilExit()
-        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        text += String(decoding: await ChildProcess.drain(output), as: UTF8.self)
+        _ = await ChildProcess.waitForExit(exporter)
         #expect(exporter.terminationStatus == 0, "\(text)")
         let events = text.split(separator: "\n").compactMap { try? Self.object(String($0)) }
         #expect(events.compactMap { $0["event"] as? String }.suffix(2) == ["importRequested", "completed"])

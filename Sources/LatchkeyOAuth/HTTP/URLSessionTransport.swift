@@ -6,9 +6,13 @@ import FoundationNetworking
 /// ``HTTPTransport`` over Foundation's URLSession (FoundationNetworking on Linux, which
 /// uses libcurl and the system's OpenSSL: no second TLS or crypto library is linked).
 ///
-/// It enforces ``TransportPolicy``: https except for loopback, a timeout, a response-size
-/// cap checked while the body streams in (the transfer is cancelled past it), no
-/// redirects unless asked, and a `User-Agent` naming Latchkey.
+/// It enforces ``TransportPolicy``: https except for loopback, a deadline for the whole
+/// exchange, a response-size cap checked while the body streams in (the transfer is
+/// cancelled past it), no redirects unless asked, and a `User-Agent` naming Latchkey.
+///
+/// The deadline is kept here, not left to URLSession: FoundationNetworking's
+/// `timeoutIntervalForResource` is not enforced on Linux, and its request timeout restarts
+/// with every byte, so a provider dripping one byte a second would hold a caller forever.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     public static let userAgent = "Latchkey/0.1 (+https://github.com/latchkey; Linux)"
 
@@ -39,15 +43,25 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         urlRequest.setValue(Self.userAgent, forHTTPHeaderField: "User-Agent")
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         try Task.checkCancellation()
-        // Cancelling the calling task cancels the transfer; the delegate then resumes the
-        // continuation with CancellationError, so a caller waits for no server.
+        // Cancelling the calling task ends the wait at once with CancellationError and
+        // cancels the transfer. The caller is resumed here, not by URLSession: on Linux a
+        // task cancelled before it was resumed never reports completion, so a caller
+        // relying on that callback would wait forever.
         let task = session.dataTask(with: urlRequest)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.register(task, continuation: continuation)
+                // The cancellation flag is set before the handler runs: a handler that ran
+                // before `register` found nothing to resume, and this check catches it.
+                if Task.isCancelled {
+                    delegate.finish(task.taskIdentifier, throwing: CancellationError())
+                    return
+                }
                 task.resume()
+                delegate.expire(task, after: policy.timeout)
             }
         } onCancel: {
+            delegate.finish(task.taskIdentifier, throwing: CancellationError())
             task.cancel()
         }
     }
@@ -72,6 +86,24 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     func register(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>) {
         lock.withLock { pending[task.taskIdentifier] = Pending(continuation: continuation) }
+    }
+
+    /// Resumes the caller waiting on task `identifier` with `error`, if it still waits.
+    func finish(_ identifier: Int, throwing error: any Error) {
+        lock.withLock { pending.removeValue(forKey: identifier) }?.continuation.resume(throwing: error)
+    }
+
+    /// Ends `task` with ``OAuthError/Code-swift.struct/timedOut`` unless it completed
+    /// within `timeout`; whichever comes first resumes the caller, once.
+    func expire(_ task: URLSessionTask, after timeout: TimeInterval) {
+        let identifier = task.taskIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self, weak task] in
+            guard let self, let entry = self.lock.withLock({ self.pending.removeValue(forKey: identifier) }) else { return }
+            task?.cancel()
+            entry.continuation.resume(throwing: OAuthError(
+                code: .timedOut, reason: "request to \(task?.originalRequest?.url?.host ?? "the provider") took longer than \(Int(timeout)) s"
+            ))
+        }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
