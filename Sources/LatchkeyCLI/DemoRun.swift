@@ -43,7 +43,7 @@ final class DemoRun {
                 ))
             } else {
                 let text = (["", "Step \(number): \(title)"] + report.lines.map { "  " + $0 }).joined(separator: "\n")
-                FileHandle.standardOutput.write(Data((text + "\n").utf8))
+                TextOutput.line(text)
             }
             return result
         } catch {

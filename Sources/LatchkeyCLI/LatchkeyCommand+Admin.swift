@@ -61,8 +61,8 @@ extension LatchkeyCommand {
             let body = AdminAPI.IdentityCreation(username: username, email: email, displayName: displayName)
             let created = try await options.send("POST", "admin/identities", body: body, as: AdminAPI.IdentityCreated.self)
             if options.json { return try options.print(json: created) }
-            print("Identity: \(created.identity.id.displaySafe(maximumLength: 256)) (\(username))")
-            print("Bind URL: \(created.bindURL.displaySafe(maximumLength: 4096))")
+            TextOutput.line("Identity: \(created.identity.id.displaySafe(maximumLength: 256)) (\(username))")
+            TextOutput.line("Bind URL: \(created.bindURL.displaySafe(maximumLength: 4096))")
         }
     }
 
@@ -76,8 +76,8 @@ extension LatchkeyCommand {
             let outbox = try await options.send("GET", "admin/outbox", as: AdminAPI.Outbox.self)
             if options.json { return try options.print(json: outbox) }
             for message in outbox.messages {
-                print("To: \(message.to.displaySafe(maximumLength: 256))  Subject: \(message.subject.displaySafe(maximumLength: 256))")
-                print("   \(message.body.displaySafe(maximumLength: 4096))")
+                TextOutput.line("To: \(message.to.displaySafe(maximumLength: 256))  Subject: \(message.subject.displaySafe(maximumLength: 256))")
+                TextOutput.line("   \(message.body.displaySafe(maximumLength: 4096))")
             }
         }
     }
@@ -90,7 +90,7 @@ extension LatchkeyCommand {
 
         @OptionGroup var options: AdminOptions
 
-        @Option(help: "Start after this identity id (the previous page's `next`).")
+        @Option(parsing: .unconditional, help: "Start after this identity id (the previous page's `next`).")
         var after: String?
 
         @Option(help: "Identities per page (1 to 500).")
@@ -102,9 +102,9 @@ extension LatchkeyCommand {
             let page = try await options.send("GET", "admin/identities", query: query, as: AdminAPI.IdentityPage.self)
             if options.json { return try options.print(json: page) }
             for identity in page.identities {
-                print(AdminOptions.line(identity))
+                TextOutput.line(AdminOptions.line(identity))
             }
-            if let next = page.next { print("More: --after \(next.displaySafe(maximumLength: 256))") }
+            if let next = page.next { TextOutput.line("More: --after \(next.displaySafe(maximumLength: 256))") }
         }
     }
 
@@ -114,7 +114,7 @@ extension LatchkeyCommand {
 
         @OptionGroup var options: AdminOptions
 
-        @Argument(help: "The identity's id or username.")
+        @Argument(help: "The identity's id or username (after `--` when it starts with '-').")
         var identity: String
 
         func run() async throws {
@@ -126,7 +126,7 @@ extension LatchkeyCommand {
             }
             guard let match = list.first else { throw CommandFailure("no identity \(identity.displaySafe(maximumLength: 256))") }
             if options.json { return try options.print(json: AdminAPI.IdentityAnswer(identity: match)) }
-            print(AdminOptions.line(match))
+            TextOutput.line(AdminOptions.line(match))
         }
     }
 
@@ -136,13 +136,13 @@ extension LatchkeyCommand {
 
         @OptionGroup var options: AdminOptions
 
-        @Argument(help: "The identity's id.")
+        @Argument(help: "The identity's id (after `--` when it starts with '-').")
         var identity: String
 
         func run() async throws {
             let answer = try await options.send("DELETE", "admin/identities/\(AdminOptions.pathComponent(identity))", as: AdminAPI.Deletion.self)
             if options.json { return try options.print(json: answer) }
-            print("Deleted \(identity.displaySafe(maximumLength: 256)); its credentials and tokens are revoked")
+            TextOutput.line("Deleted \(identity.displaySafe(maximumLength: 256)); its credentials and tokens are revoked")
         }
     }
 
@@ -152,7 +152,7 @@ extension LatchkeyCommand {
 
         @OptionGroup var options: AdminOptions
 
-        @Argument(help: "The identity's id.")
+        @Argument(help: "The identity's id (after `--` when it starts with '-').")
         var identity: String
 
         func run() async throws {
@@ -160,7 +160,7 @@ extension LatchkeyCommand {
             if options.json { return try options.print(json: answer) }
             for credential in answer.credentials {
                 let revoked = credential.revoked ? "  revoked" : ""
-                print("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(revoked)")
+                TextOutput.line("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(revoked)")
             }
         }
     }
@@ -171,13 +171,13 @@ extension LatchkeyCommand {
 
         @OptionGroup var options: AdminOptions
 
-        @Argument(help: "The credential's id (base64url).")
+        @Argument(help: "The credential's id (base64url; after `--` when it starts with '-').")
         var credential: String
 
         func run() async throws {
             let answer = try await options.send("POST", "admin/credentials/\(AdminOptions.pathComponent(credential))/revoke", as: AdminAPI.Revocation.self)
             if options.json { return try options.print(json: answer) }
-            print("Revoked \(credential.displaySafe(maximumLength: 256)) and its tokens")
+            TextOutput.line("Revoked \(credential.displaySafe(maximumLength: 256)) and its tokens")
         }
     }
 
@@ -187,7 +187,7 @@ extension LatchkeyCommand {
 
         @OptionGroup var options: AdminOptions
 
-        @Argument(help: "The identity's id.")
+        @Argument(help: "The identity's id (after `--` when it starts with '-').")
         var identity: String
 
         @Option(help: "bind (a further device) or recovery (replaces every other credential).")
@@ -206,7 +206,7 @@ extension LatchkeyCommand {
                 "POST", "admin/identities/\(AdminOptions.pathComponent(identity))/bind-jobs", body: body, as: AdminAPI.BindJobCreated.self
             )
             if options.json { return try options.print(json: answer) }
-            print("Bind URL: \(answer.bindURL.displaySafe(maximumLength: 4096))")
+            TextOutput.line("Bind URL: \(answer.bindURL.displaySafe(maximumLength: 4096))")
         }
     }
 
@@ -222,7 +222,7 @@ extension LatchkeyCommand {
             let answer = try await options.send("POST", "admin/signing-keys/rotate", as: AdminAPI.KeyRotation.self)
             if options.json { return try options.print(json: answer) }
             let start = Date(timeIntervalSince1970: Double(answer.signsFrom))
-            print("New key \(AdminOptions.text(answer.kid)) is published and signs from \(start)")
+            TextOutput.line("New key \(AdminOptions.text(answer.kid)) is published and signs from \(start)")
         }
     }
 }

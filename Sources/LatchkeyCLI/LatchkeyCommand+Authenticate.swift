@@ -15,7 +15,7 @@ extension LatchkeyCommand {
         @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to request (repeatable).", valueName: "scope"))
         var scopes: [String] = ["openid", "profile"]
 
-        @Option(help: ArgumentHelp("The credential to sign with, when several fit.", valueName: "id"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The credential to sign with, when several fit (an id may start with '-').", valueName: "id"))
         var credential: String?
 
         func redirect() throws -> URL {
@@ -50,7 +50,7 @@ extension LatchkeyCommand {
                 issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
             )
             if store.json { return try JSONOutput.print(AuthorizationOutput(result)) }
-            print("Code: \(result.code)\nState: \(result.state)\nCode verifier: \(result.codeVerifier)\nRedirect URI: \(result.redirectURI.absoluteString)\nNonce: \(result.nonce)")
+            TextOutput.line("Code: \(result.code)\nState: \(result.state)\nCode verifier: \(result.codeVerifier)\nRedirect URI: \(result.redirectURI.absoluteString)\nNonce: \(result.nonce)")
         }
     }
 
@@ -84,7 +84,7 @@ extension LatchkeyCommand {
                 }
                 let redirect = try await store.embedded(allowing: [host], answers: answers).authenticate(url: link, credential: client.credential)
                 if store.json { return try JSONOutput.print(RedirectOutput(redirectURL: redirect.absoluteString)) }
-                return print("Redirect: \(redirect.absoluteString)")
+                return TextOutput.line("Redirect: \(TextOutput.field(redirect.absoluteString, maximumLength: 4096))")
             }
             let (issuerURL, host) = try ClientOptions.issuer(issuer ?? "")
             let embedded = try store.embedded(allowing: [host], answers: answers)
@@ -92,10 +92,10 @@ extension LatchkeyCommand {
                 issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
             )
             if store.json { return try JSONOutput.print(TokensOutput(tokens)) }
-            print("Signed in at \(tokens.issuer.absoluteString) as \(tokens.claims?.subject ?? "?")")
-            if let expiresAt = tokens.expiresAt { print("Access token expires \(ISO8601DateFormatter().string(from: expiresAt)) (use --json to print the tokens)") }
+            TextOutput.line("Signed in at \(TextOutput.field(tokens.issuer.absoluteString)) as \(TextOutput.field(tokens.claims?.subject ?? "?"))")
+            if let expiresAt = tokens.expiresAt { TextOutput.line("Access token expires \(ISO8601DateFormatter().string(from: expiresAt)) (use --json to print the tokens)") }
             if let claims = tokens.claims?.all {
-                print("ID token claims:")
+                TextOutput.line("ID token claims:")
                 try JSONOutput.print(claims)
             }
         }

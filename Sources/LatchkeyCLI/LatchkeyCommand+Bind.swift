@@ -25,9 +25,9 @@ extension LatchkeyCommand {
                     credential: CredentialOutput(bound.credential), postBindingRedirectURI: bound.postBindingRedirectURI?.absoluteString
                 ))
             }
-            print("Bound credential \(bound.credential.id)")
-            print("  user \(bound.credential.user.name) at \(bound.credential.issuer?.absoluteString ?? bound.credential.rpID)")
-            if let redirect = bound.postBindingRedirectURI { print("Next: \(redirect.absoluteString)") }
+            TextOutput.line("Bound credential \(bound.credential.id)")
+            TextOutput.line("  user \(TextOutput.field(bound.credential.user.name)) at \(TextOutput.field(bound.credential.issuer?.absoluteString ?? bound.credential.rpID))")
+            if let redirect = bound.postBindingRedirectURI { TextOutput.line("Next: \(TextOutput.field(redirect.absoluteString, maximumLength: 4096))") }
         }
     }
 
@@ -40,10 +40,10 @@ extension LatchkeyCommand {
         func run() async throws {
             let credentials = try await store.embedded().credentials()
             if store.json { return try JSONOutput.print(credentials.map(CredentialOutput.init)) }
-            if credentials.isEmpty { return print("No credentials in \(store.directory.path).") }
+            if credentials.isEmpty { return TextOutput.line("No credentials in \(store.directory.path).") }
             for credential in credentials {
                 let used = credential.lastUsedAt.map { "last used \(ISO8601DateFormatter().string(from: $0))" } ?? "never used"
-                print("\(credential.id)  \(credential.user.name)  \(credential.issuer?.absoluteString ?? credential.rpID)  \(credential.state)  \(used)")
+                TextOutput.line("\(credential.id)  \(TextOutput.field(credential.user.name))  \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))  \(credential.state)  \(used)")
             }
         }
     }
@@ -52,7 +52,7 @@ extension LatchkeyCommand {
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a credential from the vault (the provider is not told).")
 
-        @Argument(help: "The credential id, as `latchkey list` shows it.")
+        @Argument(help: "The credential id, as `latchkey list` shows it (after `--` when it starts with '-').")
         var id: String
 
         @OptionGroup var store: StoreOptions
@@ -60,7 +60,7 @@ extension LatchkeyCommand {
         func run() async throws {
             let deleted = try await store.embedded().deleteCredential(id: id)
             if store.json { return try JSONOutput.print(DeletionOutput(id: id, deleted: deleted)) }
-            print(deleted ? "Deleted \(id)." : "No credential \(id) in the vault; nothing deleted.")
+            TextOutput.line(deleted ? "Deleted \(TextOutput.field(id))." : "No credential \(TextOutput.field(id)) in the vault; nothing deleted.")
         }
     }
 }

@@ -34,7 +34,7 @@ extension LatchkeyCommand {
             if let email { profile[.email] = email }
             let credential = try await store.embedded(allowing: [host], answers: answers).signUp(issuer: issuerURL, username: username, profile: profile)
             if store.json { return try JSONOutput.print(BoundCredentialOutput(credential: CredentialOutput(credential))) }
-            print("Signed up as \(credential.user.name); credential \(credential.id)")
+            TextOutput.line("Signed up as \(TextOutput.field(credential.user.name)); credential \(credential.id)")
         }
     }
 
@@ -56,7 +56,7 @@ extension LatchkeyCommand {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
             let credential = try await store.embedded(allowing: [host], answers: answers).recover(issuer: issuerURL, username: username)
             if store.json { return try JSONOutput.print(BoundCredentialOutput(credential: CredentialOutput(credential))) }
-            print("Recovered \(credential.user.name); new credential \(credential.id). The account's other credentials are revoked.")
+            TextOutput.line("Recovered \(TextOutput.field(credential.user.name)); new credential \(credential.id). The account's other credentials are revoked.")
         }
     }
 }

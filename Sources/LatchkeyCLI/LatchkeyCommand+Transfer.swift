@@ -8,7 +8,7 @@ extension LatchkeyCommand {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Let another device sign in as this credential's user, with a short code.")
 
-        @Argument(help: "The credential id, as `latchkey list` shows it.")
+        @Argument(help: "The credential id, as `latchkey list` shows it (after `--` when it starts with '-').")
         var id: String
 
         @Flag(help: "Approve the importing device without asking.")
@@ -66,7 +66,7 @@ extension LatchkeyCommand {
 
         /// Unbuffered, so whoever watches a long-running export sees each line at once.
         private func say(_ text: String) {
-            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            TextOutput.line(text)
         }
 
         static func date(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
@@ -114,7 +114,7 @@ extension LatchkeyCommand {
             let imported = try await embedded.importCredential(code: code, deviceName: name, issuer: issuerURL)
             if json { return try JSONOutput.print(CredentialsOutput(credentials: imported.map(CredentialOutput.init))) }
             for credential in imported {
-                print("Imported credential \(credential.id) for \(credential.user.name) at \(credential.issuer?.absoluteString ?? credential.rpID)")
+                TextOutput.line("Imported credential \(credential.id) for \(TextOutput.field(credential.user.name)) at \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))")
             }
         }
     }

@@ -6,6 +6,7 @@ import Latchkey
 /// its own file as an extension and calls the library modules.
 ///
 /// Exit codes: 0 on success, 1 on failure (one line on stderr), 2 on a usage error.
+/// Human-readable output, errors included, is written through ``TextOutput``.
 @main
 struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,7 +30,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                TextOutput.error(fullMessage(for: error))
                 Foundation.exit(2)
             }
             if code == .success || error is ExitCode {
@@ -41,7 +42,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
 
     /// One clear line on stderr, exit 1.
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("latchkey: \(message)\n".utf8))
+        TextOutput.error("latchkey: \(message)")
         Foundation.exit(1)
     }
 }

@@ -16,6 +16,15 @@ struct StoreOptions: ParsableArguments {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Option(help: ArgumentHelp("Seconds a command may spend waiting on the provider, all its requests together; one request gets at most 30 of them (default: 120).", valueName: "seconds"))
+    var timeout: Int?
+
+    mutating func validate() throws {
+        if let timeout, !(1...3600).contains(timeout) {
+            throw ValidationError("--timeout takes 1 to 3600 seconds")
+        }
+    }
+
     /// The systemd credential (`LoadCredential=latchkey-vault-key:<file>`) holding a raw
     /// 32-byte vault key.
     static let systemdCredentialName = "latchkey-vault-key"
@@ -70,12 +79,17 @@ struct StoreOptions: ParsableArguments {
     func embedded(allowing hosts: [String], stepHandler: Embedded.StepHandler?) throws -> Embedded {
         var logger = Logger(label: "latchkey")
         logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-        return try Embedded(configuration: .init(
+        var configuration = Embedded.Configuration(
             vaultDirectory: directory,
-            keySource: keySource(),
+            keySource: try keySource(),
             allowedDomains: hosts,
             stepHandler: stepHandler,
             logger: logger
-        ))
+        )
+        if let timeout {
+            configuration.flowTimeout = .seconds(timeout)
+            configuration.requestTimeout = min(configuration.requestTimeout, .seconds(timeout))
+        }
+        return try Embedded(configuration: configuration)
     }
 }

@@ -28,6 +28,6 @@ enum Terminal {
     }
 
     static func note(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        TextOutput.error(text)
     }
 }

@@ -91,7 +91,8 @@ struct TemporaryVault: Sendable {
         allowing domains: [String],
         stepHandler: Embedded.StepHandler? = nil,
         transport: any HTTPTransport = URLSessionTransport(),
-        pollInterval: Duration = .milliseconds(50)
+        pollInterval: Duration = .milliseconds(50),
+        configure: (inout Embedded.Configuration) -> Void = { _ in }
     ) throws -> Embedded {
         var logger = Logger(label: "latchkey-tests")
         logger.logLevel = .warning
@@ -104,6 +105,7 @@ struct TemporaryVault: Sendable {
             transport: transport
         )
         configuration.transferPollInterval = pollInterval
+        configure(&configuration)
         return try Embedded(configuration: configuration)
     }
 

@@ -79,7 +79,7 @@ struct HostileInputSuite {
 
     static let token = "vOdKvNru0YxTvQP5rWHet6nNuf7s0XhomF3gn-Vrhsk"
 
-    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + flows + transfers + provider + tokenLifecycle
+    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + lyingProvider + flows + transfers + provider + tokenLifecycle
 
     // MARK: WebAuthn formats and relying-party checks
 
@@ -338,6 +338,60 @@ struct HostileInputSuite {
             _ = try await context.embedded.registerCredential(from: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/bind/j?token=" + String(repeating: "t", count: 5000))))
         },
     ]
+
+    // MARK: A lying provider (docs/SECURITY.md, "Links and providers")
+
+    static let lyingProvider: [Attack] = [
+        Attack("discovery puts token_endpoint on another loopback port", "domainNotAllowed") { context in
+            try await lie(.endpoints(["token_endpoint": "{other}/token"]), context)
+        },
+        Attack("discovery puts jwks_uri on another origin", "domainNotAllowed") { context in
+            try await lie(.endpoints(["jwks_uri": "{other}/jwks"]), context)
+        },
+        Attack("discovery puts userinfo_endpoint on another origin", "domainNotAllowed") { context in
+            try await lie(.endpoints(["userinfo_endpoint": "{other}/userinfo"]), context)
+        },
+        Attack("discovery puts revocation_endpoint on another origin", "domainNotAllowed") { context in
+            try await lie(.endpoints(["revocation_endpoint": "{other}/revoke"]), context)
+        },
+        Attack("discovery puts authorization_endpoint on another origin", "domainNotAllowed") { context in
+            try await lie(.endpoints(["authorization_endpoint": "{other}/authorize"]), context)
+        },
+        Attack("discovery names plain-http localhost, an allowed domain but not the issuer's origin", "domainNotAllowed") { context in
+            try await lie(.endpoints(["token_endpoint": "{other}/token".replacingOccurrences(of: "127.0.0.1", with: "localhost")]), context, domains: ["127.0.0.1", "localhost"])
+        },
+        Attack("a provider trickling its answer is cut off at the request deadline", "timeout") { context in
+            let started = ContinuousClock.now
+            try await lie(.trickle, context) { $0.requestTimeout = .seconds(1) }
+            #expect(ContinuousClock.now - started < .seconds(8), "the trickle held the client past its 1 s deadline")
+        },
+        Attack("a provider slower than the whole flow's deadline", "timeout") { context in
+            let started = ContinuousClock.now
+            try await lie(.slow(seconds: 4), context) { $0.flowTimeout = .seconds(1) }
+            #expect(ContinuousClock.now - started < .seconds(3), "the flow outlived its 1 s deadline")
+        },
+    ]
+
+    /// A sign-in against a ``LyingProvider``: throws what the client threw, and fails the
+    /// test if any request reached the bystander origin the lie names.
+    static func lie(
+        _ lie: LyingProvider.Lie,
+        _ context: Context,
+        domains: [String] = ["127.0.0.1"],
+        configure: @escaping @Sendable (inout Embedded.Configuration) -> Void = { _ in }
+    ) async throws {
+        let (thrown, hits) = try await LyingProvider.run(lie) { issuer in
+            do {
+                let embedded = try context.vault.embedded(allowing: domains, configure: configure)
+                _ = try await embedded.authenticate(issuer: issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(hits == 0, "\(hits) requests reached the origin the lying provider named")
+        if let thrown { throw thrown }
+    }
 
     // MARK: Flows
 

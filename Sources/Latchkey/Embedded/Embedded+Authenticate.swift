@@ -116,7 +116,7 @@ extension Embedded {
         }
         let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
         let request = try await client.authorizationRequest(scopes: scopes)
-        let conversation = ProviderConversation(flow: flow, provider: provider, transport: configuration.transport)
+        let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
         flow.logger.debug("signing in", metadata: ["provider": .string(provider.issuer), "clientID": .string(clientID)])
 
         let started = try await conversation.settle(conversation.get(request.url))

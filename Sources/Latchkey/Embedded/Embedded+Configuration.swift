@@ -24,10 +24,20 @@ extension Embedded {
         /// never codes, tokens or keys.
         public var logger: Logger
         /// HTTP to providers. The default enforces https (http only on loopback), a
-        /// timeout, a size cap and no redirects.
+        /// timeout, a size cap and no redirects. Whatever the transport, Embedded adds
+        /// ``requestTimeout`` and ``flowTimeout`` on top; it must end a cancelled request
+        /// promptly.
         public var transport: any HTTPTransport
         /// How often a transfer (export or import) asks the provider for news.
         public var transferPollInterval: Duration = .seconds(1)
+        /// The most one request to a provider may take, whole: connecting, the headers and
+        /// the last byte of the body. Past it the request is cancelled and the flow fails
+        /// with ``LatchkeyError/Code/timeout``, however the provider trickles its answer.
+        public var requestTimeout: Duration = .seconds(30)
+        /// The most time one flow (a sign-in, a bind, a transfer) may spend waiting on
+        /// providers, all its requests together. Time the step handler takes, and a
+        /// transfer's pauses while it waits for the other device, do not count.
+        public var flowTimeout: Duration = .seconds(120)
 
         public init(
             vaultDirectory: URL = KeyVault.defaultDirectory,

@@ -42,7 +42,7 @@ extension Embedded {
         guard !name.isEmpty, name.utf8.count <= 256 else {
             throw LatchkeyError(code: .invalidArgument, reason: "the username must be 1 to 256 characters")
         }
-        let conversation = ProviderConversation(flow: flow, provider: provider, transport: configuration.transport)
+        let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
         let started = try await conversation.post(provider.url(path), EnrollmentExchange.Start(username: name))
         let finished = try await conversation.settle(started, known: known)
         let bindURL = try finished.decode(EnrollmentExchange.Finished.self, "bind link").bindURL

@@ -45,7 +45,7 @@ extension Embedded {
             }
             let provider = try ProviderAddress(issuer)
             try allowedDomains.check(provider)
-            let conversation = ProviderConversation(flow: flow, provider: provider, transport: configuration.transport)
+            let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
 
             let redeemed: ProviderConversation.Reply
             do {
@@ -113,7 +113,7 @@ extension Embedded {
         }
         let provider = try ProviderAddress(issuer)
         try allowedDomains.check(provider)
-        let conversation = ProviderConversation(flow: flow, provider: provider, transport: configuration.transport)
+        let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
 
         // Prove possession of the credential and get the first code.
         let begun = try await revocationAware(credential) {

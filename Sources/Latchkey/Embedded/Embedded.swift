@@ -30,6 +30,8 @@ public final class Embedded: Sendable {
     let authenticator: SoftwareAuthenticator
     let allowedDomains: AllowedDomains
     let hub = FlowEventHub()
+    /// The app's transport under the request deadline; every provider call goes through it.
+    let transport: DeadlineTransport
     /// One OAuth client per (issuer, client id, redirect URI), so discovery documents and
     /// JWKS are fetched once and refreshes of one token are shared.
     private let clients = Mutex<[String: OAuthClient]>([:])
@@ -40,6 +42,7 @@ public final class Embedded: Sendable {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         allowedDomains = AllowedDomains(configuration.allowedDomains)
+        transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
         do {
             authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: configuration.vaultDirectory, key: configuration.keySource))
         } catch {
@@ -51,6 +54,7 @@ public final class Embedded: Sendable {
         self.configuration = configuration
         self.authenticator = authenticator
         allowedDomains = AllowedDomains(configuration.allowedDomains)
+        transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
     }
 
     /// The same open vault with another list of allowed domains: for a program that learns
@@ -70,7 +74,10 @@ public final class Embedded: Sendable {
     }
 
     func flow(_ operation: String) -> FlowContext {
-        FlowContext(operation: operation, hub: hub, logger: configuration.logger, stepHandler: configuration.stepHandler)
+        FlowContext(
+            operation: operation, hub: hub, logger: configuration.logger, stepHandler: configuration.stepHandler,
+            deadline: FlowDeadline(total: configuration.flowTimeout)
+        )
     }
 
     // MARK: Credentials
@@ -166,7 +173,7 @@ public final class Embedded: Sendable {
             }
         }
         try allowedDomains.check(link.provider)
-        return (link, ProviderConversation(flow: flow, provider: link.provider, transport: configuration.transport))
+        return (link, ProviderConversation(flow: flow, provider: link.provider, transport: transport))
     }
 
     // MARK: OAuth clients
@@ -175,9 +182,14 @@ public final class Embedded: Sendable {
         let key = [issuer.issuer, clientID, redirectURI.absoluteString].joined(separator: "\u{0}")
         return try clients.withLock { clients in
             if let existing = clients[key] { return existing }
-            let client = try OAuthClient(configuration: .init(
-                issuer: issuer.base, clientID: clientID, redirectURI: redirectURI, transport: configuration.transport
-            ))
+            var oauth = OAuthClient.Configuration(
+                issuer: issuer.base, clientID: clientID, redirectURI: redirectURI, transport: transport
+            )
+            // An endpoint off the issuer's origin only on https and inside the allowed
+            // domains (docs/SECURITY.md, "Where the client sends what").
+            let allowedDomains = allowedDomains
+            oauth.allowsForeignEndpoint = { allowedDomains.allows($0.host ?? "") }
+            let client = try OAuthClient(configuration: oauth)
             clients[key] = client
             return client
         }

@@ -20,7 +20,8 @@ extension LatchkeyError {
     init(_ error: OAuthError) {
         let (code, reason, providerError): (Code, String, OAuthError.ProviderError?) = switch error.code {
         case .network: (.network, "\(error.reason); check the connection and that the provider is running", nil)
-        case .insecureTransport: (.domainNotAllowed, error.reason, nil)
+        case .timedOut: (.timeout, "\(error.reason); the provider is slow or not answering", nil)
+        case .insecureTransport, .endpointOutsideIssuer: (.domainNotAllowed, error.reason, nil)
         case .responseTooLarge, .malformedResponse, .unexpectedStatus: (.malformedResponse, error.reason, nil)
         default:
             if let providerError = error.providerError {

@@ -90,6 +90,10 @@ extension LatchkeyError {
         public static let malformedResponse = Code("malformedResponse")
         /// The provider could not be reached, or the connection failed.
         public static let network = Code("network")
+        /// The provider did not answer within the request deadline, or a flow spent its
+        /// whole deadline waiting on providers (``Embedded/Configuration/requestTimeout``,
+        /// ``Embedded/Configuration/flowTimeout``).
+        public static let timeout = Code("timeout")
         /// The key vault failed (wrong passphrase, permissions, disk).
         public static let vault = Code("vault")
         /// A cryptographic operation failed in OpenSSL (``LatchkeyCrypto/CryptoError``;

@@ -10,11 +10,14 @@ struct FlowContext: Sendable {
     let hub: FlowEventHub
     let logger: Logger
     let stepHandler: Embedded.StepHandler?
+    /// The time this flow may still spend waiting on providers.
+    let deadline: FlowDeadline
 
-    init(operation: String, hub: FlowEventHub, logger: Logger, stepHandler: Embedded.StepHandler?) {
+    init(operation: String, hub: FlowEventHub, logger: Logger, stepHandler: Embedded.StepHandler?, deadline: FlowDeadline) {
         self.operation = operation
         self.hub = hub
         self.stepHandler = stepHandler
+        self.deadline = deadline
         var logger = logger
         logger[metadataKey: "flow"] = .string(String(id.uuidString.prefix(8)))
         logger[metadataKey: "operation"] = .string(operation)
@@ -59,7 +62,7 @@ struct FlowContext: Sendable {
     func run<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
         emit(.started)
         do {
-            let result = try await body()
+            let result = try await FlowDeadline.$current.withValue(deadline) { try await body() }
             emit(.completed)
             return result
         } catch {

@@ -40,8 +40,11 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         return URL(string: text + "/.well-known/openid-configuration") ?? issuer
     }
 
-    /// Parses a discovery document and checks it belongs to `issuer`.
-    static func parse(_ data: Data, issuer: URL) throws -> ProviderMetadata {
+    /// Parses a discovery document and checks it belongs to `issuer`: its `issuer` is the
+    /// configured one (Discovery §4.3), and every endpoint is on the issuer's origin, or is
+    /// https and accepted by `allowingForeign`. A document naming any other endpoint is
+    /// refused whole, before anything is sent anywhere it names.
+    static func parse(_ data: Data, issuer: URL, allowingForeign: @Sendable (URL) -> Bool = { _ in false }) throws -> ProviderMetadata {
         guard data.count <= 256 * 1024 else { throw OAuthError(code: .responseTooLarge, reason: "discovery document over 256 KiB") }
         let metadata: ProviderMetadata
         do {
@@ -55,9 +58,42 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
                 reason: "the discovery document names issuer \(metadata.issuer), not the configured \(issuer.absoluteString)"
             )
         }
-        for endpoint in [metadata.authorizationEndpoint, metadata.tokenEndpoint, metadata.jwksURI] + [metadata.userinfoEndpoint, metadata.revocationEndpoint].compactMap({ $0 }) {
+        let issuerOrigin = Origin(issuer)
+        for (name, endpoint) in metadata.endpoints {
             try TransportPolicy.check(endpoint)
+            guard Origin(endpoint) == issuerOrigin || (endpoint.scheme?.lowercased() == "https" && allowingForeign(endpoint)) else {
+                throw OAuthError(
+                    code: .endpointOutsideIssuer,
+                    reason: "the discovery document puts \(name) on \(Origin(endpoint)), not on the issuer's origin \(issuerOrigin); nothing was sent there"
+                )
+            }
         }
         return metadata
     }
+
+    /// Every endpoint the document names, with its member name.
+    var endpoints: [(String, URL)] {
+        var all = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint), ("jwks_uri", jwksURI)]
+        if let userinfoEndpoint { all.append(("userinfo_endpoint", userinfoEndpoint)) }
+        if let revocationEndpoint { all.append(("revocation_endpoint", revocationEndpoint)) }
+        return all
+    }
+}
+
+/// A URL's origin (RFC 6454 §4): scheme, host and port, lowercased, with the scheme's
+/// default port filled in, so `https://id.example` and `https://ID.example:443/` are one.
+struct Origin: Hashable, CustomStringConvertible {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased() ?? ""
+        var host = url.host?.lowercased() ?? ""
+        while host.hasSuffix(".") { host.removeLast() }
+        self.host = host
+        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+    }
+
+    var description: String { "\(scheme)://\(host):\(port)" }
 }

@@ -32,6 +32,11 @@ public actor OAuthClient {
         /// The least time between two JWKS fetches for an unknown `kid`, so a stream of
         /// tokens with made-up key ids cannot make the client hammer the provider.
         public var jwksMinimumRefetchInterval: TimeInterval = 30
+        /// Whether an endpoint named by discovery that is *not* on the issuer's origin may
+        /// still be used. By default none may: the code, the PKCE verifier, refresh tokens
+        /// and access tokens go only where the issuer itself is (docs/SECURITY.md,
+        /// "Where the client sends what"). Only https endpoints are ever offered to it.
+        public var allowsForeignEndpoint: @Sendable (URL) -> Bool = { _ in false }
 
         public init(issuer: URL, clientID: String, redirectURI: URL, authentication: ClientAuthentication = .none, transport: any HTTPTransport = URLSessionTransport()) {
             self.issuer = issuer
@@ -67,7 +72,7 @@ public actor OAuthClient {
         guard response.status == 200 else {
             throw OAuthError(code: .unexpectedStatus, reason: "discovery answered HTTP \(response.status)")
         }
-        let metadata = try ProviderMetadata.parse(response.body, issuer: configuration.issuer)
+        let metadata = try ProviderMetadata.parse(response.body, issuer: configuration.issuer, allowingForeign: configuration.allowsForeignEndpoint)
         cachedMetadata = metadata
         return metadata
     }

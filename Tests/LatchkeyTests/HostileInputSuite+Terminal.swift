@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+
+/// Untrusted text on its way to a terminal (docs/SECURITY.md, "What the terminal shows"):
+/// the `latchkey` binary against a provider that puts terminal escapes and bidi controls
+/// in what it says, in-process on Hummingbird.
+extension HostileInputSuite {
+    /// An OSC title change, a screen clear, a CSI in its C1 form, DEL, a right-to-left
+    /// override, an isolate and a zero-width joiner, and a line break to forge a line.
+    static let hostileText = "ada\u{1B}]0;pwned\u{07}\u{1B}[2J\u{9B}31m\u{7F}\u{202E}live\u{2066}x\u{200D}\nBound credential forged"
+
+    /// Whether `text` holds anything a terminal would act on (its own line breaks aside).
+    static func unsafeOnTerminal(_ text: String) -> [Unicode.Scalar] {
+        text.unicodeScalars.filter { $0 != "\n" && $0.isUnsafeOnTerminal }
+    }
+
+    /// A bind provider whose creation options name the user `hostileText` and whose
+    /// confirmation carries it in `postBindingRedirectURI`; `refuse` answers 400 with it.
+    static func withHostileBindServer(_ body: @escaping @Sendable (URL) async throws -> Void) async throws {
+        let router = Router()
+        router.get("v1/bind/job") { request, _ in
+            let base = "http://\(request.head.authority ?? "")"
+            let options: [String: Any] = [
+                "publicKey": [
+                    "rp": ["id": "127.0.0.1", "name": "Hostile"],
+                    "user": ["id": "dXNlcg", "name": hostileText, "displayName": hostileText],
+                    "challenge": "Y2hhbGxlbmdlLWNoYWxsZW5nZS1jaGFsbGVuZ2UtMzI",
+                    "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+                ],
+                "submit": "\(base)/v1/bind/job",
+            ]
+            return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: options), as: UTF8.self))
+        }
+        router.post("v1/bind/job") { request, _ in
+            let posted = try await request.body.collect(upTo: 64 * 1024)
+            let id = (try? JSONSerialization.jsonObject(with: Data(buffer: posted)) as? [String: Any])?["id"] as? String ?? ""
+            let answer: [String: Any] = ["credential": ["id": id], "postBindingRedirectURI": "https://app.example/\u{1B}[2Jdone\u{202E}"]
+            return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: answer), as: UTF8.self), status: .created)
+        }
+        router.get("v1/bind/refuse") { _, _ in
+            let answer = ["error": "access_denied", "error_description": hostileText]
+            return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: answer), as: UTF8.self), status: .badRequest)
+        }
+        try await LiveServer.run(router, label: "hostile-terminal-provider", body)
+    }
+
+    @Test("escapes in user.name and a redirect reach neither bind's nor list's output; list --json keeps them exact, escaped")
+    func escapesInBindAndList() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        let vault = try TemporaryVault()
+        defer { vault.cleanUp() }
+        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": vault.directory.appendingPathComponent("cli").path]
+        try await Self.withHostileBindServer { base in
+            let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment: environment)
+            #expect(bind.status == 0, "\(bind.stderr)")
+            #expect(Self.unsafeOnTerminal(bind.stdout + bind.stderr).isEmpty, "bind printed \(Self.unsafeOnTerminal(bind.stdout + bind.stderr))")
+            #expect(!bind.stdout.contains("\nBound credential forged"), "a provider value forged a line of its own")
+
+            let list = try await CommandLineTests.latchkey(["list"], environment: environment)
+            #expect(list.status == 0, "\(list.stderr)")
+            #expect(list.stdout.contains("ada"))
+            #expect(Self.unsafeOnTerminal(list.stdout + list.stderr).isEmpty, "list printed \(Self.unsafeOnTerminal(list.stdout))")
+
+            let json = try await CommandLineTests.latchkey(["list", "--json"], environment: environment)
+            #expect(Self.unsafeOnTerminal(json.stdout).isEmpty, "list --json printed \(Self.unsafeOnTerminal(json.stdout)) raw")
+            let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]], "\(json.stdout)")
+            let names = listed.compactMap { ($0["user"] as? [String: Any])?["name"] as? String }
+            #expect(names == [Self.hostileText], "--json must keep the value exact: \(json.stdout)")
+        }
+    }
+
+    @Test("a provider's error_description with escapes reaches stderr neutralised")
+    func escapesInProviderError() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        let vault = try TemporaryVault()
+        defer { vault.cleanUp() }
+        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": vault.directory.appendingPathComponent("cli").path]
+        try await Self.withHostileBindServer { base in
+            let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/refuse?token=t"], environment: environment)
+            #expect(bind.status == 1)
+            #expect(bind.stderr.contains("the provider refused"), "\(bind.stderr)")
+            #expect(Self.unsafeOnTerminal(bind.stdout + bind.stderr).isEmpty, "bind printed \(Self.unsafeOnTerminal(bind.stderr))")
+        }
+    }
+}
