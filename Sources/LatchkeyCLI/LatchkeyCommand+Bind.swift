@@ -37,13 +37,30 @@ extension LatchkeyCommand {
 
         @OptionGroup var store: StoreOptions
 
+        @Flag(help: "Exit 0 even when some vault records cannot be read (they are still reported).")
+        var ignoreDamaged = false
+
+        /// Damaged records are reported on stderr by handle (and in `--json`'s `damaged`),
+        /// and make the exit status 1: a listing that silently lost a credential would
+        /// look complete (docs/SECURITY.md, "The vault").
         func run() async throws {
-            let credentials = try await store.embedded().credentials()
-            if store.json { return try JSONOutput.print(credentials.map(CredentialOutput.init)) }
-            if credentials.isEmpty { return TextOutput.line("No credentials in \(store.directory.path).") }
-            for credential in credentials {
-                let used = credential.lastUsedAt.map { "last used \(ISO8601DateFormatter().string(from: $0))" } ?? "never used"
-                TextOutput.line("\(credential.id)  \(TextOutput.field(credential.user.name))  \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))  \(credential.state)  \(used)")
+            let scan = try await store.embedded().scanCredentials()
+            for record in scan.damaged {
+                TextOutput.error("latchkey: damaged vault record \(TextOutput.field(record.handle)): \(TextOutput.field(record.reason))")
+            }
+            if store.json {
+                try JSONOutput.print(CredentialListOutput(scan))
+            } else if scan.credentials.isEmpty {
+                TextOutput.line("No credentials in \(store.directory.path).")
+            }
+            if !store.json {
+                for credential in scan.credentials {
+                    let used = credential.lastUsedAt.map { "last used \(ISO8601DateFormatter().string(from: $0))" } ?? "never used"
+                    TextOutput.line("\(credential.id)  \(TextOutput.field(credential.user.name))  \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))  \(credential.state)  \(used)")
+                }
+            }
+            if !scan.damaged.isEmpty, !ignoreDamaged {
+                throw CommandFailure("\(scan.damaged.count) vault record(s) could not be read; --ignore-damaged lists the rest with exit 0")
             }
         }
     }

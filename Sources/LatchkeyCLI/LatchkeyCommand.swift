@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 
 /// `latchkey`: passwordless sign-in from the command line. Thin: each subcommand lives in
 /// its own file as an extension and calls the library modules.
@@ -16,6 +17,13 @@ struct LatchkeyCommand: AsyncParsableCommand {
     )
 
     static func main() async {
+        // Before anything secret is read: no core file may hold the vault key, a
+        // passphrase or the provider's store key (docs/SECURITY.md, "The vault").
+        do {
+            try ProcessProtection.disableCoreDumps()
+        } catch {
+            fail("\(error)")
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -16,6 +16,9 @@ struct StoreOptions: ParsableArguments {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Create a new vault even with a passphrase under 12 characters.")
+    var allowWeakPassphrase = false
+
     @Option(help: ArgumentHelp("Seconds a command may spend waiting on the provider, all its requests together; one request gets at most 30 of them (default: 120).", valueName: "seconds"))
     var timeout: Int?
 
@@ -39,6 +42,16 @@ struct StoreOptions: ParsableArguments {
     /// a prompt (only on a terminal).
     func keySource() throws -> VaultKeySource {
         if let passphraseFile {
+            // Like a key file: a passphrase others can read is no secret (docs/SECURITY.md,
+            // "The vault").
+            guard let mode = (try? FileManager.default.attributesOfItem(atPath: passphraseFile))?[.posixPermissions] as? Int else {
+                throw CommandFailure("cannot read the passphrase file \(passphraseFile)")
+            }
+            guard mode & 0o077 == 0 else {
+                throw CommandFailure(
+                    "the passphrase file \(passphraseFile) is open to group or others (mode \(String(mode & 0o777, radix: 8))); make it private with chmod 600"
+                )
+            }
             guard let data = FileManager.default.contents(atPath: passphraseFile), data.count <= 4096 else {
                 throw CommandFailure("cannot read the passphrase file \(passphraseFile) (at most 4 KiB)")
             }
@@ -86,6 +99,7 @@ struct StoreOptions: ParsableArguments {
             stepHandler: stepHandler,
             logger: logger
         )
+        configuration.allowsWeakPassphrase = allowWeakPassphrase
         if let timeout {
             configuration.flowTimeout = .seconds(timeout)
             configuration.requestTimeout = min(configuration.requestTimeout, .seconds(timeout))

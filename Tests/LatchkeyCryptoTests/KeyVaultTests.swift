@@ -107,8 +107,8 @@ struct KeyVaultTests {
     func wrongKeys() throws {
         let temporary = try TemporaryDirectory()
         let passphraseVault = temporary.url.appendingPathComponent("p")
-        _ = try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("right"))
-        #expect(throws: KeyVaultError(code: .wrongKey, reason: "")) { try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("wrong")) }
+        _ = try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("the right passphrase"))
+        #expect(throws: KeyVaultError(code: .wrongKey, reason: "")) { try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("a wrong passphrase")) }
         #expect(throws: KeyVaultError(code: .keySourceMismatch, reason: "")) { try KeyVault.open(at: passphraseVault, key: .keyFile(temporary.keyFile())) }
 
         let keyVault = temporary.url.appendingPathComponent("k")

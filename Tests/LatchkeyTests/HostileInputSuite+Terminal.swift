@@ -66,7 +66,7 @@ extension HostileInputSuite {
 
             let json = try await CommandLineTests.latchkey(["list", "--json"], environment: environment)
             #expect(Self.unsafeOnTerminal(json.stdout).isEmpty, "list --json printed \(Self.unsafeOnTerminal(json.stdout)) raw")
-            let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]], "\(json.stdout)")
+            let listed = try #require(try CommandLineTests.object(json.stdout)["credentials"] as? [[String: Any]], "\(json.stdout)")
             let names = listed.compactMap { ($0["user"] as? [String: Any])?["name"] as? String }
             #expect(names == [Self.hostileText], "--json must keep the value exact: \(json.stdout)")
         }

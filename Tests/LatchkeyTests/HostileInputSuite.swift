@@ -210,8 +210,22 @@ struct HostileInputSuite {
         Attack("vault: wrong passphrase", "wrongKey") { context in
             let directory = context.vault.directory.appendingPathComponent("p-\(UUID().uuidString)")
             let fast = Scrypt.Parameters(costFactor: 1 << 10, blockSize: 8, parallelism: 1)
-            _ = try KeyVault.open(at: directory, key: .passphrase("right", scrypt: fast))
-            _ = try KeyVault.open(at: directory, key: .passphrase("wrong", scrypt: fast))
+            _ = try KeyVault.open(at: directory, key: .passphrase("the right passphrase", scrypt: fast))
+            _ = try KeyVault.open(at: directory, key: .passphrase("a wrong passphrase", scrypt: fast))
+        },
+        Attack("vault: a new vault with a one-character passphrase", "weakPassphrase") { context in
+            let directory = context.vault.directory.appendingPathComponent("p-\(UUID().uuidString)")
+            let fast = Scrypt.Parameters(costFactor: 1 << 10, blockSize: 8, parallelism: 1)
+            defer { #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("vault.json").path), "a weak vault was created") }
+            _ = try KeyVault.open(at: directory, key: .passphrase("x", scrypt: fast))
+        },
+        Attack("vault: a new vault with an 11-character passphrase through Embedded", "vault") { context in
+            var configuration = Embedded.Configuration(
+                vaultDirectory: context.vault.directory.appendingPathComponent("p-\(UUID().uuidString)"),
+                keySource: .passphrase("elevenchars", scrypt: Scrypt.Parameters(costFactor: 1 << 10, blockSize: 8, parallelism: 1)), allowedDomains: []
+            )
+            configuration.allowsWeakPassphrase = false
+            _ = try Embedded(configuration: configuration)
         },
         Attack("vault: directory open to others", "insecurePermissions") { context in
             let (directory, _) = try newVault(context)

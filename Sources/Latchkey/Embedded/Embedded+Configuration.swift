@@ -38,6 +38,16 @@ extension Embedded {
         /// providers, all its requests together. Time the step handler takes, and a
         /// transfer's pauses while it waits for the other device, do not count.
         public var flowTimeout: Duration = .seconds(120)
+        /// Lets a new vault be created with a passphrase shorter than
+        /// `VaultKeySource.minimumPassphraseLength` (12). Off: such a vault falls to an
+        /// offline guesser quickly, scrypt or not.
+        public var allowsWeakPassphrase = false
+        /// Makes the process non-dumpable and sets its core-file limit to 0 when the
+        /// instance is created (`ProcessProtection.disableCoreDumps()`), so a crash cannot
+        /// write the vault key, a passphrase or a private key to disk. Off by default: it
+        /// changes the whole process, which is the application's decision. The `latchkey`
+        /// command always does it.
+        public var disablesCoreDumps = false
 
         public init(
             vaultDirectory: URL = KeyVault.defaultDirectory,

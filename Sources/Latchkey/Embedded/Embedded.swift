@@ -44,7 +44,10 @@ public final class Embedded: Sendable {
         allowedDomains = AllowedDomains(configuration.allowedDomains)
         transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
         do {
-            authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: configuration.vaultDirectory, key: configuration.keySource))
+            if configuration.disablesCoreDumps { try ProcessProtection.disableCoreDumps() }
+            authenticator = SoftwareAuthenticator(vault: try KeyVault.open(
+                at: configuration.vaultDirectory, key: configuration.keySource, allowingWeakPassphrase: configuration.allowsWeakPassphrase
+            ))
         } catch {
             throw LatchkeyError.wrapping(error)
         }
@@ -86,6 +89,20 @@ public final class Embedded: Sendable {
     public func credentials() async throws -> [Credential] {
         try await flow("credentials").run {
             try storedCredentials()
+        }
+    }
+
+    /// Every credential in the vault, and every record that could not be read: the vault
+    /// keeps each credential in a record of its own, so one damaged file (a bad disk, a
+    /// tampered copy) hides that credential only. A tool should show the damage rather than
+    /// list what is left as if it were everything.
+    public func scanCredentials() async throws -> CredentialScan {
+        try await flow("scanCredentials").run {
+            let (credentials, damaged) = try authenticator.scanCredentials()
+            return CredentialScan(
+                credentials: credentials.map(Credential.init).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) },
+                damaged: damaged.map { CredentialScan.DamagedRecord(handle: $0.handle?.rawValue ?? "?", reason: $0.reason) }
+            )
         }
     }
 

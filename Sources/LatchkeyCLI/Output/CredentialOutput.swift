@@ -44,6 +44,22 @@ struct CredentialsOutput: Encodable {
     var credentials: [CredentialOutput]
 }
 
+/// `list --json`: the credentials, and the vault records that could not be read.
+struct CredentialListOutput: Encodable {
+    struct Damaged: Encodable {
+        var handle: String
+        var reason: String
+    }
+
+    var credentials: [CredentialOutput]
+    var damaged: [Damaged]
+
+    init(_ scan: CredentialScan) {
+        credentials = scan.credentials.map(CredentialOutput.init)
+        damaged = scan.damaged.map { Damaged(handle: $0.handle, reason: $0.reason) }
+    }
+}
+
 /// `delete --json`.
 struct DeletionOutput: Encodable {
     var id: String

@@ -64,6 +64,7 @@ extension CryptoError {
             case invalidEncoding
             case randomnessFailure
             case openSSLFailure
+            case processProtection
         }
 
         private let backing: Backing
@@ -90,6 +91,9 @@ extension CryptoError {
         /// OpenSSL failed where it should not (usually memory exhaustion or a missing
         /// provider); see ``CryptoError/openSSLErrors``.
         public static let openSSLFailure = Code(.openSSLFailure)
+        /// The process could not be protected (``ProcessProtection``): core dumps are
+        /// still possible.
+        public static let processProtection = Code(.processProtection)
 
         public var description: String { backing.rawValue }
     }

@@ -63,8 +63,11 @@ public final class KeyVault: @unchecked Sendable {
     /// Throws ``KeyVaultError`` with ``KeyVaultError/Code/wrongKey`` for a wrong passphrase
     /// or key, ``KeyVaultError/Code/insecurePermissions`` for a directory or file open to
     /// group or others, ``KeyVaultError/Code/unsupportedFormat`` for a vault from a newer
-    /// Latchkey, ``KeyVaultError/Code/notAVault`` for a directory holding other things.
-    public static func open(at directory: URL, key source: VaultKeySource) throws -> KeyVault {
+    /// Latchkey, ``KeyVaultError/Code/notAVault`` for a directory holding other things, and
+    /// ``KeyVaultError/Code/weakPassphrase`` when a new vault's passphrase is shorter than
+    /// ``VaultKeySource/minimumPassphraseLength`` and `allowingWeakPassphrase` is false. An
+    /// existing vault opens whatever its passphrase.
+    public static func open(at directory: URL, key source: VaultKeySource, allowingWeakPassphrase: Bool = false) throws -> KeyVault {
         let path = directory.standardizedFileURL.path
         let parent = (path as NSString).deletingLastPathComponent
         if try VaultFiles.status(parent) == nil {
@@ -85,7 +88,7 @@ public final class KeyVault: @unchecked Sendable {
                     let header = try VaultHeader.decode(VaultFiles.readFile(headerPath, maximumSize: VaultHeader.maximumSize), path: headerPath)
                     return (header, try rootKey(for: header, source: source))
                 }
-                return try create(at: path, headerPath: headerPath, source: source)
+                return try create(at: path, headerPath: headerPath, source: source, allowingWeakPassphrase: allowingWeakPassphrase)
             }
         }
         let keys = try VaultKeys(root: root)
@@ -101,7 +104,13 @@ public final class KeyVault: @unchecked Sendable {
     }
 
     /// Writes a new vault's header and keys directory (caller holds the lock).
-    private static func create(at path: String, headerPath: String, source: VaultKeySource) throws -> (VaultHeader, SymmetricKey) {
+    private static func create(at path: String, headerPath: String, source: VaultKeySource, allowingWeakPassphrase: Bool) throws -> (VaultHeader, SymmetricKey) {
+        if case .passphrase(let passphrase, _) = source, passphrase.count < VaultKeySource.minimumPassphraseLength, !allowingWeakPassphrase {
+            throw KeyVaultError(
+                code: .weakPassphrase,
+                reason: "a new vault's passphrase needs at least \(VaultKeySource.minimumPassphraseLength) characters (this one has \(passphrase.count)); nothing was created"
+            )
+        }
         let allowed: Set<String> = [".lock", "keys"]
         let present = try VaultFiles.names(in: path)
         // A creation killed before its header's rename leaves the header's temporary file

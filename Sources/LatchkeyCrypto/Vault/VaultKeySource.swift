@@ -19,6 +19,11 @@ public enum VaultKeySource: Sendable {
 
     static let rawKeyByteCount = 32
 
+    /// The fewest characters a new vault's passphrase may have. scrypt makes each guess
+    /// cost (docs/SECURITY.md, "The vault"), but a one-letter passphrase falls in a few
+    /// dozen guesses; twelve characters put even a lower-case-only passphrase past 10^16.
+    public static let minimumPassphraseLength = 12
+
     /// The header's name for the kind of key this source gives.
     var kind: VaultHeader.KeyKind {
         switch self {

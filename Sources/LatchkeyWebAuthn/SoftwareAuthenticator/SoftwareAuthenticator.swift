@@ -26,14 +26,24 @@ public struct SoftwareAuthenticator: Sendable {
         public var algorithm: SigningAlgorithm
     }
 
-    /// Every WebAuthn credential in the vault, optionally only those for `rpID`.
+    /// Every WebAuthn credential in the vault, optionally only those for `rpID`. Records
+    /// that cannot be read are left out; ``scanCredentials()`` reports them.
     public func credentials(rpID: String? = nil) throws -> [Credential] {
-        try vault.entries().compactMap { entry in
-            guard let metadata = CredentialMetadata.decode(entry.metadata), rpID == nil || metadata.rpID == rpID?.lowercased() else {
-                return nil
-            }
-            return Credential(handle: entry.handle, metadata: metadata, algorithm: entry.algorithm)
+        try vault.entries().compactMap { Self.credential($0, rpID: rpID) }
+    }
+
+    /// Every WebAuthn credential in the vault, and one error per record that cannot be
+    /// read or authenticated (damaged, truncated, swapped), naming its handle.
+    public func scanCredentials() throws -> (credentials: [Credential], damaged: [KeyVaultError]) {
+        let scan = try vault.scan()
+        return (scan.entries.compactMap { Self.credential($0, rpID: nil) }, scan.problems)
+    }
+
+    private static func credential(_ entry: VaultEntry, rpID: String?) -> Credential? {
+        guard let metadata = CredentialMetadata.decode(entry.metadata), rpID == nil || metadata.rpID == rpID?.lowercased() else {
+            return nil
         }
+        return Credential(handle: entry.handle, metadata: metadata, algorithm: entry.algorithm)
     }
 
     /// Changes a credential's ``CredentialMetadata/attributes`` (the layers above keep
