@@ -152,6 +152,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyCryptoTests",
             dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport", "latchkey-vault-stress"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -166,19 +166,15 @@ struct KeyVaultTests {
             try data.write(to: URL(fileURLWithPath: paths[index]))
             chmod(paths[index], 0o600)
         }
-        // 0: metadata edited by hand (valid base64url, other bytes).
-        try rewrite(0) { data in
-            let text = String(decoding: data, as: UTF8.self)
-            let edited = text.replacingOccurrences(of: Base64URL.encode(Data("key 0".utf8)), with: Base64URL.encode(Data("key X".utf8)))
-            data = Data(edited.utf8)
-        }
+        // 0: the sealed details edited by hand (still valid base64url, other bytes).
+        try rewrite(0) { data in data = VaultFixtures.editingDetails(data) }
         // 1: record 2's bytes under record 1's name (swapped).
         try rewrite(1) { data in data = (try? Data(contentsOf: URL(fileURLWithPath: paths[2]))) ?? Data() }
         // 3: truncated. 4: empty. 5: a future format.
         try rewrite(3) { data in data = data.prefix(data.count / 2) }
         try rewrite(4) { data in data = Data() }
         try rewrite(5) { data in
-            data = Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"format\":1", with: "\"format\":2").utf8)
+            data = Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"format\":2", with: "\"format\":3").utf8)
         }
 
         let reopened = try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile))
@@ -203,7 +199,7 @@ struct KeyVaultTests {
         let keyFile = try temporary.keyFile()
         _ = try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile))
         let header = temporary.vault.appendingPathComponent("vault.json")
-        let text = try String(contentsOf: header, encoding: .utf8).replacingOccurrences(of: "\"format\" : 1", with: "\"format\" : 7")
+        let text = try String(contentsOf: header, encoding: .utf8).replacingOccurrences(of: "\"format\" : 2", with: "\"format\" : 7")
         try text.write(to: header, atomically: false, encoding: .utf8)
         chmod(header.path, 0o600)
         #expect(throws: KeyVaultError(code: .unsupportedFormat, reason: "")) { try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile)) }

@@ -3,6 +3,7 @@ import Hummingbird
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 /// A careless host (docs/SECURITY.md, "The vault"): a passphrase file others can read, a
@@ -81,6 +82,34 @@ extension HostileInputSuite {
         let object = try CommandLineTests.object(json.stdout)
         #expect((object["damaged"] as? [[String: Any]])?.compactMap { $0["handle"] as? String } == [damaged], "\(json.stdout)")
         #expect((object["credentials"] as? [Any])?.count == 1)
+    }
+
+    @Test("a copy of the vault shows no user name, RP ID, issuer, credential ID, counter or time")
+    func metadataAbsentFromCopy() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        let vault = try TemporaryVault()
+        defer { vault.cleanUp() }
+        let environment = Self.cliEnvironment(vault)
+        let seen = Mutex((issuer: "", credentialID: ""))
+        try await Self.withHostileBindServer { base in
+            let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t", "--json"], environment: environment)
+            try #require(bind.status == 0, "\(bind.stderr)")
+            let id = try #require((try CommandLineTests.object(bind.stdout)["credential"] as? [String: Any])?["id"] as? String)
+            seen.withLock { $0 = (base.absoluteString, id) }
+        }
+        let (issuer, credentialID) = seen.withLock { $0 }
+        let directory = vault.directory.appendingPathComponent("cli")
+        let files = try #require(FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL })
+        let needles = ["forged", "127.0.0.1", issuer, credentialID, "signCount", "createdAt", "lastUsed", "rpID", "issuer"]
+        var checked = 0
+        for file in files where (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+            let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            checked += 1
+            for needle in needles where !needle.isEmpty {
+                #expect(!text.contains(needle), "\(file.lastPathComponent) shows \(needle) without the key")
+            }
+        }
+        #expect(checked >= 2, "the vault's header and record were read")
     }
 
     @Test("latchkey asked to dump core while it holds the vault key writes no core file")

@@ -236,10 +236,12 @@ struct HostileInputSuite {
             let (directory, vault) = try newVault(context)
             let entry = try vault.createKey(.es256, metadata: Data("{}".utf8))
             let file = directory.appendingPathComponent("keys/\(entry.handle).json")
-            var text = try String(contentsOf: file, encoding: .utf8)
-            text = text.replacingOccurrences(of: "\"createdAt\"", with: "\"createdAt\" ")
-            text = text.replacingOccurrences(of: "ES256", with: "EdDSA")
-            try text.write(to: file, atomically: false, encoding: .utf8)
+            // One character of the sealed details changed; the file stays well-formed.
+            var text = Array(try String(contentsOf: file, encoding: .utf8))
+            let start = try #require(String(text).range(of: "\"details\":\""))
+            let index = String(text).distance(from: String(text).startIndex, to: start.upperBound) + 20
+            text[index] = text[index] == "A" ? "B" : "A"
+            try String(text).write(to: file, atomically: false, encoding: .utf8)
             _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile)).entry(entry.handle)
         },
         Attack("vault: one record copied over another", "corruptRecord") { context in

@@ -11,7 +11,7 @@ public import Foundation
 ///   vault.json            0600  format, key kind, scrypt salt and parameters, key check
 ///   .lock                 0600  flock target for writers
 ///   keys/                 0700
-///     <handle>.json       0600  one record per key (see VaultRecord)
+///     <handle>.json       0600  one record per key, its details sealed (see VaultRecord)
 /// ```
 ///
 /// Guarantees:
@@ -100,7 +100,33 @@ public final class KeyVault: @unchecked Sendable {
         }
         let vault = KeyVault(directory: URL(fileURLWithPath: path), keys: keys)
         try vault.checkFiles()
+        if header.format < VaultHeader.currentFormat {
+            try vault.migrate(headerPath: headerPath)
+        }
         return vault
+    }
+
+    /// Rewrites a format-1 vault as format 2 (each record's details sealed, see
+    /// ``VaultRecord``), under the write lock. Crash-safe: each record is replaced
+    /// atomically and the header's format is raised last, so a migration killed midway
+    /// leaves a vault that opens (both formats are read) and finishes on the next open.
+    /// A record that cannot be read is left as it is, to be reported, never dropped.
+    /// Private keys are not unsealed: they keep the associated data they were sealed with.
+    private func migrate(headerPath: String) throws {
+        try VaultFiles.withExclusiveLock(lockPath) {
+            // Another process may have finished it while this one waited for the lock.
+            let header = try VaultHeader.decode(VaultFiles.readFile(headerPath, maximumSize: VaultHeader.maximumSize), path: headerPath)
+            guard header.format < VaultHeader.currentFormat else { return }
+            for name in try VaultFiles.names(in: keysDirectory) where name.hasSuffix(".json") {
+                guard let handle = KeyHandle(rawValue: String(name.dropLast(5))),
+                      let record = try? readRecord(handle), record.storedFormat < VaultHeader.currentFormat
+                else { continue }
+                try writeRecord(record)
+            }
+            var upgraded = header
+            upgraded.format = VaultHeader.currentFormat
+            try VaultFiles.writeAtomically(upgraded.encoded(), to: headerPath, directory: directory.path)
+        }
     }
 
     /// Writes a new vault's header and keys directory (caller holds the lock).
@@ -218,9 +244,7 @@ public final class KeyVault: @unchecked Sendable {
     }
 
     private func writeRecord(_ record: VaultRecord) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try VaultFiles.writeAtomically(encoder.encode(record), to: recordPath(record.handle), directory: keysDirectory)
+        try VaultFiles.writeAtomically(record.encoded(keys: keys), to: recordPath(record.handle), directory: keysDirectory)
     }
 
     // MARK: Public operations
@@ -235,19 +259,18 @@ public final class KeyVault: @unchecked Sendable {
         let now = Date().timeIntervalSince1970
         let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: algorithm)
         let box = try key.withPKCS8DER { try AESGCM.seal($0, using: keys.sealing, authenticating: context) }
-        var record = VaultRecord(
-            format: VaultHeader.currentFormat,
+        let record = VaultRecord(
             handle: handle,
             algorithm: algorithm,
             publicKey: Base64URL.encode(key.publicKey.spkiDER),
             metadata: Base64URL.encode(metadata),
             createdAt: now,
             updatedAt: now,
+            keyFormat: VaultHeader.currentFormat,
             nonce: Base64URL.encode(box.nonce),
             sealedKey: Base64URL.encode(box.ciphertext + box.tag),
-            mac: ""
+            storedFormat: VaultHeader.currentFormat
         )
-        try record.authenticate(with: keys)
         try VaultFiles.withExclusiveLock(lockPath) {
             guard try VaultFiles.status(recordPath(handle)) == nil else {
                 throw KeyVaultError(code: .fileSystem, reason: "key handle collision", handle: handle)
@@ -352,7 +375,6 @@ public final class KeyVault: @unchecked Sendable {
             }
             record.metadata = Base64URL.encode(metadata)
             record.updatedAt = max(Date().timeIntervalSince1970, record.updatedAt)
-            try record.authenticate(with: keys)
             try writeRecord(record)
             return try record.entry()
         }

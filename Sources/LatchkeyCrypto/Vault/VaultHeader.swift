@@ -4,8 +4,10 @@ import Foundation
 /// and a key check value that tells a wrong key from a damaged record before any record
 /// is touched.
 struct VaultHeader: Codable {
-    /// The format this code writes and reads. A higher number is refused, never guessed at.
-    static let currentFormat = 1
+    /// The format this code writes. It reads every format from 1 up; a higher number is
+    /// refused, never guessed at. Format 2 seals each record's details (``VaultRecord``);
+    /// a format-1 vault is migrated when opened.
+    static let currentFormat = 2
     static let fileName = "vault.json"
     static let maximumSize = 4096
 
@@ -31,10 +33,10 @@ struct VaultHeader: Codable {
         guard let format = try? JSONDecoder().decode(FormatOnly.self, from: data) else {
             throw KeyVaultError(code: .notAVault, reason: "\(path) is not a Latchkey vault header")
         }
-        guard format.format == currentFormat else {
+        guard (1...currentFormat).contains(format.format) else {
             throw KeyVaultError(
                 code: .unsupportedFormat,
-                reason: "\(path) is vault format \(format.format); this Latchkey reads format \(currentFormat) only (upgrade Latchkey to open it)"
+                reason: "\(path) is vault format \(format.format); this Latchkey reads formats 1 to \(currentFormat) (upgrade Latchkey to open it)"
             )
         }
         do {
@@ -57,6 +59,8 @@ struct VaultHeader: Codable {
 struct VaultKeys: Sendable {
     /// AES-256-GCM key that seals private keys.
     let sealing: SymmetricKey
+    /// AES-256-GCM key that seals each record's details (format 2).
+    let details: SymmetricKey
     /// HMAC-SHA-256 over each whole record, key prepared once.
     let integrity: PreparedHMAC
     /// The key check value for the header.
@@ -67,6 +71,7 @@ struct VaultKeys: Sendable {
             try HKDF.deriveKey(inputKeyMaterial: root, info: Data("latchkey vault v1 \(label)".utf8), outputByteCount: 32)
         }
         sealing = try derive("sealing key")
+        details = try derive("record details key")
         integrity = try PreparedHMAC(key: derive("record integrity key"))
         keyCheck = try HMAC.authenticationCode(for: Data("latchkey vault key check".utf8), using: derive("key check key"))
     }

@@ -2,16 +2,22 @@ import Foundation
 
 /// One key's file, `keys/<handle>.json`.
 ///
-/// The private key is PKCS#8 sealed with AES-256-GCM under the vault's sealing key, with
-/// the format, handle and algorithm as associated data: the ciphertext opens under no
-/// other handle. Every field, sealed key included, is then covered by an HMAC-SHA-256
-/// under the vault's integrity key, so editing metadata or times by hand, or moving a
-/// record to another file name, is detected without decrypting anything. Metadata
-/// updates recompute only the HMAC; the private key is never unsealed for them.
-struct VaultRecord: Codable {
+/// Format 2 (written since issue 18) keeps nothing about the key in clear but its handle
+/// (the file name, random): the algorithm, public key, caller metadata and times are one
+/// "details" document sealed with AES-256-GCM under the vault's details key, bound to the
+/// handle as associated data, so a copy of the vault does not say whom this host signs in
+/// as, where, or how often (docs/SECURITY.md, "The vault"). The private key is PKCS#8
+/// sealed under the sealing key with the format it was sealed in, the handle and the
+/// algorithm as associated data. Every field on disk is then covered by an HMAC-SHA-256
+/// under the integrity key, so an edited, truncated or moved record is detected before
+/// anything is decrypted. Metadata updates re-seal the details; the private key is never
+/// unsealed for them.
+///
+/// Format 1 kept the details in clear under the same HMAC. It is still read, and rewritten
+/// as format 2 by the vault's migration (``KeyVault/open(at:key:allowingWeakPassphrase:)``).
+struct VaultRecord {
     static let maximumSize = 256 * 1024
 
-    var format: Int
     var handle: KeyHandle
     var algorithm: SigningAlgorithm
     /// base64url SubjectPublicKeyInfo DER.
@@ -21,45 +27,65 @@ struct VaultRecord: Codable {
     /// Seconds since 1970.
     var createdAt: Double
     var updatedAt: Double
+    /// The format whose associated data the private key was sealed with (1 for a key
+    /// created before format 2: migration never unseals a private key).
+    var keyFormat: Int
     /// base64url AES-GCM nonce.
     var nonce: String
     /// base64url ciphertext ‖ tag of the PKCS#8 private key.
     var sealedKey: String
-    /// base64url HMAC-SHA-256 of ``authenticatedBytes``.
-    var mac: String
+    /// The format the record was read in; it is always written in the current one.
+    var storedFormat: Int
 
     /// The associated data the private key is sealed with.
     static func sealingContext(format: Int, handle: KeyHandle, algorithm: SigningAlgorithm) -> Data {
         Data("latchkey vault private key|format \(format)|\(handle.rawValue)|\(algorithm.joseName)".utf8)
     }
 
-    /// Every field but the MAC, each length-prefixed, so no two records share a byte string.
-    var authenticatedBytes: Data {
-        var bytes = [UInt8]("latchkey vault record".utf8)
-        bytes.reserveCapacity(64 + publicKey.utf8.count + metadata.utf8.count + sealedKey.utf8.count)
-        func append(_ field: some Collection<UInt8>) {
+    /// The associated data the details are sealed with.
+    static func detailsContext(handle: KeyHandle) -> Data {
+        Data("latchkey vault record details|format 2|\(handle.rawValue)".utf8)
+    }
+
+    /// `fields`, each length-prefixed after `label`, so no two records share a byte string.
+    static func macInput(_ label: String, _ fields: [[UInt8]]) -> Data {
+        var bytes = [UInt8](label.utf8)
+        bytes.reserveCapacity(bytes.count + fields.reduce(0) { $0 + $1.count + 4 })
+        for field in fields {
             let length = UInt32(field.count)
             bytes.append(contentsOf: [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
             bytes.append(contentsOf: field)
         }
-        append(String(format).utf8)
-        append(handle.rawValue.utf8)
-        append(algorithm.joseName.utf8)
-        append(publicKey.utf8)
-        append(metadata.utf8)
-        append(withUnsafeBytes(of: createdAt.bitPattern.bigEndian) { Array($0) })
-        append(withUnsafeBytes(of: updatedAt.bitPattern.bigEndian) { Array($0) })
-        append(nonce.utf8)
-        append(sealedKey.utf8)
         return Data(bytes)
     }
 
-    mutating func authenticate(with keys: VaultKeys) throws {
-        mac = Base64URL.encode(try keys.integrity.authenticationCode(for: authenticatedBytes))
+    // MARK: Writing (format 2)
+
+    /// The record file's bytes in the current format: details sealed, every field MACed.
+    func encoded(keys: VaultKeys) throws -> Data {
+        var details = "{\"algorithm\":\"\(algorithm.joseName)\",\"publicKey\":\"\(publicKey)\",\"metadata\":\"\(metadata)\","
+        details += "\"createdAt\":\(Self.number(createdAt)),\"updatedAt\":\(Self.number(updatedAt)),\"keyFormat\":\(keyFormat)}"
+        var plaintext = Data(details.utf8)
+        defer { secureZero(&plaintext) }
+        let box = try AESGCM.seal(plaintext, using: keys.details, authenticating: Self.detailsContext(handle: handle))
+        let sealedDetails = Base64URL.encode(box.nonce + box.ciphertext + box.tag)
+        let format = VaultHeader.currentFormat
+        let mac = Base64URL.encode(try keys.integrity.authenticationCode(for: Self.macInput("latchkey vault record v2", [
+            Array(String(format).utf8), Array(handle.rawValue.utf8), Array(sealedDetails.utf8), Array(nonce.utf8), Array(sealedKey.utf8),
+        ])))
+        let text = "{\"details\":\"\(sealedDetails)\",\"format\":\(format),\"handle\":\"\(handle.rawValue)\",\"mac\":\"\(mac)\",\"nonce\":\"\(nonce)\",\"sealedKey\":\"\(sealedKey)\"}"
+        return Data(text.utf8)
     }
 
-    /// Parses and authenticates the bytes of `expectedHandle`'s record file. Errors name
-    /// the handle and say what is wrong, never what the record holds.
+    /// A time as JSON: the shortest text that reads back as the same Double.
+    private static func number(_ value: Double) -> String {
+        value.isFinite ? "\(value)" : "0"
+    }
+
+    // MARK: Reading
+
+    /// Parses and authenticates the bytes of `expectedHandle`'s record file, format 1 or 2.
+    /// Errors name the handle and say what is wrong, never what the record holds.
     static func open(_ data: Data, expectedHandle: KeyHandle, keys: VaultKeys) throws -> VaultRecord {
         func corrupt(_ why: String) -> KeyVaultError {
             KeyVaultError(code: .corruptRecord, reason: "record \(expectedHandle): \(why)", handle: expectedHandle)
@@ -73,25 +99,78 @@ struct VaultRecord: Codable {
         guard let format = object.number("format").flatMap({ Int(exactly: $0) }) else {
             throw corrupt("no format version")
         }
-        guard format == VaultHeader.currentFormat else {
+        guard (1...VaultHeader.currentFormat).contains(format) else {
             throw KeyVaultError(
                 code: .unsupportedFormat,
-                reason: "record \(expectedHandle) is format \(format); this Latchkey reads format \(VaultHeader.currentFormat) only",
+                reason: "record \(expectedHandle) is format \(format); this Latchkey reads formats 1 to \(VaultHeader.currentFormat)",
                 handle: expectedHandle
             )
         }
-        guard let record = VaultRecord(object, format: format) else {
-            throw corrupt("missing or malformed fields")
+        guard object.string("handle") == expectedHandle.rawValue else {
+            throw object.string("handle") == nil ? corrupt("missing or malformed fields") : corrupt("the record names another handle (moved or swapped)")
         }
-        guard record.handle == expectedHandle else {
-            throw corrupt("the record names another handle (moved or swapped)")
-        }
-        guard let mac = try? Base64URL.decode(record.mac),
-              keys.integrity.isValidAuthenticationCode(mac, for: record.authenticatedBytes)
-        else {
+        return format == 1 ? try openFormat1(object, handle: expectedHandle, keys: keys, corrupt: corrupt)
+            : try openFormat2(object, handle: expectedHandle, keys: keys, corrupt: corrupt)
+    }
+
+    private static func openFormat2(
+        _ object: FlatJSONObject, handle: KeyHandle, keys: VaultKeys, corrupt: (String) -> KeyVaultError
+    ) throws -> VaultRecord {
+        guard let sealedDetails = object.string("details"), let nonce = object.string("nonce"),
+              let sealedKey = object.string("sealedKey"), let mac = object.string("mac").flatMap({ try? Base64URL.decode($0) })
+        else { throw corrupt("missing or malformed fields") }
+        let input = macInput("latchkey vault record v2", [
+            Array("2".utf8), Array(handle.rawValue.utf8), Array(sealedDetails.utf8), Array(nonce.utf8), Array(sealedKey.utf8),
+        ])
+        guard keys.integrity.isValidAuthenticationCode(mac, for: input) else {
             throw corrupt("integrity check failed (edited, damaged or from another vault)")
         }
-        return record
+        guard let sealed = try? Base64URL.decode(sealedDetails), sealed.count > AESGCM.nonceByteCount + AESGCM.tagByteCount else {
+            throw corrupt("undecodable details")
+        }
+        let box = AESGCM.SealedBox(
+            nonce: sealed.prefix(AESGCM.nonceByteCount),
+            ciphertext: sealed.dropFirst(AESGCM.nonceByteCount).dropLast(AESGCM.tagByteCount),
+            tag: sealed.suffix(AESGCM.tagByteCount)
+        )
+        guard var plaintext = try? AESGCM.open(box, using: keys.details, authenticating: detailsContext(handle: handle)) else {
+            throw corrupt("the details do not decrypt")
+        }
+        defer { secureZero(&plaintext) }
+        guard let details = try? FlatJSONObject(parsing: plaintext),
+              let algorithm = details.string("algorithm").flatMap(SigningAlgorithm.init(joseName:)),
+              let publicKey = details.string("publicKey"), let metadata = details.string("metadata"),
+              let createdAt = details.number("createdAt"), let updatedAt = details.number("updatedAt"),
+              let keyFormat = details.number("keyFormat").flatMap({ Int(exactly: $0) }), (1...2).contains(keyFormat)
+        else { throw corrupt("malformed details") }
+        return VaultRecord(
+            handle: handle, algorithm: algorithm, publicKey: publicKey, metadata: metadata, createdAt: createdAt, updatedAt: updatedAt,
+            keyFormat: keyFormat, nonce: nonce, sealedKey: sealedKey, storedFormat: 2
+        )
+    }
+
+    /// Format 1: every field in clear, under the HMAC.
+    private static func openFormat1(
+        _ object: FlatJSONObject, handle: KeyHandle, keys: VaultKeys, corrupt: (String) -> KeyVaultError
+    ) throws -> VaultRecord {
+        guard let algorithmName = object.string("algorithm"), let algorithm = SigningAlgorithm(joseName: algorithmName),
+              let publicKey = object.string("publicKey"), let metadata = object.string("metadata"),
+              let createdAt = object.number("createdAt"), let updatedAt = object.number("updatedAt"),
+              let nonce = object.string("nonce"), let sealedKey = object.string("sealedKey"),
+              let mac = object.string("mac").flatMap({ try? Base64URL.decode($0) })
+        else { throw corrupt("missing or malformed fields") }
+        let input = macInput("latchkey vault record", [
+            Array("1".utf8), Array(handle.rawValue.utf8), Array(algorithm.joseName.utf8), Array(publicKey.utf8), Array(metadata.utf8),
+            withUnsafeBytes(of: createdAt.bitPattern.bigEndian) { Array($0) }, withUnsafeBytes(of: updatedAt.bitPattern.bigEndian) { Array($0) },
+            Array(nonce.utf8), Array(sealedKey.utf8),
+        ])
+        guard keys.integrity.isValidAuthenticationCode(mac, for: input) else {
+            throw corrupt("integrity check failed (edited, damaged or from another vault)")
+        }
+        return VaultRecord(
+            handle: handle, algorithm: algorithm, publicKey: publicKey, metadata: metadata, createdAt: createdAt, updatedAt: updatedAt,
+            keyFormat: 1, nonce: nonce, sealedKey: sealedKey, storedFormat: 1
+        )
     }
 
     /// The entry this record describes (fields are authenticated; decoding is checked anyway).
@@ -126,7 +205,7 @@ struct VaultRecord: Codable {
         )
         var pkcs8: Data
         do {
-            pkcs8 = try AESGCM.open(box, using: keys.sealing, authenticating: Self.sealingContext(format: format, handle: handle, algorithm: algorithm))
+            pkcs8 = try AESGCM.open(box, using: keys.sealing, authenticating: Self.sealingContext(format: keyFormat, handle: handle, algorithm: algorithm))
         } catch {
             throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not decrypt", handle: handle)
         }
@@ -137,25 +216,5 @@ struct VaultRecord: Codable {
             throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not match the record", handle: handle)
         }
         return key
-    }
-}
-
-extension VaultRecord {
-    /// The fields of a parsed record; nil if any is missing or of the wrong kind.
-    fileprivate init?(_ object: FlatJSONObject, format: Int) {
-        guard let handle = object.string("handle").flatMap(KeyHandle.init(rawValue:)),
-              let algorithm = object.string("algorithm").flatMap(SigningAlgorithm.init(joseName:)),
-              let publicKey = object.string("publicKey"),
-              let metadata = object.string("metadata"),
-              let createdAt = object.number("createdAt"),
-              let updatedAt = object.number("updatedAt"),
-              let nonce = object.string("nonce"),
-              let sealedKey = object.string("sealedKey"),
-              let mac = object.string("mac")
-        else { return nil }
-        self.init(
-            format: format, handle: handle, algorithm: algorithm, publicKey: publicKey, metadata: metadata,
-            createdAt: createdAt, updatedAt: updatedAt, nonce: nonce, sealedKey: sealedKey, mac: mac
-        )
     }
 }
