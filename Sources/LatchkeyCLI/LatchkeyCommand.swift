@@ -50,7 +50,8 @@ struct LatchkeyCommand: AsyncParsableCommand {
 
     /// One clear line on stderr, exit 1.
     static func fail(_ message: String) -> Never {
-        TextOutput.error("latchkey: \(message)")
+        // One line: a provider's text inside the message cannot start another.
+        TextOutput.error("latchkey: " + TextOutput.field(message, maximumLength: 4096))
         Foundation.exit(1)
     }
 }

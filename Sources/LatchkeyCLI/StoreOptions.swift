@@ -52,9 +52,11 @@ struct StoreOptions: ParsableArguments {
                     "the passphrase file \(passphraseFile) is open to group or others (mode \(String(mode & 0o777, radix: 8))); make it private with chmod 600"
                 )
             }
-            guard let data = FileManager.default.contents(atPath: passphraseFile), data.count <= 4096 else {
+            guard var data = FileManager.default.contents(atPath: passphraseFile), data.count <= 4096 else {
                 throw CommandFailure("cannot read the passphrase file \(passphraseFile) (at most 4 KiB)")
             }
+            // The file's bytes are wiped once the passphrase is taken from them.
+            defer { data.resetBytes(in: data.startIndex..<data.endIndex) }
             var text = String(decoding: data, as: UTF8.self)
             if text.hasSuffix("\n") { text.removeLast() }
             if text.hasSuffix("\r") { text.removeLast() }

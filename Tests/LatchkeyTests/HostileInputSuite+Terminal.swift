@@ -85,4 +85,29 @@ extension HostileInputSuite {
             #expect(Self.unsafeOnTerminal(bind.stdout + bind.stderr).isEmpty, "bind printed \(Self.unsafeOnTerminal(bind.stderr))")
         }
     }
+
+    @Test("escapes in an ID token's sub, /token's error_description and a redirect's error_description reach no terminal", arguments: [
+        HostileOIDCProvider.Lie.subject, .tokenError, .redirectError,
+    ])
+    func escapesInSignIn(_ lie: HostileOIDCProvider.Lie) async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        let vault = try TemporaryVault()
+        defer { vault.cleanUp() }
+        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": vault.directory.appendingPathComponent("cli").path]
+        try await HostileOIDCProvider.run(lie) { base in
+            let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment: environment)
+            try #require(bind.status == 0, "\(bind.stderr)")
+            let signIn = try await CommandLineTests.latchkey(["authenticate", "--issuer", base.absoluteString], environment: environment)
+            #expect(signIn.status == (lie == .subject ? 0 : 1), "\(lie): \(signIn.stdout) \(signIn.stderr)")
+            #expect(Self.unsafeOnTerminal(signIn.stdout + signIn.stderr).isEmpty, "\(lie): printed \(Self.unsafeOnTerminal(signIn.stdout + signIn.stderr))")
+            #expect((signIn.stdout + signIn.stderr).contains("ada"), "\(lie): the text is shown, made safe: \(signIn.stdout) \(signIn.stderr)")
+            #expect(!(signIn.stdout + signIn.stderr).contains("\nBound credential forged"), "\(lie): a provider value forged a line")
+            if lie == .subject {
+                let json = try await CommandLineTests.latchkey(["authenticate", "--issuer", base.absoluteString, "--json"], environment: environment)
+                #expect(json.status == 0, "\(json.stderr)")
+                #expect(Self.unsafeOnTerminal(json.stdout).isEmpty, "--json printed \(Self.unsafeOnTerminal(json.stdout)) raw")
+                #expect(json.stdout.contains("\\u001b") && json.stdout.lowercased().contains("\\u202e"), "--json keeps the subject, escaped: \(json.stdout)")
+            }
+        }
+    }
 }

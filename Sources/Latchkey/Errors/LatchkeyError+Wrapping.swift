@@ -25,7 +25,9 @@ extension LatchkeyError {
         case .responseTooLarge, .malformedResponse, .unexpectedStatus: (.malformedResponse, error.reason, nil)
         default:
             if let providerError = error.providerError {
-                (.providerError, "the provider refused: \(providerError)", providerError)
+                // The reason is for people and logs: the provider's words made safe to show
+                // (the raw ones stay in `providerError`).
+                (.providerError, "the provider refused: " + "\(providerError)".displaySafe(maximumLength: 512), providerError)
             } else {
                 (.oauth, error.reason, nil)
             }

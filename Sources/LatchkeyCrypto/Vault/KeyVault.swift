@@ -160,7 +160,7 @@ public final class KeyVault: @unchecked Sendable {
             let salt = try SecureRandom.bytes(count: 16)
             header.salt = Base64URL.encode(salt)
             header.scrypt = parameters
-            root = try Scrypt.deriveKey(password: Data(passphrase.utf8), salt: salt, parameters: parameters)
+            root = try stretch(passphrase, salt: salt, parameters: parameters)
         case .keyFile, .systemdCredential:
             root = try source.rawKey()
         }
@@ -168,6 +168,14 @@ public final class KeyVault: @unchecked Sendable {
         try VaultFiles.ensurePrivateDirectory(path + "/keys", followLink: false)
         try VaultFiles.writeAtomically(header.encoded(), to: headerPath, directory: path)
         return (header, root)
+    }
+
+    /// scrypt of `passphrase`; the byte copy made for OpenSSL is wiped afterwards. (The
+    /// caller's `String` cannot be wiped: Swift strings are immutable values.)
+    private static func stretch(_ passphrase: String, salt: Data, parameters: Scrypt.Parameters) throws -> SymmetricKey {
+        var password = Data(passphrase.utf8)
+        defer { secureZero(&password) }
+        return try Scrypt.deriveKey(password: password, salt: salt, parameters: parameters)
     }
 
     /// The root key for an existing vault, from the source the header says it needs.
@@ -186,7 +194,7 @@ public final class KeyVault: @unchecked Sendable {
                 throw KeyVaultError(code: .notAVault, reason: "the vault header lacks its scrypt salt or parameters")
             }
             do {
-                return try Scrypt.deriveKey(password: Data(passphrase.utf8), salt: salt, parameters: parameters)
+                return try stretch(passphrase, salt: salt, parameters: parameters)
             } catch let error as CryptoError where error.code == .invalidParameter {
                 throw KeyVaultError(code: .notAVault, reason: "the vault header's scrypt parameters are out of bounds: \(error.reason)")
             }
