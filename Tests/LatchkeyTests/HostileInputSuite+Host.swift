@@ -110,6 +110,11 @@ extension HostileInputSuite {
             }
         }
         #expect(checked >= 2, "the vault's header and record were read")
+        // Nor do the files' times date the vault or its use (a sign-in rewrites a record).
+        for url in files + [directory] {
+            let values = try url.resourceValues(forKeys: [.contentModificationDateKey])
+            #expect(values.contentModificationDate == Date(timeIntervalSince1970: 0), "\(url.lastPathComponent) is dated \(String(describing: values.contentModificationDate))")
+        }
     }
 
     @Test("latchkey asked to dump core while it holds the vault key writes no core file")

@@ -52,7 +52,7 @@ extension HostileInputSuite {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
         let vault = try TemporaryVault()
         defer { vault.cleanUp() }
-        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": vault.directory.appendingPathComponent("cli").path]
+        let environment = Self.cliEnvironment(vault)
         try await Self.withHostileBindServer { base in
             let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment: environment)
             #expect(bind.status == 0, "\(bind.stderr)")
@@ -77,7 +77,7 @@ extension HostileInputSuite {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
         let vault = try TemporaryVault()
         defer { vault.cleanUp() }
-        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": vault.directory.appendingPathComponent("cli").path]
+        let environment = Self.cliEnvironment(vault)
         try await Self.withHostileBindServer { base in
             let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/refuse?token=t"], environment: environment)
             #expect(bind.status == 1)
@@ -93,7 +93,7 @@ extension HostileInputSuite {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
         let vault = try TemporaryVault()
         defer { vault.cleanUp() }
-        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": vault.directory.appendingPathComponent("cli").path]
+        let environment = Self.cliEnvironment(vault)
         try await HostileOIDCProvider.run(lie) { base in
             let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment: environment)
             try #require(bind.status == 0, "\(bind.stderr)")

@@ -88,8 +88,14 @@ enum VaultFiles {
         requirePrivate: Bool = true,
         missing: KeyVaultError.Code = .keyNotFound
     ) throws -> Data {
+        // O_NOATIME, so reading a record (a listing, a sign-in) does not date it either;
+        // the kernel allows it to the file's owner only, so others' files open without it.
         let flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC
-        let descriptor = if let directory, let name { openat(directory, name, flags) } else { open(path, flags) }
+        func openFile(_ flags: Int32) -> Int32 {
+            if let directory, let name { openat(directory, name, flags) } else { open(path, flags) }
+        }
+        var descriptor = openFile(flags | Self.noAccessTime)
+        if descriptor < 0, errno == EPERM { descriptor = openFile(flags) }
         guard descriptor >= 0 else {
             if errno == ENOENT { throw KeyVaultError(code: missing, reason: "\(path) does not exist") }
             if errno == ELOOP { throw KeyVaultError(code: .insecurePermissions, reason: "\(path) is a symbolic link; the vault refuses to follow links") }
@@ -148,12 +154,25 @@ enum VaultFiles {
             } catch {
                 throw failure("write", temporary, error)
             }
+            // The file's times say nothing: a record written at each sign-in (its counter)
+            // would otherwise date every use to anyone holding a copy of the vault.
+            guard futimens(descriptor, Self.epochTimes) == 0 else { throw failure("set the times of", temporary) }
             guard fsync(descriptor) == 0 else { throw failure("flush", temporary) }
         }
         guard rename(temporary, path) == 0 else { throw failure("rename into place", path) }
         renamed = true
+        // The rename dated the directory; it is set back too (best effort: another writer
+        // may date it again, and the next write sets it back).
+        _ = utimensat(AT_FDCWD, directory, Self.epochTimes, 0)
         try syncDirectory(directory)
     }
+
+    /// `O_NOATIME` (Linux, `<fcntl.h>` with `_GNU_SOURCE`, which Swift's Glibc module does
+    /// not expose): reads leave the access time alone.
+    private static let noAccessTime: Int32 = 0o1000000
+
+    /// Access and modification times of 1970-01-01T00:00:00Z, for `futimens`/`utimensat`.
+    private static let epochTimes = [timespec(tv_sec: 0, tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: 0)]
 
     /// Removes `path` durably; false when it did not exist.
     static func remove(_ path: String, directory: String) throws -> Bool {
@@ -161,6 +180,7 @@ enum VaultFiles {
             if errno == ENOENT { return false }
             throw failure("remove", path)
         }
+        _ = utimensat(AT_FDCWD, directory, Self.epochTimes, 0)
         try syncDirectory(directory)
         return true
     }
@@ -188,6 +208,9 @@ enum VaultFiles {
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, fileMode)
         guard descriptor >= 0 else { throw failure("open the lock file", lockPath) }
         defer { close(descriptor) }
+        // Created on first use: its times would date the vault (best effort, like the
+        // directory's).
+        _ = futimens(descriptor, Self.epochTimes)
         while flock(descriptor, LOCK_EX) != 0 {
             guard errno == EINTR else { throw failure("lock", lockPath) }
         }
