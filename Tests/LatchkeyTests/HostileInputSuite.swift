@@ -79,7 +79,7 @@ struct HostileInputSuite {
 
     static let token = "vOdKvNru0YxTvQP5rWHet6nNuf7s0XhomF3gn-Vrhsk"
 
-    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + lyingProvider + flows + transfers + provider + tokenLifecycle
+    static let attacks: [Attack] = webAuthn + crypto + vault + oauth + links + lyingProvider + flows + transfers + provider + conformance + tokenLifecycle
 
     // MARK: WebAuthn formats and relying-party checks
 

@@ -89,6 +89,17 @@ struct CredentialRegistry: Sendable {
 /// caller records the new counter with ``CredentialRegistry/recordUse(_:signCount:now:in:)``.
 extension ProviderContext {
     func verify(_ response: AuthenticationResponseJSON, by credential: StoredCredential, challenge: Data, allowed: [Data]) throws -> UInt32 {
+        // WebAuthn L3 §7.2 step 6: a user handle, when given, must be the credential's
+        // owner's (the bind options' `user.id`, the identity id); when no credentials were
+        // listed, the user was not identified beforehand, so the handle is required.
+        let owner = Data(credential.identityID.utf8)
+        if let handle = response.response.userHandle?.data {
+            guard handle == owner else {
+                throw ProviderError.badRequest("invalid_assertion", "the assertion's userHandle names another user than the credential's")
+            }
+        } else if allowed.isEmpty {
+            throw ProviderError.badRequest("invalid_assertion", "userHandle is required when the options listed no credentials")
+        }
         do {
             return try relyingParty.verifyAuthentication(response, challenge: challenge, credential: credential.record, allowedCredentialIDs: allowed).signCount
         } catch let error as WebAuthnError {

@@ -90,9 +90,11 @@ struct Enrollments: Sendable {
     func signUpProfile(_ id: String, token: String, fields: [String: String], now: Date = Date()) async throws -> String {
         var profile: [String: String] = [:]
         for field in Step.Field.profile {
-            let value = (fields[field.name.rawValue] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard value.isEmpty || (value.count <= 256 && !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })) else {
-                throw ProviderError.badRequest(.invalidProfile, "\(field.name) must be at most 256 printable characters")
+            let value: String
+            do {
+                value = try FreeformText.validated(fields[field.name.rawValue] ?? "", field: field.name.rawValue, maximumScalars: 256)
+            } catch {
+                throw ProviderError.badRequest(.invalidProfile, error.description)
             }
             if field.required, value.isEmpty { throw ProviderError.badRequest(.invalidProfile, "\(field.name) is required") }
             if !value.isEmpty { profile[field.name.rawValue] = value }

@@ -97,7 +97,7 @@ struct TokenEndpoint: Sendable {
     }
 
     /// RFC 7009: always 200; a refresh token takes its grant family with it.
-    func revoke(_ token: String, clientID: String?, now: Date = Date()) async throws {
+    func revoke(_ token: String, clientID: String, now: Date = Date()) async throws {
         guard token.utf8.count <= 256 else { return }
         try await context.database.transaction { transaction in
             try await self.grants.revokeToken(token, clientID: clientID, now: now, in: transaction)

@@ -6,6 +6,8 @@ struct ProviderError: Error, Sendable {
     var status: Int
     var error: ErrorCode
     var description: String
+    /// The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3).
+    var challenge: String?
 
     static func badRequest(_ error: ErrorCode, _ description: String) -> ProviderError {
         ProviderError(status: 400, error: error, description: description)
@@ -15,5 +17,18 @@ struct ProviderError: Error, Sendable {
         ProviderError(status: 404, error: .notFound, description: description)
     }
 
-    static let unauthorized = ProviderError(status: 401, error: .invalidToken, description: "a valid bearer token is required")
+    /// A bearer token that is unknown, expired or revoked (RFC 6750 §3.1 `invalid_token`).
+    static let unauthorized = ProviderError(
+        status: 401, error: .invalidToken, description: "a valid bearer token is required",
+        challenge: #"Bearer error="invalid_token", error_description="the access token is unknown, expired or revoked""#
+    )
+
+    /// A request without a bearer token: the challenge names the scheme only, with no
+    /// error code (RFC 6750 §3.1).
+    static let bearerRequired = ProviderError(
+        status: 401, error: .invalidToken, description: "a bearer token is required", challenge: "Bearer"
+    )
+
+    /// An unknown or unauthenticated client at the token or revocation endpoint (RFC 6749 §5.2).
+    static let invalidClient = ProviderError(status: 401, error: .invalidClient, description: "unknown client_id")
 }

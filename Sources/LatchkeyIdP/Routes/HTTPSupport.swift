@@ -25,10 +25,12 @@ enum HTTPSupport {
         json(ErrorResponse(error: code, description: description), status: status)
     }
 
+    /// Every JSON answer may carry a token, a code or a user's data: none is cached
+    /// (`Cache-Control: no-store`, and `Pragma: no-cache` for HTTP/1.0 caches, RFC 6749 §5.1).
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
         Response(
             status: status,
-            headers: [.contentType: ProtocolPath.jsonMediaType, .cacheControl: "no-store"],
+            headers: [.contentType: ProtocolPath.jsonMediaType, .cacheControl: "no-store", .init("Pragma")!: "no-cache"],
             body: .init(byteBuffer: ByteBuffer(bytes: data))
         )
     }
@@ -165,7 +167,9 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.info("request refused", metadata: [
                 "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.error.rawValue),
             ])
-            return HTTPSupport.error(error.error, error.description, status: .init(code: error.status))
+            var response = HTTPSupport.error(error.error, error.description, status: .init(code: error.status))
+            if let challenge = error.challenge { response.headers[.wwwAuthenticate] = challenge }
+            return response
         } catch let error as StoreError {
             // The store's trouble is the operator's to read in the log; the client learns
             // only whether trying again later may help.

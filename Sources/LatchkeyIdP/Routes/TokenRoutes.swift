@@ -12,12 +12,16 @@ enum TokenRoutes {
             return HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"]))
         }
         router.get(RouterPath(ProtocolPath.userInfo)) { request, _ in
-            guard let token = HTTPSupport.bearerToken(request) else { throw ProviderError.unauthorized }
+            guard let token = HTTPSupport.bearerToken(request) else { throw ProviderError.bearerRequired }
             return HTTPSupport.json(data: try await provider.tokens.userInfo(accessToken: token))
         }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
             let form = try await HTTPSupport.form(request)
-            if let token = form["token"] { try await provider.tokens.revoke(token, clientID: form["client_id"]) }
+            // RFC 7009 §2.1: the client identifies itself (a public client by client_id) and
+            // may revoke only its own tokens; an unknown client is refused, and another
+            // client's token is left alone with the same 200.
+            guard let client = provider.context.client(form["client_id"]) else { throw ProviderError.invalidClient }
+            if let token = form["token"] { try await provider.tokens.revoke(token, clientID: client.id) }
             return Response(status: .ok)
         }
     }

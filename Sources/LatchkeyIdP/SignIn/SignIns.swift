@@ -34,6 +34,19 @@ struct SignIns: Sendable {
         return components.string.map(client.redirectURIs.contains) ?? false
     }
 
+    /// The scopes granted for a requested `scope` (RFC 6749 §3.3): the supported ones
+    /// asked for, in order, once each, and always `openid` (this provider always issues an
+    /// ID token). Unknown scopes are dropped, not granted verbatim; the token response
+    /// names what was granted.
+    static func grantedScope(_ requested: String?) -> String {
+        var granted = ["openid"]
+        for scope in (requested ?? "").split(separator: " ").map(String.init)
+        where DiscoveryDocument.supportedScopes.contains(scope) && !granted.contains(scope) {
+            granted.append(scope)
+        }
+        return granted.joined(separator: " ")
+    }
+
     /// Checks an authorization request and stores its session; returns the session id.
     func start(_ parameters: [String: String], now: Date = Date()) async throws -> String {
         guard let client = context.client(parameters["client_id"]) else {
@@ -45,8 +58,12 @@ struct SignIns: Sendable {
         guard parameters["response_type"] == "code" else {
             throw ProviderError.badRequest("unsupported_response_type", "only response_type=code is supported")
         }
-        guard parameters["code_challenge_method"] == "S256", let challenge = parameters["code_challenge"], challenge.utf8.count == 43 else {
+        guard parameters["code_challenge_method"] == "S256", let challenge = parameters["code_challenge"] else {
             throw ProviderError.badRequest("invalid_request", "PKCE with code_challenge_method=S256 is required")
+        }
+        // RFC 7636 §4.2: BASE64URL(SHA-256(verifier)), 43 characters that decode to 32 bytes.
+        guard challenge.utf8.count == 43, (try? Base64URL.decode(challenge))?.count == 32 else {
+            throw ProviderError.badRequest("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the verifier")
         }
         for name in ["state", "nonce", "scope"] where (parameters[name]?.utf8.count ?? 0) > 1024 {
             throw ProviderError.badRequest("invalid_request", "\(name) is over 1024 bytes")
@@ -70,7 +87,7 @@ struct SignIns: Sendable {
             }
             let session = SignInSession(
                 clientID: client.id, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-                codeChallenge: challenge, scope: parameters["scope"] ?? "openid", challenge: try SecureRandom.bytes(count: 32),
+                codeChallenge: challenge, scope: Self.grantedScope(parameters["scope"]), challenge: try SecureRandom.bytes(count: 32),
                 allowedCredentials: allowed, expiresAt: now.addingTimeInterval(self.context.configuration.authenticationSessionLifetime)
             )
             try await transaction.execute("""

@@ -241,8 +241,8 @@ struct Transfers: Sendable {
 
     /// The importer's registration and device name; it then waits for approval.
     func submitImport(_ id: String, token: String, registration: RegistrationResponseJSON, deviceName: String, now: Date = Date()) async throws {
-        let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= 64, name.utf8.count <= 256, name.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) }) else {
+        let name = try FreeformText.validated(deviceName, field: "the device name", maximumScalars: 64)
+        guard !name.isEmpty else {
             throw ProviderError.badRequest("invalid_request", "the device name must be 1 to 64 printable characters")
         }
         let transfer = try await context.database.transaction { transaction in

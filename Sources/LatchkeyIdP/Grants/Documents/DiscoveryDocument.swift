@@ -15,7 +15,9 @@ struct DiscoveryDocument: Encodable, Sendable {
     var codeChallengeMethodsSupported = ["S256"]
     var tokenEndpointAuthMethodsSupported = ["none"]
     var authorizationResponseIssParameterSupported = true
-    var scopesSupported = ["openid", "profile", "email", "offline_access"]
+    /// The scopes this provider grants; others are dropped from requests.
+    static let supportedScopes = ["openid", "profile", "email", "offline_access"]
+    var scopesSupported = DiscoveryDocument.supportedScopes
 
     enum CodingKeys: String, CodingKey {
         case issuer

@@ -1,0 +1,142 @@
+import Foundation
+@testable import Latchkey
+import LatchkeyCrypto
+@testable import LatchkeyOAuth
+import LatchkeyTestSupport
+import LatchkeyWebAuthn
+import Testing
+
+/// The reference provider held to the letter of the RFCs it implements (issue 17,
+/// "Conformance"): each case failed on the provider before and passes now.
+extension HostileInputSuite {
+    static let conformance: [Attack] = [
+        Attack("code_challenge of 43 characters that is not base64url (RFC 7636 §4.2)", "400 invalid_request") { context in
+            try await context.send("GET", "\(context.provider.issuer.absoluteString)/authorize?response_type=code&client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&code_challenge=\(String(repeating: ".", count: 43))&code_challenge_method=S256", headers: ["Accept": "application/json"])
+        },
+        Attack("revocation by an unregistered client_id (RFC 7009 §2.1)", "401 invalid_client") { context in
+            let authorization = try await context.authorize()
+            let (access, _) = try await context.exchange(authorization)
+            try await context.form("revoke", ["token": access, "client_id": "someone-else"])
+        },
+        Attack("revocation with no client_id at all (RFC 7009 §2.1)", "401 invalid_client") { context in
+            let (access, _) = try await context.exchange(try await context.authorize())
+            try await context.form("revoke", ["token": access])
+        },
+        Attack("an assertion whose userHandle names another user (WebAuthn L3 §7.2 step 6)", "400 invalid_assertion") { context in
+            try await tamperedSignIn(context, loginHint: true) { $0.response.userHandle = Base64URLBytes(Data("another-identity".utf8)) }
+        },
+        Attack("an assertion without userHandle when no credentials were listed (WebAuthn L3 §7.2 step 6)", "400 invalid_assertion") { context in
+            try await tamperedSignIn(context, loginHint: false) { $0.response.userHandle = nil }
+        },
+    ]
+
+    /// A sign-in at the provider with the vault's credential, its assertion changed by
+    /// `change` before it is posted; the provider's refusal is thrown.
+    static func tamperedSignIn(_ context: Context, loginHint: Bool, _ change: (inout AuthenticationResponseJSON) -> Void) async throws {
+        let issuer = context.provider.issuer
+        var components = try #require(URLComponents(url: issuer.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false))
+        components.queryItems = [
+            .init(name: "response_type", value: "code"), .init(name: "client_id", value: "latchkey-cli"),
+            .init(name: "redirect_uri", value: "http://127.0.0.1/callback"), .init(name: "scope", value: "openid"),
+            .init(name: "code_challenge", value: try PKCE.generate().challenge), .init(name: "code_challenge_method", value: "S256"),
+        ] + (loginHint ? [.init(name: "login_hint", value: "ada")] : [])
+        let transport = URLSessionTransport()
+        let started = try await transport.send(TransportRequest(method: "GET", url: try #require(components.url), headers: ["Accept": "application/json"]))
+        let authenticateText = (try JSONSerialization.jsonObject(with: started.body) as? [String: Any])?["authenticateURL"] as? String
+        let authenticate = try #require(authenticateText.flatMap(URL.init(string:)), "no authenticateURL: \(String(decoding: started.body, as: UTF8.self))")
+        let challenge = try await transport.send(TransportRequest(method: "GET", url: authenticate))
+        let submit = try #require((try JSONSerialization.jsonObject(with: challenge.body) as? [String: Any])?["submit"] as? String)
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.body)
+        let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: context.vault.directory.appendingPathComponent("vault"), key: .keyFile(context.vault.keyFile)))
+        var (assertion, _) = try authenticator.getAssertion(options, origin: issuer.absoluteString, credentialID: context.credential.credentialID)
+        change(&assertion)
+        try await context.send("POST", submit, body: try assertion.json(), headers: ["Content-Type": "application/json"])
+    }
+
+    @Test("token responses say Pragma: no-cache and Cache-Control: no-store (RFC 6749 §5.1)")
+    func tokenResponseCaching() async throws {
+        try await Self.withSignedIn({ _ in }) { context in
+            let authorization = try await context.authorize()
+            let body = "grant_type=authorization_code&code=\(authorization.code)&redirect_uri=\(FormEncoding.escape(authorization.redirectURI.absoluteString))&code_verifier=\(authorization.codeVerifier)&client_id=latchkey-cli"
+            let response = try await URLSessionTransport().send(TransportRequest(
+                method: "POST", url: context.provider.issuer.appendingPathComponent("token"),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8)
+            ))
+            #expect(response.status == 200)
+            #expect(response.headers["pragma"] == "no-cache", "\(response.headers)")
+            #expect(response.headers["cache-control"] == "no-store", "\(response.headers)")
+        }
+    }
+
+    @Test("a 401 from userinfo carries WWW-Authenticate: Bearer, with invalid_token only when a token was sent (RFC 6750 §3)")
+    func userInfoChallenge() async throws {
+        try await Self.withSignedIn({ _ in }) { context in
+            let url = context.provider.issuer.appendingPathComponent("userinfo")
+            let bad = try await URLSessionTransport().send(TransportRequest(method: "GET", url: url, headers: ["Authorization": "Bearer made-up"]))
+            #expect(bad.status == 401)
+            #expect(bad.headers["www-authenticate"]?.hasPrefix(#"Bearer error="invalid_token""#) == true, "\(bad.headers)")
+            let none = try await URLSessionTransport().send(TransportRequest(method: "GET", url: url))
+            #expect(none.status == 401)
+            #expect(none.headers["www-authenticate"] == "Bearer", "\(none.headers)")
+        }
+    }
+
+    @Test("unknown scopes are not granted; the token response names what was (RFC 6749 §3.3)")
+    func unknownScopes() async throws {
+        try await Self.withSignedIn({ _ in }) { context in
+            let tokens = try await context.embedded.authenticate(
+                issuer: context.provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, scopes: ["openid", "admin", "profile", "root:write"]
+            )
+            #expect(tokens.tokenSet.scope == "openid profile", "granted: \(tokens.tokenSet.scope ?? "-")")
+        }
+    }
+}
+
+extension HostileInputSuite {
+    /// One letter carrying 15,000 combining marks: one character to a grapheme count.
+    static let zalgo = "a" + String(repeating: "\u{0301}", count: 15_000)
+    /// One letter carrying ten: short enough for every length limit, still a stack.
+    static let stacked = "a" + String(repeating: "\u{0301}", count: 10)
+
+    @Test("a device name of a letter under a stack of combining marks is refused, and nothing is imported (RFC 8264 §4.3)", arguments: [zalgo, stacked])
+    func stackedDeviceName(_ name: String) async throws {
+        try await TransferTests.withDevices(confirm: { _ in .approve }) { devices in
+            let export = TransferTests.ExportWatcher(devices.exporter, credential: devices.credential.id)
+            let code = try await export.code()
+            let error = await #expect(throws: LatchkeyError.self) {
+                try await devices.importer.importCredential(code: code.displayed, deviceName: name, issuer: devices.provider.issuer)
+            }
+            #expect(error?.providerError?.error == "invalid_request", "\(String(describing: error))")
+            if name == Self.stacked {
+                #expect(error?.providerError?.errorDescription?.contains("combining marks") == true, "\(String(describing: error))")
+            }
+            #expect(try await devices.importer.credentials().filter { $0.user.name == "ada" }.isEmpty)
+            export.task.cancel()
+        }
+    }
+
+    @Test("profile names with a right-to-left override, an isolate, a zero-width space or a mark-stacked letter are refused (RFC 8264 §4.3, §12.2)", arguments: [
+        "Ev\u{202E}il", "Ada\u{2066}x", "Zero\u{200B}width", stacked,
+    ])
+    func hostileProfileName(_ name: String) async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, vault in
+            let asked = CallCounter<FlowStep>()
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: { step in
+                asked.record(step)
+                throw CancellationError()
+            })
+            let error = await #expect(throws: LatchkeyError.self) {
+                try await embedded.signUp(issuer: provider.issuer, username: "eve", profile: [.givenName: name, .email: "eve@example.com"])
+            }
+            // The provider refuses the profile and asks for it again (enroll-profile with the
+            // refusal as its previous error); this handler then gives up.
+            let reasked = asked.values.first { $0.name == .enrollProfile }
+            #expect(
+                error?.providerError?.error == "invalid_profile" || reasked?.previousError?.contains("givenName") == true,
+                "the provider must refuse the profile: \(String(describing: error)), steps \(asked.values.map { "\($0.name) \($0.previousError ?? "")" })"
+            )
+            let (_, outbox) = try await provider.admin("GET", "admin/outbox")
+            #expect((outbox["messages"] as? [Any])?.isEmpty == true, "no code may be sent for a refused profile: \(outbox)")
+        }
+    }
+}
