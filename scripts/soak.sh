@@ -23,8 +23,8 @@ swift build --product latchkey 2>&1 | tail -1
 bin="$(swift build --show-bin-path)/latchkey"
 work="$(mktemp -d /tmp/latchkey-soak.XXXXXX)"
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
-token=soak-admin-token
-"$bin" serve --port 0 --admin-token "$token" --json > "$work/serve.json" 2> "$work/serve.log" &
+token=soak-admin-token-for-the-soak-run
+LATCHKEY_ADMIN_TOKEN="$token" "$bin" serve --port 0 --json > "$work/serve.json" 2> "$work/serve.log" &
 for _ in $(seq 100); do [ -s "$work/serve.json" ] && break; sleep 0.1; done
 issuer="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["issuer"])' "$work/serve.json")"
 echo "provider at $issuer; work in $work"

@@ -20,8 +20,8 @@ extension LatchkeyCommand {
         @Option(help: "The identity provider's issuer URL.")
         var idp: String
 
-        @Option(help: "The admin token (default: $LATCHKEY_ADMIN_TOKEN).")
-        var adminToken: String?
+        @Option(help: ArgumentHelp("File holding the admin token (default: $LATCHKEY_ADMIN_TOKEN, or the systemd credential latchkey-admin-token).", valueName: "file"))
+        var adminTokenFile: String?
 
         @Flag(help: "Print JSON.")
         var json = false
@@ -30,8 +30,8 @@ extension LatchkeyCommand {
             _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable)? = AdminClient.Empty?.none, as answer: Answer.Type
         ) async throws -> Answer {
             guard let base = URL(string: idp), base.host != nil else { throw ValidationError("--idp \(idp) is not a URL") }
-            guard let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] else {
-                throw ValidationError("give --admin-token or set LATCHKEY_ADMIN_TOKEN")
+            guard let token = try AdminToken.supplied(file: adminTokenFile) else {
+                throw ValidationError("set LATCHKEY_ADMIN_TOKEN or give --admin-token-file (the token is never taken from the command line)")
             }
             return try await AdminClient(issuer: base, token: token).send(method, path, query: query, body: body, as: answer)
         }

@@ -18,8 +18,8 @@ extension LatchkeyCommand {
         @Option(help: "Issuer URL, when it differs from http://<host>:<port> (behind a TLS proxy).")
         var issuer: String?
 
-        @Option(help: "Bearer token for the admin API (default: $LATCHKEY_ADMIN_TOKEN, else a random one, printed).")
-        var adminToken: String?
+        @Option(help: ArgumentHelp("File holding the admin API's bearer token (default: $LATCHKEY_ADMIN_TOKEN, the systemd credential latchkey-admin-token, else a random one, printed once). At least 128 bits: 22 base64url or 32 hex characters.", valueName: "file"))
+        var adminTokenFile: String?
 
         @Option(help: "Directory for the SQLite store (latchkey.sqlite3 and store.key, 0700). Without it and without --database, state is in memory.")
         var dataDir: String?
@@ -49,9 +49,14 @@ extension LatchkeyCommand {
         var json = false
 
         func run() async throws {
-            let generated = Base64URL.encode(try SecureRandom.bytes(count: 24))
-            let token = adminToken ?? ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"] ?? generated
-            var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseURL), adminToken: token)
+            let token: String
+            if let supplied = try AdminToken.supplied(file: adminTokenFile) {
+                try AdminToken.checkStrength(supplied)
+                token = supplied
+            } else {
+                token = try AdminToken.generate()
+            }
+            var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseIssuer), adminToken: token)
             try configureStorage(&configuration)
             guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }
             configuration.rateLimitPerMinute = rateLimitPerMinute
@@ -91,6 +96,19 @@ extension LatchkeyCommand {
             } else if let dataDir {
                 configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
             }
+        }
+
+        /// An issuer is https, or plain http on a loopback host only (RFC 8252 §8.3): codes,
+        /// tokens and assertions would otherwise cross the network in clear, and clients
+        /// refuse such an issuer anyway.
+        static func parseIssuer(_ text: String) throws -> URL {
+            let url = try parseURL(text)
+            let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+            guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && loopback) else {
+                throw ValidationError("--issuer \(text) must be https (plain http only on a loopback host)")
+            }
+            return url
         }
 
         static func parseURL(_ text: String) throws -> URL {

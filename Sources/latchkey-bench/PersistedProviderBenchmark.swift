@@ -40,7 +40,7 @@ struct PersistedProviderBenchmark {
         var sqliteAtZero: Run?
         for size in sizes {
             let directory = scratch.appendingPathComponent("sqlite-\(size)")
-            var configuration = ProviderConfiguration(adminToken: "bench")
+            var configuration = ProviderConfiguration(adminToken: ServeProcess.adminToken)
             configuration.dataDirectory = directory
             let seeded = try await ProviderSeeding.seedIdentities(size, configuration: configuration)
             report.notes.append("seeded \(size) identities with a credential each in \(seeded)")
@@ -162,7 +162,7 @@ struct PersistedProviderBenchmark {
                         for index in stride(from: range.lowerBound + worker, to: range.upperBound, by: 16) {
                             let response = try await transport.send(TransportRequest(
                                 method: "POST", url: server.issuer.appendingPathComponent("admin/identities"),
-                                headers: ["Authorization": "Bearer bench", "Content-Type": "application/json"],
+                                headers: ["Authorization": "Bearer \(ServeProcess.adminToken)", "Content-Type": "application/json"],
                                 body: Data(#"{"username":"created-\#(index)","email":"created-\#(index)@example.com"}"#.utf8)
                             ))
                             guard response.status == 201 else { throw BenchmarkError("identity creation answered \(response.status)") }

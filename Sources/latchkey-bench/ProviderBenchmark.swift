@@ -35,7 +35,7 @@ struct ProviderBenchmark {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        var configuration = ProviderConfiguration(adminToken: "bench")
+        var configuration = ProviderConfiguration(adminToken: ServeProcess.adminToken)
         configuration.rateLimitPerMinute = .max
         configuration.logLevel = .warning
         let memoryBefore = PeakMemory.current()
@@ -137,7 +137,7 @@ struct ProviderBenchmark {
             ))
             let response = try await transport.send(TransportRequest(
                 method: "POST", url: issuer.appendingPathComponent("admin/identities"),
-                headers: ["Authorization": "Bearer bench", "Content-Type": "application/json"],
+                headers: ["Authorization": "Bearer \(ServeProcess.adminToken)", "Content-Type": "application/json"],
                 body: Data(#"{"username":"\#(name)"}"#.utf8)
             ))
             guard response.status == 201, let created = try JSONSerialization.jsonObject(with: response.body) as? [String: Any],

@@ -11,11 +11,14 @@ struct ServeProcess {
     }
 
     /// Starts `latchkey serve` with `arguments` and waits for its issuer line.
+    /// The admin token of every provider the benchmark runs, in process or not.
+    static let adminToken = "bench-admin-token-for-the-benchmark"
+
     static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ServeProcess {
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--json", "--admin-token", "bench", "--rate-limit-per-minute", "100000000"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.arguments = ["serve", "--json", "--rate-limit-per-minute", "100000000"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["LATCHKEY_ADMIN_TOKEN": Self.adminToken]) { $1 }.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -160,6 +160,6 @@ struct ProviderCrashTests {
 
     /// Starts `latchkey serve` on `port` and waits until it listens.
     static func start(_ binary: URL, dataDirectory: URL, port: Int) async throws -> Process {
-        try await LatchkeyServe.start(["--port", "\(port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken]).0
+        try await LatchkeyServe.start(["--port", "\(port)", "--data-dir", dataDirectory.path], environment: ["LATCHKEY_ADMIN_TOKEN": adminToken]).0
     }
 }

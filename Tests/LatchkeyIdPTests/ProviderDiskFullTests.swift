@@ -26,7 +26,7 @@ struct ProviderDiskFullTests {
         let port = try MultiInstanceTests.freePort()
         let script = """
             mount -t tmpfs -o size=1m,mode=0700 tmpfs "$1" || exit 77
-            "$2" serve --port "$3" --data-dir "$1/data" --admin-token "$4" --json > "$5" 2> "$6" &
+            LATCHKEY_ADMIN_TOKEN="$4" "$2" serve --port "$3" --data-dir "$1/data" --json > "$5" 2> "$6" &
             echo $! > "$7"
             wait $!
             cp -a "$1/data" "$8"

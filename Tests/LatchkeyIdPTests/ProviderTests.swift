@@ -10,7 +10,7 @@ import Testing
 /// software authenticator and the OAuth client.
 @Suite("Reference identity provider")
 struct ProviderTests {
-    static let adminToken = "admin-token-for-tests"
+    static let adminToken = "admin-token-for-the-provider-tests"
 
     /// Runs the provider for `body` over a fresh store of `engine`, with a fresh
     /// vault-backed authenticator.
@@ -493,7 +493,8 @@ struct ProviderOperationsTests {
     @Test("`latchkey serve` runs as a process, answers discovery and JWKS, serves the admin command, and stops on SIGTERM")
     func serveProcess() async throws {
         let binary = LatchkeyServe.binary
-        let (server, base) = try await LatchkeyServe.start(["--port", "0", "--admin-token", "cli-test-token"])
+        let token = "cli-test-token-for-the-serve-process"
+        let (server, base) = try await LatchkeyServe.start(["--port", "0"], environment: ["LATCHKEY_ADMIN_TOKEN": token])
         defer { ChildProcess.stop(server) }
         let discovery = try await ProviderTests.request("GET", base.appendingPathComponent(".well-known/openid-configuration"))
         #expect(discovery.0 == 200 && discovery.1["issuer"] as? String == base.absoluteString)
@@ -501,7 +502,7 @@ struct ProviderOperationsTests {
         #expect(jwks.0 == 200 && (jwks.1["keys"] as? [Any])?.count == 1)
 
         let admin = try await ChildProcess.run(
-            binary, ["admin", "create-identity", "--idp", base.absoluteString, "--admin-token", "cli-test-token", "--username", "cli-user", "--json"]
+            binary, ["admin", "create-identity", "--idp", base.absoluteString, "--username", "cli-user", "--json"], environment: ["LATCHKEY_ADMIN_TOKEN": token]
         )
         #expect(admin.status == 0, "\(admin.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(admin.stdout.utf8)) as? [String: Any]
@@ -519,8 +520,9 @@ extension ProviderOperationsTests {
     static var binary: URL { LatchkeyServe.binary }
 
     /// Runs `latchkey` with `arguments`; its exit status and standard output.
+    /// Runs `latchkey` with `arguments` and the tests' admin token in its environment.
     static func latchkey(_ arguments: [String]) async throws -> (Int32, String) {
-        let run = try await ChildProcess.run(binary, arguments)
+        let run = try await ChildProcess.run(binary, arguments, environment: ["LATCHKEY_ADMIN_TOKEN": ProviderTests.adminToken])
         return (run.status, run.stdout)
     }
 
@@ -528,7 +530,7 @@ extension ProviderOperationsTests {
     func adminCommands() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         try await ProviderTests.withProvider(.sqlite) { issuer, device in
-            let admin = ["--idp", issuer.absoluteString, "--admin-token", ProviderTests.adminToken, "--json"]
+            let admin = ["--idp", issuer.absoluteString, "--json"]
             func json(_ text: String) throws -> [String: Any] {
                 try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
             }

@@ -9,6 +9,7 @@ struct CommandLineTests {
     typealias Run = ChildProcess.Output
 
     static var binary: URL { LatchkeyServe.binary }
+    static let adminToken = "cli-admin-token-for-the-command-line"
 
     /// Runs `latchkey arguments…` with stdin from /dev/null (not a terminal), without the
     /// vault settings of the environment the tests run in.
@@ -30,7 +31,7 @@ struct CommandLineTests {
 
     /// Starts `latchkey serve` and returns it with its issuer.
     static func serve(_ extra: [String] = []) async throws -> (Process, URL) {
-        try await LatchkeyServe.start(["--port", "0", "--admin-token", "cli-admin-token"] + extra)
+        try await LatchkeyServe.start(["--port", "0"] + extra, environment: ["LATCHKEY_ADMIN_TOKEN": adminToken])
     }
 
     struct CommandFailure: Error, CustomStringConvertible {
@@ -58,8 +59,8 @@ struct CommandLineTests {
         let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": store.path]
 
         let created = try await Self.latchkey(
-            ["admin", "create-identity", "--idp", issuer.absoluteString, "--admin-token", "cli-admin-token", "--username", "ada", "--json"],
-            environment: environment
+            ["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--json"],
+            environment: environment.merging(["LATCHKEY_ADMIN_TOKEN": Self.adminToken]) { $1 }
         )
         #expect(created.status == 0, "\(created.stderr)")
         let identity = try #require((try Self.object(created.stdout)["identity"] as? [String: Any])?["id"] as? String)
@@ -124,7 +125,7 @@ struct CommandLineTests {
         defer { Self.stop(server) }
         let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
         defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
-        let exporterEnvironment = ["LATCHKEY_PASSPHRASE": "first device passphrase", "LATCHKEY_STORE": stores[0].path, "LATCHKEY_ADMIN_TOKEN": "cli-admin-token"]
+        let exporterEnvironment = ["LATCHKEY_PASSPHRASE": "first device passphrase", "LATCHKEY_STORE": stores[0].path, "LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]
         let importerEnvironment = ["LATCHKEY_PASSPHRASE": "second device passphrase", "LATCHKEY_STORE": stores[1].path, "LATCHKEY_ISSUER": issuer.absoluteString]
 
         let created = try await Self.latchkey(["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--json"], environment: exporterEnvironment)
@@ -199,7 +200,7 @@ struct CommandLineTests {
 
     static func outboxCodes(_ issuer: URL, _ address: String) async throws -> [String] {
         let response = try await URLSessionTransport().send(TransportRequest(
-            method: "GET", url: issuer.appendingPathComponent("admin/outbox"), headers: ["Authorization": "Bearer cli-admin-token"]
+            method: "GET", url: issuer.appendingPathComponent("admin/outbox"), headers: ["Authorization": "Bearer \(CommandLineTests.adminToken)"]
         ))
         let messages = ((try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any])?["messages"] as? [[String: Any]] ?? []
         return messages.filter { $0["to"] as? String == address }.compactMap { $0["code"] as? String }
@@ -250,7 +251,7 @@ struct CommandLineTests {
         defer { Self.stop(server) }
         let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }
-        let environment = ["LATCHKEY_PASSPHRASE": "a long enough passphrase", "LATCHKEY_STORE": store.path, "LATCHKEY_ADMIN_TOKEN": "cli-admin-token"]
+        let environment = ["LATCHKEY_PASSPHRASE": "a long enough passphrase", "LATCHKEY_STORE": store.path, "LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]
         let created = try await Self.latchkey(["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--email", "ada@example.com", "--json"], environment: environment)
         let bindURL = try #require(try Self.object(created.stdout)["bindURL"] as? String)
 

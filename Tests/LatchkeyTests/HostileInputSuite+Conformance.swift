@@ -140,3 +140,41 @@ extension HostileInputSuite {
         }
     }
 }
+
+/// The admin API's token (issue 17, "Admin exposure").
+extension HostileInputSuite {
+    /// One admin request over a raw connection from `source`: its status.
+    static func adminStatus(_ provider: ProviderHarness, token: String, from source: String) async throws -> RawConnection.Outcome {
+        let connection = try RawConnection(port: provider.port, source: source)
+        _ = connection.send("GET /admin/outbox HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        return await connection.outcome(within: 10)
+    }
+
+    @Test("failed admin authentications are throttled per address; another address is not affected")
+    func adminThrottle() async throws {
+        try await ProviderHarness.withVault { provider, _ in
+            var statuses: [RawConnection.Outcome] = []
+            for _ in 0..<11 { statuses.append(try await Self.adminStatus(provider, token: "guess", from: "127.0.0.2")) }
+            #expect(statuses == Array(repeating: .status(401), count: 10) + [.status(429)], "\(statuses)")
+            #expect(try await Self.adminStatus(provider, token: ProviderHarness.adminToken, from: "127.0.0.2") == .status(429), "the guessing address is refused even with the token")
+            #expect(try await Self.adminStatus(provider, token: ProviderHarness.adminToken, from: "127.0.0.3") == .status(200), "the owner's address is not locked out")
+        }
+    }
+
+    @Test("latchkey serve refuses a weak admin token and any token on its command line")
+    func adminTokenRules() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        for weak in ["1234", "password-password", String(repeating: "a", count: 21), "deadbeefdeadbeefdeadbeef"] {
+            let run = try await ChildProcess.run(CommandLineTests.binary, ["serve", "--port", "0"], environment: ["LATCHKEY_ADMIN_TOKEN": weak])
+            #expect(run.status == 1 && run.stderr.contains("too weak"), "\(weak): \(run.stderr)")
+        }
+        let onArgv = try await ChildProcess.run(CommandLineTests.binary, ["serve", "--port", "0", "--admin-token", "x"])
+        #expect(onArgv.status == 2, "serve --admin-token must be a usage error: \(onArgv.stderr)")
+        let adminOnArgv = try await ChildProcess.run(CommandLineTests.binary, ["admin", "outbox", "--idp", "http://127.0.0.1:9", "--admin-token", "x"])
+        #expect(adminOnArgv.status == 2, "admin --admin-token must be a usage error: \(adminOnArgv.stderr)")
+        let plainIssuer = try await ChildProcess.run(
+            CommandLineTests.binary, ["serve", "--port", "0", "--issuer", "http://id.example.com"], environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]
+        )
+        #expect(plainIssuer.status == 2 && plainIssuer.stderr.contains("https"), "an http non-loopback issuer must be refused: \(plainIssuer.stderr)")
+    }
+}

@@ -20,9 +20,21 @@ final class RawConnection: @unchecked Sendable {
         case silent
     }
 
-    init(port: Int) throws {
+    /// Connects to the provider on 127.0.0.1 from `source`, any address in 127.0.0.0/8, so
+    /// a test can stand in for distinct clients.
+    init(port: Int, source: String = "127.0.0.1") throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Outcome.closed }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(socket)
+            throw Outcome.closed
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -9,23 +9,35 @@ import LatchkeyWebAuthn
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
 /// revoke), bind jobs for an existing identity, the outbox, signing-key rotation.
 enum AdminRoutes {
+    /// Failed admin authentications a client address may make a minute; past it, every
+    /// admin request from that address is refused (429) until the minute is over, so a
+    /// token cannot be guessed at speed. Another address is not affected.
+    static let failuresPerMinute = 10
+
     static func add(to router: Router<ProviderRequestContext>, provider: Provider, adminToken: String) {
         let expected = Data(adminToken.utf8)
         let admin = provider.administration
-        @Sendable func authorize(_ request: Request) throws {
+        let failures = RateLimiter(limit: failuresPerMinute)
+        @Sendable func authorize(_ request: Request, _ context: ProviderRequestContext) async throws {
+            let address = context.clientAddress
+            guard await !failures.isExhausted(address) else {
+                throw ProviderError(status: 429, error: .slowDown, description: "too many failed admin authentications; try again in a minute")
+            }
             guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
+                _ = await failures.allow(address)
+                context.logger.warning("admin authentication failed", metadata: ["client": .string(address)])
                 throw ProviderError.unauthorized
             }
         }
         router.post("admin/identities") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             let creation = try await HTTPSupport.decode(AdminAPI.IdentityCreation.self, from: request, expected: "a JSON object with a username")
             let (identity, bindURL) = try await admin.createIdentity(username: creation.username, email: creation.email, displayName: creation.displayName)
             context.logger.info("identity created", metadata: ["identity": .string(identity.id)])
             return HTTPSupport.json(AdminAPI.IdentityCreated(identity: identity.adminView, bindURL: bindURL.absoluteString), status: .created)
         }
-        router.get("admin/identities") { request, _ in
-            try authorize(request)
+        router.get("admin/identities") { request, context in
+            try await authorize(request, context)
             let query = try HTTPSupport.query(request)
             if let name = query["username"] {
                 let found = try await admin.find(name)
@@ -37,21 +49,21 @@ enum AdminRoutes {
             return HTTPSupport.json(AdminAPI.IdentityPage(identities: page.map(\.adminView), next: next))
         }
         router.get("admin/identities/:identity") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             guard let identity = try await admin.find(try context.parameters.require("identity")) else {
                 throw ProviderError.notFound("no such identity")
             }
             return HTTPSupport.json(AdminAPI.IdentityAnswer(identity: identity.adminView))
         }
         router.delete("admin/identities/:identity") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             let id = try context.parameters.require("identity")
             guard try await admin.deleteIdentity(id) else { throw ProviderError.notFound("no such identity") }
             context.logger.info("identity deleted", metadata: ["identity": .string(id)])
             return HTTPSupport.json(AdminAPI.Deletion(deleted: true))
         }
         router.post("admin/identities/:identity/bind-jobs") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             let identity = try context.parameters.require("identity")
             let body = try await HTTPSupport.body(request)
             let job = try body.isEmpty
@@ -66,8 +78,8 @@ enum AdminRoutes {
             )
             return HTTPSupport.json(AdminAPI.BindJobCreated(bindURL: url.absoluteString), status: .created)
         }
-        router.get("admin/outbox") { request, _ in
-            try authorize(request)
+        router.get("admin/outbox") { request, context in
+            try await authorize(request, context)
             let messages = try await admin.outboxMessages().map { message in
                 AdminAPI.OutboxMessage(
                     to: message.to, subject: message.subject, body: message.body, code: message.code,
@@ -77,7 +89,7 @@ enum AdminRoutes {
             return HTTPSupport.json(AdminAPI.Outbox(messages: messages))
         }
         router.get("admin/identities/:identity/credentials") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             let identity = try context.parameters.require("identity")
             let list = try await admin.credentials(of: identity).map { credential in
                 AdminAPI.Credential(
@@ -90,7 +102,7 @@ enum AdminRoutes {
             return HTTPSupport.json(AdminAPI.CredentialList(credentials: list))
         }
         router.post("admin/credentials/:credential/revoke") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             guard let id = try? Base64URL.decode(try context.parameters.require("credential")), !id.isEmpty, id.count <= 1023 else {
                 throw ProviderError.badRequest(.invalidRequest, "credential id is not base64url")
             }
@@ -99,7 +111,7 @@ enum AdminRoutes {
             return HTTPSupport.json(AdminAPI.Revocation(revoked: true))
         }
         router.post("admin/signing-keys/rotate") { request, context in
-            try authorize(request)
+            try await authorize(request, context)
             let (kid, signsFrom) = try await provider.context.signingKeys.rotate()
             context.logger.info("signing key rotation started", metadata: ["kid": .string(kid)])
             return HTTPSupport.json(AdminAPI.KeyRotation(kid: kid, signsFrom: Int(signsFrom.timeIntervalSince1970)), status: .created)

@@ -13,6 +13,12 @@ actor RateLimiter {
         self.limit = limit
     }
 
+    /// Whether `key` has used up its limit in the current window, without counting.
+    func isExhausted(_ key: String, now: Date = Date()) -> Bool {
+        guard let entry = counts[key], now.timeIntervalSince(entry.start) < window else { return false }
+        return entry.count >= limit
+    }
+
     /// Counts a request; false when the key is over its limit.
     func allow(_ key: String, now: Date = Date()) -> Bool {
         if counts.count > Self.maximumKeys {
