@@ -36,6 +36,9 @@ extension LatchkeyCommand {
         @Option(help: "Requests per minute one client address may make to each code- or assertion-taking endpoint.")
         var rateLimitPerMinute = 120
 
+        @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("A proxy (address or CIDR, repeatable) whose Forwarded / X-Forwarded-For names the client; from anyone else those headers are ignored.", valueName: "cidr"))
+        var trustedProxies: [String] = []
+
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
 
@@ -60,6 +63,10 @@ extension LatchkeyCommand {
             try configureStorage(&configuration)
             guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }
             configuration.rateLimitPerMinute = rateLimitPerMinute
+            configuration.trustedProxies = try trustedProxies.map { text in
+                guard let network = IPNetwork(text) else { throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network") }
+                return network
+            }
             configuration.requireEmailCodeForBinding = requireEmailCode
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery

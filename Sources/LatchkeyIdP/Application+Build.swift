@@ -26,6 +26,9 @@ public func buildApplication(
     let limiter = RateLimiter(limit: configuration.rateLimitPerMinute)
     let router = Router(context: ProviderRequestContext.self)
     router.middlewares.add(ProviderErrorMiddleware())
+    if !configuration.trustedProxies.isEmpty {
+        router.middlewares.add(ClientAddressMiddleware(trusted: configuration.trustedProxies))
+    }
     router.middlewares.add(ReadinessMiddleware(context: context))
     router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
     router.middlewares.add(RateLimitMiddleware(limiter: limiter))

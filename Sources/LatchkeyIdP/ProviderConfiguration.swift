@@ -77,6 +77,10 @@ public struct ProviderConfiguration: Sendable {
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` name the client (docs/SECURITY.md,
+    /// "Trusted proxies"). Empty: those headers are ignored and the peer is the client, so
+    /// nobody can pick the address their requests are limited under.
+    public var trustedProxies: [IPNetwork] = []
     /// Log level of the provider's structured logs (swift-log).
     public var logLevel: Logger.Level = .info
     /// Wrong codes allowed before a bind job, or a transfer, is dead.

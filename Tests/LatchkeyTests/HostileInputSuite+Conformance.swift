@@ -1,6 +1,7 @@
 import Foundation
 @testable import Latchkey
 import LatchkeyCrypto
+import LatchkeyIdP
 @testable import LatchkeyOAuth
 import LatchkeyTestSupport
 import LatchkeyWebAuthn
@@ -176,5 +177,45 @@ extension HostileInputSuite {
             CommandLineTests.binary, ["serve", "--port", "0", "--issuer", "http://id.example.com"], environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]
         )
         #expect(plainIssuer.status == 2 && plainIssuer.stderr.contains("https"), "an http non-loopback issuer must be refused: \(plainIssuer.stderr)")
+    }
+}
+
+/// Trusted proxies (issue 17, "Operations"; docs/SECURITY.md, "Trusted proxies").
+extension HostileInputSuite {
+    /// Four token requests, each claiming to come from `forwarded(i)`: their statuses.
+    static func tokenStatuses(_ provider: ProviderHarness, count: Int = 4, forwarded: (Int) -> String) async throws -> [Int] {
+        var statuses: [Int] = []
+        for index in 0..<count {
+            let response = try await URLSessionTransport().send(TransportRequest(
+                method: "POST", url: provider.issuer.appendingPathComponent("token"),
+                headers: ["Content-Type": "application/x-www-form-urlencoded", "X-Forwarded-For": forwarded(index)],
+                body: Data("grant_type=authorization_code&code=x&client_id=latchkey-cli".utf8)
+            ))
+            statuses.append(response.status)
+        }
+        return statuses
+    }
+
+    @Test("without --trusted-proxy a forged X-Forwarded-For buys no new rate-limit bucket")
+    func forwardedIgnored() async throws {
+        try await ProviderHarness.withVault({ $0.rateLimitPerMinute = 3 }) { provider, _ in
+            let statuses = try await Self.tokenStatuses(provider) { "203.0.113.\($0 + 1)" }
+            #expect(statuses == [400, 400, 400, 429], "\(statuses)")
+        }
+    }
+
+    @Test("with --trusted-proxy each forwarded client gets its own bucket")
+    func forwardedTrusted() async throws {
+        try await ProviderHarness.withVault({
+            $0.rateLimitPerMinute = 3
+            $0.trustedProxies = IPNetwork("127.0.0.0/8").map { [$0] } ?? []
+        }) { provider, _ in
+            let first = try await Self.tokenStatuses(provider) { _ in "203.0.113.1" }
+            #expect(first == [400, 400, 400, 429], "\(first)")
+            let second = try await Self.tokenStatuses(provider, count: 1) { _ in "203.0.113.2" }
+            #expect(second == [400], "another forwarded client is not limited by the first")
+            let spoofed = try await Self.tokenStatuses(provider, count: 1) { _ in "203.0.113.9, 203.0.113.1" }
+            #expect(spoofed == [429], "only the rightmost untrusted hop counts")
+        }
     }
 }

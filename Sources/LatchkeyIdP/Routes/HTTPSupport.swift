@@ -95,6 +95,25 @@ enum HTTPSupport {
     }
 }
 
+/// Takes the client's address from `Forwarded` / `X-Forwarded-For` when, and only when,
+/// the connection comes from a trusted proxy (``ProviderConfiguration/trustedProxies``).
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = ProviderRequestContext
+    let trusted: [IPNetwork]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let client = ForwardedFor.client(
+            peer: context.peerAddress,
+            forwarded: request.headers[values: .init("Forwarded")!],
+            xForwardedFor: request.headers[values: .init("X-Forwarded-For")!],
+            trusted: trusted
+        )
+        if client != context.peerAddress { context.forwardedClient = client }
+        return try await next(request, context)
+    }
+}
+
 /// Applies the rate limit to the endpoints that take a code or an assertion.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext

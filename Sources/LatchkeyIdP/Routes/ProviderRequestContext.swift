@@ -6,14 +6,22 @@ import NIOCore
 struct ProviderRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    /// The client behind a trusted proxy, set by ``ClientAddressMiddleware``.
+    var forwardedClient: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }
 
-    /// The client's IP address as text (no port), for rate limiting and logs.
+    /// The client's IP address as text (no port), for rate limiting and logs: the peer's,
+    /// or, behind a trusted proxy, the one it forwarded.
     var clientAddress: String {
+        forwardedClient ?? peerAddress
+    }
+
+    /// The address of the connection's other end.
+    var peerAddress: String {
         remoteAddress?.ipAddress ?? "unknown"
     }
 }
