@@ -4,7 +4,7 @@ import Testing
 
 /// ``URLSessionTransport`` keeps its own deadline and its own cancellation: a provider
 /// cannot hold a caller past ``TransportPolicy/timeout`` by answering slowly, and a
-/// cancelled caller is released at once, whenever the cancellation lands (issue: a slow
+/// cancelled caller is released at once, whenever the cancellation lands (a slow
 /// provider stalls the client; FoundationNetworking enforces neither on Linux).
 @Suite("HTTP transport deadlines and cancellation")
 struct TransportDeadlineTests {

@@ -7,8 +7,8 @@ import LatchkeyTestSupport
 import LatchkeyWebAuthn
 import Testing
 
-/// The reference provider held to the letter of the RFCs it implements (issue 17,
-/// "Conformance"): each case failed on the provider before and passes now.
+/// The reference provider held to the letter of the RFCs it implements (docs/PROTOCOL.md):
+/// each case failed on the provider before these checks and passes now.
 extension HostileInputSuite {
     static let conformance: [Attack] = [
         Attack("code_challenge of 43 characters that is not base64url (RFC 7636 §4.2)", "400 invalid_request") { context in
@@ -142,7 +142,7 @@ extension HostileInputSuite {
     }
 }
 
-/// The admin API's token (issue 17, "Admin exposure").
+/// The admin API's token (docs/SECURITY.md, "The provider's store").
 extension HostileInputSuite {
     /// One admin request over a raw connection from `source`: its status.
     static func adminStatus(_ provider: ProviderHarness, token: String, from source: String) async throws -> RawConnection.Outcome {
@@ -180,7 +180,7 @@ extension HostileInputSuite {
     }
 }
 
-/// Trusted proxies (issue 17, "Operations"; docs/SECURITY.md, "Trusted proxies").
+/// Trusted proxies (docs/SECURITY.md, "Trusted proxies").
 extension HostileInputSuite {
     /// Four token requests, each claiming to come from `forwarded(i)`: their statuses.
     static func tokenStatuses(_ provider: ProviderHarness, count: Int = 4, forwarded: (Int) -> String) async throws -> [Int] {

@@ -2,7 +2,7 @@ import Foundation
 
 /// One key's file, `keys/<handle>.json`.
 ///
-/// Format 2 (written since issue 18) keeps nothing about the key in clear but its handle
+/// Format 2 (written by this version) keeps nothing about the key in clear but its handle
 /// (the file name, random): the algorithm, public key, caller metadata and times are one
 /// "details" document sealed with AES-256-GCM under the vault's details key, bound to the
 /// handle as associated data, so a copy of the vault does not say whom this host signs in
