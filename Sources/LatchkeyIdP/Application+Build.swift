@@ -32,6 +32,7 @@ public func buildApplication(
     router.middlewares.add(ReadinessMiddleware(context: context))
     router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
     router.middlewares.add(RateLimitMiddleware(limiter: limiter))
+    HealthRoutes.add(to: router, provider: provider)
     DiscoveryRoutes.add(to: router, provider: provider)
     AdminRoutes.add(to: router, provider: provider, adminToken: configuration.adminToken)
     BindRoutes.add(to: router, provider: provider)

@@ -203,12 +203,16 @@ struct StoreUnreachableTests {
                 let (down, refusal) = try await create("ada")
                 #expect(down == 503 && refusal["error"] as? String == "temporarily_unavailable")
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("health")).0 == 200)
+                #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("healthz")).0 == 200, "liveness does not depend on the store")
+                #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 503, "not ready without the store")
                 // Back: the store is migrated on the next request, and it goes through.
                 try relay.start()
                 #expect(try await eventually("ada") == 201)
+                #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 200, "ready once the store is back")
                 // Gone mid-run, then back again.
                 relay.stop()
                 #expect(try await create("grace").0 == 503)
+                #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 503, "not ready while the store is gone")
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks")).0 == 200, "signing keys are cached")
                 try relay.start()
                 #expect(try await eventually("grace") == 201)

@@ -6,7 +6,5 @@ enum DiscoveryRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.get(RouterPath(ProtocolPath.discovery)) { _, _ in try HTTPSupport.json(data: provider.tokens.discovery()) }
         router.get(RouterPath(ProtocolPath.jwks)) { _, _ in HTTPSupport.json(data: try await provider.tokens.jwks()) }
-        // Liveness probe; also the benchmark's bare round trip.
-        router.get("health") { _, _ in HTTPSupport.json(["status": "ok"]) }
     }
 }

@@ -216,7 +216,7 @@ struct ReadinessMiddleware: RouterMiddleware {
     let context: ProviderContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.uri.path != "/health" {
+        if !HealthRoutes.livenessPaths.contains(request.uri.path) {
             try await self.context.prepare()
         }
         return try await next(request, context)
