@@ -13,13 +13,13 @@ enum AdminToken {
     /// `--admin-token-file`, else `$LATCHKEY_ADMIN_TOKEN`, else the systemd credential;
     /// nil when none is given. A trailing newline in a file is not part of the token.
     static func supplied(file: String?) throws -> String? {
-        if let file { return text(try SecretFile.read(file), from: file) }
+        if let file { return text(try SecretFile.read(file)) }
         if let token = ProcessInfo.processInfo.environment["LATCHKEY_ADMIN_TOKEN"], !token.isEmpty { return token }
-        if let data = try SecretFile.credential(credentialName) { return text(data, from: "the credential \(credentialName)") }
+        if let data = try SecretFile.credential(credentialName) { return text(data) }
         return nil
     }
 
-    private static func text(_ data: Data, from source: String) -> String {
+    private static func text(_ data: Data) -> String {
         var token = String(decoding: data, as: UTF8.self)
         while token.hasSuffix("\n") || token.hasSuffix("\r") { token.removeLast() }
         return token

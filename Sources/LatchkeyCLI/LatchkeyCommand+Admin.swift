@@ -236,7 +236,7 @@ extension LatchkeyCommand.AdminOptions {
 
     /// A provider's string, safe to print on a terminal.
     static func text(_ value: String) -> String {
-        value.displaySafe(maximumLength: 256)
+        TextOutput.field(value, maximumLength: 256)
     }
 
     /// An id as one path segment (nothing in it can climb or add a query).

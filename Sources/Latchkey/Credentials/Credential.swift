@@ -77,3 +77,11 @@ public struct Credential: Hashable, Identifiable, Sendable {
         return (try? ProviderAddress(issuer))?.issuer == provider.issuer
     }
 }
+
+extension Credential {
+    /// The order credentials are listed and offered in: oldest first, ties by id, so a
+    /// listing is stable across calls.
+    static func oldestFirst(_ lhs: Credential, _ rhs: Credential) -> Bool {
+        (lhs.createdAt, lhs.id) < (rhs.createdAt, rhs.id)
+    }
+}

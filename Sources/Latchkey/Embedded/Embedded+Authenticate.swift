@@ -143,7 +143,7 @@ extension Embedded {
             .map(Credential.init)
             .filter { $0.belongs(to: provider) }
             .filter { $0.state != .pending || listedByProvider || $0.id == requested }
-            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+            .sorted(by: Credential.oldestFirst)
         let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
         flow.emit(.credentialChosen(chosen.id))
 

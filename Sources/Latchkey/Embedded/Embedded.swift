@@ -100,14 +100,14 @@ public final class Embedded: Sendable {
         try await flow("scanCredentials").run {
             let (credentials, damaged) = try authenticator.scanCredentials()
             return CredentialScan(
-                credentials: credentials.map(Credential.init).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) },
+                credentials: credentials.map(Credential.init).sorted(by: Credential.oldestFirst),
                 damaged: damaged.map { CredentialScan.DamagedRecord(handle: $0.handle?.rawValue ?? "?", reason: $0.reason) }
             )
         }
     }
 
     func storedCredentials() throws -> [Credential] {
-        try authenticator.credentials().map(Credential.init).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        try authenticator.credentials().map(Credential.init).sorted(by: Credential.oldestFirst)
     }
 
     /// Deletes the credential's key from this host. The provider is not told: the key is

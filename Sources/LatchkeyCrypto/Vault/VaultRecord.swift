@@ -141,7 +141,7 @@ struct VaultRecord {
               let algorithm = details.string("algorithm").flatMap(SigningAlgorithm.init(joseName:)),
               let publicKey = details.string("publicKey"), let metadata = details.string("metadata"),
               let createdAt = details.number("createdAt"), let updatedAt = details.number("updatedAt"),
-              let keyFormat = details.number("keyFormat").flatMap({ Int(exactly: $0) }), (1...2).contains(keyFormat)
+              let keyFormat = details.number("keyFormat").flatMap({ Int(exactly: $0) }), (1...VaultHeader.currentFormat).contains(keyFormat)
         else { throw corrupt("malformed details") }
         return VaultRecord(
             handle: handle, algorithm: algorithm, publicKey: publicKey, metadata: metadata, createdAt: createdAt, updatedAt: updatedAt,

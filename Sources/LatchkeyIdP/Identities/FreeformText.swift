@@ -21,7 +21,7 @@ enum FreeformText {
         var run = 0
         for scalar in text.unicodeScalars {
             switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
+            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned:
                 throw ProviderError.badRequest("invalid_request", "\(field) holds a control, format or unassigned character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
             case .nonspacingMark, .enclosingMark, .spacingMark:
                 run += 1
