@@ -91,8 +91,9 @@ public struct ProviderConfiguration: Sendable {
     public var transferCodeLifetime: TimeInterval = 90
     /// Wrong transfer codes one client address may try in ten minutes.
     public var maximumTransferCodeFailuresPerAddress = 20
-    /// Transfers that may be in progress at once.
-    public var maximumTransfers = 1000
+    /// Transfers one identity may have going at once; only a holder of one of its
+    /// credentials can open one (docs/SECURITY.md, "Limits").
+    public var maximumTransfersPerIdentity = 3
     /// Policy: anyone may create an identity at the sign-up endpoint (a profile step,
     /// then a code to the given e-mail, then a credential). Off by default.
     public var selfRegistration = false
@@ -101,10 +102,20 @@ public struct ProviderConfiguration: Sendable {
     public var recovery = true
     /// How long a sign-up or recovery code is valid.
     public var enrollmentCodeLifetime: TimeInterval = 600
-    /// Sign-ups and recoveries one client address may start in ten minutes, and
-    /// recoveries one username may have started in ten minutes.
+    /// How soon another flow for the same account (or e-mail address) mails a fresh code;
+    /// until then the flows share the code already sent (docs/SECURITY.md, "Limits").
+    public var enrollmentCodeResendInterval: TimeInterval = 120
+    /// Sign-ups and recoveries one client address (an IPv6 /64) may start in ten minutes.
     public var maximumEnrollmentStartsPerAddress = 20
-    public var maximumRecoveriesPerUsername = 5
+    /// Wrong sign-up, recovery and bind codes one client address (an IPv6 /64) may try
+    /// in ten minutes.
+    public var maximumCodeFailuresPerAddress = 20
+    /// Wrong short codes one account (recovery) or e-mail address (sign-up) may take, from
+    /// all addresses together, in ten minutes and in a day (NIST SP 800-63B §5.2.2 allows
+    /// at most 100 consecutive failures). Past either, only the long form of the code is
+    /// taken: the owner, who has the mail, still gets in.
+    public var maximumCodeFailuresPerAccount = 10
+    public var maximumCodeFailuresPerAccountPerDay = 100
 
     /// Slow and oversized clients. A connection that sends nothing for `idleTimeout`
     /// seconds is closed, which also ends one that trickles its request headers; a

@@ -5,12 +5,23 @@ import LatchkeyWebAuthn
 import Testing
 
 /// Transfers someone started without proving possession of the credential: anyone who
-/// knows a credential ID can do that much, so such a transfer must not linger.
+/// knows a credential ID can do that much, so such a start must leave nothing behind
+/// (docs/SECURITY.md, "Limits").
 @Suite("Transfer lifetimes")
 struct TransferLifetimeTests {
-    @Test("an unopened transfer expires after a minute, not the transfer lifetime")
-    func unopenedTransferExpires() async throws {
+    @Test("an unopened transfer stores nothing, and its ticket dies after a minute")
+    func unopenedTransferStoresNothing() async throws {
         let provider = try await Provider.open(ProviderConfiguration(adminToken: "t"))
+        do {
+            try await Self.check(provider)
+        } catch {
+            await provider.context.database.close()
+            throw error
+        }
+        await provider.context.database.close()
+    }
+
+    static func check(_ provider: Provider) async throws {
         let key = try SigningKey.generate(.es256)
         let credentialID = try SecureRandom.bytes(count: 32)
         let record = RelyingParty.RegisteredCredential(
@@ -21,13 +32,28 @@ struct TransferLifetimeTests {
             let identity = try await provider.identities.create(username: "someone", email: nil, displayName: nil, in: transaction)
             try await provider.credentials.register(record, identityID: identity.id, in: transaction)
         }
-        let (id, _) = try await provider.transfers.begin(credentialID: credentialID)
+        for _ in 0..<50 {
+            _ = try await provider.transfers.begin(credentialID: credentialID)
+        }
+        let (id, ticket, options) = try await provider.transfers.begin(credentialID: credentialID)
+        #expect(try await provider.transfers.state(id) == nil)
+        let rows = try await provider.context.database.transaction { try await $0.first("SELECT count(*) FROM transfers")?.int(0) }
+        #expect(rows == 0)
 
-        let housekeeping = Housekeeping(provider: provider, interval: .seconds(60))
-        try await housekeeping.prune(now: Date().addingTimeInterval(Transfers.unopenedTransferLifetime - 5))
-        #expect(try await provider.transfers.state(id) == .opening)
-        try await housekeeping.prune(now: Date().addingTimeInterval(Transfers.unopenedTransferLifetime + 1))
-        #expect(try await provider.transfers.state(id) == .expired)
-        await provider.context.database.close()
+        // Past its minute, the ticket opens nothing; the assertion is not even looked at.
+        let rawID = Base64URL.encode(credentialID)
+        let response = try AuthenticationResponseJSON(json: JSONSerialization.data(withJSONObject: [
+            "id": rawID, "rawId": rawID, "type": "public-key",
+            "response": ["clientDataJSON": "e30", "authenticatorData": "AAAA", "signature": "AAAA"], "clientExtensionResults": [String: Any](),
+        ]))
+        #expect(options.allowCredentials?.first?.id.data == credentialID)
+        await #expect(throws: ProviderError.self) {
+            try await provider.transfers.open(id, ticket: ticket, response: response, now: Date().addingTimeInterval(Transfers.unopenedTransferLifetime + 1))
+        }
+        // Nor does another transfer's id, or a sign-in ticket.
+        await #expect(throws: ProviderError.self) {
+            try await provider.transfers.open("another", ticket: ticket, response: response)
+        }
+        #expect(try await provider.transfers.state(id) == nil)
     }
 }

@@ -350,8 +350,11 @@ struct HostileInputSuite {
         Attack("issuer outside the allowed domains", "domainNotAllowed") { context in
             _ = try await context.attacker(domains: ["example.com"]).authenticate(issuer: context.provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
         },
-        Attack("a link of over 4096 characters", "notABindURL") { context in
-            _ = try await context.embedded.registerCredential(from: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/bind/j?token=" + String(repeating: "t", count: 5000))))
+        Attack("a link of over 16 KiB", "notABindURL") { context in
+            _ = try await context.embedded.registerCredential(from: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/bind/j?token=" + String(repeating: "t", count: 17_000))))
+        },
+        Attack("a bind link whose token is over 256 characters", "notABindURL") { context in
+            _ = try await context.embedded.registerCredential(from: try #require(URL(string: "\(context.provider.issuer.absoluteString)/v1/bind/j?token=" + String(repeating: "t", count: 300))))
         },
     ]
 

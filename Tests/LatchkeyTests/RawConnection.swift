@@ -76,6 +76,52 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// Sends one whole request (`Connection: close`) and reads the answer to its end,
+    /// waiting up to `seconds`: its status and body (a JSON object, or empty).
+    func exchange(_ method: String, _ target: String, json: [String: Any]? = nil, within seconds: Double = 20) async throws -> (status: Int, body: [String: Any]) {
+        let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json\r\n"
+        if json != nil { head += "Content-Type: application/json\r\n" }
+        head += "Content-Length: \(body.count)\r\n\r\n"
+        guard send(head + String(decoding: body, as: UTF8.self)) else { throw Outcome.closed }
+        let answer = await Blocking.run { self.readToEnd(seconds) }
+        guard let split = answer.range(of: Data("\r\n\r\n".utf8)) else { throw Outcome.closed }
+        let headText = String(decoding: answer[..<split.lowerBound], as: UTF8.self)
+        let parts = headText.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else { throw Outcome.closed }
+        var payload = Data(answer[split.upperBound...])
+        if headText.lowercased().contains("transfer-encoding: chunked") { payload = Self.dechunked(payload) }
+        return (status, (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] ?? [:])
+    }
+
+    private func readToEnd(_ seconds: Double) -> Data {
+        let deadline = Date().addingTimeInterval(seconds)
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while Date() < deadline {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer.prefix(count))
+        }
+        return data
+    }
+
+    private static func dechunked(_ data: Data) -> Data {
+        var result = Data()
+        var rest = data[...]
+        while let lineEnd = rest.range(of: Data("\r\n".utf8)),
+              let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0], radix: 16), size > 0 {
+            let start = lineEnd.upperBound
+            guard rest.distance(from: start, to: rest.endIndex) >= size else { break }
+            let end = rest.index(start, offsetBy: size)
+            result.append(rest[start..<end])
+            rest = rest[min(rest.index(end, offsetBy: 2, limitedBy: rest.endIndex) ?? rest.endIndex, rest.endIndex)...]
+        }
+        return result
+    }
+
     private func waitForOutcome(_ seconds: Double) -> Outcome {
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         guard poll(&descriptor, 1, Int32(seconds * 1000)) > 0 else { return .silent }

@@ -12,9 +12,10 @@ struct ProviderAddress: Hashable, Sendable {
     /// Lowercased host.
     let host: String
 
-    /// The most characters a URL from outside may have: well above any real link, far
-    /// below anything that costs memory.
-    static let maximumURLLength = 4096
+    /// The most characters a URL from outside may have: room for a provider's sealed flow
+    /// ticket (a sign-in session carries the app's state and nonce), far below anything
+    /// that costs memory.
+    static let maximumURLLength = 16 * 1024
 
     init(_ url: URL) throws {
         guard url.absoluteString.utf8.count <= Self.maximumURLLength else {

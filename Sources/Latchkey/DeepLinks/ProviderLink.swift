@@ -37,6 +37,9 @@ struct ProviderLink: Sendable {
     }
 
     static let maximumIdentifierLength = 256
+    /// A sign-in session id may be longer: the reference provider seals the session into
+    /// it instead of storing it (docs/SECURITY.md, "Limits").
+    static let maximumSessionLength = 12 * 1024
 
     /// Parses `url` as a link of `kind`; nil when it is not one (the domain is not checked
     /// here). A link of the right shape with a provider URL that cannot be used throws.
@@ -51,7 +54,7 @@ struct ProviderLink: Sendable {
         if scheme == "https" || scheme == "http" {
             let parts = components.path.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count >= 4, parts[parts.count - 3] == "v1", parts[parts.count - 2] == Substring(kind.rawValue),
-                  isSafe(String(parts[parts.count - 1]))
+                  isSafe(String(parts[parts.count - 1]), for: kind)
             else { return nil }
             let token = query[ProtocolPath.tokenParameter]
             guard kind == .authenticate || token.map(isSafe) == true, Set(query.keys).isSubset(of: [ProtocolPath.tokenParameter]) else { return nil }
@@ -65,7 +68,7 @@ struct ProviderLink: Sendable {
         // A deep link: any custom scheme, host naming the kind, parameters in the query.
         guard components.host?.lowercased() == kind.rawValue, components.path.isEmpty || components.path == "/",
               let baseText = query["api_base_url"], let base = URL(string: baseText),
-              let identifier = query[kind.identifierName], isSafe(identifier)
+              let identifier = query[kind.identifierName], isSafe(identifier, for: kind)
         else { return nil }
         let token = query[ProtocolPath.tokenParameter]
         if kind == .bind, token.map(isSafe) != true { return nil }
@@ -88,5 +91,10 @@ struct ProviderLink: Sendable {
     /// (RFC 3986 §2.3 unreserved).
     static func isSafe(_ text: String) -> Bool {
         ProtocolIdentifier.isValid(text, maximumLength: maximumIdentifierLength)
+    }
+
+    /// A link's identifier: a session id up to ``maximumSessionLength``, others as ``isSafe(_:)``.
+    static func isSafe(_ text: String, for kind: Kind) -> Bool {
+        ProtocolIdentifier.isValid(text, maximumLength: kind == .authenticate ? maximumSessionLength : maximumIdentifierLength)
     }
 }

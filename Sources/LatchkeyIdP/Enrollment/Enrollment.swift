@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 
 /// A self-service sign-up or an account recovery in progress (docs/PROTOCOL.md section 6):
 /// a code sent to an e-mail address, then a bind job. A recovery for a username that does
@@ -19,8 +20,6 @@ struct Enrollment: Sendable {
     /// is ever sent, and every code is wrong).
     var profile: [String: String]?
     var usernameTaken = false
-    var codeHash: Data?
-    var codeExpiresAt: Date = .distantPast
     var failedAttempts = 0
     var expiresAt: Date
 
@@ -33,7 +32,7 @@ struct Enrollment: Sendable {
     }
 
     static let columns = """
-        id, kind, token_hash, username, identity_id, profile, username_taken, code_hash, code_expires_at, failed_attempts, expires_at
+        id, kind, token_hash, username, identity_id, profile, username_taken, failed_attempts, expires_at
         """
 
     init(row: SQLRow) throws {
@@ -50,21 +49,30 @@ struct Enrollment: Sendable {
             self.profile = decoded
         }
         usernameTaken = try row.bool(6)
-        codeHash = try row.optionalBlob(7)
-        codeExpiresAt = try row.date(8)
-        failedAttempts = Int(try row.int(9))
-        expiresAt = try row.date(10)
+        failedAttempts = Int(try row.int(7))
+        expiresAt = try row.date(8)
+    }
+
+    /// Whose code the flow checks (``MailedCode``): the account named, for a recovery
+    /// (the same for a name that does not exist, whose target simply has no code); the
+    /// e-mail address, for a sign-up once its profile is given.
+    var codeTarget: String? {
+        switch kind {
+        case .recovery:
+            return "recovery|" + Username.key(username)
+        case .signUp:
+            return profile?[Step.Field.Name.email.rawValue].map { "signup|" + $0.lowercased() }
+        }
     }
 
     func save(in transaction: any SQLTransaction) async throws {
         let profileColumn = try profile.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try await transaction.execute("""
             INSERT INTO enrollments (\(raw: Self.columns))
-            VALUES (\(id), \(kind.rawValue), \(tokenHash), \(username), \(identityID), \(profileColumn), \(usernameTaken), \(codeHash),
-                \(codeExpiresAt), \(failedAttempts), \(expiresAt))
+            VALUES (\(id), \(kind.rawValue), \(tokenHash), \(username), \(identityID), \(profileColumn), \(usernameTaken),
+                \(failedAttempts), \(expiresAt))
             ON CONFLICT (id) DO UPDATE SET identity_id = excluded.identity_id, profile = excluded.profile,
-                username_taken = excluded.username_taken, code_hash = excluded.code_hash, code_expires_at = excluded.code_expires_at,
-                failed_attempts = excluded.failed_attempts
+                username_taken = excluded.username_taken, failed_attempts = excluded.failed_attempts
             """)
     }
 }

@@ -16,14 +16,13 @@ struct Enrollments: Sendable {
 
     private var configuration: ProviderConfiguration { context.configuration }
 
-    /// A new flow's record and its token, after the start limits.
-    private func begin(_ kind: Enrollment.Kind, username: String, clientAddress: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<(Enrollment, String)> {
-        guard try await AttemptCounters.increment("enrollment-address|" + clientAddress, now: now, in: transaction) <= configuration.maximumEnrollmentStartsPerAddress else {
+    /// A new flow's record and its token, after the per-address start limit. There is no
+    /// cap on flows in all, which a crowd of addresses could fill to lock everyone out,
+    /// and none per username, which would let anyone lock an owner out of their own
+    /// recovery (docs/SECURITY.md, "Limits").
+    private func begin(_ kind: Enrollment.Kind, username: String, clientKey: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<(Enrollment, String)> {
+        guard try await AttemptCounters.increment("enrollment-address|" + clientKey, now: now, in: transaction) <= configuration.maximumEnrollmentStartsPerAddress else {
             return .refused(ProviderError(status: 429, error: "slow_down", description: "too many sign-ups or recoveries from this address; try again later"))
-        }
-        let live = try await transaction.first("SELECT count(*) FROM enrollments WHERE expires_at > \(now)")?.int(0) ?? 0
-        guard live < configuration.maximumTransfers * 10 else {
-            return .refused(ProviderError(status: 503, error: "temporarily_unavailable", description: "too many flows in progress"))
         }
         let token = try ProviderContext.randomToken()
         let enrollment = Enrollment(
@@ -42,41 +41,69 @@ struct Enrollments: Sendable {
         return enrollment
     }
 
-    /// Checks a code in constant time; wrong codes are counted (and committed) and too
-    /// many end the flow. Nil when the code is right.
-    private func check(_ enrollment: Enrollment, _ code: String, now: Date, in transaction: any SQLTransaction) async throws -> ProviderError? {
-        let maximum = configuration.maximumCodeAttempts
-        guard enrollment.failedAttempts < maximum else {
+    /// Checks a typed code against the flow's target (``MailedCode``), in constant time.
+    /// Nil when it is right; then the code is spent. A wrong code counts against the flow
+    /// (``ProviderConfiguration/maximumCodeAttempts`` end it), the client address, and the
+    /// target, and is committed with the refusal. A target past its short-code allowance
+    /// takes only the long form, so guessers lock out only themselves.
+    private func check(_ enrollment: Enrollment, _ typed: String, clientKey: String, now: Date, in transaction: any SQLTransaction) async throws -> ProviderError? {
+        let addressKey = "code-address|" + clientKey
+        guard try await AttemptCounters.count(addressKey, now: now, in: transaction) < configuration.maximumCodeFailuresPerAddress else {
+            return ProviderError(status: 429, error: "slow_down", description: "too many wrong codes from this address; try again later")
+        }
+        let target = enrollment.codeTarget ?? ""
+        let form = MailedCode.form(of: typed)
+        let shortKey = "code-target|" + target
+        let dailyKey = "code-target-day|" + target
+        if case .short = form {
+            let recent = try await AttemptCounters.count(shortKey, now: now, in: transaction)
+            let today = try await AttemptCounters.count(dailyKey, window: AttemptCounters.day, now: now, in: transaction)
+            guard recent < configuration.maximumCodeFailuresPerAccount, today < configuration.maximumCodeFailuresPerAccountPerDay else {
+                return ProviderError(
+                    status: 429, error: "slow_down",
+                    description: "too many wrong codes were tried for this account; enter the long code from the e-mail instead"
+                )
+            }
+        }
+        let matches = try await MailedCode.matches(form, target: target, now: now, in: transaction)
+        if matches, enrollment.codeTarget != nil, !enrollment.usernameTaken {
+            try await MailedCode.spend(target: target, in: transaction)
+            return nil
+        }
+        try await AttemptCounters.increment(addressKey, now: now, in: transaction)
+        if case .short = form {
+            try await AttemptCounters.increment(shortKey, now: now, in: transaction)
+            try await AttemptCounters.increment(dailyKey, window: AttemptCounters.day, now: now, in: transaction)
+        }
+        let left = configuration.maximumCodeAttempts - enrollment.failedAttempts - 1
+        if left <= 0 {
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(enrollment.id)")
-            return .badRequest("invalid_grant", "too many wrong codes; start again")
+            return .badRequest("invalid_code", "wrong code; too many wrong codes, so start again")
         }
-        let expected = enrollment.codeHash ?? Data(repeating: 0, count: 32)
-        let matches = ConstantTime.isEqual(try ProviderContext.hash(code.trimmingCharacters(in: .whitespaces)), expected)
-        guard matches, enrollment.codeHash != nil, enrollment.codeExpiresAt > now else {
-            let left = maximum - enrollment.failedAttempts - 1
-            if left <= 0 {
-                try await transaction.execute("DELETE FROM enrollments WHERE id = \(enrollment.id)")
-            } else {
-                try await transaction.execute("UPDATE enrollments SET failed_attempts = failed_attempts + 1 WHERE id = \(enrollment.id)")
-            }
-            if matches, enrollment.codeHash != nil {
-                return .badRequest("invalid_code", "this code has expired; start again")
-            }
-            return .badRequest("invalid_code", left > 0 ? "wrong code, \(left) attempts left" : "wrong code; start again")
-        }
-        return nil
+        try await transaction.execute("UPDATE enrollments SET failed_attempts = failed_attempts + 1 WHERE id = \(enrollment.id)")
+        return .badRequest("invalid_code", "wrong code (or an expired one), \(left) attempts left")
+    }
+
+    /// The mail that carries `code`: both forms, and what each is for.
+    private static func body(_ purpose: String, _ code: MailedCode) -> String {
+        """
+        Enter \(code.short) to \(purpose). The code works for ten minutes.
+
+        If the app says too many wrong codes were tried, enter this longer code instead:
+        \(code.displayedLong)
+        """
     }
 
     // MARK: Sign-up
 
     /// Starts a sign-up: the answer is always the `enroll-profile` step.
-    func startSignUp(username: String, clientAddress: String, now: Date = Date()) async throws -> (id: String, token: String) {
+    func startSignUp(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
         guard configuration.selfRegistration else {
             throw ProviderError(status: 403, error: "access_denied", description: "this provider does not allow self-registration")
         }
         let name = try Username.validated(username)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in
-            let started = try await self.begin(.signUp, username: name, clientAddress: clientAddress, now: now, in: transaction)
+            let started = try await self.begin(.signUp, username: name, clientKey: clientKey, now: now, in: transaction)
             guard case .accepted(let pair) = started else { return started.map { _ in ("", "") } }
             var enrollment = pair.0
             let token = pair.1
@@ -104,39 +131,40 @@ struct Enrollments: Sendable {
         else {
             throw ProviderError.badRequest(.invalidProfile, "email is not an e-mail address")
         }
-        let (code, hash) = try ProviderContext.newCode()
-        let codeLifetime = configuration.enrollmentCodeLifetime
+        let code = try MailedCode.generate()
+        let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)
         let given = profile
         try await context.database.transaction { transaction in
             var enrollment = try await self.enrollment(id, token: token, kind: .signUp, now: now, in: transaction)
             guard enrollment.profile == nil else { throw ProviderError.badRequest("invalid_request", "the profile was already given") }
             enrollment.profile = given
-            enrollment.codeExpiresAt = now.addingTimeInterval(codeLifetime)
+            try await enrollment.save(in: transaction)
+            let target = enrollment.codeTarget ?? ""
             if enrollment.usernameTaken {
                 // Same answer; the mail tells the address's owner, and no code exists.
+                // At most three such notes an address in ten minutes.
+                guard try await AttemptCounters.increment("signup-notice|" + target, now: now, in: transaction) <= 3 else { return }
                 try await self.outbox.append(
                     to: email, subject: "Your Latchkey sign-up",
                     body: "Someone tried to sign up as \(enrollment.username), which is taken. If it was you, choose another username.",
                     code: nil, now: now, in: transaction
                 )
-            } else {
-                enrollment.codeHash = hash
+            } else if try await code.store(for: target, lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
                 try await self.outbox.append(
                     to: email, subject: "Your Latchkey sign-up code",
-                    body: "Enter \(code) to finish signing up as \(enrollment.username).", code: code, now: now, in: transaction
+                    body: Self.body("confirm this address and finish signing up", code), code: code.short, now: now, in: transaction
                 )
             }
-            try await enrollment.save(in: transaction)
         }
         return "Enter the code sent to \(ProviderContext.masked(email))"
     }
 
     /// The right code creates the identity and answers its bind URL.
-    func signUpCode(_ id: String, token: String, code: String, now: Date = Date()) async throws -> URL {
+    func signUpCode(_ id: String, token: String, code: String, clientKey: String, now: Date = Date()) async throws -> URL {
         try await context.database.transaction { transaction -> Verdict<URL> in
             let enrollment = try await self.enrollment(id, token: token, kind: .signUp, now: now, in: transaction)
             guard let profile = enrollment.profile else { return .refused(.badRequest("invalid_request", "give the profile first")) }
-            if let refusal = try await self.check(enrollment, code, now: now, in: transaction) { return .refused(refusal) }
+            if let refusal = try await self.check(enrollment, code, clientKey: clientKey, now: now, in: transaction) { return .refused(refusal) }
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(id)")
             let displayName = [profile[Step.Field.Name.givenName.rawValue], profile[Step.Field.Name.familyName.rawValue]].compactMap { $0 }.joined(separator: " ")
             let identity = try await self.identities.create(
@@ -149,32 +177,31 @@ struct Enrollments: Sendable {
     // MARK: Recovery
 
     /// Starts a recovery: the same `verify-code` answer whether or not the name exists; a
-    /// code goes to the identity's e-mail only if it does.
-    func startRecovery(username: String, clientAddress: String, now: Date = Date()) async throws -> (id: String, token: String) {
+    /// code goes to the identity's e-mail only if it does, and only if none was sent in
+    /// the last ``ProviderConfiguration/enrollmentCodeResendInterval``: flows share their
+    /// account's code, so starting recoveries for someone else's name neither floods their
+    /// mailbox nor takes anything from them.
+    func startRecovery(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
         guard configuration.recovery else {
             throw ProviderError(status: 403, error: "access_denied", description: "this provider does not offer account recovery")
         }
         let name = try Username.validated(username)
-        // The same work either way: a code is made and hashed; only a real identity's is sent.
-        let (code, hash) = try ProviderContext.newCode()
-        let codeLifetime = configuration.enrollmentCodeLifetime
-        let perUsername = configuration.maximumRecoveriesPerUsername
+        // The same work either way: a code is made and hashed; only a real identity's is stored and sent.
+        let code = try MailedCode.generate()
+        let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in
-            guard try await AttemptCounters.increment("recovery-username|" + Username.key(name), now: now, in: transaction) <= perUsername else {
-                return .refused(ProviderError(status: 429, error: "slow_down", description: "too many recoveries for this username; try again later"))
-            }
-            let started = try await self.begin(.recovery, username: name, clientAddress: clientAddress, now: now, in: transaction)
+            let started = try await self.begin(.recovery, username: name, clientKey: clientKey, now: now, in: transaction)
             guard case .accepted(let pair) = started else { return started.map { _ in ("", "") } }
             var enrollment = pair.0
             let token = pair.1
-            enrollment.codeExpiresAt = now.addingTimeInterval(codeLifetime)
             if let identity = try await self.identities.named(name, in: transaction), let email = identity.email {
                 enrollment.identityID = identity.id
-                enrollment.codeHash = hash
-                try await self.outbox.append(
-                    to: email, subject: "Your Latchkey recovery code",
-                    body: "Enter \(code) to recover \(identity.username). Your other passkeys will stop working.", code: code, now: now, in: transaction
-                )
+                if try await code.store(for: enrollment.codeTarget ?? "", lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
+                    try await self.outbox.append(
+                        to: email, subject: "Your Latchkey recovery code",
+                        body: Self.body("recover \(identity.username); your other passkeys will stop working", code), code: code.short, now: now, in: transaction
+                    )
+                }
             }
             try await enrollment.save(in: transaction)
             return .accepted((enrollment.id, token))
@@ -183,10 +210,10 @@ struct Enrollments: Sendable {
 
     /// The right code answers a recovery bind job: binding through it revokes the
     /// identity's other credentials and their tokens.
-    func recoveryCode(_ id: String, token: String, code: String, now: Date = Date()) async throws -> URL {
+    func recoveryCode(_ id: String, token: String, code: String, clientKey: String, now: Date = Date()) async throws -> URL {
         try await context.database.transaction { transaction -> Verdict<URL> in
             let enrollment = try await self.enrollment(id, token: token, kind: .recovery, now: now, in: transaction)
-            if let refusal = try await self.check(enrollment, code, now: now, in: transaction) { return .refused(refusal) }
+            if let refusal = try await self.check(enrollment, code, clientKey: clientKey, now: now, in: transaction) { return .refused(refusal) }
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(id)")
             guard let identityID = enrollment.identityID else { return .refused(.badRequest("invalid_code", "wrong code")) }
             return .accepted(try await self.bindJobs.create(identityID: identityID, kind: .recovery, lifetime: self.configuration.enrollmentCodeLifetime, now: now, in: transaction))

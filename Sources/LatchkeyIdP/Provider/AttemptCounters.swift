@@ -1,14 +1,16 @@
 import Foundation
 
-/// Counters shared by every instance, in fixed ten-minute windows: wrong transfer codes
-/// per client address, sign-up and recovery starts per address and per username. They
-/// live in the store because a guesser spreading attempts over instances must meet the
-/// same limit as one hitting a single instance.
+/// Counters shared by every instance, in fixed windows (ten minutes unless a caller asks
+/// for a day): wrong codes per client address and per account or e-mail address, and
+/// flow starts per address (docs/SECURITY.md, "Limits"). They live in the store because a
+/// guesser spreading attempts over instances must meet the same limit as one hitting a
+/// single instance. A key names its window, so one key is always counted in one window.
 enum AttemptCounters {
     static let window: TimeInterval = 600
+    static let day: TimeInterval = 86_400
 
     /// The count in the current window.
-    static func count(_ key: String, now: Date, in transaction: any SQLTransaction) async throws -> Int {
+    static func count(_ key: String, window: TimeInterval = window, now: Date, in transaction: any SQLTransaction) async throws -> Int {
         let row = try await transaction.first("""
             SELECT count FROM attempt_counters WHERE key = \(key) AND window_start > \(now.addingTimeInterval(-window))
             """)
@@ -16,7 +18,8 @@ enum AttemptCounters {
     }
 
     /// Adds one and returns the new count (a window that has passed starts over).
-    static func increment(_ key: String, now: Date, in transaction: any SQLTransaction) async throws -> Int {
+    @discardableResult
+    static func increment(_ key: String, window: TimeInterval = window, now: Date, in transaction: any SQLTransaction) async throws -> Int {
         let windowStart = now.addingTimeInterval(-window)
         let row = try await transaction.first("""
             INSERT INTO attempt_counters (key, window_start, count) VALUES (\(key), \(now), 1)
@@ -28,8 +31,8 @@ enum AttemptCounters {
         return Int(try row?.int(0) ?? 1)
     }
 
-    /// Drops counters whose window has passed.
+    /// Drops counters whose window has passed (the longest window any key uses).
     static func prune(now: Date, in transaction: any SQLTransaction) async throws {
-        try await transaction.execute("DELETE FROM attempt_counters WHERE window_start <= \(now.addingTimeInterval(-window))")
+        try await transaction.execute("DELETE FROM attempt_counters WHERE window_start <= \(now.addingTimeInterval(-day))")
     }
 }

@@ -29,7 +29,7 @@ struct Housekeeping: Service {
         let configuration = provider.context.configuration
         let transfers = provider.transfers
         try await provider.context.database.transaction { transaction in
-            try await transaction.execute("DELETE FROM sign_in_sessions WHERE expires_at <= \(now)")
+            try await SpentTickets.prune(now: now, in: transaction)
             try await transaction.execute("DELETE FROM bind_jobs WHERE expires_at <= \(now)")
             // Codes are kept a while past expiry, so a late replay still finds its family.
             try await transaction.execute("DELETE FROM authorization_codes WHERE expires_at <= \(now.addingTimeInterval(-configuration.authorizationCodeLifetime))")
@@ -39,6 +39,7 @@ struct Housekeeping: Service {
                 """)
             try await transaction.execute("DELETE FROM enrollments WHERE expires_at <= \(now)")
             try await AttemptCounters.prune(now: now, in: transaction)
+            try await MailedCode.prune(now: now, in: transaction)
             try await transaction.execute("DELETE FROM outbox WHERE id <= (SELECT max(id) FROM outbox) - \(Outbox.retained)")
             try await transfers.prune(now: now, in: transaction)
         }

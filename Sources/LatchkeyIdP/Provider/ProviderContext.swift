@@ -25,6 +25,7 @@ final class ProviderContext: Sendable {
     private struct Readiness {
         var ready = false
         var decoyKey: SymmetricKey?
+        var tickets: TicketSealer?
     }
 
     init(configuration: ProviderConfiguration, database: any ProviderDatabase, storeKey: SymmetricKey, logger: Logger) {
@@ -65,9 +66,11 @@ final class ProviderContext: Sendable {
         if readiness.withLock({ $0.ready }) { return }
         try await Migrations.run(on: database)
         let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)
+        let tickets = TicketSealer(secret: try await sealing.secret(named: "ticket-secret", in: database))
         try await signingKeys.reload()
         readiness.withLock {
             $0.decoyKey = decoy
+            $0.tickets = tickets
             $0.ready = true
         }
     }
@@ -80,6 +83,17 @@ final class ProviderContext: Sendable {
                 throw ProviderError(status: 503, error: "temporarily_unavailable", description: "the provider's store is not ready")
             }
             return key
+        }
+    }
+
+    /// Seals the state of flows that are not stored until the client proves something
+    /// (docs/SECURITY.md, "Limits"); the same secret on every instance.
+    var tickets: TicketSealer {
+        get throws {
+            guard let tickets = readiness.withLock({ $0.tickets }) else {
+                throw ProviderError(status: 503, error: "temporarily_unavailable", description: "the provider's store is not ready")
+            }
+            return tickets
         }
     }
 

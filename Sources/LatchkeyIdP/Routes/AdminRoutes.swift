@@ -19,7 +19,7 @@ enum AdminRoutes {
         let admin = provider.administration
         let failures = RateLimiter(limit: failuresPerMinute)
         @Sendable func authorize(_ request: Request, _ context: ProviderRequestContext) async throws {
-            let address = context.clientAddress
+            let address = context.limitKey
             guard await !failures.isExhausted(address) else {
                 throw ProviderError(status: 429, error: .slowDown, description: "too many failed admin authentications; try again in a minute")
             }

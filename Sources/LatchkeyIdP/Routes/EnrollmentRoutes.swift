@@ -8,7 +8,7 @@ enum EnrollmentRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.signUp)) { request, context in
             let start = try await HTTPSupport.decode(EnrollmentExchange.Start.self, from: request, expected: "a JSON object with a username")
-            let (id, token) = try await provider.enrollments.startSignUp(username: start.username, clientAddress: context.clientAddress)
+            let (id, token) = try await provider.enrollments.startSignUp(username: start.username, clientKey: context.limitKey)
             return step(.enrollProfile, submit: provider.context.url("\(ProtocolPath.signUp)/\(id)/profile", token: token),
                         message: "Tell us who you are", fields: Step.Field.profile)
         }
@@ -21,18 +21,18 @@ enum EnrollmentRoutes {
         }
         router.post("v1/signup/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await provider.enrollments.signUpCode(id, token: try HTTPSupport.capabilityToken(request), code: try await code(request))
+            let bindURL = try await provider.enrollments.signUpCode(id, token: try HTTPSupport.capabilityToken(request), code: try await code(request), clientKey: context.limitKey)
             return HTTPSupport.json(EnrollmentExchange.Finished(bindURL: bindURL.absoluteString))
         }
         router.post(RouterPath(ProtocolPath.recovery)) { request, context in
             let start = try await HTTPSupport.decode(EnrollmentExchange.Start.self, from: request, expected: "a JSON object with a username")
-            let (id, token) = try await provider.enrollments.startRecovery(username: start.username, clientAddress: context.clientAddress)
+            let (id, token) = try await provider.enrollments.startRecovery(username: start.username, clientKey: context.limitKey)
             return step(.verifyCode, submit: provider.context.url("\(ProtocolPath.recovery)/\(id)/code", token: token),
                         message: "If this account exists and has an e-mail address, a code was sent to it", fields: [.code])
         }
         router.post("v1/recovery/:enrollment/code") { request, context in
             let id = try context.parameters.require("enrollment")
-            let bindURL = try await provider.enrollments.recoveryCode(id, token: try HTTPSupport.capabilityToken(request), code: try await code(request))
+            let bindURL = try await provider.enrollments.recoveryCode(id, token: try HTTPSupport.capabilityToken(request), code: try await code(request), clientKey: context.limitKey)
             return HTTPSupport.json(EnrollmentExchange.Finished(bindURL: bindURL.absoluteString))
         }
     }
@@ -44,7 +44,7 @@ enum EnrollmentRoutes {
     /// The `verify-code` step's answer.
     static func code(_ request: Request) async throws -> String {
         let submission = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object with a code")
-        guard let code = submission[.code], code.utf8.count <= 32 else {
+        guard let code = submission[.code], code.utf8.count <= 64 else {
             throw ProviderError.badRequest(.invalidRequest, "a JSON body with a code is required")
         }
         return code

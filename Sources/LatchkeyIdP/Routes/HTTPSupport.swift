@@ -82,8 +82,8 @@ enum HTTPSupport {
 
     /// The caller's capability token (`?token=`, docs/PROTOCOL.md sections 2, 5 and 6),
     /// 1 to 256 characters.
-    static func capabilityToken(_ request: Request) throws -> String {
-        guard let token = try query(request)[ProtocolPath.tokenParameter], ProtocolIdentifier.isValid(token) else {
+    static func capabilityToken(_ request: Request, maximumLength: Int = ProtocolIdentifier.maximumLength) throws -> String {
+        guard let token = try query(request)[ProtocolPath.tokenParameter], ProtocolIdentifier.isValid(token, maximumLength: maximumLength) else {
             throw ProviderError.badRequest(.invalidRequest, "token missing")
         }
         return token
@@ -121,7 +121,7 @@ struct RateLimitMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .post, let bucket = Self.bucket(request.uri.path.dropFirst()) {
-            guard await limiter.allow(bucket + "|" + context.clientAddress) else {
+            guard await limiter.allow(bucket + "|" + context.limitKey) else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
                 return HTTPSupport.error(.slowDown, "too many requests; try again in a minute", status: .tooManyRequests)
             }

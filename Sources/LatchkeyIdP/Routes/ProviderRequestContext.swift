@@ -20,6 +20,11 @@ struct ProviderRequestContext: RequestContext, RemoteAddressRequestContext {
         forwardedClient ?? peerAddress
     }
 
+    /// What per-address limits count under: the client address, or its IPv6 /64.
+    var limitKey: String {
+        IPNetwork.limitKey(for: clientAddress)
+    }
+
     /// The address of the connection's other end.
     var peerAddress: String {
         remoteAddress?.ipAddress ?? "unknown"

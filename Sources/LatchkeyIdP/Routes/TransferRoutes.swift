@@ -14,14 +14,15 @@ enum TransferRoutes {
             guard let credentialID = try? Base64URL.decode(begin.credential) else {
                 throw ProviderError.badRequest(.invalidRequest, "a JSON body with the exporting credential's id is required")
             }
-            let (id, options) = try await provider.transfers.begin(credentialID: credentialID)
-            let submit = provider.context.url("\(ProtocolPath.transfers)/\(id)/open").absoluteString
+            let (id, ticket, options) = try await provider.transfers.begin(credentialID: credentialID)
+            let submit = provider.context.url("\(ProtocolPath.transfers)/\(id)/open", token: ticket)
             return HTTPSupport.json(ExportExchange.Challenge(transfer: id, publicKey: options, submit: submit), status: .created)
         }
         router.post("v1/transfers/:transfer/open") { request, context in
             let id = try context.parameters.require("transfer")
+            let ticket = try HTTPSupport.capabilityToken(request, maximumLength: TicketSealer.maximumLength)
             let response = try await assertion(request)
-            let (token, code, expiresAt) = try await provider.transfers.open(id, response: response)
+            let (token, code, expiresAt) = try await provider.transfers.open(id, ticket: ticket, response: response)
             return HTTPSupport.json(ExportExchange.Opened(
                 transfer: id, code: code, codeExpiresAt: Int(expiresAt.timeIntervalSince1970),
                 status: provider.context.url("\(ProtocolPath.transfers)/\(id)", token: token),
@@ -69,7 +70,7 @@ enum TransferRoutes {
         // Importer: redeem the code, register, wait.
         router.post(RouterPath(ProtocolPath.transferRedemption)) { request, context in
             let redeem = try await HTTPSupport.decode(ImportExchange.Redeem.self, from: request, expected: "a JSON object with the code")
-            let (id, token, options) = try await provider.transfers.redeem(code: redeem.code, clientAddress: context.clientAddress)
+            let (id, token, options) = try await provider.transfers.redeem(code: redeem.code, clientKey: context.limitKey)
             return HTTPSupport.json(ImportExchange.Challenge(
                 transfer: id, publicKey: options, submit: provider.context.url("\(ProtocolPath.transfers)/\(id)/import", token: token)
             ))

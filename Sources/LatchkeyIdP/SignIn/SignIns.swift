@@ -9,10 +9,6 @@ struct SignIns: Sendable {
     let identities: IdentityDirectory
     let credentials: CredentialRegistry
     let grants: GrantLedger
-    /// This instance's last count of pending sessions, and when it was taken: counting
-    /// on every `/authorize` would cost a table scan each.
-    private let pending = PendingCount()
-
     init(context: ProviderContext, identities: IdentityDirectory, credentials: CredentialRegistry, grants: GrantLedger) {
         self.context = context
         self.identities = identities
@@ -20,8 +16,10 @@ struct SignIns: Sendable {
         self.grants = grants
     }
 
-    /// Bounds on what unauthenticated requests can make the provider hold.
-    static let maximumPending = 10_000
+    /// The most credential IDs a session carries in `allowCredentials`; an identity with
+    /// more gets an empty list, and the assertion must then name its user (WebAuthn L3
+    /// §7.2 step 6).
+    static let maximumAllowedCredentials = 16
 
     /// Whether `redirectURI` is registered for `client`: exactly, or for a loopback
     /// redirect, with any port (RFC 8252 §7.3).
@@ -47,7 +45,8 @@ struct SignIns: Sendable {
         return granted.joined(separator: " ")
     }
 
-    /// Checks an authorization request and stores its session; returns the session id.
+    /// Checks an authorization request and answers its session, sealed: nothing is stored
+    /// until an assertion completes it.
     func start(_ parameters: [String: String], now: Date = Date()) async throws -> String {
         guard let client = context.client(parameters["client_id"]) else {
             throw ProviderError.badRequest("invalid_client", "unknown client_id")
@@ -68,61 +67,35 @@ struct SignIns: Sendable {
         for name in ["state", "nonce", "scope"] where (parameters[name]?.utf8.count ?? 0) > 1024 {
             throw ProviderError.badRequest("invalid_request", "\(name) is over 1024 bytes")
         }
-        try await checkCapacity(now: now)
-        let decoyKey = try context.decoyKey
-        let id = try ProviderContext.randomToken()
-        let hint = parameters["login_hint"]
-        try await context.database.transaction { transaction in
-            var allowed: [Data] = []
-            if let hint, hint.utf8.count <= 256 {
-                if let identity = try await self.identities.named(hint, in: transaction) {
-                    allowed = try await self.credentials.liveIDs(of: identity.id, in: transaction)
-                }
-                // An unknown name (or one without credentials) gets a stable decoy
-                // credential ID, keyed on the name as names are compared, so the options
-                // tell neither whether it exists nor how it is spelled.
-                if allowed.isEmpty {
-                    allowed = [try HMAC.authenticationCode(for: Data("login_hint:\(Username.key(hint))".utf8), using: decoyKey)]
-                }
+        let tickets = try context.tickets
+        var allowed: [Data] = []
+        if let hint = parameters["login_hint"], hint.utf8.count <= 256 {
+            let decoyKey = try context.decoyKey
+            allowed = try await context.database.transaction { transaction in
+                guard let identity = try await self.identities.named(hint, in: transaction) else { return [] }
+                return try await self.credentials.liveIDs(of: identity.id, in: transaction)
             }
-            let session = SignInSession(
-                clientID: client.id, redirectURI: redirectURI, state: parameters["state"], nonce: parameters["nonce"],
-                codeChallenge: challenge, scope: Self.grantedScope(parameters["scope"]), challenge: try SecureRandom.bytes(count: 32),
-                allowedCredentials: allowed, expiresAt: now.addingTimeInterval(self.context.configuration.authenticationSessionLifetime)
-            )
-            try await transaction.execute("""
-                INSERT INTO sign_in_sessions (id_hash, \(raw: SignInSession.columns))
-                VALUES (\(try ProviderContext.hash(id)), \(session.clientID), \(session.redirectURI), \(session.state), \(session.nonce),
-                    \(session.codeChallenge), \(session.scope), \(session.challenge), \(session.allowedColumn), \(session.expiresAt))
-                """)
+            // An unknown name (or one without credentials) gets a stable decoy credential
+            // ID, keyed on the name as names are compared, so the options tell neither
+            // whether it exists nor how it is spelled.
+            if allowed.isEmpty {
+                allowed = [try HMAC.authenticationCode(for: Data("login_hint:\(Username.key(hint))".utf8), using: decoyKey)]
+            } else if allowed.count > Self.maximumAllowedCredentials {
+                allowed = []
+            }
         }
-        pending.added()
-        return id
+        let session = SignInSession(
+            id: try ProviderContext.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters["state"],
+            nonce: parameters["nonce"], codeChallenge: challenge, scope: Self.grantedScope(parameters["scope"]),
+            challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
+            expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
+        )
+        return try tickets.seal(session, purpose: SignInSession.purpose)
     }
 
-    /// Refuses new sign-ins while the pending ones are at their cap (counted at most once
-    /// a second per instance; housekeeping drops expired ones).
-    private func checkCapacity(now: Date) async throws {
-        if let count = pending.count(now: now) {
-            guard count < Self.maximumPending else {
-                throw ProviderError(status: 503, error: "temporarily_unavailable", description: "too many sign-ins in progress")
-            }
-            return
-        }
-        let count = try await context.database.transaction { transaction in
-            try await transaction.first("SELECT count(*) FROM sign_in_sessions WHERE expires_at > \(now)")?.int(0) ?? 0
-        }
-        pending.set(Int(count), now: now)
-        guard count < Self.maximumPending else {
-            throw ProviderError(status: 503, error: "temporarily_unavailable", description: "too many sign-ins in progress")
-        }
-    }
-
-    private func session(_ id: String, now: Date, in transaction: any SQLTransaction) async throws -> SignInSession {
-        guard let session = try await transaction.first("""
-            SELECT \(raw: SignInSession.columns) FROM sign_in_sessions WHERE id_hash = \(try ProviderContext.hash(id)) AND expires_at > \(now)
-            """).map(SignInSession.init(row:))
-        else {
+    /// The session sealed in `ticket`, if it is one and has not expired.
+    private func openSession(_ ticket: String, now: Date) throws -> SignInSession {
+        guard let session = try context.tickets.open(SignInSession.self, from: ticket, purpose: SignInSession.purpose), session.expiresAt > now else {
             throw ProviderError.notFound("unknown, used or expired authentication session")
         }
         return session
@@ -130,7 +103,7 @@ struct SignIns: Sendable {
 
     /// The request options (WebAuthn §5.5) for a session, and its client.
     func options(session id: String, now: Date = Date()) async throws -> (PublicKeyCredentialRequestOptionsJSON, String) {
-        let session = try await context.database.transaction { try await self.session(id, now: now, in: $0) }
+        let session = try openSession(id, now: now)
         let options = PublicKeyCredentialRequestOptionsJSON(
             challenge: session.challenge, rpId: context.relyingParty.id,
             allowCredentials: session.allowedCredentials.isEmpty ? nil : session.allowedCredentials.map { .init(id: $0) },
@@ -143,14 +116,16 @@ struct SignIns: Sendable {
     /// 9207). The signature is checked outside any transaction; the session is then spent
     /// and the counter recorded only if both are still as they were read.
     func complete(session id: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> URL {
-        let idHash = try ProviderContext.hash(id)
-        let (session, credential) = try await context.database.transaction { transaction in
-            let session = try await self.session(id, now: now, in: transaction)
-            return (session, try await self.credentials.signer(response.rawId.data, in: transaction))
+        let session = try openSession(id, now: now)
+        let credential = try await context.database.transaction { transaction in
+            guard try await !SpentTickets.isSpent(session.id, in: transaction) else {
+                throw ProviderError.notFound("unknown, used or expired authentication session")
+            }
+            return try await self.credentials.signer(response.rawId.data, in: transaction)
         }
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
         let code = try await context.database.transaction { transaction in
-            guard try await transaction.first("DELETE FROM sign_in_sessions WHERE id_hash = \(idHash) RETURNING id_hash") != nil else {
+            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
                 throw ProviderError.notFound("unknown, used or expired authentication session")
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)

@@ -162,6 +162,27 @@ enum Migrations {
             sealed_value {BLOB} NOT NULL
         );
         """,
+        // 2: limits nobody can turn against others (docs/SECURITY.md, "Limits"). Sign-in
+        // sessions travel sealed to the client and are recorded only when spent; e-mailed
+        // codes belong to their target (an account, an address), shared by its flows.
+        """
+        DROP TABLE sign_in_sessions;
+        CREATE TABLE spent_tickets (
+            id_hash {BLOB} PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX spent_tickets_expiry ON spent_tickets (expires_at);
+        CREATE TABLE mailed_codes (
+            target TEXT PRIMARY KEY,
+            short_hash {BLOB} NOT NULL,
+            long_hash {BLOB} NOT NULL,
+            mailed_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX mailed_codes_expiry ON mailed_codes (expires_at);
+        ALTER TABLE enrollments DROP COLUMN code_hash;
+        ALTER TABLE enrollments DROP COLUMN code_expires_at
+        """,
     ]
 
     /// The newest schema this build knows.

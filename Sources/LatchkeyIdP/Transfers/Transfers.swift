@@ -21,7 +21,7 @@ struct Transfers: Sendable {
         case ended(Transfer.State)
     }
 
-    /// How long a transfer waits for its exporter's proof of possession.
+    /// How long a transfer's first step waits for its exporter's proof of possession.
     static let unopenedTransferLifetime: TimeInterval = 60
 
     private var configuration: ProviderConfiguration { context.configuration }
@@ -32,56 +32,62 @@ struct Transfers: Sendable {
 
     // MARK: Exporter
 
-    /// Starts a transfer of `credentialID`'s identity: request options to prove possession.
-    func begin(credentialID: Data, now: Date = Date()) async throws -> (String, PublicKeyCredentialRequestOptionsJSON) {
+    /// Starts a transfer of `credentialID`'s identity: the transfer id, the sealed opening
+    /// ticket, and request options to prove possession. Nothing is stored yet.
+    func begin(credentialID: Data, now: Date = Date()) async throws -> (id: String, ticket: String, options: PublicKeyCredentialRequestOptionsJSON) {
         guard credentialID.count <= 1023 else { throw ProviderError.badRequest("invalid_credential", "unknown credential") }
-        let id = try ProviderContext.randomToken()
-        let challenge = try SecureRandom.bytes(count: 32)
-        let maximum = configuration.maximumTransfers
-        // Anyone who knows a credential ID can get this far, so an unopened transfer
-        // lives only a minute; proving possession (open) grants the full lifetime.
-        let openingLifetime = min(Self.unopenedTransferLifetime, configuration.transferLifetime)
-        try await context.database.transaction { transaction in
-            let credential = try await self.credentials.signer(credentialID, in: transaction)
-            let live = try await transaction.first("SELECT count(*) FROM transfers WHERE ended_at IS NULL AND expires_at > \(now)")?.int(0) ?? 0
-            guard live < maximum else {
-                throw ProviderError(status: 503, error: "temporarily_unavailable", description: "too many transfers in progress")
-            }
-            var transfer = Transfer(id: id, identityID: credential.identityID, exporterCredentialID: credentialID, expiresAt: now.addingTimeInterval(openingLifetime))
-            transfer.openChallenge = challenge
-            try await transfer.save(in: transaction)
-        }
-        return (id, PublicKeyCredentialRequestOptionsJSON(challenge: challenge, rpId: context.relyingParty.id, allowCredentials: [.init(id: credentialID)], userVerification: "preferred"))
+        let tickets = try context.tickets
+        // An unknown or revoked credential is told apart here as before: its ID was needed
+        // to get this far, and the answer reveals nothing the ID's holder does not know.
+        _ = try await context.database.transaction { try await self.credentials.signer(credentialID, in: $0) }
+        let opening = TransferOpening(
+            id: try ProviderContext.randomToken(), credentialID: credentialID, challenge: try SecureRandom.bytes(count: 32),
+            expiresAt: now.addingTimeInterval(min(Self.unopenedTransferLifetime, configuration.transferLifetime))
+        )
+        let options = PublicKeyCredentialRequestOptionsJSON(
+            challenge: opening.challenge, rpId: context.relyingParty.id, allowCredentials: [.init(id: credentialID)], userVerification: "preferred"
+        )
+        return (opening.id, try tickets.seal(opening, purpose: TransferOpening.purpose), options)
     }
 
-    /// Checks the exporter's assertion and issues the exporter token and the first code.
-    func open(_ id: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> (token: String, code: String, expiresAt: Date) {
-        let (transfer, credential) = try await context.database.transaction { transaction in
-            guard let transfer = try await self.load(id, in: transaction), transfer.state == .opening, transfer.expiresAt > now, transfer.openChallenge != nil else {
-                throw ProviderError.notFound("unknown, opened or expired transfer")
-            }
-            guard response.rawId.data == transfer.exporterCredentialID else {
-                throw ProviderError.badRequest("invalid_assertion", "the assertion is not by the credential that started the transfer")
-            }
-            return (transfer, try await self.credentials.signer(transfer.exporterCredentialID, in: transaction))
+    /// Checks the exporter's assertion over the opening ticket's challenge, then creates
+    /// the transfer and issues the exporter token and the first code. An identity may have
+    /// ``ProviderConfiguration/maximumTransfersPerIdentity`` transfers going at once.
+    func open(_ id: String, ticket: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> (token: String, code: String, expiresAt: Date) {
+        guard let opening = try context.tickets.open(TransferOpening.self, from: ticket, purpose: TransferOpening.purpose),
+              opening.id == id, opening.expiresAt > now
+        else {
+            throw ProviderError.notFound("unknown, opened or expired transfer")
         }
-        guard let challenge = transfer.openChallenge else { throw ProviderError.notFound("unknown, opened or expired transfer") }
-        let signCount = try context.verify(response, by: credential, challenge: challenge, allowed: [transfer.exporterCredentialID])
+        guard response.rawId.data == opening.credentialID else {
+            throw ProviderError.badRequest("invalid_assertion", "the assertion is not by the credential that started the transfer")
+        }
+        let credential = try await context.database.transaction { try await self.credentials.signer(opening.credentialID, in: $0) }
+        let signCount = try context.verify(response, by: credential, challenge: opening.challenge, allowed: [opening.credentialID])
         let token = try ProviderContext.randomToken()
         let tokenHash = try ProviderContext.hash(token)
-        return try await context.database.transaction { transaction in
-            guard var current = try await self.load(id, in: transaction), current.state == .opening, current.openChallenge == challenge else {
-                throw ProviderError.notFound("unknown, opened or expired transfer")
+        let perIdentity = configuration.maximumTransfersPerIdentity
+        return try await context.database.transaction { transaction -> Verdict<(String, String, Date)> in
+            guard try await SpentTickets.spend(opening.id, until: opening.expiresAt, in: transaction) else {
+                return .refused(.notFound("unknown, opened or expired transfer"))
+            }
+            let live = try await transaction.first("""
+                SELECT count(*) FROM transfers WHERE identity_id = \(credential.identityID) AND ended_at IS NULL AND expires_at > \(now)
+                """)?.int(0) ?? 0
+            guard live < perIdentity else {
+                return .refused(ProviderError(status: 429, error: "slow_down", description: "this account has \(perIdentity) transfers going; finish or cancel one first"))
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
-            current.exporterTokenHash = tokenHash
-            current.openChallenge = nil
-            current.state = .waiting
-            current.expiresAt = now.addingTimeInterval(self.configuration.transferLifetime)
-            try await self.issueCode(&current, now: now, in: transaction)
-            try await current.save(in: transaction)
-            return (token, current.code ?? "", current.codeExpiresAt)
-        }
+            var transfer = Transfer(
+                id: opening.id, identityID: credential.identityID, exporterCredentialID: opening.credentialID,
+                expiresAt: now.addingTimeInterval(self.configuration.transferLifetime)
+            )
+            transfer.exporterTokenHash = tokenHash
+            transfer.state = .waiting
+            try await self.issueCode(&transfer, now: now, in: transaction)
+            try await transfer.save(in: transaction)
+            return .accepted((token, transfer.code ?? "", transfer.codeExpiresAt))
+        }.get()
     }
 
     /// A fresh code for a waiting transfer; the previous one stops working.
@@ -188,8 +194,8 @@ struct Transfers: Sendable {
     /// Redeems a typed code: creation options for the exporter's identity. Wrong codes
     /// count against the code (five kill the transfer) and against the client address,
     /// in the store, so every instance sees them.
-    func redeem(code typed: String, clientAddress: String, now: Date = Date()) async throws -> (id: String, token: String, options: PublicKeyCredentialCreationOptionsJSON) {
-        let counterKey = "transfer-code|" + clientAddress
+    func redeem(code typed: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String, options: PublicKeyCredentialCreationOptionsJSON) {
+        let counterKey = "transfer-code|" + clientKey
         let maximumFailures = configuration.maximumTransferCodeFailuresPerAddress
         let maximumAttempts = configuration.maximumCodeAttempts
         let token = try ProviderContext.randomToken()

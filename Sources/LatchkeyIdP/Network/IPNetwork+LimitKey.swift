@@ -1,0 +1,23 @@
+import Foundation
+
+extension IPNetwork {
+    /// The key a client address is rate-limited under (docs/SECURITY.md, "Limits"): an
+    /// IPv4 address as it is, an IPv6 address by its /64, the smallest network a host is
+    /// usually given (RFC 6177 §2, RFC 7421), so a host cannot mint a fresh bucket per
+    /// request from its own prefix. An IPv4-mapped IPv6 address counts as its IPv4 one.
+    static func limitKey(for address: String) -> String {
+        guard let bytes = bytes(address) else { return address }
+        if bytes.count == 4 { return address }
+        if bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] {
+            return bytes.suffix(4).map(String.init).joined(separator: ".")
+        }
+        var prefix = Array(bytes.prefix(8))
+        prefix += [UInt8](repeating: 0, count: 8)
+        return IPNetwork(bytes: prefix, prefixLength: 64).description
+    }
+
+    init(bytes: [UInt8], prefixLength: Int) {
+        self.bytes = bytes
+        self.prefixLength = prefixLength
+    }
+}

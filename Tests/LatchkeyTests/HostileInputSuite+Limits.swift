@@ -1,0 +1,246 @@
+import Foundation
+import Latchkey
+import LatchkeyIdP
+import LatchkeyTestSupport
+import Testing
+
+/// Limits nobody can turn against users (docs/SECURITY.md, "Limits"): floods of requests
+/// that prove nothing, lock-outs aimed at an owner, and code guessing spread over flows
+/// and addresses. Addresses across 127.0.0.0/8 stand in for distinct clients; the real
+/// user is always 127.0.0.1.
+extension HostileInputSuite {
+    /// The `index`th attacking address: 127.0.1.1, 127.0.1.2, … (never 127.0.0.1).
+    static func attacker(_ index: Int) -> String {
+        "127.0.\(1 + index / 250).\(1 + index % 250)"
+    }
+
+    /// `count` requests, `parallel` at a time, each over its own connection from the
+    /// address `source(i)`: their statuses.
+    static func flood(
+        _ provider: ProviderHarness, count: Int, parallel: Int = 4, from source: @escaping @Sendable (Int) -> String,
+        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
+    ) async throws -> [Int: Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var tally: [Int: Int] = [:]
+            var next = 0
+            func add() {
+                let index = next
+                next += 1
+                group.addTask {
+                    let (method, target, json) = request(index)
+                    return try await provider.raw(method, target, json: json, from: source(index)).0
+                }
+            }
+            for _ in 0..<min(parallel, count) { add() }
+            while let status = try await group.next() {
+                tally[status, default: 0] += 1
+                if next < count { add() }
+            }
+            return tally
+        }
+    }
+
+    static let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+
+    static func authorizeTarget(hint: String) -> String {
+        let hint = hint.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? hint
+        return "/authorize?client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&response_type=code"
+            + "&code_challenge_method=S256&code_challenge=\(challenge)&state=s&login_hint=\(hint)"
+    }
+
+    // MARK: Exhaustion
+
+    @Test("10,000 GET /authorize from one address are all answered, and a user at another address still signs in")
+    func authorizeFlood() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity("ada").bindURL)
+            let tally = try await Self.flood(provider, count: 10_000, from: { _ in "127.0.0.2" }) { _ in
+                ("GET", Self.authorizeTarget(hint: "ada"), nil)
+            }
+            #expect(tally == [200: 10_000], "no /authorize may be refused for want of room: \(tally)")
+            #expect(try await provider.signIn(embedded).claims?.subject != nil)
+        }
+    }
+
+    @Test("1,000 transfer starts with a leaked credential ID over 200 addresses; the owner still exports and imports")
+    func transferFlood() async throws {
+        try await TransferTests.withDevices { devices in
+            let credential = devices.credential.id
+            let tally = try await Self.flood(devices.provider, count: 1000, from: { Self.attacker($0 % 200) }) { _ in
+                ("POST", "/v1/transfers", ["credential": credential])
+            }
+            #expect(tally == [201: 1000], "\(tally)")
+            let export = TransferTests.ExportWatcher(devices.exporter, credential: credential)
+            let code = try await export.code()
+            let imported = try await devices.importer.importCredential(code: code.displayed, deviceName: "after-flood", issuer: devices.provider.issuer)
+            #expect(imported.count == 1)
+            #expect(await export.finished().map { (try? $0.get()) != nil } == true)
+        }
+    }
+
+    @Test("1,000 recovery and 1,000 sign-up starts over 200 addresses; a real recovery and sign-up still succeed")
+    func enrollmentFlood() async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, vault in
+            let (_, bindURL) = try await provider.createIdentity("ada")
+            let lost = try TemporaryVault()
+            defer { lost.cleanUp() }
+            _ = try await lost.embedded(allowing: [provider.host]).registerCredential(from: bindURL)
+            let recoveries = try await Self.flood(provider, count: 1000, from: { Self.attacker($0 % 200) }) { index in
+                ("POST", "/v1/recovery", ["username": "ghost\(index)"])
+            }
+            let signUps = try await Self.flood(provider, count: 1000, from: { Self.attacker($0 % 200) }) { index in
+                ("POST", "/v1/signup", ["username": "squatter\(index)"])
+            }
+            #expect(recoveries == [200: 1000] && signUps == [200: 1000], "\(recoveries) \(signUps)")
+
+            let asked = CallCounter<FlowStep>()
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: EnrollmentTests.outboxReader(provider, address: "ada@example.com", asked: asked))
+            #expect(try await embedded.recover(issuer: provider.issuer, username: "ada").user.name == "ada")
+            let newcomer = try vault.embedded(allowing: [provider.host], stepHandler: EnrollmentTests.outboxReader(provider, address: "lin@example.com", asked: asked))
+            #expect(try await newcomer.signUp(issuer: provider.issuer, username: "lin", profile: [.givenName: "Lin", .email: "lin@example.com"]).user.name == "lin")
+        }
+    }
+
+    // MARK: Lock-outs and guessing
+
+    @Test("recovery starts for someone else's name, from many addresses, never block the owner's recovery")
+    func recoveryStartsDoNotLockOutOwner() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            _ = try await provider.createIdentity("ada")
+            let tally = try await Self.flood(provider, count: 40, from: { Self.attacker($0 % 8) }) { _ in
+                ("POST", "/v1/recovery", ["username": "ada"])
+            }
+            #expect(tally == [200: 40], "\(tally)")
+            let (_, outbox) = try await provider.admin("GET", "admin/outbox")
+            let mails = (outbox["messages"] as? [[String: Any]] ?? []).filter { $0["to"] as? String == "ada@example.com" }
+            #expect(mails.count == 1, "40 starts in a minute mail the owner once: \(mails.count)")
+            let asked = CallCounter<FlowStep>()
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: EnrollmentTests.outboxReader(provider, address: "ada@example.com", asked: asked))
+            #expect(try await embedded.recover(issuer: provider.issuer, username: "ada").user.name == "ada")
+        }
+    }
+
+    /// Starts a recovery for `username` from `source`: the code step's submit target.
+    static func startRecovery(_ provider: ProviderHarness, _ username: String, from source: String) async throws -> String {
+        let (status, started) = try await provider.raw("POST", "/v1/recovery", json: ["username": username], from: source)
+        #expect(status == 200)
+        return try #require((started["step"] as? [String: Any])?["submit"] as? String)
+    }
+
+    @Test("short recovery codes guessed across flows and addresses are capped per account; the owner recovers with the long code")
+    func recoveryGuessingCapped() async throws {
+        try await ProviderHarness.withVault { provider, _ in
+            _ = try await provider.createIdentity("ada")
+            var refusals: [String] = []
+            for round in 0..<4 {
+                let submit = try await Self.startRecovery(provider, "ada", from: Self.attacker(round))
+                for guess in 0..<3 {
+                    let (_, answer) = try await provider.raw("POST", submit, json: ["code": String(format: "%08d", round * 10 + guess)], from: Self.attacker(round))
+                    refusals.append(answer["error"] as? String ?? "?")
+                }
+            }
+            #expect(refusals == Array(repeating: "invalid_code", count: 10) + ["slow_down", "slow_down"], "\(refusals)")
+
+            // The owner's right short code is refused too now; the long one from the same mail works.
+            let submit = try await Self.startRecovery(provider, "ada", from: "127.0.0.1")
+            let (_, outbox) = try await provider.admin("GET", "admin/outbox")
+            let mail = try #require((outbox["messages"] as? [[String: Any]])?.last { $0["to"] as? String == "ada@example.com" })
+            let short = try #require(mail["code"] as? String)
+            let body = try #require(mail["body"] as? String)
+            let long = try #require(body.split(separator: "\n").last.map(String.init))
+            #expect(long.count == 29 && !body.contains("ada@example.com"))
+            #expect(try await provider.raw("POST", submit, json: ["code": short], from: "127.0.0.1").0 == 429)
+            let (status, finished) = try await provider.raw("POST", submit, json: ["code": long.lowercased()], from: "127.0.0.1")
+            #expect(status == 200 && finished["bindURL"] is String, "\(finished)")
+        }
+    }
+
+    @Test("a day's wrong short codes per account are capped (NIST SP 800-63B §5.2.2)")
+    func dailyCap() async throws {
+        try await ProviderHarness.withVault({
+            $0.maximumCodeFailuresPerAccount = 1000
+            $0.maximumCodeFailuresPerAccountPerDay = 7
+        }) { provider, _ in
+            _ = try await provider.createIdentity("ada")
+            var statuses: [Int] = []
+            for round in 0..<3 {
+                let submit = try await Self.startRecovery(provider, "ada", from: Self.attacker(round))
+                for guess in 0..<3 {
+                    statuses.append(try await provider.raw("POST", submit, json: ["code": String(format: "%08d", round * 10 + guess)], from: Self.attacker(round)).0)
+                }
+            }
+            #expect(statuses == Array(repeating: 400, count: 7) + [429, 429], "\(statuses)")
+        }
+    }
+
+    @Test("sign-up code guesses for one e-mail address are capped across addresses and usernames")
+    func signUpGuessingCapped() async throws {
+        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, _ in
+            var refusals: [String] = []
+            for round in 0..<4 {
+                let source = Self.attacker(round)
+                let (_, started) = try await provider.raw("POST", "/v1/signup", json: ["username": "mallory\(round)"], from: source)
+                let profile = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+                let (_, step) = try await provider.raw("POST", profile, json: ["givenName": "M", "email": "victim@example.com"], from: source)
+                let submit = try #require((step["step"] as? [String: Any])?["submit"] as? String)
+                for guess in 0..<3 {
+                    let (_, answer) = try await provider.raw("POST", submit, json: ["code": String(format: "%08d", round * 10 + guess)], from: source)
+                    refusals.append(answer["error"] as? String ?? "?")
+                }
+            }
+            #expect(refusals == Array(repeating: "invalid_code", count: 10) + ["slow_down", "slow_down"], "\(refusals)")
+            // Another address's sign-ups are not affected.
+            let (_, started) = try await provider.raw("POST", "/v1/signup", json: ["username": "other"], from: Self.attacker(9))
+            let profile = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+            let (_, step) = try await provider.raw("POST", profile, json: ["givenName": "O", "email": "other@example.com"], from: Self.attacker(9))
+            let submit = try #require((step["step"] as? [String: Any])?["submit"] as? String)
+            #expect(try await provider.raw("POST", submit, json: ["code": "00000000"], from: Self.attacker(9)).1["error"] as? String == "invalid_code")
+        }
+    }
+
+    @Test("addresses in one IPv6 /64 share a bucket; another /64 has its own")
+    func ipv6Prefixes() async throws {
+        try await ProviderHarness.withVault({
+            $0.rateLimitPerMinute = 3
+            $0.trustedProxies = IPNetwork("127.0.0.0/8").map { [$0] } ?? []
+        }) { provider, _ in
+            let first = try await Self.tokenStatuses(provider) { "2001:db8:0:7::\($0 + 1)" }
+            #expect(first == [400, 400, 400, 429], "four hosts of one /64 are one client: \(first)")
+            let other = try await Self.tokenStatuses(provider, count: 1) { _ in "2001:db8:0:8::1" }
+            #expect(other == [400], "another /64 is another client")
+        }
+    }
+
+    // MARK: Enumeration
+
+    @Test("login_hint decoys are keyed on the normalised name: NOBODY and nobody get one decoy")
+    func decoysNormalised() async throws {
+        try await ProviderHarness.withVault { provider, _ in
+            func allowed(_ hint: String) async throws -> [String] {
+                let (_, started) = try await provider.raw("GET", Self.authorizeTarget(hint: hint), from: "127.0.0.1")
+                let authenticate = try #require(started["authenticateURL"] as? String)
+                let (_, challenge) = try await provider.raw("GET", authenticate, from: "127.0.0.1")
+                let options = challenge["publicKey"] as? [String: Any] ?? challenge
+                return (options["allowCredentials"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            }
+            let lower = try await allowed("nobody")
+            #expect(lower.count == 1)
+            #expect(try await allowed("NOBODY") == lower)
+            #expect(try await allowed("ｎｏｂｏｄｙ") == lower)
+            #expect(try await allowed("somebody-else") != lower)
+        }
+    }
+}
+
+extension ProviderHarness {
+    /// One request from `source` (any address in 127.0.0.0/8) over its own connection;
+    /// `target` is a path with its query or a URL on this provider.
+    func raw(_ method: String, _ target: String, json: [String: Any]? = nil, from source: String) async throws -> (Int, [String: Any]) {
+        var path = target
+        if target.hasPrefix("http"), let components = URLComponents(string: target) {
+            path = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        }
+        return try await RawConnection(port: port, source: source).exchange(method, path, json: json)
+    }
+}
