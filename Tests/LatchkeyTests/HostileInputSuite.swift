@@ -587,6 +587,39 @@ struct HostileInputSuite {
             try await context.send("POST", "admin/identities", body: try context.json(["username": "ollie"]), headers: context.adminHeaders)
             try await context.send("POST", "admin/identities", body: try context.json(["username": "0llie"]), headers: context.adminHeaders)
         },
+        // Look-alikes the old built-in subset missed (UTS #39 §4 over the whole table).
+        Attack("Latin alpha (U+0251) posing as a", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "\u{0251}da"]), headers: context.adminHeaders)
+        },
+        Attack("Armenian oh (U+0585) posing as o, in an all-Armenian-looking name", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "o"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "\u{0585}"]), headers: context.adminHeaders)
+        },
+        Attack("Armenian oh mixed into a Latin name", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "\u{0585}llie"]), headers: context.adminHeaders)
+        },
+        Attack("dotless i (U+0131) posing as i", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "liz"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "l\u{0131}z"]), headers: context.adminHeaders)
+        },
+        Attack("Greek lunate sigma (U+03F2) posing as c", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "cc"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "\u{03F2}\u{03F2}"]), headers: context.adminHeaders)
+        },
+        Attack("rn posing as m", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "modern"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "rnodern"]), headers: context.adminHeaders)
+        },
+        Attack("capital I posing as l", "409 conflict") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "lan"]), headers: context.adminHeaders)
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "Ian"]), headers: context.adminHeaders)
+        },
+        Attack("Latin mixed with Cherokee (a script the old rule did not know)", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "ada\u{13AA}"]), headers: context.adminHeaders)
+        },
+        Attack("Latin mixed with Armenian and Georgian", "400 invalid_request") { context in
+            try await context.send("POST", "admin/identities", body: try context.json(["username": "a\u{0561}\u{10D0}"]), headers: context.adminHeaders)
+        },
     ]
 
     /// The token lifecycle (RFC 9700 §2.2.2 and §4.14; RFC 6749 §4.1.2 and §10.5;

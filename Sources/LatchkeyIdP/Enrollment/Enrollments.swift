@@ -107,7 +107,7 @@ struct Enrollments: Sendable {
             guard case .accepted(let pair) = started else { return started.map { _ in ("", "") } }
             var enrollment = pair.0
             let token = pair.1
-            enrollment.usernameTaken = try await self.identities.isTaken(name, in: transaction)
+            enrollment.usernameTaken = try await self.identities.isTaken(username, in: transaction)
             try await enrollment.save(in: transaction)
             return .accepted((enrollment.id, token))
         }.get()

@@ -16,7 +16,7 @@ struct IdentityDirectory: Sendable {
         guard display.utf8.count <= 256, !display.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw ProviderError.badRequest("invalid_request", "displayName must be at most 256 printable characters")
         }
-        guard try await !isTaken(name, in: transaction) else { throw Self.taken }
+        guard try await !isTaken(username, in: transaction) else { throw Self.taken }
         let identity = Identity(id: UUID().uuidString.lowercased(), username: name, email: email, displayName: display, createdAt: now)
         do {
             try await transaction.execute("""
@@ -31,9 +31,12 @@ struct IdentityDirectory: Sendable {
 
     static let taken = ProviderError(status: 409, error: "conflict", description: "username already exists, or one that looks the same")
 
-    /// Whether `name`, or a name that looks the same, is taken.
+    /// Whether `name` (as typed, or as stored), or a name that looks the same, is taken.
     func isTaken(_ name: String, in transaction: any SQLTransaction) async throws -> Bool {
-        try await transaction.first("SELECT 1 FROM identities WHERE username_skeleton = \(Username.skeleton(name))") != nil
+        for skeleton in Username.skeletons(ofTyped: name) {
+            if try await transaction.first("SELECT 1 FROM identities WHERE username_skeleton = \(skeleton)") != nil { return true }
+        }
+        return false
     }
 
     /// The identity called `name`, compared as ``Username/key(_:)``.

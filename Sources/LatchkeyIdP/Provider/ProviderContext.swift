@@ -65,6 +65,7 @@ final class ProviderContext: Sendable {
     func prepare() async throws {
         if readiness.withLock({ $0.ready }) { return }
         try await Migrations.run(on: database)
+        try await SkeletonRefresh.run(on: database)
         let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)
         let tickets = TicketSealer(secret: try await sealing.secret(named: "ticket-secret", in: database))
         try await signingKeys.reload()

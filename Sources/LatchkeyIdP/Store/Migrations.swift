@@ -165,6 +165,7 @@ enum Migrations {
         // 2: limits nobody can turn against others (docs/SECURITY.md, "Limits"). Sign-in
         // sessions travel sealed to the client and are recorded only when spent; e-mailed
         // codes belong to their target (an account, an address), shared by its flows.
+        // Settings the store records about itself (the username skeleton rule).
         """
         DROP TABLE sign_in_sessions;
         CREATE TABLE spent_tickets (
@@ -181,9 +182,16 @@ enum Migrations {
         );
         CREATE INDEX mailed_codes_expiry ON mailed_codes (expires_at);
         ALTER TABLE enrollments DROP COLUMN code_hash;
-        ALTER TABLE enrollments DROP COLUMN code_expires_at
+        ALTER TABLE enrollments DROP COLUMN code_expires_at;
+        CREATE TABLE provider_settings (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
         """,
     ]
+
+    /// The PostgreSQL advisory lock that keeps instances from migrating at once.
+    static let lockKey = Int64(0x4C61_7463_686B_6579)
 
     /// The newest schema this build knows.
     static var currentVersion: Int { steps.count }
@@ -211,7 +219,7 @@ enum Migrations {
         while true {
             let applied = try await database.transaction { transaction -> Bool in
                 if dialect == .postgres {
-                    try await transaction.execute("SELECT pg_advisory_xact_lock(\(Int64(0x4C61_7463_686B_6579)))")
+                    try await transaction.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
                 }
                 let version = try await transaction.first("SELECT version FROM latchkey_schema")?.int(0) ?? 0
                 guard version <= currentVersion else {
