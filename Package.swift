@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // The vault's file descriptors (reads and writes that retry EINTR and short writes).
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        // The provider's /metrics, in Prometheus text format (docs/ARCHITECTURE.md, "Operations").
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // libcrypto from Debian's libssl-dev; the header pins the OpenSSL 3 API.
@@ -91,6 +93,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSettings
         ),

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import LatchkeyCrypto
 import LatchkeyIdP
+import Logging
 
 extension LatchkeyCommand {
     /// `latchkey serve`: runs the reference identity provider until SIGINT or SIGTERM.
@@ -14,6 +15,9 @@ extension LatchkeyCommand {
 
         @Option(help: "Port to listen on (0 picks a free one).")
         var port = 8080
+
+        @Option(help: ArgumentHelp("Serve the admin API, /metrics and the health probes on this address instead (host:port, e.g. 127.0.0.1:8081); the public listener then answers 404 for them.", valueName: "host:port"))
+        var adminListen: String?
 
         @Option(help: "Issuer URL, when it differs from http://<host>:<port> (behind a TLS proxy).")
         var issuer: String?
@@ -51,7 +55,19 @@ extension LatchkeyCommand {
         @Flag(help: "Print the issuer and admin token as one JSON line once listening.")
         var json = false
 
+        @Option(help: ArgumentHelp("Logs on standard error as text, or as one JSON object a line with a request_id.", valueName: "text|json"))
+        var logFormat: LogFormat = .text
+
+        enum LogFormat: String, ExpressibleByArgument {
+            case text
+            case json
+        }
+
         func run() async throws {
+            switch logFormat {
+            case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+            case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            }
             let token: String
             if let supplied = try AdminToken.supplied(file: adminTokenFile) {
                 try AdminToken.checkStrength(supplied)
@@ -67,17 +83,16 @@ extension LatchkeyCommand {
                 guard let network = IPNetwork(text) else { throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network") }
                 return network
             }
+            configuration.adminListener = try adminListen.map(Self.parseListener)
             configuration.requireEmailCodeForBinding = requireEmailCode
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
-            let app = try await buildApplication(configuration: configuration) { issuer in
-                // Unbuffered, so a supervising process sees the lines at once.
-                if json {
-                    try? JSONOutput.printLine(ServeReadyOutput(issuer: issuer.absoluteString, adminToken: token))
-                } else {
-                    FileHandle.standardOutput.write(Data("Latchkey identity provider listening\nIssuer: \(issuer.absoluteString)\nAdmin token: \(token)\n".utf8))
-                }
-            }
+            let ready = ServeReadiness(json: json, adminToken: token, expectsAdminListener: configuration.adminListener != nil)
+            let app = try await buildApplication(
+                configuration: configuration,
+                onServerRunning: { issuer in await ready.listening(issuer: issuer) },
+                onAdminServerRunning: { admin in await ready.listening(admin: admin) }
+            )
             // Stops cleanly on SIGINT and SIGTERM.
             try await app.runService()
         }
@@ -116,6 +131,16 @@ extension LatchkeyCommand {
                 throw ValidationError("--issuer \(text) must be https (plain http only on a loopback host)")
             }
             return url
+        }
+
+        /// `host:port` or `[v6]:port`.
+        static func parseListener(_ text: String) throws -> ProviderConfiguration.Listener {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+                throw ValidationError("--admin-listen \(text) is not host:port")
+            }
+            let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            guard !host.isEmpty else { throw ValidationError("--admin-listen \(text) names no host") }
+            return ProviderConfiguration.Listener(host: host, port: port)
         }
 
         static func parseURL(_ text: String) throws -> URL {

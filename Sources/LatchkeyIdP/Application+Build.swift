@@ -1,5 +1,6 @@
 public import Foundation
 public import Hummingbird
+import HummingbirdCore
 import LatchkeyWebAuthn
 import Logging
 import ServiceLifecycle
@@ -11,47 +12,63 @@ import ServiceLifecycle
 /// migrated before the server listens, or on the first request if it cannot be reached
 /// yet: requests answer 503 until it can).
 ///
+/// With ``ProviderConfiguration/adminListener``, the admin API, `/metrics` and the health
+/// probes are served by a second application on that address, run as a service of the
+/// public one, and the public listener answers 404 for them (docs/ARCHITECTURE.md,
+/// "Operations"). Without it they share the public listener, and a warning is logged
+/// when that listener is not on loopback.
+///
 /// - Parameters:
 ///   - configuration: the provider's settings.
 ///   - onServerRunning: called with the issuer URL once the server listens.
+///   - onAdminServerRunning: called with the admin listener's URL once it listens.
 public func buildApplication(
     configuration: ProviderConfiguration,
-    onServerRunning: @escaping @Sendable (URL) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (URL) async -> Void = { _ in },
+    onAdminServerRunning: @escaping @Sendable (URL) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     var logger = Logger(label: "latchkey-idp")
     logger.logLevel = configuration.logLevel
     let store = try await ProviderStore.open(configuration, logger: logger)
     let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: logger)
     let provider = Provider(context: context)
-    let limiter = RateLimiter(limit: configuration.rateLimitPerMinute)
-    let router = Router(context: ProviderRequestContext.self)
-    router.middlewares.add(ProviderErrorMiddleware())
-    if !configuration.trustedProxies.isEmpty {
-        router.middlewares.add(ClientAddressMiddleware(trusted: configuration.trustedProxies))
-    }
-    router.middlewares.add(ReadinessMiddleware(context: context))
-    router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
-    router.middlewares.add(RateLimitMiddleware(limiter: limiter))
-    HealthRoutes.add(to: router, provider: provider)
+    let authorization = AdminAuthorization(token: configuration.adminToken)
+    let router = ProviderRouters.router(provider)
+    RateLimitMiddleware.add(to: router, provider: provider)
     DiscoveryRoutes.add(to: router, provider: provider)
-    AdminRoutes.add(to: router, provider: provider, adminToken: configuration.adminToken)
     BindRoutes.add(to: router, provider: provider)
     AuthorizationRoutes.add(to: router, provider: provider)
     TokenRoutes.add(to: router, provider: provider)
     TransferRoutes.add(to: router, provider: provider)
     EnrollmentRoutes.add(to: router, provider: provider)
+    var services: [any Service] = [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)]
+    if let listener = configuration.adminListener {
+        let adminRouter = ProviderRouters.router(provider)
+        ProviderRouters.addOperatorRoutes(to: adminRouter, provider: provider, authorization: authorization, metricsOpen: true)
+        services.append(Application(
+            router: adminRouter,
+            server: ProviderRouters.server(configuration),
+            configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Latchkey"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? listener.port
+                let host = listener.host.contains(":") ? "[\(listener.host)]" : listener.host
+                await onAdminServerRunning(URL(string: "http://\(host):\(port)") ?? URL(fileURLWithPath: "/"))
+            },
+            logger: logger
+        ))
+    } else {
+        ProviderRouters.addOperatorRoutes(to: router, provider: provider, authorization: authorization, metricsOpen: false)
+        if !ProviderConfiguration.Listener(host: configuration.host, port: configuration.port).isLoopback {
+            logger.warning("the admin API shares the public listener, which is not on loopback; give it its own with --admin-listen 127.0.0.1:PORT", metadata: [
+                "host": .string(configuration.host),
+            ])
+        }
+    }
     var app = Application(
         router: router,
-        server: .http1(configuration: .init(
-            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
-            httpDecoderConfiguration: .init(
-                maxHeaderFieldSize: configuration.maximumHeaderBytes,
-                maxHeaderListSize: configuration.maximumHeaderBytes,
-                maxHeaderFieldCount: configuration.maximumHeaderFields
-            )
-        )),
+        server: ProviderRouters.server(configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),
-        services: [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)],
+        services: services,
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let issuer = configuration.issuer ?? URL(string: "http://\(configuration.host):\(port)") ?? URL(fileURLWithPath: "/")
@@ -70,6 +87,45 @@ public func buildApplication(
         }
     }
     return app
+}
+
+/// What both listeners share: middleware, the HTTP limits, the operator's routes.
+enum ProviderRouters {
+    /// A router with the provider's middleware: metrics outermost (so it sees the status
+    /// errors become), the request id header, errors as JSON, the client address,
+    /// readiness, body deadlines.
+    static func router(_ provider: Provider) -> Router<ProviderRequestContext> {
+        let configuration = provider.context.configuration
+        let router = Router(context: ProviderRequestContext.self)
+        router.middlewares.add(MetricsMiddleware(metrics: provider.context.metrics))
+        router.middlewares.add(RequestIDMiddleware())
+        router.middlewares.add(ProviderErrorMiddleware())
+        if !configuration.trustedProxies.isEmpty {
+            router.middlewares.add(ClientAddressMiddleware(trusted: configuration.trustedProxies))
+        }
+        router.middlewares.add(ReadinessMiddleware(context: provider.context))
+        router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
+        return router
+    }
+
+    /// The admin API, `/metrics` and the health probes.
+    static func addOperatorRoutes(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization, metricsOpen: Bool) {
+        HealthRoutes.add(to: router, provider: provider)
+        AdminRoutes.add(to: router, provider: provider, authorization: authorization)
+        MetricsRoutes.add(to: router, provider: provider, authorization: metricsOpen ? nil : authorization)
+    }
+
+    /// HTTP/1.1 with the configured idle timeout and header limits.
+    static func server(_ configuration: ProviderConfiguration) -> HTTPServerBuilder {
+        .http1(configuration: .init(
+            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: configuration.maximumHeaderBytes,
+                maxHeaderListSize: configuration.maximumHeaderBytes,
+                maxHeaderFieldCount: configuration.maximumHeaderFields
+            )
+        ))
+    }
 }
 
 /// Closes the store's connection when the provider stops.

@@ -22,6 +22,27 @@ public struct ProviderConfiguration: Sendable {
     /// Address to listen on; port 0 picks a free one (tests).
     public var host: String
     public var port: Int
+    /// A second listener for the admin API, `/metrics` and the health probes
+    /// (`serve --admin-listen`), after Ory Hydra's split of public and admin ports: the
+    /// public listener then answers 404 for them. Nil keeps them on the public listener.
+    public var adminListener: Listener?
+
+    /// An address and port to listen on (0 picks a free port).
+    public struct Listener: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Whether the host is a loopback address or `localhost`.
+        public var isLoopback: Bool {
+            let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        }
+    }
     /// The issuer URL; when nil, `http://<host>:<bound port>` once listening.
     public var issuer: URL?
     /// Bearer token for the admin API.

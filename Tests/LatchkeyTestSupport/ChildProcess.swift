@@ -49,15 +49,16 @@ public enum ChildProcess {
     }
 
     /// Starts `executable arguments…` in the background, stdin from /dev/null and stderr
-    /// discarded; returns it with the pipe its stdout goes to.
-    public static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
+    /// discarded (or, with `mergingErrors`, in the same pipe); returns it with the pipe its
+    /// stdout goes to.
+    public static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], mergingErrors: Bool = false) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = mergingErrors ? output : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
         return (process, output)

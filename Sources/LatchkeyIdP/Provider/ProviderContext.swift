@@ -28,13 +28,18 @@ final class ProviderContext: Sendable {
         var tickets: TicketSealer?
     }
 
+    /// What the operator sees at `/metrics`.
+    let metrics: ProviderMetrics
+
     init(configuration: ProviderConfiguration, database: any ProviderDatabase, storeKey: SymmetricKey, logger: Logger) {
         self.configuration = configuration
-        self.database = database
+        let metrics = ProviderMetrics()
+        self.metrics = metrics
+        self.database = MeteredDatabase(database: database, metrics: metrics)
         self.logger = logger
         issuerURL = Mutex(configuration.issuer ?? URL(fileURLWithPath: "/"))
         sealing = StoreSealing(key: storeKey)
-        signingKeys = SigningKeys(database: database, sealing: sealing, configuration: configuration)
+        signingKeys = SigningKeys(database: self.database, sealing: sealing, configuration: configuration)
     }
 
     var issuer: URL { issuerURL.withLock { $0 } }

@@ -9,25 +9,10 @@ import LatchkeyWebAuthn
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
 /// revoke), bind jobs for an existing identity, the outbox, signing-key rotation.
 enum AdminRoutes {
-    /// Failed admin authentications a client address may make a minute; past it, every
-    /// admin request from that address is refused (429) until the minute is over, so a
-    /// token cannot be guessed at speed. Another address is not affected.
-    static let failuresPerMinute = 10
-
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider, adminToken: String) {
-        let expected = Data(adminToken.utf8)
+    static func add(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization) {
         let admin = provider.administration
-        let failures = RateLimiter(limit: failuresPerMinute)
         @Sendable func authorize(_ request: Request, _ context: ProviderRequestContext) async throws {
-            let address = context.limitKey
-            guard await !failures.isExhausted(address) else {
-                throw ProviderError(status: 429, error: .slowDown, description: "too many failed admin authentications; try again in a minute")
-            }
-            guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
-                _ = await failures.allow(address)
-                context.logger.warning("admin authentication failed", metadata: ["client": .string(address)])
-                throw ProviderError.unauthorized
-            }
+            try await authorization.check(request, context)
         }
         router.post("admin/identities") { request, context in
             try await authorize(request, context)

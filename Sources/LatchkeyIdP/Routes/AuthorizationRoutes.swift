@@ -25,8 +25,16 @@ enum AuthorizationRoutes {
         }
         router.post("v1/authenticate/:session") { request, context in
             let session = try context.parameters.require("session")
-            let response = try await TransferRoutes.assertion(request)
-            let redirect = try await provider.signIns.complete(session: session, response: response)
+            let redirect: URL
+            let response: AuthenticationResponseJSON
+            do {
+                response = try await TransferRoutes.assertion(request)
+                redirect = try await provider.signIns.complete(session: session, response: response)
+            } catch let error as ProviderError {
+                provider.context.metrics.signInFailed(error.error.rawValue)
+                throw error
+            }
+            provider.context.metrics.signedIn()
             context.logger.info("authenticated", metadata: ["credential": .string(String(response.id.prefix(8)))])
             return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
         }

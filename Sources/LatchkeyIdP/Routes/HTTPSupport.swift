@@ -119,6 +119,11 @@ struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let limiter: RateLimiter
 
+    /// Adds the limit, at the provider's configured rate, to the public router.
+    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
+        router.middlewares.add(RateLimitMiddleware(limiter: RateLimiter(limit: provider.context.configuration.rateLimitPerMinute)))
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .post, let bucket = Self.bucket(request.uri.path.dropFirst()) {
             guard await limiter.allow(bucket + "|" + context.limitKey) else {

@@ -1,0 +1,87 @@
+import Foundation
+import Prometheus
+
+/// What the provider counts for its operator (docs/ARCHITECTURE.md, "Operations"), served
+/// in Prometheus text format at `GET /metrics` (swift-prometheus). Each provider has its
+/// own registry, so two in one process (tests, the demo) never mix their counts. Labels
+/// take only values the provider chose (route templates, its own error codes, rate-limit
+/// buckets), never anything a client sent, so a client cannot grow the registry.
+final class ProviderMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    /// Latency buckets from 1 ms to 10 s: a sign-in's steps take milliseconds, a slow
+    /// store or a trickling client seconds.
+    private static let latencyBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+    ]
+
+    private let signIns: Counter
+    private let mailSent: Counter
+    private let mailFailed: Counter
+    private let transactionsInFlight: Gauge
+
+    /// `latchkey_<name>_<unit>`.
+    private static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "latchkey", metricName: name, unitName: unit, helpText: help)
+    }
+
+    private static var signInFailures: MetricNameDescriptor { name("sign_in_failures", "total", "Sign-ins refused, by error code.") }
+    private static var latency: MetricNameDescriptor { name("http_request_duration", "seconds", "Time to answer a request, by route.") }
+    private static var responses: MetricNameDescriptor { name("http_responses", "total", "Responses, by route and status.") }
+    private static var limited: MetricNameDescriptor { name("rate_limited", "total", "Requests refused by a limit (429), by route.") }
+    private static var storeErrors: MetricNameDescriptor { name("store_errors", "total", "Store operations that failed, by error code.") }
+
+    init() {
+        signIns = registry.makeCounter(descriptor: Self.name("sign_ins", "total", "Sign-ins completed with a valid assertion."))
+        mailSent = registry.makeCounter(descriptor: Self.name("mail_sent", "total", "Messages the mail transport accepted."))
+        mailFailed = registry.makeCounter(descriptor: Self.name("mail_failed", "total", "Messages given up on after every retry."))
+        transactionsInFlight = registry.makeGauge(descriptor: Self.name("store_transactions_in_flight", "", "Store transactions running now (pool use)."))
+    }
+
+    func signedIn() {
+        signIns.increment()
+    }
+
+    /// A sign-in refused, by the error code the client got.
+    func signInFailed(_ error: String) {
+        registry.makeCounter(descriptor: Self.signInFailures, labels: [("error", error)]).increment()
+    }
+
+    /// A request answered: its latency per route and its status.
+    func answered(endpoint: String, status: Int, after duration: Duration) {
+        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("endpoint", endpoint)], buckets: Self.latencyBuckets).record(duration)
+        registry.makeCounter(descriptor: Self.responses, labels: [("endpoint", endpoint), ("status", String(status))]).increment()
+    }
+
+    /// A request refused by a rate limit or an attempt counter.
+    func rateLimited(_ endpoint: String) {
+        registry.makeCounter(descriptor: Self.limited, labels: [("endpoint", endpoint)]).increment()
+    }
+
+    func mailDelivered() {
+        mailSent.increment()
+    }
+
+    func mailGaveUp() {
+        mailFailed.increment()
+    }
+
+    /// A store operation failed, by its ``StoreError/Code``.
+    func storeFailed(_ code: String) {
+        registry.makeCounter(descriptor: Self.storeErrors, labels: [("code", code)]).increment()
+    }
+
+    func transactionStarted() {
+        transactionsInFlight.increment()
+    }
+
+    func transactionEnded() {
+        transactionsInFlight.decrement()
+    }
+
+    /// The exposition (Prometheus text format 0.0.4).
+    func exposition() -> String {
+        registry.emitToString()
+    }
+}

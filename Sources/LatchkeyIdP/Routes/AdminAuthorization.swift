@@ -1,0 +1,32 @@
+import Foundation
+import Hummingbird
+import LatchkeyCrypto
+
+/// The admin bearer token check (docs/SECURITY.md, "The provider's store"): compared in
+/// constant time, and failures throttled per client address (an IPv6 /64), so the token
+/// cannot be guessed at speed; another address is not affected.
+struct AdminAuthorization: Sendable {
+    /// Failed admin authentications a client address may make a minute; past it, every
+    /// admin request from that address is refused (429) until the minute is over.
+    static let failuresPerMinute = 10
+
+    private let expected: Data
+    private let failures = RateLimiter(limit: failuresPerMinute)
+
+    init(token: String) {
+        expected = Data(token.utf8)
+    }
+
+    /// Throws 429 for an address past its failures, 401 (counted) for a wrong token.
+    func check(_ request: Request, _ context: ProviderRequestContext) async throws {
+        let address = context.limitKey
+        guard await !failures.isExhausted(address) else {
+            throw ProviderError(status: 429, error: .slowDown, description: "too many failed admin authentications; try again in a minute")
+        }
+        guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
+            _ = await failures.allow(address)
+            context.logger.warning("admin authentication failed", metadata: ["client": .string(address)])
+            throw ProviderError.unauthorized
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Latchkey
+import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyTestSupport
+import Testing
+
+/// Running the provider as an operator does (docs/ARCHITECTURE.md, "Operations"): the
+/// admin listener, `/metrics`, structured logs.
+@Suite("Operations: admin listener, metrics, logs")
+struct OperationsTests {
+    /// A GET with an optional bearer token: status, body text and headers.
+    static func get(_ url: URL, token: String? = nil) async throws -> (Int, String, [String: String]) {
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "GET", url: url, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
+        ))
+        return (response.status, String(decoding: response.body, as: UTF8.self), response.headers)
+    }
+
+    /// Checks `text` against the Prometheus text exposition format (0.0.4): `# HELP` and
+    /// `# TYPE` lines, and samples `name{label="value",…} number`. Returns the samples.
+    static func parsePrometheus(_ text: String) throws -> [String: Double] {
+        var samples: [String: Double] = [:]
+        let name = "[a-zA-Z_:][a-zA-Z0-9_:]*"
+        let label = "[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\\\\n]|\\\\[\\\\\"n])*\""
+        let sample = try Regex("^(\(name))(\\{\(label)(?:,\(label))*,?\\})? ([-+]?(?:[0-9.eE+-]+|Inf|NaN))(?: -?[0-9]+)?$")
+        let help = try Regex("^# HELP \(name) .*$")
+        let type = try Regex("^# TYPE \(name) (counter|gauge|histogram|summary|untyped)$")
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            let line = String(line)
+            if line.hasPrefix("#") {
+                #expect(line.wholeMatch(of: help) != nil || line.wholeMatch(of: type) != nil, "a comment line that is neither HELP nor TYPE: \(line)")
+                continue
+            }
+            let match = try #require(line.wholeMatch(of: sample), "not a Prometheus sample line: \(line)")
+            let value = try #require(Double(String(match.output[3].substring ?? "").replacingOccurrences(of: "Inf", with: "inf")), "\(line)")
+            samples[String(match.output[1].substring ?? "") + String(match.output[2].substring ?? "")] = value
+        }
+        return samples
+    }
+
+    @Test("/metrics parses as Prometheus text and counts a sign-in; on the shared listener it takes the admin token")
+    func metricsCountSignIn() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity("ada").bindURL)
+            let metrics = provider.issuer.appendingPathComponent("metrics")
+            #expect(try await Self.get(metrics).0 == 401, "metrics on the public listener need the admin token")
+
+            let (_, before, _) = try await Self.get(metrics, token: ProviderHarness.adminToken)
+            #expect(try Self.parsePrometheus(before)["latchkey_sign_ins_total"] == 0)
+            _ = try await provider.signIn(embedded)
+            let (status, after, headers) = try await Self.get(metrics, token: ProviderHarness.adminToken)
+            #expect(status == 200 && headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            let samples = try Self.parsePrometheus(after)
+            #expect(samples["latchkey_sign_ins_total"] == 1)
+            #expect(samples.keys.contains { $0.hasPrefix("latchkey_http_request_duration_seconds_bucket{endpoint=\"/v1/authenticate/{session}\"") }, "\(samples.keys.sorted())")
+            #expect(samples.keys.contains { $0.hasPrefix("latchkey_http_responses_total{endpoint=\"/token\",status=\"200\"") })
+            #expect(samples["latchkey_store_transactions_in_flight"] != nil)
+
+            // A refused assertion counts as a failure, by its error code.
+            let (_, started) = try await provider.raw("GET", HostileInputSuite.authorizeTarget(hint: "ada"), from: "127.0.0.1")
+            let authenticate = try #require(started["authenticateURL"] as? String)
+            _ = try await provider.raw("POST", authenticate, json: ["id": "x"], from: "127.0.0.1")
+            let failures = try Self.parsePrometheus(try await Self.get(metrics, token: ProviderHarness.adminToken).1)
+            #expect(failures["latchkey_sign_in_failures_total{error=\"invalid_request\"}"] == 1, "\(failures.keys.sorted())")
+        }
+    }
+
+    /// `latchkey serve` with `arguments`, its ready line read: the process, the ready
+    /// object, and everything it printed so far (stderr included).
+    static func serve(_ arguments: [String]) async throws -> (Process, [String: Any], String) {
+        let (server, output) = try ChildProcess.start(
+            LatchkeyServe.binary, ["serve", "--json"] + arguments, environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken], mergingErrors: true
+        )
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"issuer\"") }
+        guard let line, let ready = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            ChildProcess.stop(server)
+            throw TestSupportError("latchkey serve did not start: \(transcript)")
+        }
+        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        return (server, ready, transcript)
+    }
+
+    @Test("serve --admin-listen: admin API, /metrics and probes move there; the public listener answers 404 for them")
+    func adminListener() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: LatchkeyServe.binary.path), "latchkey is built with the tests")
+        let (server, ready, _) = try await Self.serve(["--port", "0", "--admin-listen", "127.0.0.1:0"])
+        defer { ChildProcess.stop(server) }
+        let issuer = try #require((ready["issuer"] as? String).flatMap(URL.init(string:)))
+        let admin = try #require((ready["admin"] as? String).flatMap(URL.init(string:)))
+        #expect(admin.port != issuer.port)
+        for path in ["admin/outbox", "metrics", "healthz", "readyz", "health"] {
+            #expect(try await Self.get(issuer.appendingPathComponent(path), token: CommandLineTests.adminToken).0 == 404, "public /\(path)")
+        }
+        #expect(try await Self.get(issuer.appendingPathComponent(".well-known/openid-configuration")).0 == 200)
+        #expect(try await Self.get(admin.appendingPathComponent("healthz")).0 == 200)
+        #expect(try await Self.get(admin.appendingPathComponent("readyz")).0 == 200)
+        let (metricsStatus, metrics, _) = try await Self.get(admin.appendingPathComponent("metrics"))
+        let samples = try Self.parsePrometheus(metrics)
+        #expect(metricsStatus == 200 && samples["latchkey_sign_ins_total"] == 0, "open on the admin listener")
+        #expect(try await Self.get(admin.appendingPathComponent("admin/outbox")).0 == 401, "the admin API still takes its token")
+        #expect(try await Self.get(admin.appendingPathComponent("admin/outbox"), token: CommandLineTests.adminToken).0 == 200)
+        #expect(try await Self.get(admin.appendingPathComponent("authorize")).0 == 404, "the admin listener serves no sign-ins")
+    }
+
+    @Test("serve warns when the admin API shares a listener that is not on loopback")
+    func sharedListenerWarning() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: LatchkeyServe.binary.path), "latchkey is built with the tests")
+        let (server, _, transcript) = try await Self.serve(["--host", "0.0.0.0", "--port", "0", "--issuer", "https://id.example.com"])
+        ChildProcess.stop(server)
+        #expect(transcript.contains("--admin-listen"), "\(transcript)")
+        let (quiet, _, loopback) = try await Self.serve(["--port", "0"])
+        ChildProcess.stop(quiet)
+        #expect(!loopback.contains("--admin-listen"), "no warning on loopback: \(loopback)")
+    }
+
+    @Test("serve --log-format json: one JSON object a line, with the request id the answer carried, and no secret")
+    func jsonLogs() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: LatchkeyServe.binary.path), "latchkey is built with the tests")
+        let (server, output) = try ChildProcess.start(
+            LatchkeyServe.binary, ["serve", "--json", "--port", "0", "--log-format", "json"],
+            environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken], mergingErrors: true
+        )
+        defer { ChildProcess.stop(server) }
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"issuer\"") }
+        let ready = try #require(line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(transcript)")
+        let issuer = try #require((ready["issuer"] as? String).flatMap(URL.init(string:)))
+        let (status, _, headers) = try await Self.get(issuer.appendingPathComponent("admin/outbox"), token: "a-wrong-token-for-the-log")
+        #expect(status == 401)
+        let requestID = try #require(headers["x-request-id"])
+        let (logLine, logs) = await ChildProcess.firstLine(of: output) { $0.contains("admin authentication failed") }
+        let entry = try #require(logLine.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(logs)")
+        #expect(entry["request_id"] as? String == requestID)
+        #expect(entry["level"] as? String == "warning" && entry["time"] is String && entry["logger"] as? String == "latchkey-idp")
+        #expect(!logs.contains("a-wrong-token-for-the-log") && !logs.contains(CommandLineTests.adminToken.prefix(12)), "no token in the log")
+    }
+}
