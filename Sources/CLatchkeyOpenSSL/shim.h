@@ -42,6 +42,18 @@ static inline int CLatchkey_disable_core_dumps(void) {
 #include <openssl/params.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
+/* TLS clients (LatchkeyCrypto's TLSClientConnection): the minimum version and SNI are
+ * macros over SSL_CTX_ctrl / SSL_ctrl. */
+static inline int CLatchkey_SSL_CTX_require_tls12(SSL_CTX *context) {
+    return (int)SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+}
+
+static inline int CLatchkey_SSL_set_server_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
 
 /* OPENSSL_free is a macro carrying file and line: Swift cannot call it. */
 static inline void CLatchkey_OPENSSL_free(void *pointer) {

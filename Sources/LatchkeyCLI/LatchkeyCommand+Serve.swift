@@ -43,6 +43,28 @@ extension LatchkeyCommand {
         @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("A proxy (address or CIDR, repeatable) whose Forwarded / X-Forwarded-For names the client; from anyone else those headers are ignored.", valueName: "cidr"))
         var trustedProxies: [String] = []
 
+        @Option(help: ArgumentHelp("How mail leaves: outbox (kept for the admin API; the default without --smtp-url), smtp (--smtp-url) or sendmail (sendmail -t -i).", valueName: "outbox|smtp|sendmail"))
+        var mail: MailChoice?
+
+        enum MailChoice: String, ExpressibleByArgument {
+            case outbox, smtp, sendmail
+        }
+
+        @Option(help: ArgumentHelp("SMTP server, smtp://[user@]host[:port] (STARTTLS when offered) or smtps://[user@]host[:port]. The password comes from --smtp-password-file, $LATCHKEY_SMTP_PASSWORD or the systemd credential latchkey-smtp-password.", valueName: "url"))
+        var smtpURL: String?
+
+        @Option(help: ArgumentHelp("File holding the SMTP password.", valueName: "file"))
+        var smtpPasswordFile: String?
+
+        @Option(help: ArgumentHelp("PEM file of certificates to trust for the SMTP server instead of the system's.", valueName: "file"))
+        var smtpCAFile: String?
+
+        @Option(help: ArgumentHelp("The sendmail program for --mail sendmail.", valueName: "path"))
+        var sendmailPath = "/usr/sbin/sendmail"
+
+        @Option(help: ArgumentHelp("Sender address of the provider's mail (required with smtp or sendmail).", valueName: "address"))
+        var mailFrom: String?
+
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
 
@@ -84,6 +106,7 @@ extension LatchkeyCommand {
                 return network
             }
             configuration.adminListener = try adminListen.map(Self.parseListener)
+            configuration.mail = try mailSettings()
             configuration.requireEmailCodeForBinding = requireEmailCode
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
@@ -117,6 +140,32 @@ extension LatchkeyCommand {
                 configuration.storage = .postgres(try PostgresLocation(url: url, password: password))
             } else if let dataDir {
                 configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
+            }
+        }
+
+        /// The mail transport asked for; secrets from a file, the environment or a
+        /// credential, never argv.
+        func mailSettings() throws -> ProviderConfiguration.Mail? {
+            let choice = mail ?? (smtpURL == nil ? .outbox : .smtp)
+            if choice == .outbox {
+                guard smtpURL == nil else { throw ValidationError("--smtp-url needs --mail smtp (or no --mail)") }
+                return nil
+            }
+            guard let mailFrom else { throw ValidationError("--mail \(choice.rawValue) needs --mail-from ADDRESS") }
+            switch choice {
+            case .smtp:
+                guard let smtpURL else { throw ValidationError("--mail smtp needs --smtp-url") }
+                var password: String?
+                if let smtpPasswordFile {
+                    password = String(decoding: try SecretFile.read(smtpPasswordFile), as: UTF8.self).trimmingCharacters(in: .newlines)
+                } else if let secret = try SecretFile.credential("latchkey-smtp-password") {
+                    password = String(decoding: secret, as: UTF8.self).trimmingCharacters(in: .newlines)
+                } else {
+                    password = ProcessInfo.processInfo.environment["LATCHKEY_SMTP_PASSWORD"]
+                }
+                return .init(transport: .smtp(url: smtpURL, password: password, trustedCertificatesFile: smtpCAFile), from: mailFrom)
+            default:
+                return .init(transport: .sendmail(path: sendmailPath), from: mailFrom)
             }
         }
 

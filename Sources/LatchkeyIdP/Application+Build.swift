@@ -42,6 +42,9 @@ public func buildApplication(
     TransferRoutes.add(to: router, provider: provider)
     EnrollmentRoutes.add(to: router, provider: provider)
     var services: [any Service] = [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)]
+    if let mail = configuration.mail {
+        services.append(MailDelivery(context: context, transport: try mail.makeTransport(), from: mail.from))
+    }
     if let listener = configuration.adminListener {
         let adminRouter = ProviderRouters.router(provider)
         ProviderRouters.addOperatorRoutes(to: adminRouter, provider: provider, authorization: authorization, metricsOpen: true)

@@ -121,6 +121,30 @@ public struct ProviderConfiguration: Sendable {
     /// Policy: a user who lost every device may recover with a code sent to the
     /// identity's e-mail; the new credential replaces (revokes) the old ones.
     public var recovery = true
+    /// Where mail goes (``Mail``): nil keeps it in the outbox only, for `demo` and tests.
+    public var mail: Mail?
+
+    /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
+    public struct Mail: Sendable {
+        /// How messages leave.
+        public enum Transport: Sendable {
+            /// An SMTP server: `smtp://[user@]host[:port]` (STARTTLS when offered) or
+            /// `smtps://…` (TLS at once). The password never goes in the URL.
+            case smtp(url: String, password: String?, trustedCertificatesFile: String?)
+            /// The system's `sendmail -t -i` (the program's path).
+            case sendmail(path: String)
+        }
+
+        public var transport: Transport
+        /// The sender address (`From:` and the envelope).
+        public var from: String
+
+        public init(transport: Transport, from: String) {
+            self.transport = transport
+            self.from = from
+        }
+    }
+
     /// How long a sign-up or recovery code is valid.
     public var enrollmentCodeLifetime: TimeInterval = 600
     /// How soon another flow for the same account (or e-mail address) mails a fresh code;

@@ -65,6 +65,7 @@ extension CryptoError {
             case randomnessFailure
             case openSSLFailure
             case processProtection
+            case tlsFailure
         }
 
         private let backing: Backing
@@ -94,6 +95,9 @@ extension CryptoError {
         /// The process could not be protected (``ProcessProtection``): core dumps are
         /// still possible.
         public static let processProtection = Code(.processProtection)
+        /// A TLS connection could not be set up, failed or was refused: no handshake, a
+        /// certificate that does not verify or names another host, a broken stream.
+        public static let tlsFailure = Code(.tlsFailure)
 
         public var description: String { backing.rawValue }
     }

@@ -84,6 +84,14 @@ struct Enrollments: Sendable {
         return .badRequest("invalid_code", "wrong code (or an expired one), \(left) attempts left")
     }
 
+    /// Refuses to start what would mail a code while mail is not getting through
+    /// (``MailHealth``): the same answer for every name, so it reveals none.
+    private func checkMail() throws {
+        guard configuration.mail == nil || !context.mailHealth.isFailing else {
+            throw ProviderError(status: 503, error: "temporarily_unavailable", description: "e-mail cannot be sent right now, so no code would reach you; try again later")
+        }
+    }
+
     /// The mail that carries `code`: both forms, and what each is for.
     private static func body(_ purpose: String, _ code: MailedCode) -> String {
         """
@@ -131,6 +139,7 @@ struct Enrollments: Sendable {
         else {
             throw ProviderError.badRequest(.invalidProfile, "email is not an e-mail address")
         }
+        try checkMail()
         let code = try MailedCode.generate()
         let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)
         let given = profile
@@ -186,6 +195,7 @@ struct Enrollments: Sendable {
             throw ProviderError(status: 403, error: "access_denied", description: "this provider does not offer account recovery")
         }
         let name = try Username.validated(username)
+        try checkMail()
         // The same work either way: a code is made and hashed; only a real identity's is stored and sent.
         let code = try MailedCode.generate()
         let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)

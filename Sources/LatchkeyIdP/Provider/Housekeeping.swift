@@ -40,7 +40,14 @@ struct Housekeeping: Service {
             try await transaction.execute("DELETE FROM enrollments WHERE expires_at <= \(now)")
             try await AttemptCounters.prune(now: now, in: transaction)
             try await MailedCode.prune(now: now, in: transaction)
-            try await transaction.execute("DELETE FROM outbox WHERE id <= (SELECT max(id) FROM outbox) - \(Outbox.retained)")
+            if configuration.mail == nil {
+                try await transaction.execute("DELETE FROM outbox WHERE id <= (SELECT max(id) FROM outbox) - \(Outbox.retained)")
+            } else {
+                // A queue: only what was sent or given up on goes.
+                try await transaction.execute("""
+                    DELETE FROM outbox WHERE id <= (SELECT max(id) FROM outbox) - \(Outbox.retained) AND (delivered_at IS NOT NULL OR failed_at IS NOT NULL)
+                    """)
+            }
             try await transfers.prune(now: now, in: transaction)
         }
     }

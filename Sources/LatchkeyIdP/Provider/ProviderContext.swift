@@ -30,6 +30,8 @@ final class ProviderContext: Sendable {
 
     /// What the operator sees at `/metrics`.
     let metrics: ProviderMetrics
+    /// Whether mail gets through now (with a mail transport configured).
+    let mailHealth = MailHealth()
 
     init(configuration: ProviderConfiguration, database: any ProviderDatabase, storeKey: SymmetricKey, logger: Logger) {
         self.configuration = configuration

@@ -165,7 +165,8 @@ enum Migrations {
         // 2: limits nobody can turn against others (docs/SECURITY.md, "Limits"). Sign-in
         // sessions travel sealed to the client and are recorded only when spent; e-mailed
         // codes belong to their target (an account, an address), shared by its flows.
-        // Settings the store records about itself (the username skeleton rule).
+        // Settings the store records about itself (the username skeleton rule). The
+        // outbox becomes a delivery queue (attempts, the next one, the outcome).
         """
         DROP TABLE sign_in_sessions;
         CREATE TABLE spent_tickets (
@@ -186,7 +187,11 @@ enum Migrations {
         CREATE TABLE provider_settings (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL
-        )
+        );
+        ALTER TABLE outbox ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE outbox ADD COLUMN next_attempt_at BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE outbox ADD COLUMN delivered_at BIGINT;
+        ALTER TABLE outbox ADD COLUMN failed_at BIGINT
         """,
     ]
 

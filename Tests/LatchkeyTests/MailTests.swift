@@ -1,0 +1,141 @@
+import Foundation
+import Latchkey
+import LatchkeyIdP
+import LatchkeyTestSupport
+import Testing
+
+/// Real e-mail (docs/ARCHITECTURE.md, "Operations: mail"): the provider hands its codes to
+/// a real SMTP server on loopback (aiosmtpd), directly or through a sendmail, and the
+/// tests read the codes from the delivered messages.
+@Suite("Mail through a real SMTP server", .enabled(if: SMTPSink.available, "python3 with aiosmtpd not found: skipped"))
+struct MailTests {
+    static let sender = "latchkey@example.com"
+
+    /// A step handler answering verify-code with the code in the newest message to `address`.
+    static func mailReader(_ sink: SMTPSink, address: String) -> Embedded.StepHandler {
+        let seen = CallCounter<Int>()
+        return { step in
+            guard step.name == .verifyCode else { throw CancellationError() }
+            let message = try await sink.message(to: address, index: seen.values.count)
+            seen.record(1)
+            let code = try #require(message.body.firstMatch(of: #/Enter (\d{8}) /#)?.1)
+            return .code(String(code))
+        }
+    }
+
+    @Test("sign-up and recovery end to end through SMTP: the codes come from the delivered mail, which the store then forgets")
+    func signUpAndRecovery() async throws {
+        let sink = try await SMTPSink()
+        let lost = try TemporaryVault()
+        defer { lost.cleanUp() }
+        try await ProviderHarness.withVault({
+            $0.selfRegistration = true
+            $0.mail = .init(transport: .smtp(url: "smtp://127.0.0.1:\(sink.port)", password: nil, trustedCertificatesFile: nil), from: Self.sender)
+        }) { provider, vault in
+            let newcomer = try lost.embedded(allowing: [provider.host], stepHandler: Self.mailReader(sink, address: "grace@example.com"))
+            let credential = try await newcomer.signUp(issuer: provider.issuer, username: "grace", profile: [.givenName: "Grace", .email: "grace@example.com"])
+            #expect(credential.user.name == "grace")
+
+            let recovering = try vault.embedded(allowing: [provider.host], stepHandler: Self.mailReader(sink, address: "grace@example.com"))
+            #expect(try await recovering.recover(issuer: provider.issuer, username: "grace").user.name == "grace")
+
+            let messages = sink.messages()
+            #expect(messages.count == 2 && messages.allSatisfy { $0.from == Self.sender && $0.tls == false })
+            #expect(messages.last?.subject == "Your Latchkey recovery code")
+            #expect(messages.last?.body.contains(/[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}/) == true, "the long form is in the mail")
+            // Once sent, the outbox keeps neither the body nor the code.
+            let (_, outbox) = try await provider.admin("GET", "admin/outbox")
+            let stored = outbox["messages"] as? [[String: Any]] ?? []
+            #expect(stored.count == 2 && stored.allSatisfy { ($0["body"] as? String)?.isEmpty == true && $0["code"] == nil }, "\(stored)")
+        }
+    }
+
+    /// A CA and a certificate for `localhost` and 127.0.0.1, made with the openssl tool.
+    static func certificates(in directory: URL) throws -> (ca: URL, certificate: URL, key: URL) {
+        let ca = directory.appendingPathComponent("ca.pem")
+        let caKey = directory.appendingPathComponent("ca.key")
+        let key = directory.appendingPathComponent("server.key")
+        let request = directory.appendingPathComponent("server.csr")
+        let certificate = directory.appendingPathComponent("server.pem")
+        let extensions = directory.appendingPathComponent("san.ext")
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(to: extensions, atomically: true, encoding: .utf8)
+        for command in [
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey.path, "-out", ca.path, "-days", "2", "-subj", "/CN=Latchkey test CA"],
+            ["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key.path, "-out", request.path, "-subj", "/CN=localhost"],
+            ["openssl", "x509", "-req", "-in", request.path, "-CA", ca.path, "-CAkey", caKey.path, "-CAcreateserial", "-out", certificate.path, "-days", "2", "-extfile", extensions.path],
+        ] {
+            let (status, output) = try ChildProcess.tool(command)
+            try #require(status == 0, "\(command.joined(separator: " ")): \(output)")
+        }
+        return (ca, certificate, key)
+    }
+
+    @Test("STARTTLS with a verified certificate, then AUTH: the password travels only inside TLS")
+    func startTLSAndAuth() async throws {
+        let directory = try TemporaryDirectory()
+        let (ca, certificate, key) = try Self.certificates(in: directory.url)
+        let sink = try await SMTPSink(starttls: (certificate, key), auth: ("latchkey", "mail-password"))
+        try await ProviderHarness.withVault({
+            $0.mail = .init(transport: .smtp(url: "smtp://latchkey@localhost:\(sink.port)", password: "mail-password", trustedCertificatesFile: ca.path), from: Self.sender)
+        }) { provider, vault in
+            _ = try await provider.createIdentity("ada")
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: Self.mailReader(sink, address: "ada@example.com"))
+            #expect(try await embedded.recover(issuer: provider.issuer, username: "ada").user.name == "ada")
+            let message = try #require(sink.messages().first)
+            #expect(message.tls && message.authenticated == true)
+        }
+    }
+
+    @Test("a server whose certificate does not verify gets no mail; once mail keeps failing, every recovery start says so alike")
+    func unverifiedServer() async throws {
+        let directory = try TemporaryDirectory()
+        let (_, certificate, key) = try Self.certificates(in: directory.url)
+        let sink = try await SMTPSink(starttls: (certificate, key), auth: ("latchkey", "mail-password"))
+        try await ProviderHarness.withVault({
+            // The system's trust store does not know the test CA.
+            $0.mail = .init(transport: .smtp(url: "smtp://latchkey@localhost:\(sink.port)", password: "mail-password", trustedCertificatesFile: nil), from: Self.sender)
+        }) { provider, _ in
+            for name in ["ada", "bob", "cy"] {
+                _ = try await provider.createIdentity(name)
+                #expect(try await provider.post("v1/recovery", ["username": name]).0 == 200)
+            }
+            // Three deliveries fail (and are retried); then starts are refused, for
+            // a real name and a made-up one alike.
+            var answers: [Int] = []
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                answers = [try await provider.post("v1/recovery", ["username": "ada"]).0, try await provider.post("v1/recovery", ["username": "nobody-at-all"]).0]
+                if answers == [503, 503] { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(answers == [503, 503])
+            #expect(sink.messages().isEmpty, "nothing reached a server that could not be verified")
+        }
+    }
+
+    @Test("--mail sendmail: messages go to sendmail -t -i on its standard input")
+    func sendmail() async throws {
+        let sink = try await SMTPSink()
+        let directory = try TemporaryDirectory()
+        // A minimal MTA: takes the message as sendmail does and relays it by SMTP.
+        let program = directory.url.appendingPathComponent("sendmail")
+        try """
+            #!/usr/bin/env python3
+            import email, smtplib, sys
+            assert sys.argv[1:3] == ["-t", "-i"] and sys.argv[3] == "-f", sys.argv
+            data = sys.stdin.buffer.read()
+            message = email.message_from_bytes(data)
+            with smtplib.SMTP("127.0.0.1", \(sink.port)) as server:
+                server.sendmail(sys.argv[4], [message["To"]], data)
+            """.write(to: program, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+        try await ProviderHarness.withVault({
+            $0.mail = .init(transport: .sendmail(path: program.path), from: Self.sender)
+        }) { provider, vault in
+            _ = try await provider.createIdentity("ada")
+            let embedded = try vault.embedded(allowing: [provider.host], stepHandler: Self.mailReader(sink, address: "ada@example.com"))
+            #expect(try await embedded.recover(issuer: provider.issuer, username: "ada").user.name == "ada")
+            #expect(sink.messages().first?.from == Self.sender)
+        }
+    }
+}
