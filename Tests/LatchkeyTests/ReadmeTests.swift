@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 /// The README stays true: its library example is the file the build compiles, and it
@@ -24,5 +25,28 @@ struct ReadmeTests {
         let end = try #require(rest[firstBlock...].range(of: "```")).lowerBound
         let commands = rest[firstBlock..<end].split(separator: "\n").map { $0.split(separator: "#").first?.trimmingCharacters(in: .whitespaces) }
         #expect(commands == ["swift run latchkey demo", "swift test"])
+    }
+
+    @Test("the systemd unit in contrib/ is the one the README shows, with its hardening and no secret on the command line")
+    func systemdUnit() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.service"), encoding: .utf8)
+        #expect(readme.contains("```ini\n" + unit + "```"))
+        for directive in ["DynamicUser=yes", "StateDirectory=latchkey", "ProtectSystem=strict", "NoNewPrivileges=yes",
+                          "LoadCredential=latchkey-admin-token:", "LoadCredential=latchkey-store-key:", "latchkey-database-password"] {
+            #expect(unit.contains(directive), "\(directive)")
+        }
+        #expect(!unit.contains("--admin-token ") && !unit.contains("password=") && !unit.contains("LATCHKEY_ADMIN_TOKEN="))
+    }
+
+    @Test("systemd-analyze verifies the unit", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "systemd-analyze not found: skipped"))
+    func systemdUnitVerifies() async throws {
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.service"), encoding: .utf8)
+        let directory = try TemporaryDirectory()
+        // The unit names /usr/local/bin/latchkey; point it at the one the tests built.
+        let copy = directory.url.appendingPathComponent("latchkey-serve.service")
+        try unit.replacingOccurrences(of: "/usr/local/bin/latchkey", with: LatchkeyServe.binary.path).write(to: copy, atomically: true, encoding: .utf8)
+        let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/systemd-analyze"), ["verify", copy.path])
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
     }
 }
