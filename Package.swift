@@ -118,6 +118,8 @@ let package = Package(
                 "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyIdP", "Latchkey",
                 // The persisted runs start `latchkey serve` processes, so it is built alongside.
                 "LatchkeyCLI",
+                // Requests from chosen loopback addresses, for the runs under attack.
+                "LatchkeyTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -11,4 +11,13 @@ struct PeakMemory {
         guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return PeakMemory(kibibytes: 0) }
         return PeakMemory(kibibytes: usage.ru_maxrss)
     }
+
+    /// The process's resident memory now (`/proc/self/statm`), which, unlike the peak,
+    /// can show memory given back.
+    static func resident() -> PeakMemory {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return PeakMemory(kibibytes: 0) }
+        return PeakMemory(kibibytes: pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024)
+    }
 }

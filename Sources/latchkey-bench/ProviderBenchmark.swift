@@ -125,20 +125,16 @@ struct ProviderBenchmark {
         let issuer: URL
         let embedded: Embedded
 
-        static func bound(issuer: URL, directory: URL, transport: URLSessionTransport, name: String) async throws -> Client {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let keyFile = directory.appendingPathComponent("key")
-            guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
-                throw BenchmarkError("cannot write a key file")
-            }
-            let embedded = try Embedded(configuration: .init(
-                vaultDirectory: directory.appendingPathComponent("vault"), keySource: .keyFile(keyFile),
-                allowedDomains: [issuer.host ?? ""], transport: transport
-            ))
+        static func bound(
+            issuer: URL, directory: URL, transport: URLSessionTransport, name: String, email: String? = nil, stepHandler: Embedded.StepHandler? = nil
+        ) async throws -> Client {
+            let embedded = try device(issuer: issuer, directory: directory, transport: transport, stepHandler: stepHandler)
+            var identity: [String: String] = ["username": name]
+            identity["email"] = email
             let response = try await transport.send(TransportRequest(
                 method: "POST", url: issuer.appendingPathComponent("admin/identities"),
                 headers: ["Authorization": "Bearer \(ServeProcess.adminToken)", "Content-Type": "application/json"],
-                body: Data(#"{"username":"\#(name)"}"#.utf8)
+                body: try JSONSerialization.data(withJSONObject: identity)
             ))
             guard response.status == 201, let created = try JSONSerialization.jsonObject(with: response.body) as? [String: Any],
                   let text = created["bindURL"] as? String, let bindURL = URL(string: text) else {
@@ -146,6 +142,21 @@ struct ProviderBenchmark {
             }
             _ = try await embedded.registerCredential(from: bindURL)
             return Client(issuer: issuer, embedded: embedded)
+        }
+
+        /// A device: an `Embedded` with an empty vault in `directory`, under a key file.
+        static func device(issuer: URL, directory: URL, transport: URLSessionTransport, stepHandler: Embedded.StepHandler? = nil) throws -> Embedded {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let keyFile = directory.appendingPathComponent("key")
+            guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
+                throw BenchmarkError("cannot write a key file")
+            }
+            var configuration = Embedded.Configuration(
+                vaultDirectory: directory.appendingPathComponent("vault"), keySource: .keyFile(keyFile),
+                allowedDomains: [issuer.host ?? ""], transport: transport
+            )
+            configuration.stepHandler = stepHandler
+            return try Embedded(configuration: configuration)
         }
 
         /// One full authentication, ending with a validated ID token.

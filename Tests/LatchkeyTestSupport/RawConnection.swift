@@ -1,17 +1,18 @@
 import Foundation
-import LatchkeyTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A plain TCP connection to the provider, for clients no HTTP library would be: ones
-/// that send half a request, or one byte at a time. Its blocking calls run on a Dispatch
-/// thread, never on the (two-thread) cooperative pool the server's tasks need.
-final class RawConnection: @unchecked Sendable {
+/// that send half a request, or one byte at a time, or come from a chosen address in
+/// 127.0.0.0/8 (the tests' and the benchmark's stand-ins for distinct clients). Its
+/// blocking calls run on a Dispatch thread, never on the (two-thread) cooperative pool
+/// the server's tasks need.
+public final class RawConnection: @unchecked Sendable {
     private let socket: Int32
 
     /// How a raw exchange ended.
-    enum Outcome: Error, Equatable {
+    public enum Outcome: Error, Equatable {
         /// The server closed the connection without answering.
         case closed
         /// The server answered with this status line's code.
@@ -22,7 +23,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Connects to the provider on 127.0.0.1 from `source`, any address in 127.0.0.0/8, so
     /// a test can stand in for distinct clients.
-    init(port: Int, source: String = "127.0.0.1") throws {
+    public init(port: Int, source: String = "127.0.0.1") throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Outcome.closed }
         var local = sockaddr_in()
@@ -53,19 +54,19 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Sends `text`; false once the server has closed the connection.
-    func send(_ text: String) -> Bool {
+    public func send(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// Waits up to `seconds` for the server's answer or for it to close the connection.
-    func outcome(within seconds: Double) async -> Outcome {
+    public func outcome(within seconds: Double) async -> Outcome {
         await Blocking.run { self.waitForOutcome(seconds) }
     }
 
     /// Sends `pieces` one after another, `interval` seconds apart, stopping when the server
     /// closes the connection or answers; then waits up to `seconds` for the outcome.
-    func trickle(_ pieces: [String], interval: Double, thenWait seconds: Double) async -> Outcome {
+    public func trickle(_ pieces: [String], interval: Double, thenWait seconds: Double) async -> Outcome {
         await Blocking.run {
             for piece in pieces {
                 guard self.send(piece) else { break }
@@ -78,7 +79,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Sends one whole request (`Connection: close`) and reads the answer to its end,
     /// waiting up to `seconds`: its status and body (a JSON object, or empty).
-    func exchange(_ method: String, _ target: String, json: [String: Any]? = nil, within seconds: Double = 20) async throws -> (status: Int, body: [String: Any]) {
+    public func exchange(_ method: String, _ target: String, json: [String: Any]? = nil, within seconds: Double = 20) async throws -> (status: Int, body: [String: Any]) {
         let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json\r\n"
         if json != nil { head += "Content-Type: application/json\r\n" }
