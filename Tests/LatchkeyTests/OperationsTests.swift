@@ -5,9 +5,10 @@ import LatchkeyOAuth
 import LatchkeyTestSupport
 import Testing
 
-/// Running the provider as an operator does (docs/ARCHITECTURE.md, "Operations"): the
-/// admin listener, `/metrics`, structured logs.
-@Suite("Operations: admin listener, metrics, logs")
+/// Running the provider as an operator does (docs/ARCHITECTURE.md, "Operations"):
+/// `/metrics` and structured logs. The admin listener's tests are in the hostile-input
+/// suite (`HostileInputSuite+AdminListener.swift`).
+@Suite("Operations: metrics, logs")
 struct OperationsTests {
     /// A GET with an optional bearer token: status, body text and headers.
     static func get(_ url: URL, token: String? = nil) async throws -> (Int, String, [String: String]) {
@@ -80,39 +81,6 @@ struct OperationsTests {
         }
         Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
         return (server, ready, transcript)
-    }
-
-    @Test("serve --admin-listen: admin API, /metrics and probes move there; the public listener answers 404 for them")
-    func adminListener() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: LatchkeyServe.binary.path), "latchkey is built with the tests")
-        let (server, ready, _) = try await Self.serve(["--port", "0", "--admin-listen", "127.0.0.1:0"])
-        defer { ChildProcess.stop(server) }
-        let issuer = try #require((ready["issuer"] as? String).flatMap(URL.init(string:)))
-        let admin = try #require((ready["admin"] as? String).flatMap(URL.init(string:)))
-        #expect(admin.port != issuer.port)
-        for path in ["admin/outbox", "metrics", "healthz", "readyz", "health"] {
-            #expect(try await Self.get(issuer.appendingPathComponent(path), token: CommandLineTests.adminToken).0 == 404, "public /\(path)")
-        }
-        #expect(try await Self.get(issuer.appendingPathComponent(".well-known/openid-configuration")).0 == 200)
-        #expect(try await Self.get(admin.appendingPathComponent("healthz")).0 == 200)
-        #expect(try await Self.get(admin.appendingPathComponent("readyz")).0 == 200)
-        let (metricsStatus, metrics, _) = try await Self.get(admin.appendingPathComponent("metrics"))
-        let samples = try Self.parsePrometheus(metrics)
-        #expect(metricsStatus == 200 && samples["latchkey_sign_ins_total"] == 0, "open on the admin listener")
-        #expect(try await Self.get(admin.appendingPathComponent("admin/outbox")).0 == 401, "the admin API still takes its token")
-        #expect(try await Self.get(admin.appendingPathComponent("admin/outbox"), token: CommandLineTests.adminToken).0 == 200)
-        #expect(try await Self.get(admin.appendingPathComponent("authorize")).0 == 404, "the admin listener serves no sign-ins")
-    }
-
-    @Test("serve warns when the admin API shares a listener that is not on loopback")
-    func sharedListenerWarning() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: LatchkeyServe.binary.path), "latchkey is built with the tests")
-        let (server, _, transcript) = try await Self.serve(["--host", "0.0.0.0", "--port", "0", "--issuer", "https://id.example.com"])
-        ChildProcess.stop(server)
-        #expect(transcript.contains("--admin-listen"), "\(transcript)")
-        let (quiet, _, loopback) = try await Self.serve(["--port", "0"])
-        ChildProcess.stop(quiet)
-        #expect(!loopback.contains("--admin-listen"), "no warning on loopback: \(loopback)")
     }
 
     @Test("serve --log-format json: one JSON object a line, with the request id the answer carried, and no secret")

@@ -93,9 +93,9 @@ struct Enrollments: Sendable {
     }
 
     /// The mail that carries `code`: both forms, and what each is for.
-    private static func body(_ purpose: String, _ code: MailedCode) -> String {
+    private func body(_ purpose: String, _ code: MailedCode) -> String {
         """
-        Enter \(code.short) to \(purpose). The code works for ten minutes.
+        Enter \(code.short) to \(purpose). The code works for \(Int(configuration.enrollmentCodeLifetime / 60)) minutes, or until a newer one is sent.
 
         If the app says too many wrong codes were tried, enter this longer code instead:
         \(code.displayedLong)
@@ -161,7 +161,7 @@ struct Enrollments: Sendable {
             } else if try await code.store(for: target, lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
                 try await self.outbox.append(
                     to: email, subject: "Your Latchkey sign-up code",
-                    body: Self.body("confirm this address and finish signing up", code), code: code.short, now: now, in: transaction
+                    body: self.body("confirm this address and finish signing up", code), code: code.short, now: now, in: transaction
                 )
             }
         }
@@ -209,7 +209,7 @@ struct Enrollments: Sendable {
                 if try await code.store(for: enrollment.codeTarget ?? "", lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
                     try await self.outbox.append(
                         to: email, subject: "Your Latchkey recovery code",
-                        body: Self.body("recover \(identity.username); your other passkeys will stop working", code), code: code.short, now: now, in: transaction
+                        body: self.body("recover \(identity.username); your other passkeys will stop working", code), code: code.short, now: now, in: transaction
                     )
                 }
             }

@@ -7,8 +7,10 @@ import Glibc
 /// Mail through an SMTP server (RFC 5321): `smtp://[user@]host[:port]` upgrades with
 /// STARTTLS (RFC 3207) whenever the server offers it, `smtps://` speaks TLS from the first
 /// byte (RFC 8314 §3.3). TLS goes through the same OpenSSL as everything else
-/// (``TLSClientConnection``), verifying the server's certificate and name. A password is
-/// sent (AUTH PLAIN, RFC 4616) only over TLS, or to a loopback server.
+/// (``TLSClientConnection``), verifying the server's certificate and name. A server on
+/// another host that offers no STARTTLS gets nothing (a stripped STARTTLS must not put
+/// codes on the network in clear); only a loopback server, a local MTA, is spoken to in
+/// clear. A password (AUTH PLAIN, RFC 4616) goes only where mail may.
 struct SMTPTransport: MailTransport {
     struct Settings: Sendable {
         var host: String
@@ -76,13 +78,22 @@ private final class SMTPSession {
             try hello()
             if !settings.implicitTLS, capabilities.contains("STARTTLS") {
                 try expect(220, after: "STARTTLS")
+                // Anything already sent after the 220 came before TLS and would be read as
+                // if inside it (the STARTTLS injection of CVE-2011-0411): refuse.
+                guard buffer.isEmpty else {
+                    throw MailError(.temporary, "\(settings.host) sent data after its STARTTLS answer; refusing it")
+                }
                 try startTLS()
+                // What the server said before TLS is forgotten (RFC 3207 §4.2).
+                capabilities = []
                 try hello()
             }
+            // Codes are secrets: they cross a network only inside TLS. A server on this
+            // host (a local MTA) may take them in clear.
+            guard tls != nil || settings.isLoopback else {
+                throw MailError(.temporary, "\(settings.host) offers no STARTTLS; refusing to send codes or a password in clear (use smtps://, or a local MTA with --mail sendmail)")
+            }
             if let user = settings.user {
-                guard tls != nil || settings.isLoopback else {
-                    throw MailError(.invalidConfiguration, "\(settings.host) offers no STARTTLS; refusing to send the SMTP password in clear")
-                }
                 let credentials = Data("\u{0}\(user)\u{0}\(settings.password ?? "")".utf8).base64EncodedString()
                 try expect(235, after: "AUTH PLAIN \(credentials)", shown: "AUTH PLAIN …")
             }
