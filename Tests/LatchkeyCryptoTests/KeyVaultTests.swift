@@ -83,8 +83,6 @@ struct KeyVaultTests {
         let credentials = temporary.url.appendingPathComponent("credentials")
         try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
         _ = try temporary.keyFile("credentials/latchkey-vault", bytes: Data(contentsOf: keyFile))
-        setenv("CREDENTIALS_DIRECTORY", credentials.path, 1)
-        defer { unsetenv("CREDENTIALS_DIRECTORY") }
 
         let sources: [(String, VaultKeySource, VaultKeySource)] = [
             ("passphrase", VaultFixtures.passphrase(), VaultFixtures.passphrase()),
@@ -92,14 +90,16 @@ struct KeyVaultTests {
             // Made with the key file, reopened through systemd: the same 32 bytes.
             ("systemd credential", .keyFile(keyFile), .systemdCredential(name: "latchkey-vault")),
         ]
-        for (name, create, reopen) in sources {
-            let directory = temporary.url.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
-            let entry = try KeyVault.open(at: directory, key: create).createKey(.es256, metadata: Data(name.utf8))
-            let reopened = try KeyVault.open(at: directory, key: reopen)
-            #expect(try reopened.entries() == [entry], "\(name)")
-            // A fresh instance has nothing cached: this unseals the key from disk.
-            let signature = try reopened.sign(Data("m".utf8), with: entry.handle)
-            #expect(entry.publicKey.isValidSignature(signature, for: Data("m".utf8)), "\(name)")
+        try VaultKeySource.$credentialsDirectory.withValue(credentials.path) {
+            for (name, create, reopen) in sources {
+                let directory = temporary.url.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
+                let entry = try KeyVault.open(at: directory, key: create).createKey(.es256, metadata: Data(name.utf8))
+                let reopened = try KeyVault.open(at: directory, key: reopen)
+                #expect(try reopened.entries() == [entry], "\(name)")
+                // A fresh instance has nothing cached: this unseals the key from disk.
+                let signature = try reopened.sign(Data("m".utf8), with: entry.handle)
+                #expect(entry.publicKey.isValidSignature(signature, for: Data("m".utf8)), "\(name)")
+            }
         }
     }
 
@@ -120,9 +120,10 @@ struct KeyVaultTests {
         #expect(throws: KeyVaultError(code: .keySourceUnavailable, reason: "")) {
             try KeyVault.open(at: keyVault, key: .keyFile(temporary.url.appendingPathComponent("missing.key")))
         }
-        unsetenv("CREDENTIALS_DIRECTORY")
-        #expect(throws: KeyVaultError(code: .keySourceUnavailable, reason: "")) {
-            try KeyVault.open(at: keyVault, key: .systemdCredential(name: "latchkey"))
+        VaultKeySource.$credentialsDirectory.withValue("") {
+            #expect(throws: KeyVaultError(code: .keySourceUnavailable, reason: "")) {
+                try KeyVault.open(at: keyVault, key: .systemdCredential(name: "latchkey"))
+            }
         }
     }
 

@@ -32,6 +32,11 @@ public enum VaultKeySource: Sendable {
         }
     }
 
+    /// Stands in for `$CREDENTIALS_DIRECTORY` in the tests (empty: unset), so they need not
+    /// change the process's environment while other tests start processes (a `setenv`
+    /// racing with a `posix_spawn` that copies the environment can crash the latter).
+    @TaskLocal static var credentialsDirectory: String?
+
     /// Reads a raw 32-byte key (key file or systemd credential).
     func rawKey() throws -> SymmetricKey {
         let url: URL
@@ -41,7 +46,7 @@ public enum VaultKeySource: Sendable {
         case .keyFile(let file):
             url = file
         case .systemdCredential(let name):
-            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            guard let directory = Self.credentialsDirectory ?? ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
                 throw KeyVaultError(
                     code: .keySourceUnavailable,
                     reason: "CREDENTIALS_DIRECTORY is not set: run under systemd with LoadCredential=\(name):<file> (or set it for testing)"

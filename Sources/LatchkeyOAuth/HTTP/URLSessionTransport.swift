@@ -150,6 +150,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
                 entry.continuation.resume(throwing: CancellationError())
                 return
             }
+            // URLSession's own idle timeout (the same seconds as the deadline) can fire
+            // first when the provider stalls between bytes: it is the same failure.
+            if (error as? URLError)?.code == .timedOut {
+                entry.continuation.resume(throwing: OAuthError(
+                    code: .timedOut, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") took longer than \(Int(policy.timeout)) s"
+                ))
+                return
+            }
             entry.continuation.resume(throwing: OAuthError(code: .network, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)"))
             return
         }
