@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 
 /// A `latchkey serve` process the persisted benchmark starts (from the same build as the
 /// benchmark), so the server's CPU is its own and can be read from /proc.
@@ -22,6 +23,7 @@ struct ServeProcess {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        ProcessSpawning.prepare()
         try process.run()
         var text = ""
         while !text.contains("\n") {

@@ -39,6 +39,7 @@ public enum ChildProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input ?? FileHandle.nullDevice
+        ProcessSpawning.prepare()
         try process.run()
         // Both pipes are drained while the program runs, so a large output cannot block it.
         async let stdout = drain(out)
@@ -60,6 +61,7 @@ public enum ChildProcess {
         process.standardOutput = output
         process.standardError = mergingErrors ? output : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
+        ProcessSpawning.prepare()
         try process.run()
         return (process, output)
     }
@@ -73,6 +75,7 @@ public enum ChildProcess {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
+        ProcessSpawning.prepare()
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
