@@ -16,7 +16,7 @@ printf '#include "shim.h"\nint main(void) { return EVP_MD_fetch(0, "SHA2-256", 0
 "$cc_bin" -fsyntax-only -Werror=implicit-function-declaration -I Sources/CLatchkeyOpenSSL "$probe_dir/control.c"
 
 for call in 'EC_KEY_new_by_curve_name(415)' 'ECDSA_sign(0, 0, 0, 0, 0, 0)' 'RSA_new()' \
-            'HMAC(0, 0, 0, 0, 0, 0, 0)' 'SHA256_Init(0)' 'EVP_PKEY_get1_EC_KEY(0)'; do
+            'HMAC_CTX_new()' 'SHA256_Init(0)' 'SSL_CTX_set_tmp_dh_callback(0, 0)' 'EVP_PKEY_get1_EC_KEY(0)'; do
     printf '#include "shim.h"\nint main(void) { return %s != 0; }\n' "$call" > "$probe_dir/probe.c"
     if "$cc_bin" -fsyntax-only -Werror=implicit-function-declaration -Werror=int-conversion \
         -I Sources/CLatchkeyOpenSSL "$probe_dir/probe.c" 2>/dev/null; then

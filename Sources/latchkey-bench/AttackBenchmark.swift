@@ -46,7 +46,7 @@ struct AttackBenchmark {
         // 10,000 /authorize from one address, 8 at a time.
         let hint = "/authorize?client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&response_type=code"
             + "&code_challenge_method=S256&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&state=s&login_hint=ada"
-        let authorize = try await Self.flood(port: port, count: 10_000, source: { _ in "127.0.0.2" }) { _ in ("GET", hint, nil) }
+        let authorize = await Self.flood(port: port, count: 10_000, source: { _ in "127.0.0.2" }) { _ in ("GET", hint, nil) }
         let residentAfterAuthorize = PeakMemory.resident()
         let after = try await signInP50(user)
         report.lines.append(ReportLine(name: "10,000 /authorize from one address: per s", latchkey: authorize.rate, reference: nil, referenceName: "answered 200: \(authorize.ok)"))
@@ -55,10 +55,10 @@ struct AttackBenchmark {
 
         // 1,000 transfer starts and 1,000 recovery starts over 200 addresses.
         let credential = try await user.embedded.credentials().first?.id ?? ""
-        let transfers = try await Self.flood(port: port, count: 1000, source: { Self.address($0 % 200) }) { _ in
+        let transfers = await Self.flood(port: port, count: 1000, source: { RawConnection.standIn($0 % 200) }) { _ in
             ("POST", "/v1/transfers", ["credential": credential])
         }
-        let recoveries = try await Self.flood(port: port, count: 1000, source: { Self.address($0 % 200) }) { index in
+        let recoveries = await Self.flood(port: port, count: 1000, source: { RawConnection.standIn($0 % 200) }) { index in
             ("POST", "/v1/recovery", ["username": "ghost\(index)"])
         }
         let residentAfter = PeakMemory.resident()
@@ -86,11 +86,6 @@ struct AttackBenchmark {
         return report
     }
 
-    /// The `index`th attacking address: 127.0.1.1, 127.0.1.2, …
-    static func address(_ index: Int) -> String {
-        "127.0.\(1 + index / 250).\(1 + index % 250)"
-    }
-
     struct Flood {
         var statuses: [Int: Int]
         var seconds: Double
@@ -98,30 +93,13 @@ struct AttackBenchmark {
         var rate: Double { Double(statuses.values.reduce(0, +)) / max(seconds, 1e-9) }
     }
 
-    /// `count` requests, 8 at a time, each over its own connection from `source(i)`.
+    /// `count` requests, 8 at a time, each over its own connection from `source(i)`, timed.
     static func flood(
         port: Int, count: Int, source: @escaping @Sendable (Int) -> String,
-        _ request: @escaping @Sendable (Int) -> (String, String, [String: String]?)
-    ) async throws -> Flood {
+        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
+    ) async -> Flood {
         let start = ContinuousClock.now
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            var tally: [Int: Int] = [:]
-            var next = 0
-            func add() {
-                let index = next
-                next += 1
-                group.addTask {
-                    let (method, target, json) = request(index)
-                    return (try? await RawConnection(port: port, source: source(index)).exchange(method, target, json: json).status) ?? -1
-                }
-            }
-            for _ in 0..<min(8, count) { add() }
-            while let status = try await group.next() {
-                tally[status, default: 0] += 1
-                if next < count { add() }
-            }
-            return tally
-        }
+        let statuses = await RawConnection.flood(port: port, count: count, from: source, request)
         return Flood(statuses: statuses, seconds: (ContinuousClock.now - start).seconds)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyCrypto
-import LatchkeyIdP
+@testable import LatchkeyIdP
 import Logging
 import PostgresNIO
 import Testing
@@ -70,5 +70,20 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
             throw error
         }
         try await connection.close()
+    }
+}
+
+extension Provider {
+    /// A provider on an in-memory store for `body`, its store closed afterwards whether
+    /// `body` throws or not (an unclosed SQLite connection traps when it is freed).
+    static func withInMemoryStore(_ body: (Provider) async throws -> Void) async throws {
+        let provider = try await Provider.open(ProviderConfiguration(adminToken: "t"))
+        do {
+            try await body(provider)
+        } catch {
+            await provider.context.database.close()
+            throw error
+        }
+        await provider.context.database.close()
     }
 }

@@ -11,14 +11,7 @@ import Testing
 struct TransferLifetimeTests {
     @Test("an unopened transfer stores nothing, and its ticket dies after a minute")
     func unopenedTransferStoresNothing() async throws {
-        let provider = try await Provider.open(ProviderConfiguration(adminToken: "t"))
-        do {
-            try await Self.check(provider)
-        } catch {
-            await provider.context.database.close()
-            throw error
-        }
-        await provider.context.database.close()
+        try await Provider.withInMemoryStore(Self.check)
     }
 
     static func check(_ provider: Provider) async throws {

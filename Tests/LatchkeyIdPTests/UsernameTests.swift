@@ -44,14 +44,7 @@ struct UsernameTests {
 
     @Test("a store made under another skeleton rule has its skeletons remade; look-alike old names both stay")
     func refresh() async throws {
-        let provider = try await Provider.open(ProviderConfiguration(adminToken: "t"))
-        do {
-            try await Self.refresh(provider)
-        } catch {
-            await provider.context.database.close()
-            throw error
-        }
-        await provider.context.database.close()
+        try await Provider.withInMemoryStore(Self.refresh)
     }
 
     static func refresh(_ provider: Provider) async throws {

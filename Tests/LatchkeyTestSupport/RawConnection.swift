@@ -135,3 +135,44 @@ public final class RawConnection: @unchecked Sendable {
         return .status(status)
     }
 }
+
+extension RawConnection {
+    /// Connects on a thread of its own: `connect` blocks when the server's accept queue is
+    /// full (a flood), and must not hold one of the cooperative pool's threads meanwhile.
+    public static func open(port: Int, source: String = "127.0.0.1") async throws -> RawConnection {
+        try await Blocking.run { Result { try RawConnection(port: port, source: source) } }.get()
+    }
+
+    /// The `index`th stand-in client address: 127.0.1.1, 127.0.1.2, …, 127.0.1.250,
+    /// 127.0.2.1, … (never 127.0.0.1, which stands for the real user).
+    public static func standIn(_ index: Int) -> String {
+        "127.0.\(1 + index / 250).\(1 + index % 250)"
+    }
+
+    /// `count` requests to the provider on `port`, `parallel` at a time, each over its own
+    /// connection from the address `source(i)`: how many got each status (-1: no answer).
+    /// The tests' and the benchmark's floods (docs/SECURITY.md, "Limits").
+    public static func flood(
+        port: Int, count: Int, parallel: Int = 8, from source: @escaping @Sendable (Int) -> String,
+        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
+    ) async -> [Int: Int] {
+        await withTaskGroup(of: Int.self) { group in
+            var tally: [Int: Int] = [:]
+            var next = 0
+            func add() {
+                let index = next
+                next += 1
+                group.addTask {
+                    let (method, target, json) = request(index)
+                    return (try? await RawConnection.open(port: port, source: source(index)).exchange(method, target, json: json).status) ?? -1
+                }
+            }
+            for _ in 0..<min(parallel, count) { add() }
+            while let status = await group.next() {
+                tally[status, default: 0] += 1
+                if next < count { add() }
+            }
+            return tally
+        }
+    }
+}

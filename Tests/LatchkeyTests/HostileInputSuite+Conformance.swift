@@ -146,7 +146,7 @@ extension HostileInputSuite {
 extension HostileInputSuite {
     /// One admin request over a raw connection from `source`: its status.
     static func adminStatus(_ provider: ProviderHarness, token: String, from source: String) async throws -> RawConnection.Outcome {
-        let connection = try RawConnection(port: provider.port, source: source)
+        let connection = try await RawConnection.open(port: provider.port, source: source)
         _ = connection.send("GET /admin/outbox HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
         return await connection.outcome(within: 10)
     }

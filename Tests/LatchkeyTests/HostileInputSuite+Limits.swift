@@ -9,35 +9,17 @@ import Testing
 /// and addresses. Addresses across 127.0.0.0/8 stand in for distinct clients; the real
 /// user is always 127.0.0.1.
 extension HostileInputSuite {
-    /// The `index`th attacking address: 127.0.1.1, 127.0.1.2, … (never 127.0.0.1).
+    /// The `index`th attacking address (``RawConnection/standIn(_:)``).
     static func attacker(_ index: Int) -> String {
-        "127.0.\(1 + index / 250).\(1 + index % 250)"
+        RawConnection.standIn(index)
     }
 
-    /// `count` requests, `parallel` at a time, each over its own connection from the
-    /// address `source(i)`: their statuses.
+    /// `count` requests from the addresses `source(i)`, 4 at a time: their statuses.
     static func flood(
-        _ provider: ProviderHarness, count: Int, parallel: Int = 4, from source: @escaping @Sendable (Int) -> String,
+        _ provider: ProviderHarness, count: Int, from source: @escaping @Sendable (Int) -> String,
         _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
-    ) async throws -> [Int: Int] {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            var tally: [Int: Int] = [:]
-            var next = 0
-            func add() {
-                let index = next
-                next += 1
-                group.addTask {
-                    let (method, target, json) = request(index)
-                    return try await provider.raw(method, target, json: json, from: source(index)).0
-                }
-            }
-            for _ in 0..<min(parallel, count) { add() }
-            while let status = try await group.next() {
-                tally[status, default: 0] += 1
-                if next < count { add() }
-            }
-            return tally
-        }
+    ) async -> [Int: Int] {
+        await RawConnection.flood(port: provider.port, count: count, parallel: 4, from: source, request)
     }
 
     static let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
@@ -55,7 +37,7 @@ extension HostileInputSuite {
         try await ProviderHarness.withVault { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             _ = try await embedded.registerCredential(from: try await provider.createIdentity("ada").bindURL)
-            let tally = try await Self.flood(provider, count: 10_000, from: { _ in "127.0.0.2" }) { _ in
+            let tally = await Self.flood(provider, count: 10_000, from: { _ in "127.0.0.2" }) { _ in
                 ("GET", Self.authorizeTarget(hint: "ada"), nil)
             }
             #expect(tally == [200: 10_000], "no /authorize may be refused for want of room: \(tally)")
@@ -67,7 +49,7 @@ extension HostileInputSuite {
     func transferFlood() async throws {
         try await TransferTests.withDevices { devices in
             let credential = devices.credential.id
-            let tally = try await Self.flood(devices.provider, count: 1000, from: { Self.attacker($0 % 200) }) { _ in
+            let tally = await Self.flood(devices.provider, count: 1000, from: { Self.attacker($0 % 200) }) { _ in
                 ("POST", "/v1/transfers", ["credential": credential])
             }
             #expect(tally == [201: 1000], "\(tally)")
@@ -86,10 +68,10 @@ extension HostileInputSuite {
             let lost = try TemporaryVault()
             defer { lost.cleanUp() }
             _ = try await lost.embedded(allowing: [provider.host]).registerCredential(from: bindURL)
-            let recoveries = try await Self.flood(provider, count: 1000, from: { Self.attacker($0 % 200) }) { index in
+            let recoveries = await Self.flood(provider, count: 1000, from: { Self.attacker($0 % 200) }) { index in
                 ("POST", "/v1/recovery", ["username": "ghost\(index)"])
             }
-            let signUps = try await Self.flood(provider, count: 1000, from: { Self.attacker($0 % 200) }) { index in
+            let signUps = await Self.flood(provider, count: 1000, from: { Self.attacker($0 % 200) }) { index in
                 ("POST", "/v1/signup", ["username": "squatter\(index)"])
             }
             #expect(recoveries == [200: 1000] && signUps == [200: 1000], "\(recoveries) \(signUps)")
@@ -108,7 +90,7 @@ extension HostileInputSuite {
     func recoveryStartsDoNotLockOutOwner() async throws {
         try await ProviderHarness.withVault { provider, vault in
             _ = try await provider.createIdentity("ada")
-            let tally = try await Self.flood(provider, count: 40, from: { Self.attacker($0 % 8) }) { _ in
+            let tally = await Self.flood(provider, count: 40, from: { Self.attacker($0 % 8) }) { _ in
                 ("POST", "/v1/recovery", ["username": "ada"])
             }
             #expect(tally == [200: 40], "\(tally)")
@@ -241,6 +223,6 @@ extension ProviderHarness {
         if target.hasPrefix("http"), let components = URLComponents(string: target) {
             path = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
         }
-        return try await RawConnection(port: port, source: source).exchange(method, path, json: json)
+        return try await RawConnection.open(port: port, source: source).exchange(method, path, json: json)
     }
 }

@@ -538,27 +538,27 @@ struct HostileInputSuite {
         // The idle limit is the longer one, so a loaded machine's pause between trickled
         // bytes cannot end a slow body as idle before its deadline answers 408.
         Attack("a client that connects and sends nothing is disconnected", "closed") { context in
-            let connection = try RawConnection(port: context.provider.port)
+            let connection = try await RawConnection.open(port: context.provider.port)
             let outcome = await connection.outcome(within: 10)
             try await context.send("GET", "health")
             throw outcome
         },
         Attack("request headers trickled a byte at a time are cut off", "closed") { context in
-            let connection = try RawConnection(port: context.provider.port)
+            let connection = try await RawConnection.open(port: context.provider.port)
             let pieces = ["GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"] + Array(repeating: "a", count: 40)
             let outcome = await connection.trickle(pieces, interval: 0.25, thenWait: 10)
             try await context.send("GET", "health")
             throw outcome
         },
         Attack("a request body trickled slower than the body deadline", "status(408)") { context in
-            let connection = try RawConnection(port: context.provider.port)
+            let connection = try await RawConnection.open(port: context.provider.port)
             let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
             let outcome = await connection.trickle([head] + Array(repeating: "a", count: 40), interval: 0.25, thenWait: 10)
             try await context.send("GET", "health")
             throw outcome
         },
         Attack("a chunked request body over 64 KiB (no Content-Length)", "status(413)") { context in
-            let connection = try RawConnection(port: context.provider.port)
+            let connection = try await RawConnection.open(port: context.provider.port)
             let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
             let chunk = String(70_000, radix: 16) + "\r\n" + String(repeating: "a", count: 70_000) + "\r\n0\r\n\r\n"
             let outcome = await connection.trickle([head, chunk], interval: 0.05, thenWait: 10)
