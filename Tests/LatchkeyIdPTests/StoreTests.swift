@@ -140,14 +140,7 @@ extension TestStore {
             var configuration = ProviderConfiguration(adminToken: "t")
             configuration.storage = storage
             configuration.storeKey = storeKey
-            let provider = try await Provider.open(configuration)
-            do {
-                try await body(provider)
-            } catch {
-                await provider.context.database.close()
-                throw error
-            }
-            await provider.context.database.close()
+            try await Provider.closing(configuration, body)
         }
     }
 }

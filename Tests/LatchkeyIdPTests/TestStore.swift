@@ -74,10 +74,10 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 extension Provider {
-    /// A provider on an in-memory store for `body`, its store closed afterwards whether
-    /// `body` throws or not (an unclosed SQLite connection traps when it is freed).
-    static func withInMemoryStore(_ body: (Provider) async throws -> Void) async throws {
-        let provider = try await Provider.open(ProviderConfiguration(adminToken: "t"))
+    /// A provider over `configuration`'s store for `body`, its store closed afterwards
+    /// whether `body` throws or not (an unclosed SQLite connection traps when it is freed).
+    static func closing(_ configuration: ProviderConfiguration, _ body: (Provider) async throws -> Void) async throws {
+        let provider = try await Provider.open(configuration)
         do {
             try await body(provider)
         } catch {
@@ -85,5 +85,10 @@ extension Provider {
             throw error
         }
         await provider.context.database.close()
+    }
+
+    /// ``closing(_:_:)`` on an in-memory store.
+    static func withInMemoryStore(_ body: (Provider) async throws -> Void) async throws {
+        try await closing(ProviderConfiguration(adminToken: "t"), body)
     }
 }
