@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import NIOCore
 import NIOSSL
@@ -76,19 +77,27 @@ final class PostgresProviderDatabase: ProviderDatabase {
     /// Fails with ``StoreError/Code-swift.struct/unavailable`` when no connection comes
     /// within the deadline: the pool keeps trying to connect in the background, and the
     /// provider answers 503 meanwhile instead of holding requests.
+    ///
+    /// The operation runs in a task of its own that the caller does not wait for past the
+    /// deadline: a task group would wait for its child even after cancelling it, and a
+    /// postgres-nio query on a connection cut mid-flight (the outage test's relay) can
+    /// ignore cancellation and never finish, which held a whole test run.
     private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
         let deadline = connectionDeadline
-        return try await withThrowingTaskGroup(of: Result?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: deadline)
-                return nil
+        let once = ResumeOnce<Result>()
+        return try await withCheckedThrowingContinuation { continuation in
+            once.set(continuation)
+            let work = Task {
+                do {
+                    once.resume(with: .success(try await operation()))
+                } catch {
+                    once.resume(with: .failure(error))
+                }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let result = first else {
-                throw StoreError(.unavailable, "PostgreSQL did not answer within \(deadline)")
+            Task {
+                try? await Task.sleep(for: deadline)
+                if once.resume(with: .failure(StoreError(.unavailable, "PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
             }
-            return result
         }
     }
 
@@ -96,9 +105,23 @@ final class PostgresProviderDatabase: ProviderDatabase {
         try await transaction { try await $0.execute("SELECT 1") }
     }
 
+    /// Ends the pool's task, waiting for it at most five seconds (a connection cut
+    /// mid-flight may never report its end).
     func close() async {
         pool.cancel()
-        await pool.value
+        let pool = pool
+        let once = ResumeOnce<Void>()
+        try? await withCheckedThrowingContinuation { continuation in
+            once.set(continuation)
+            Task {
+                await pool.value
+                once.resume(with: .success(()))
+            }
+            Task {
+                try? await Task.sleep(for: .seconds(5))
+                once.resume(with: .success(()))
+            }
+        }
     }
 
     static func isConflict(_ error: PSQLError) -> Bool {
@@ -173,5 +196,25 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
         default:
             throw StoreError(.corruptRow, "column \(cell.columnName) has PostgreSQL type \(cell.dataType), which the store never writes")
         }
+    }
+}
+
+/// A continuation resumed by whichever of several racing tasks gets there first.
+private final class ResumeOnce<Value: Sendable>: Sendable {
+    private let pending = Mutex<CheckedContinuation<Value, any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Value, any Error>) {
+        pending.withLock { $0 = continuation }
+    }
+
+    /// Resumes with `outcome` if nobody has yet; whether this call did.
+    @discardableResult
+    func resume(with outcome: Swift.Result<Value, any Error>) -> Bool {
+        guard let continuation = pending.withLock({ current -> CheckedContinuation<Value, any Error>? in
+            defer { current = nil }
+            return current
+        }) else { return false }
+        continuation.resume(with: outcome)
+        return true
     }
 }
