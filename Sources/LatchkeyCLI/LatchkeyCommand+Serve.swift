@@ -131,12 +131,7 @@ extension LatchkeyCommand {
             }
             if let url = database ?? environment["LATCHKEY_DATABASE_URL"] {
                 guard dataDir == nil else { throw ValidationError("give either --data-dir (SQLite) or --database (PostgreSQL), not both") }
-                var password: String?
-                if let databasePasswordFile {
-                    password = String(decoding: try SecretFile.read(databasePasswordFile), as: UTF8.self).trimmingCharacters(in: .newlines)
-                } else if let secret = try SecretFile.credential("latchkey-database-password") {
-                    password = String(decoding: secret, as: UTF8.self).trimmingCharacters(in: .newlines)
-                }
+                let password = try SecretFile.password(file: databasePasswordFile, credential: "latchkey-database-password")
                 configuration.storage = .postgres(try PostgresLocation(url: url, password: password))
             } else if let dataDir {
                 configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
@@ -155,14 +150,7 @@ extension LatchkeyCommand {
             switch choice {
             case .smtp:
                 guard let smtpURL else { throw ValidationError("--mail smtp needs --smtp-url") }
-                var password: String?
-                if let smtpPasswordFile {
-                    password = String(decoding: try SecretFile.read(smtpPasswordFile), as: UTF8.self).trimmingCharacters(in: .newlines)
-                } else if let secret = try SecretFile.credential("latchkey-smtp-password") {
-                    password = String(decoding: secret, as: UTF8.self).trimmingCharacters(in: .newlines)
-                } else {
-                    password = ProcessInfo.processInfo.environment["LATCHKEY_SMTP_PASSWORD"]
-                }
+                let password = try SecretFile.password(file: smtpPasswordFile, credential: "latchkey-smtp-password", environment: "LATCHKEY_SMTP_PASSWORD")
                 return .init(transport: .smtp(url: smtpURL, password: password, trustedCertificatesFile: smtpCAFile), from: mailFrom)
             default:
                 return .init(transport: .sendmail(path: sendmailPath), from: mailFrom)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Secrets `latchkey serve` reads from files (docs/SECURITY.md, "The provider's store"):
-/// the store key and the database password, from a path given on the command line or a
+/// the store key and the database and SMTP passwords, from a path given on the command line or a
 /// systemd credential (`LoadCredential=`), never the secret itself on the command line.
 /// A file that group or others can read is refused, as ssh refuses such a key.
 enum SecretFile {
@@ -30,5 +30,13 @@ enum SecretFile {
         let path = directory + "/" + name
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try read(path, exactly: count)
+    }
+
+    /// A password, one line: from `file` when given, else the credential `credential`,
+    /// else the environment variable `environment` (when named); nil when none has one.
+    static func password(file: String?, credential: String, environment: String? = nil) throws -> String? {
+        let bytes = try file.map { try read($0) } ?? Self.credential(credential)
+        if let bytes { return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines) }
+        return environment.flatMap { ProcessInfo.processInfo.environment[$0] }
     }
 }
