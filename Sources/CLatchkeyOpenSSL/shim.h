@@ -44,6 +44,9 @@ static inline int CLatchkey_disable_core_dumps(void) {
 #include <openssl/x509.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
+#include <openssl/provider.h>
+#include <openssl/encoder.h>
+#include <openssl/decoder.h>
 
 /* TLS clients (LatchkeyCrypto's TLSClientConnection): the minimum version and SNI are
  * macros over SSL_CTX_ctrl / SSL_ctrl. */

@@ -219,7 +219,7 @@ struct KeyVaultTests {
         var secrets: [(String, Data)] = []
         for algorithm in [SigningAlgorithm.es256, .ed25519, .es256, .ed25519] {
             let entry = try vault.createKey(algorithm, metadata: Data("m".utf8))
-            let der = try vault.signingKey(entry.handle).pkcs8DERRepresentation
+            let der = try #require(try vault.signingKey(entry.handle).software).pkcs8DERRepresentation
             // The private scalar or seed is the 32 bytes after OCTET STRING (04 20): in the
             // SEC1 ECPrivateKey for P-256 (RFC 5915), in CurvePrivateKey for Ed25519 (RFC 8410).
             guard let marker = der.range(of: Data([0x04, 0x20])) else { throw TestDataError("no key octets in PKCS#8") }

@@ -119,7 +119,7 @@ struct TransferTests {
             #expect((listed["credentials"] as? [[String: Any]])?.count == 2)
 
             // No private key byte crossed the wire, in any encoding.
-            let pkcs8 = try importedKey.pkcs8DERRepresentation
+            let pkcs8 = try #require(importedKey.software).pkcs8DERRepresentation
             let scalar = try #require(Self.privateScalar(pkcs8))
             let secrets = [pkcs8, scalar, Data(Base64URL.encode(scalar).utf8), Data(Base64URL.encode(pkcs8).utf8),
                            Data(scalar.base64EncodedString().utf8), Data(pkcs8.base64EncodedString().utf8), Data(scalar.map { String(format: "%02x", $0) }.joined().utf8)]

@@ -66,6 +66,8 @@ extension CryptoError {
             case openSSLFailure
             case processProtection
             case tlsFailure
+            case tpmUnavailable
+            case tpmKeyUnusable
         }
 
         private let backing: Backing
@@ -98,6 +100,12 @@ extension CryptoError {
         /// A TLS connection could not be set up, failed or was refused: no handshake, a
         /// certificate that does not verify or names another host, a broken stream.
         public static let tlsFailure = Code(.tlsFailure)
+        /// No TPM answers where ``TPM`` was told to look (`TPM2OPENSSL_TCTI`, by default
+        /// `/dev/tpmrm0`), or OpenSSL's `tpm2` provider is not installed, or the TPM is busy.
+        public static let tpmUnavailable = Code(.tpmUnavailable)
+        /// A TPM-wrapped key this TPM cannot load: made by another TPM, or before this one
+        /// was cleared. The key blob is intact; only that TPM can use it.
+        public static let tpmKeyUnusable = Code(.tpmKeyUnusable)
 
         public var description: String { backing.rawValue }
     }

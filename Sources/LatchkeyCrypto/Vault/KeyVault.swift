@@ -40,7 +40,7 @@ public final class KeyVault: @unchecked Sendable {
     private let lockPath: String
     private let keys: VaultKeys
     private let cacheLock = NSLock()
-    private var unsealed: [KeyHandle: SigningKey] = [:]
+    private var unsealed: [KeyHandle: DeviceSigningKey] = [:]
 
     private init(directory: URL, keys: VaultKeys) {
         self.directory = directory
@@ -163,6 +163,8 @@ public final class KeyVault: @unchecked Sendable {
             root = try stretch(passphrase, salt: salt, parameters: parameters)
         case .keyFile, .systemdCredential:
             root = try source.rawKey()
+        case .tpm:
+            (header.tpm, root) = try TPMSealedVaultKey.create()
         }
         header.keyCheck = Base64URL.encode(try VaultKeys(root: root).keyCheck)
         try VaultFiles.ensurePrivateDirectory(path + "/keys", followLink: false)
@@ -181,12 +183,12 @@ public final class KeyVault: @unchecked Sendable {
     /// The root key for an existing vault, from the source the header says it needs.
     private static func rootKey(for header: VaultHeader, source: VaultKeySource) throws -> SymmetricKey {
         guard header.keyKind == source.kind else {
-            throw KeyVaultError(
-                code: .keySourceMismatch,
-                reason: header.keyKind == .scrypt
-                    ? "this vault is protected by a passphrase, not a key file or credential"
-                    : "this vault is protected by a key file or systemd credential, not a passphrase"
-            )
+            let needs = switch header.keyKind {
+            case .scrypt: "a passphrase"
+            case .raw: "a key file or systemd credential"
+            case .tpm: "its key sealed by this host's TPM (Latchkey's VaultKeySource.tpm; the command line's --vault-key tpm)"
+            }
+            throw KeyVaultError(code: .keySourceMismatch, reason: "this vault opens with \(needs), not with the key given")
         }
         switch source {
         case .passphrase(let passphrase, _):
@@ -200,6 +202,11 @@ public final class KeyVault: @unchecked Sendable {
             }
         case .keyFile, .systemdCredential:
             return try source.rawKey()
+        case .tpm:
+            guard let sealed = header.tpm else {
+                throw KeyVaultError(code: .notAVault, reason: "the vault header lacks its TPM-sealed key")
+            }
+            return try sealed.unseal()
         }
     }
 
@@ -258,26 +265,54 @@ public final class KeyVault: @unchecked Sendable {
     // MARK: Public operations
 
     /// Generates a key of `algorithm`, seals it and stores it with `metadata`.
-    public func createKey(_ algorithm: SigningAlgorithm, metadata: Data) throws -> VaultEntry {
+    ///
+    /// With ``KeyProtection/tpm`` the key is generated inside the host's TPM
+    /// (``TPM/system()``) and the record keeps only its TPM-wrapped blob; only ES256 can be
+    /// (``KeyVaultError/Code/unsupportedProtection`` otherwise, before the TPM is asked).
+    /// A missing TPM is ``KeyVaultError/Code/tpmUnavailable``.
+    public func createKey(_ algorithm: SigningAlgorithm, metadata: Data, protection: KeyProtection = .software) throws -> VaultEntry {
         guard metadata.count <= Self.maximumMetadataByteCount else {
             throw KeyVaultError(code: .metadataTooLarge, reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
         }
-        let key = try SigningKey.generate(algorithm)
         let handle = try KeyHandle.random()
+        let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: algorithm, protection: protection)
+        let key: DeviceSigningKey
+        let box: AESGCM.SealedBox
+        let publicKey: VerifyingKey
+        switch protection {
+        case .software:
+            let software = try SigningKey.generate(algorithm)
+            box = try software.withPKCS8DER { try AESGCM.seal($0, using: keys.sealing, authenticating: context) }
+            (key, publicKey) = (.software(software), software.publicKey)
+        case .tpm:
+            guard algorithm == .es256 else {
+                throw KeyVaultError(
+                    code: .unsupportedProtection,
+                    reason: "a TPM key is ES256 (P-256) only: TPMs have no \(algorithm.joseName); use software protection for it"
+                )
+            }
+            let tpmKey: TPMSigningKey
+            do {
+                tpmKey = try TPMSigningKey.generate(in: TPM.system())
+            } catch let error as CryptoError {
+                throw KeyVaultError(tpm: error)
+            }
+            box = try AESGCM.seal(tpmKey.wrappedKey, using: keys.sealing, authenticating: context)
+            (key, publicKey) = (.tpm(tpmKey), tpmKey.publicKey)
+        }
         let now = Date().timeIntervalSince1970
-        let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: algorithm)
-        let box = try key.withPKCS8DER { try AESGCM.seal($0, using: keys.sealing, authenticating: context) }
         let record = VaultRecord(
             handle: handle,
             algorithm: algorithm,
-            publicKey: Base64URL.encode(key.publicKey.spkiDER),
+            publicKey: Base64URL.encode(publicKey.spkiDER),
             metadata: Base64URL.encode(metadata),
             createdAt: now,
             updatedAt: now,
             keyFormat: VaultHeader.currentFormat,
             nonce: Base64URL.encode(box.nonce),
             sealedKey: Base64URL.encode(box.ciphertext + box.tag),
-            storedFormat: VaultHeader.currentFormat
+            storedFormat: VaultHeader.currentFormat,
+            protection: protection
         )
         try VaultFiles.withExclusiveLock(lockPath) {
             guard try VaultFiles.status(recordPath(handle)) == nil else {
@@ -285,7 +320,7 @@ public final class KeyVault: @unchecked Sendable {
             }
             try writeRecord(record)
         }
-        cacheLock.withLock { unsealed[handle] = key }
+        if case .software = key { cacheLock.withLock { unsealed[handle] = key } }
         return try record.entry()
     }
 
@@ -346,15 +381,36 @@ public final class KeyVault: @unchecked Sendable {
         try readRecord(handle).entry()
     }
 
-    /// Signs `message` with the key `handle` (ES256: DER; Ed25519: 64 bytes).
-    public func sign(_ message: some DataProtocol, with handle: KeyHandle) throws -> Data {
-        try signingKey(handle).signature(for: message)
+    /// Signs `message` with the key `handle` (ES256: DER; Ed25519: 64 bytes). A TPM key
+    /// signs in the TPM: ``KeyVaultError/Code/tpmUnavailable`` when none answers,
+    /// ``KeyVaultError/Code/wrongTPM`` when it is not the TPM that made the key. Neither
+    /// changes the record.
+    public func sign(_ message: Data, with handle: KeyHandle) throws -> Data {
+        try signingKey(handle).signature(for: message, handle: handle)
     }
 
-    /// The parsed private key of `handle`: from the cache while its record still exists,
-    /// else unsealed from the record. A record's private key never changes, so the cache
-    /// only has to notice deletion.
-    func signingKey(_ handle: KeyHandle) throws -> SigningKey {
+    /// The same for any bytes.
+    public func sign(_ message: some DataProtocol, with handle: KeyHandle) throws -> Data {
+        try sign(Data(message), with: handle)
+    }
+
+    /// Whether the key `handle` can sign on this host, without signing: a software key
+    /// always can; a TPM key is loaded into the TPM and flushed again. Throws the error a
+    /// signature would (``KeyVaultError/Code/wrongTPM``, ``KeyVaultError/Code/tpmUnavailable``).
+    public func checkUsable(_ handle: KeyHandle) throws {
+        guard case .tpm(let key) = try signingKey(handle) else { return }
+        do {
+            try key.checkUsable()
+        } catch let error as CryptoError {
+            throw KeyVaultError(tpm: error, handle: handle)
+        }
+    }
+
+    /// The key of `handle`: a software key from the cache while its record still exists,
+    /// else from the record. A record's private key never changes, so the cache only has
+    /// to notice deletion. TPM keys are not cached: each use goes to the TPM as it is now
+    /// (one that stopped answering may have been replaced).
+    func signingKey(_ handle: KeyHandle) throws -> DeviceSigningKey {
         if let cached = cacheLock.withLock({ unsealed[handle] }) {
             guard try VaultFiles.status(recordPath(handle)) != nil else {
                 _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
@@ -362,8 +418,8 @@ public final class KeyVault: @unchecked Sendable {
             }
             return cached
         }
-        let key = try readRecord(handle).signingKey(keys: keys)
-        cacheLock.withLock { unsealed[handle] = key }
+        let key = try readRecord(handle).deviceKey(keys: keys)
+        if case .software = key { cacheLock.withLock { unsealed[handle] = key } }
         return key
     }
 

@@ -8,15 +8,40 @@ public struct KeyVaultError: Error, Hashable, CustomStringConvertible, Sendable 
     public var reason: String
     /// The record concerned, when the error is about one.
     public var handle: KeyHandle?
+    /// The error underneath, when there is one (a ``CryptoError`` from the TPM, with
+    /// OpenSSL's error queue).
+    public var underlying: (any Error & Sendable)?
     public var file: String
     public var line: UInt
 
-    public init(code: Code, reason: String, handle: KeyHandle? = nil, file: String = #fileID, line: UInt = #line) {
+    public init(
+        code: Code, reason: String, handle: KeyHandle? = nil, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: UInt = #line
+    ) {
         self.code = code
         self.reason = reason
         self.handle = handle
+        self.underlying = underlying
         self.file = file
         self.line = line
+    }
+
+    /// A TPM's ``CryptoError`` as the vault reports it: ``Code/tpmUnavailable`` (no TPM
+    /// answers: nothing is wrong with the record) or ``Code/wrongTPM`` (this TPM cannot
+    /// load the key or vault key: another TPM's, or this one was cleared).
+    init(tpm error: CryptoError, handle: KeyHandle? = nil, file: String = #fileID, line: UInt = #line) {
+        let subject = handle.map { "key \($0)" } ?? "the vault key"
+        switch error.code {
+        case .tpmKeyUnusable:
+            self.init(
+                code: .wrongTPM,
+                reason: "\(subject) is held by another TPM, or this TPM was cleared since it was made: \(error.reason); the record is kept",
+                handle: handle, underlying: error, file: file, line: line
+            )
+        case .tpmUnavailable:
+            self.init(code: .tpmUnavailable, reason: error.reason, handle: handle, underlying: error, file: file, line: line)
+        default:
+            self.init(code: .tpmUnavailable, reason: "the TPM failed: \(error.reason)", handle: handle, underlying: error, file: file, line: line)
+        }
     }
 
     public var description: String {
@@ -69,6 +94,15 @@ extension KeyVaultError {
         public static let metadataTooLarge = Code("metadataTooLarge")
         /// The file system refused an operation (the reason has the path and errno text).
         public static let fileSystem = Code("fileSystem")
+        /// No TPM answers where `TPM2OPENSSL_TCTI` (default `/dev/tpmrm0`) points, it is
+        /// busy, it stopped answering, or OpenSSL's tpm2 provider is not installed. The
+        /// record or vault is untouched and works again once the TPM answers.
+        public static let tpmUnavailable = Code("tpmUnavailable")
+        /// The TPM answers but cannot load this key or vault key: it was made by another
+        /// TPM, or before this one was cleared. Nothing is deleted; only that TPM can use it.
+        public static let wrongTPM = Code("wrongTPM")
+        /// The key protection cannot hold this algorithm (a TPM has no Ed25519).
+        public static let unsupportedProtection = Code("unsupportedProtection")
 
         public var description: String { name }
     }

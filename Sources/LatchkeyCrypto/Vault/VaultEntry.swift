@@ -13,6 +13,8 @@ public struct VaultEntry: Hashable, Sendable {
     public let metadata: Data
     public let createdAt: Date
     public let updatedAt: Date
+    /// Where the private key lives: in the vault file, or in the TPM.
+    public let protection: KeyProtection
 
     /// The public key as SubjectPublicKeyInfo DER.
     public var publicKeyDER: Data { publicKey.spkiDER }

@@ -16,6 +16,8 @@ struct VaultHeader: Codable {
         case scrypt
         /// 32 raw bytes from a key file or a systemd credential.
         case raw
+        /// A random key sealed by the host's TPM (``TPMSealedVaultKey``).
+        case tpm
     }
 
     var format: Int
@@ -23,6 +25,8 @@ struct VaultHeader: Codable {
     /// base64url scrypt salt (scrypt only).
     var salt: String?
     var scrypt: Scrypt.Parameters?
+    /// The TPM-sealed root key (tpm only).
+    var tpm: TPMSealedVaultKey?
     /// base64url HMAC-SHA-256 under the key-check key (see ``VaultKeys``).
     var keyCheck: String
 

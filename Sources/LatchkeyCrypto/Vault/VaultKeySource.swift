@@ -16,6 +16,10 @@ public enum VaultKeySource: Sendable {
     /// A systemd credential: the file `$CREDENTIALS_DIRECTORY/<name>` (systemd.exec
     /// `LoadCredential=` / `SetCredentialEncrypted=`), holding 32 random bytes.
     case systemdCredential(name: String)
+    /// A random key sealed by the host's TPM (``TPM/system()``) and kept, sealed, in the
+    /// vault's header: the vault opens on this host with nothing else, and a copy of it
+    /// opens nowhere else (docs/SECURITY.md, "Keys in the TPM"; how: ``TPMSealedVaultKey``).
+    case tpm
 
     static let rawKeyByteCount = 32
 
@@ -29,6 +33,7 @@ public enum VaultKeySource: Sendable {
         switch self {
         case .passphrase: .scrypt
         case .keyFile, .systemdCredential: .raw
+        case .tpm: .tpm
         }
     }
 
@@ -41,8 +46,8 @@ public enum VaultKeySource: Sendable {
     func rawKey() throws -> SymmetricKey {
         let url: URL
         switch self {
-        case .passphrase:
-            throw KeyVaultError(code: .keySourceMismatch, reason: "a passphrase is not a raw key")
+        case .passphrase, .tpm:
+            throw KeyVaultError(code: .keySourceMismatch, reason: "a passphrase or TPM is not a raw key")
         case .keyFile(let file):
             url = file
         case .systemdCredential(let name):

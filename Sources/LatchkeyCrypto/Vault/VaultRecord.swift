@@ -13,6 +13,10 @@ import Foundation
 /// anything is decrypted. Metadata updates re-seal the details; the private key is never
 /// unsealed for them.
 ///
+/// A TPM key (``KeyProtection/tpm``) keeps its TPM-wrapped blob where a software key keeps
+/// its PKCS#8, sealed the same way under its own associated data, and says so in the
+/// details (`"protection":"tpm"`; absent means software, as every format-1 record is).
+///
 /// Format 1 kept the details in clear under the same HMAC. It is still read, and rewritten
 /// as format 2 by the vault's migration (``KeyVault/open(at:key:allowingWeakPassphrase:)``).
 struct VaultRecord {
@@ -36,10 +40,15 @@ struct VaultRecord {
     var sealedKey: String
     /// The format the record was read in; it is always written in the current one.
     var storedFormat: Int
+    /// What `sealedKey` holds: PKCS#8 (software) or a TPM-wrapped blob (tpm).
+    var protection: KeyProtection = .software
 
     /// The associated data the private key is sealed with.
-    static func sealingContext(format: Int, handle: KeyHandle, algorithm: SigningAlgorithm) -> Data {
-        Data("latchkey vault private key|format \(format)|\(handle.rawValue)|\(algorithm.joseName)".utf8)
+    static func sealingContext(format: Int, handle: KeyHandle, algorithm: SigningAlgorithm, protection: KeyProtection = .software) -> Data {
+        switch protection {
+        case .software: Data("latchkey vault private key|format \(format)|\(handle.rawValue)|\(algorithm.joseName)".utf8)
+        case .tpm: Data("latchkey vault tpm key blob|format \(format)|\(handle.rawValue)|\(algorithm.joseName)".utf8)
+        }
     }
 
     /// The associated data the details are sealed with.
@@ -64,7 +73,8 @@ struct VaultRecord {
     /// The record file's bytes in the current format: details sealed, every field MACed.
     func encoded(keys: VaultKeys) throws -> Data {
         var details = "{\"algorithm\":\"\(algorithm.joseName)\",\"publicKey\":\"\(publicKey)\",\"metadata\":\"\(metadata)\","
-        details += "\"createdAt\":\(Self.number(createdAt)),\"updatedAt\":\(Self.number(updatedAt)),\"keyFormat\":\(keyFormat)}"
+        details += "\"createdAt\":\(Self.number(createdAt)),\"updatedAt\":\(Self.number(updatedAt)),\"keyFormat\":\(keyFormat)"
+        details += protection == .software ? "}" : ",\"protection\":\"\(protection.rawValue)\"}"
         var plaintext = Data(details.utf8)
         defer { secureZero(&plaintext) }
         let box = try AESGCM.seal(plaintext, using: keys.details, authenticating: Self.detailsContext(handle: handle))
@@ -143,9 +153,21 @@ struct VaultRecord {
               let createdAt = details.number("createdAt"), let updatedAt = details.number("updatedAt"),
               let keyFormat = details.number("keyFormat").flatMap({ Int(exactly: $0) }), (1...VaultHeader.currentFormat).contains(keyFormat)
         else { throw corrupt("malformed details") }
+        let protection: KeyProtection
+        switch details.string("protection") {
+        case nil: protection = .software
+        case let name?:
+            // A kind of key storage this version does not know is reported, never guessed.
+            guard let known = KeyProtection(rawValue: name), known != .tpm || algorithm == .es256 else {
+                throw KeyVaultError(
+                    code: .unsupportedFormat, reason: "record \(handle) keeps its key in a way this Latchkey does not know", handle: handle
+                )
+            }
+            protection = known
+        }
         return VaultRecord(
             handle: handle, algorithm: algorithm, publicKey: publicKey, metadata: metadata, createdAt: createdAt, updatedAt: updatedAt,
-            keyFormat: keyFormat, nonce: nonce, sealedKey: sealedKey, storedFormat: 2
+            keyFormat: keyFormat, nonce: nonce, sealedKey: sealedKey, storedFormat: 2, protection: protection
         )
     }
 
@@ -186,12 +208,34 @@ struct VaultRecord {
             publicKey: key,
             metadata: metadataBytes,
             createdAt: Date(timeIntervalSince1970: createdAt),
-            updatedAt: Date(timeIntervalSince1970: updatedAt)
+            updatedAt: Date(timeIntervalSince1970: updatedAt),
+            protection: protection
         )
     }
 
-    /// Unseals and parses the private key; the PKCS#8 plaintext is wiped afterwards.
-    func signingKey(keys: VaultKeys) throws -> SigningKey {
+    /// The record's key, ready to sign: a software key unsealed and parsed, or a TPM key's
+    /// blob unsealed (loaded into the TPM only when it signs).
+    func deviceKey(keys: VaultKeys) throws -> DeviceSigningKey {
+        switch protection {
+        case .software:
+            return .software(try signingKey(keys: keys))
+        case .tpm:
+            let blob = try unsealed(keys: keys)
+            guard let publicKeyDER = try? Base64URL.decode(publicKey), let key = try? VerifyingKey(spkiDER: publicKeyDER) else {
+                throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable public key", handle: handle)
+            }
+            let tpm: TPM
+            do {
+                tpm = try TPM.system()
+            } catch let error as CryptoError {
+                throw KeyVaultError(tpm: error, handle: handle)
+            }
+            return .tpm(try TPMSigningKey(wrappedKey: blob, publicKey: key, in: tpm))
+        }
+    }
+
+    /// The sealed key's plaintext (PKCS#8 or a TPM blob); the caller wipes it.
+    private func unsealed(keys: VaultKeys) throws -> Data {
         guard let nonceBytes = try? Base64URL.decode(nonce),
               let sealed = try? Base64URL.decode(sealedKey),
               sealed.count > AESGCM.tagByteCount
@@ -203,12 +247,17 @@ struct VaultRecord {
             ciphertext: sealed.dropLast(AESGCM.tagByteCount),
             tag: sealed.suffix(AESGCM.tagByteCount)
         )
-        var pkcs8: Data
         do {
-            pkcs8 = try AESGCM.open(box, using: keys.sealing, authenticating: Self.sealingContext(format: keyFormat, handle: handle, algorithm: algorithm))
+            let context = Self.sealingContext(format: keyFormat, handle: handle, algorithm: algorithm, protection: protection)
+            return try AESGCM.open(box, using: keys.sealing, authenticating: context)
         } catch {
             throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not decrypt", handle: handle)
         }
+    }
+
+    /// Unseals and parses a software private key; the PKCS#8 plaintext is wiped afterwards.
+    private func signingKey(keys: VaultKeys) throws -> SigningKey {
+        var pkcs8 = try unsealed(keys: keys)
         defer { secureZero(&pkcs8) }
         guard let key = try? SigningKey(pkcs8DER: pkcs8), key.algorithm == algorithm,
               key.publicKey.spkiDER == (try? Base64URL.decode(publicKey))

@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+
+/// The host's TPM 2.0, reached through OpenSSL's `tpm2` provider (Debian `tpm2-openssl`)
+/// loaded once into a library context of its own (docs/SECURITY.md, "Keys in the TPM").
+///
+/// Keys made with ``TPMSigningKey/generate(in:)`` never leave the TPM: what Latchkey keeps
+/// is the TPM-wrapped blob, which only this TPM (with the same storage seed) can load.
+///
+/// The TPM is the one `TPM2OPENSSL_TCTI` names (the provider's own setting, read from the
+/// environment when ``system()`` first connects): `device:/dev/tpmrm0` (the kernel's
+/// resource manager, the usual choice), `device:/dev/tpm0`, or
+/// `swtpm:host=127.0.0.1,port=2321` for a software TPM. Unset, the TSS's loader searches,
+/// `/dev/tpmrm0` first. Calls into one TPM are serialised: it takes one command at a time.
+public final class TPM: Sendable {
+    let backing: OpenSSLTPMContext
+    /// Where this TPM was reached, for messages: ``configuredLocation`` when it connected.
+    public let location: String
+
+    private init(location: String) throws {
+        backing = try OpenSSLTPMContext(location: location)
+        self.location = location
+    }
+
+    /// The name of the environment variable that says where the TPM is.
+    public static let locationVariable = "TPM2OPENSSL_TCTI"
+
+    /// `$TPM2OPENSSL_TCTI`, or `device:/dev/tpmrm0` (the device the TSS tries first) when
+    /// it is unset.
+    public static var configuredLocation: String {
+        let value = ProcessInfo.processInfo.environment[locationVariable] ?? ""
+        return value.isEmpty ? "device:/dev/tpmrm0" : value
+    }
+
+    private static let shared = Mutex<TPM?>(nil)
+
+    /// The TPM of this host, connected on first use and kept. Throws
+    /// ``CryptoError/Code/tpmUnavailable`` (naming the device and `TPM2OPENSSL_TCTI`) when
+    /// none answers, the TPM is busy, or the provider is not installed; a later call tries
+    /// again.
+    public static func system() throws -> TPM {
+        try shared.withLock { current in
+            if let current { return current }
+            let tpm = try TPM(location: configuredLocation)
+            current = tpm
+            return tpm
+        }
+    }
+
+    /// Runs a TPM operation; when the TPM has stopped answering, the shared connection is
+    /// dropped so that the next ``system()`` connects afresh (a restarted resource
+    /// manager or swtpm answers again without restarting the program).
+    func run<T>(_ body: (OpenSSLTPMContext) throws -> T) throws -> T {
+        do {
+            return try body(backing)
+        } catch let error as CryptoError where error.code == .tpmUnavailable {
+            Self.shared.withLock { current in
+                if current === self { current = nil }
+            }
+            throw CryptoError(
+                code: .tpmUnavailable, reason: error.reason + " (TPM at \(location), from \(Self.locationVariable))",
+                openSSLErrors: error.openSSLErrors, file: error.file, line: error.line
+            )
+        }
+    }
+
+    /// A P-256 key pair generated in the TPM, usable for ECDSA and ECDH: its public key and
+    /// its wrapped blob.
+    func generateP256() throws -> (publicKey: VerifyingKey, wrappedKey: Data) {
+        let (point, blob) = try run { try $0.generateP256() }
+        return (try VerifyingKey(p256X: point.dropFirst().prefix(32), y: point.suffix(32)), blob)
+    }
+
+    /// The ECDH shared secret of the wrapped key `blob` with `peer`, computed in the TPM.
+    func sharedSecret(wrappedKey blob: Data, peer: VerifyingKey) throws -> Data {
+        try run { context in try context.withKey(blob) { try context.sharedSecret($0, peer: peer) } }
+    }
+}

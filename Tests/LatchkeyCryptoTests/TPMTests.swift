@@ -1,0 +1,95 @@
+import Foundation
+@testable import LatchkeyCrypto
+import LatchkeyTestSupport
+import Testing
+
+/// Keys inside a TPM through OpenSSL's tpm2 provider, in this process (docs/SECURITY.md,
+/// "Keys in the TPM"). The provider reads `TPM2OPENSSL_TCTI` only from the environment, and
+/// a test process must not change its environment while other tests spawn processes, so
+/// these tests use the TPM that `.ci/run` starts (a swtpm) and names in
+/// `TPM2OPENSSL_TCTI`; without it they say they were skipped. The command-line TPM tests
+/// (`TPMCommandLineTests`) start a swtpm of their own per test, always.
+@Suite("TPM keys in this process (the TPM named by TPM2OPENSSL_TCTI)", .serialized)
+struct TPMTests {
+    /// The TPM, or nil (and a note) when the environment names none.
+    static func systemTPM() throws -> TPM? {
+        guard let location = ProcessInfo.processInfo.environment[TPM.locationVariable], !location.isEmpty else {
+            print("TPMTests: skipped: TPM2OPENSSL_TCTI is not set (.ci/run sets it to a swtpm it starts)")
+            return nil
+        }
+        return try TPM.system()
+    }
+
+    @Test("a key generated in the TPM signs there; plain OpenSSL verifies; only the wrapped blob leaves")
+    func generateAndSign() throws {
+        guard let tpm = try Self.systemTPM() else { return }
+        let key = try TPMSigningKey.generate(in: tpm)
+        let message = Data("sign in".utf8)
+        let signature = try key.signature(for: message)
+        #expect(key.publicKey.isValidSignature(signature, for: message))
+        #expect(!key.publicKey.isValidSignature(signature, for: Data("something else".utf8)))
+        let blob = String(decoding: key.wrappedKey, as: UTF8.self)
+        #expect(blob.hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----"), "\(blob.prefix(40))")
+        #expect(!blob.contains("BEGIN PRIVATE KEY") && !blob.contains("BEGIN EC PRIVATE KEY"), "no PKCS#8 or SEC1 key")
+        #expect((try? SigningKey(pkcs8DER: key.wrappedKey)) == nil)
+
+        // The blob loads again, from nothing but itself and the public key.
+        let reloaded = try TPMSigningKey(wrappedKey: key.wrappedKey, publicKey: key.publicKey, in: tpm)
+        #expect(key.publicKey.isValidSignature(try reloaded.signature(for: message), for: message))
+        try reloaded.checkUsable()
+    }
+
+    @Test("a blob recorded with another public key is refused before the TPM signs")
+    func swappedPublicKey() throws {
+        guard let tpm = try Self.systemTPM() else { return }
+        let key = try TPMSigningKey.generate(in: tpm)
+        let other = try SigningKey.generate(.es256).publicKey
+        let lying = try TPMSigningKey(wrappedKey: key.wrappedKey, publicKey: other, in: tpm)
+        let error = #expect(throws: CryptoError.self) { try lying.signature(for: Data("m".utf8)) }
+        #expect(error?.code == .tpmKeyUnusable, "\(String(describing: error))")
+    }
+
+    @Test("ECDH in the TPM agrees with ECDH in software")
+    func keyAgreement() throws {
+        guard let tpm = try Self.systemTPM() else { return }
+        let (tpmPublic, blob) = try tpm.generateP256()
+        let software = try SigningKey.generate(.es256)
+        let inSoftware = try OpenSSLKeys.sharedSecret(software.context.key, peer: tpmPublic.key)
+        let inTPM = try tpm.sharedSecret(wrappedKey: blob, peer: software.publicKey)
+        #expect(inSoftware.count == 32 && inSoftware == inTPM)
+    }
+
+    @Test("a vault with TPM keys: signatures verify, the record holds no PKCS#8, Ed25519 is refused")
+    func vaultWithTPMKeys() throws {
+        guard try Self.systemTPM() != nil else { return }
+        let temporary = try TemporaryDirectory()
+        let vault = try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase())
+        let entry = try vault.createKey(.es256, metadata: Data("m".utf8), protection: .tpm)
+        let stored = try vault.entry(entry.handle)
+        #expect(entry.protection == .tpm && stored.protection == .tpm)
+        let message = Data("challenge".utf8)
+        #expect(entry.publicKey.isValidSignature(try vault.sign(message, with: entry.handle), for: message))
+        #expect(try vault.signingKey(entry.handle).software == nil)
+        try vault.checkUsable(entry.handle)
+        let ed25519 = #expect(throws: KeyVaultError.self) { try vault.createKey(.ed25519, metadata: Data(), protection: .tpm) }
+        #expect(ed25519?.code == .unsupportedProtection && ed25519?.reason.contains("ES256") == true)
+
+        // The vault reopened (no cache) still signs through the TPM.
+        let reopened = try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase())
+        #expect(entry.publicKey.isValidSignature(try reopened.sign(message, with: entry.handle), for: message))
+    }
+
+    @Test("a TPM-sealed vault opens with nothing but the TPM; its header holds no usable key")
+    func tpmSealedVault() throws {
+        guard try Self.systemTPM() != nil else { return }
+        let temporary = try TemporaryDirectory()
+        let vault = try KeyVault.open(at: temporary.vault, key: .tpm)
+        let entry = try vault.createKey(.es256, metadata: Data("m".utf8))
+        let reopened = try KeyVault.open(at: temporary.vault, key: .tpm)
+        #expect(try reopened.entry(entry.handle).metadata == Data("m".utf8))
+        let header = try String(contentsOf: temporary.vault.appendingPathComponent("vault.json"), encoding: .utf8)
+        #expect(header.contains("\"tpm\"") && header.contains("wrappedKey"), "\(header)")
+        let passphrase = #expect(throws: KeyVaultError.self) { try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase()) }
+        #expect(passphrase?.code == .keySourceMismatch && passphrase?.reason.contains("TPM") == true)
+    }
+}

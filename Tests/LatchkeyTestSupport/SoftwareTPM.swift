@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A software TPM 2.0 (swtpm, from Debian's `swtpm`) on free loopback ports with a state
+/// directory of its own, for the TPM tests (`.ci/run` installs swtpm, tpm2-openssl and
+/// the swtpm TCTI). ``tcti`` is what `TPM2OPENSSL_TCTI` would hold.
+public final class SoftwareTPM: Sendable {
+    public let port: Int
+    private let process: Process
+    private let state: URL
+
+    /// Whether swtpm and OpenSSL's tpm2 provider are installed.
+    public static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/swtpm")
+            && ["/usr/lib/x86_64-linux-gnu/ossl-modules/tpm2.so", "/usr/lib/aarch64-linux-gnu/ossl-modules/tpm2.so"].contains {
+                FileManager.default.fileExists(atPath: $0)
+            }
+    }
+
+    /// `swtpm:host=127.0.0.1,port=P`.
+    public var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+
+    /// Starts a TPM with a fresh state (its own seeds: keys of another TPM do not load).
+    public init() async throws {
+        state = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-swtpm-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var lastError = "no attempt"
+        for _ in 0..<5 {
+            let (server, control) = (try Self.freePort(), try Self.freePort())
+            let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/swtpm"), [
+                "socket", "--tpm2", "--server", "type=tcp,port=\(server),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(control),bindaddr=127.0.0.1",
+                "--tpmstate", "dir=\(state.path)", "--flags", "not-need-init,startup-clear",
+            ], mergingErrors: true)
+            Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+            if await Self.waitForListener(server, process: process) {
+                self.process = process
+                port = server
+                return
+            }
+            ChildProcess.stop(process)
+            lastError = "swtpm did not listen on \(server)"
+        }
+        throw TestSupportError("cannot start swtpm: \(lastError)")
+    }
+
+    deinit {
+        ChildProcess.stop(process)
+        try? FileManager.default.removeItem(at: state)
+    }
+
+    /// Kills the TPM at once, as a crash or an unplugged device would.
+    public func kill() {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw TestSupportError("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func waitForListener(_ port: Int, process: Process) async -> Bool {
+        for _ in 0..<100 where process.isRunning {
+            if let connection = try? await RawConnection.open(port: port) {
+                _ = connection
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+}
