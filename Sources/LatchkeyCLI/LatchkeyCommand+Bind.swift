@@ -12,14 +12,17 @@ extension LatchkeyCommand {
 
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
+        @OptionGroup var protection: KeyProtectionOptions
 
         func run() async throws {
             guard let link = URL(string: url), let provider = Embedded.provider(of: link), let host = provider.host else {
                 throw ValidationError("\(url) is not a bind URL (https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)")
             }
             // The user typed this link: its provider is the one host this run may contact.
-            let embedded = try store.embedded(allowing: [host], answers: answers)
+            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting())
+            let choice = embedded.keyProtectionForNewCredentials()
             let bound = try await embedded.registerCredential(from: link)
+            KeyProtectionOptions.report(bound.credential, choice: choice)
             if store.json {
                 return try JSONOutput.print(BoundCredentialOutput(
                     credential: CredentialOutput(bound.credential), postBindingRedirectURI: bound.postBindingRedirectURI?.absoluteString
@@ -44,7 +47,8 @@ extension LatchkeyCommand {
         /// and make the exit status 1: a listing that silently lost a credential would
         /// look complete (docs/SECURITY.md, "The vault").
         func run() async throws {
-            let scan = try await store.embedded().scanCredentials()
+            // TPM keys are tried in the TPM, so one that cannot sign here is marked.
+            let scan = try await store.embedded().scanCredentials(checkingKeys: true)
             for record in scan.damaged {
                 TextOutput.error("latchkey: damaged vault record \(TextOutput.field(record.handle)): \(TextOutput.field(record.reason))")
             }
@@ -56,7 +60,8 @@ extension LatchkeyCommand {
             if !store.json {
                 for credential in scan.credentials {
                     let used = credential.lastUsedAt.map { "last used \(ISO8601DateFormatter().string(from: $0))" } ?? "never used"
-                    TextOutput.line("\(credential.id)  \(TextOutput.field(credential.user.name))  \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))  \(credential.state)  \(used)")
+                    let key = credential.unusableReason.map { "\(credential.keyProtection) key UNUSABLE: \(TextOutput.field($0))" } ?? "\(credential.keyProtection) key"
+                    TextOutput.line("\(credential.id)  \(TextOutput.field(credential.user.name))  \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))  \(credential.state)  \(key)  \(used)")
                 }
             }
             if !scan.damaged.isEmpty, !ignoreDamaged {

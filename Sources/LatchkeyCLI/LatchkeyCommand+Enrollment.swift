@@ -25,6 +25,7 @@ extension LatchkeyCommand {
 
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
+        @OptionGroup var protection: KeyProtectionOptions
 
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
@@ -32,7 +33,10 @@ extension LatchkeyCommand {
             if let givenName { profile[.givenName] = givenName }
             if let familyName { profile[.familyName] = familyName }
             if let email { profile[.email] = email }
-            let credential = try await store.embedded(allowing: [host], answers: answers).signUp(issuer: issuerURL, username: username, profile: profile)
+            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting())
+            let choice = embedded.keyProtectionForNewCredentials()
+            let credential = try await embedded.signUp(issuer: issuerURL, username: username, profile: profile)
+            KeyProtectionOptions.report(credential, choice: choice)
             if store.json { return try JSONOutput.print(BoundCredentialOutput(credential: CredentialOutput(credential))) }
             TextOutput.line("Signed up as \(TextOutput.field(credential.user.name)); credential \(credential.id)")
         }
@@ -51,10 +55,14 @@ extension LatchkeyCommand {
 
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
+        @OptionGroup var protection: KeyProtectionOptions
 
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
-            let credential = try await store.embedded(allowing: [host], answers: answers).recover(issuer: issuerURL, username: username)
+            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting())
+            let choice = embedded.keyProtectionForNewCredentials()
+            let credential = try await embedded.recover(issuer: issuerURL, username: username)
+            KeyProtectionOptions.report(credential, choice: choice)
             if store.json { return try JSONOutput.print(BoundCredentialOutput(credential: CredentialOutput(credential))) }
             TextOutput.line("Recovered \(TextOutput.field(credential.user.name)); new credential \(credential.id). The account's other credentials are revoked.")
         }

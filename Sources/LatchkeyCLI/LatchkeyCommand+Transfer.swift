@@ -93,13 +93,15 @@ extension LatchkeyCommand {
         var issuer: String?
 
         @OptionGroup var store: StoreOptions
+        @OptionGroup var protection: KeyProtectionOptions
 
         func run() async throws {
             guard let issuerText = issuer ?? ProcessInfo.processInfo.environment["LATCHKEY_ISSUER"] else {
                 throw ValidationError("give --issuer (the provider the code is from) or set LATCHKEY_ISSUER")
             }
             let (issuerURL, host) = try ClientOptions.issuer(issuerText)
-            let embedded = try store.embedded(allowing: [host])
+            let embedded = try store.embedded(allowing: [host], keyProtection: protection.setting())
+            let choice = embedded.keyProtectionForNewCredentials()
             let name = deviceName ?? ProcessInfo.processInfo.hostName
             let events = embedded.events()
             let json = store.json
@@ -112,6 +114,7 @@ extension LatchkeyCommand {
             }
             defer { watcher.cancel() }
             let imported = try await embedded.importCredential(code: code, deviceName: name, issuer: issuerURL)
+            for credential in imported { KeyProtectionOptions.report(credential, choice: choice) }
             if json { return try JSONOutput.print(CredentialsOutput(credentials: imported.map(CredentialOutput.init))) }
             for credential in imported {
                 TextOutput.line("Imported credential \(credential.id) for \(TextOutput.field(credential.user.name)) at \(TextOutput.field(credential.issuer?.absoluteString ?? credential.rpID))")

@@ -24,6 +24,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
         } catch {
             fail("\(error)")
         }
+        TPMEnvironment.setDefaults()
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

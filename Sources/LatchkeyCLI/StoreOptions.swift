@@ -13,6 +13,16 @@ struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A file holding the vault passphrase (default: $LATCHKEY_PASSPHRASE, a systemd credential, or a prompt on a terminal).", valueName: "file"))
     var passphraseFile: String?
 
+    @Option(help: ArgumentHelp(
+        "Where the vault key comes from: auto (--passphrase-file, $LATCHKEY_PASSPHRASE, the systemd credential, or a prompt) or tpm (sealed by this host's TPM: no passphrase; give it when the vault is created and opened). Default: $LATCHKEY_VAULT_KEY, else auto.",
+        valueName: "auto|tpm"
+    ))
+    var vaultKey: VaultKeyChoice?
+
+    enum VaultKeyChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, tpm
+    }
+
     @Flag(help: "Print JSON.")
     var json = false
 
@@ -26,6 +36,13 @@ struct StoreOptions: ParsableArguments {
         if let timeout, !(1...3600).contains(timeout) {
             throw ValidationError("--timeout takes 1 to 3600 seconds")
         }
+        if vaultKey == nil, let text = ProcessInfo.processInfo.environment["LATCHKEY_VAULT_KEY"], !text.isEmpty {
+            guard let choice = VaultKeyChoice(rawValue: text) else { throw ValidationError("LATCHKEY_VAULT_KEY is auto or tpm") }
+            vaultKey = choice
+        }
+        if vaultKey == .tpm, passphraseFile != nil {
+            throw ValidationError("--vault-key tpm takes no passphrase file: the TPM holds the vault key")
+        }
     }
 
     /// The systemd credential (`LoadCredential=latchkey-vault-key:<file>`) holding a raw
@@ -38,9 +55,10 @@ struct StoreOptions: ParsableArguments {
         return KeyVault.defaultDirectory
     }
 
-    /// `--passphrase-file`, then `$LATCHKEY_PASSPHRASE`, then the systemd credential, then
-    /// a prompt (only on a terminal).
+    /// `--vault-key tpm`; else `--passphrase-file`, then `$LATCHKEY_PASSPHRASE`, then the
+    /// systemd credential, then a prompt (only on a terminal).
     func keySource() throws -> VaultKeySource {
+        if vaultKey == .tpm { return .tpm }
         if let passphraseFile {
             // Like a key file: a passphrase others can read is no secret (docs/SECURITY.md,
             // "The vault").
@@ -72,7 +90,7 @@ struct StoreOptions: ParsableArguments {
         }
         guard Terminal.isInteractive else {
             throw CommandFailure(
-                "the vault needs its key: set LATCHKEY_PASSPHRASE, pass --passphrase-file, or run under systemd with LoadCredential=\(Self.systemdCredentialName):<file>"
+                "the vault needs its key: set LATCHKEY_PASSPHRASE, pass --passphrase-file, run under systemd with LoadCredential=\(Self.systemdCredentialName):<file>, or use --vault-key tpm for a vault sealed by this host's TPM"
             )
         }
         let isNew = !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vault.json").path)
@@ -87,11 +105,11 @@ struct StoreOptions: ParsableArguments {
 
     /// The facade over this vault, allowed to talk to `hosts` only. It logs warnings and
     /// errors only, unless `$LATCHKEY_LOG_LEVEL` asks for more (`info`, `debug`, `trace`).
-    func embedded(allowing hosts: [String] = [], answers: StepAnswers? = nil) throws -> Embedded {
-        try embedded(allowing: hosts, stepHandler: answers?.handler())
+    func embedded(allowing hosts: [String] = [], answers: StepAnswers? = nil, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
+        try embedded(allowing: hosts, stepHandler: answers?.handler(), keyProtection: keyProtection)
     }
 
-    func embedded(allowing hosts: [String], stepHandler: Embedded.StepHandler?) throws -> Embedded {
+    func embedded(allowing hosts: [String], stepHandler: Embedded.StepHandler?, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
         var logger = Logger(label: "latchkey")
         logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         var configuration = Embedded.Configuration(
@@ -102,6 +120,7 @@ struct StoreOptions: ParsableArguments {
             logger: logger
         )
         configuration.allowsWeakPassphrase = allowWeakPassphrase
+        configuration.keyProtection = keyProtection
         if let timeout {
             configuration.flowTimeout = .seconds(timeout)
             configuration.requestTimeout = min(configuration.requestTimeout, .seconds(timeout))

@@ -7,12 +7,16 @@
 public struct WebAuthnError: Error, Hashable, CustomStringConvertible, Sendable {
     public var code: Code
     public var reason: String
+    /// The error underneath, when there is one (the vault's ``KeyVaultError`` for
+    /// ``Code/vault``, which tells a missing TPM from another TPM's key).
+    public var underlying: (any Error & Sendable)?
     public var file: String
     public var line: UInt
 
-    public init(code: Code, reason: String, file: String = #fileID, line: UInt = #line) {
+    public init(code: Code, reason: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
+        self.underlying = underlying
         self.file = file
         self.line = line
     }

@@ -290,6 +290,15 @@ struct KeyVaultTests {
 
 @Suite("Vault record parsing")
 struct VaultRecordParsingTests {
+    @Test("an Ed25519 key in the TPM is refused before any TPM is asked; nothing is written")
+    func ed25519InTPMRefused() throws {
+        let temporary = try TemporaryDirectory()
+        let vault = try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase())
+        let error = #expect(throws: KeyVaultError.self) { try vault.createKey(.ed25519, metadata: Data(), protection: .tpm) }
+        #expect(error?.code == .unsupportedProtection && error?.reason.contains("ES256") == true, "\(String(describing: error))")
+        #expect(try vault.entries().isEmpty)
+    }
+
     @Test("the flat JSON parser takes any valid spacing and escapes, and refuses everything else")
     func flatJSON() throws {
         let spaced = try FlatJSONObject(parsing: Data(" {\n \"a\" : \"x\\u0041\\n\" ,\"b\":-1.5e2 } \n".utf8))

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +9,12 @@ import Glibc
 public final class SoftwareTPM: Sendable {
     public let port: Int
     private let process: Process
-    private let state: URL
+    /// The TPM's persistent state (its seeds): another swtpm started on it is the same TPM.
+    public let state: URL
+    private let ownsState: Bool
+
+    /// The environment that points `latchkey` (through OpenSSL's tpm2 provider) at it.
+    public var environment: [String: String] { ["TPM2OPENSSL_TCTI": tcti] }
 
     /// Whether swtpm and OpenSSL's tpm2 provider are installed.
     public static var available: Bool {
@@ -22,13 +27,24 @@ public final class SoftwareTPM: Sendable {
     /// `swtpm:host=127.0.0.1,port=P`.
     public var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
-    /// Starts a TPM with a fresh state (its own seeds: keys of another TPM do not load).
-    public init() async throws {
-        state = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-swtpm-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    /// Starts a TPM with a fresh state (its own seeds: keys of another TPM do not load),
+    /// or, given `state`, the same TPM again (as after a reboot; `state` stays the
+    /// caller's).
+    public init(state existing: URL? = nil) async throws {
+        if let existing {
+            state = existing
+            ownsState = false
+        } else {
+            state = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-swtpm-\(UUID().uuidString)")
+            ownsState = true
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         var lastError = "no attempt"
         for _ in 0..<5 {
-            let (server, control) = (try Self.freePort(), try Self.freePort())
+            // The swtpm TCTI talks to the control channel on the command port + 1.
+            let server = try Self.freePort()
+            guard server < 65535 else { continue }
+            let control = server + 1
             let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/swtpm"), [
                 "socket", "--tpm2", "--server", "type=tcp,port=\(server),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(control),bindaddr=127.0.0.1",
                 "--tpmstate", "dir=\(state.path)", "--flags", "not-need-init,startup-clear",
@@ -46,12 +62,16 @@ public final class SoftwareTPM: Sendable {
     }
 
     deinit {
-        ChildProcess.stop(process)
-        try? FileManager.default.removeItem(at: state)
+        // swtpm ignores SIGTERM while it waits for a client; its state is written as it
+        // changes, so a kill loses nothing.
+        kill()
+        if ownsState { try? FileManager.default.removeItem(at: state) }
     }
 
     /// Kills the TPM at once, as a crash or an unplugged device would.
     public func kill() {
+        // Once reaped, its pid may be another process's.
+        guard process.isRunning else { return }
         _ = Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

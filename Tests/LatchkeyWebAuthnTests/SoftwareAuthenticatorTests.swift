@@ -49,6 +49,12 @@ struct SoftwareAuthenticatorTests {
         #expect(throws: WebAuthnError(code: .unsupportedAlgorithm, reason: "")) {
             try fixture.authenticator.makeCredential(Fixture.creationOptions(algorithms: [-257]), origin: Fixture.origin)
         }
+        // A TPM key is ES256 only: options offering EdDSA alone are refused before any
+        // TPM is asked, whatever TPM2OPENSSL_TCTI says.
+        let tpmOnlyEdDSA = #expect(throws: WebAuthnError.self) {
+            try fixture.authenticator.makeCredential(Fixture.creationOptions(algorithms: [-8]), origin: Fixture.origin, protection: .tpm)
+        }
+        #expect(tpmOnlyEdDSA?.code == .unsupportedAlgorithm && tpmOnlyEdDSA?.reason.contains("TPM") == true)
         let (second, _) = try fixture.authenticator.makeCredential(Fixture.creationOptions(), origin: Fixture.origin)
         #expect(throws: WebAuthnError(code: .credentialChoiceRequired, reason: "")) {
             try fixture.authenticator.getAssertion(Fixture.requestOptions(), origin: Fixture.origin)

@@ -1,5 +1,5 @@
 public import Foundation
-import LatchkeyCrypto
+public import LatchkeyCrypto
 import LatchkeyWebAuthn
 
 /// A passkey-style credential in this host's vault: a device key pair bound to one user at
@@ -44,6 +44,13 @@ public struct Credential: Hashable, Identifiable, Sendable {
     public var state: State
     /// `ES256` or `EdDSA`.
     public var algorithm: String
+    /// Where the private key lives: in the vault file, or in the host's TPM.
+    public var keyProtection: KeyProtection
+    /// Why the key cannot sign on this host, when a check found so
+    /// (``Embedded/scanCredentials(checkingKeys:)``): a TPM key made by another TPM, or
+    /// before this one was cleared, or no TPM answering. Nil when usable or not checked.
+    /// The credential stays in the vault either way.
+    public var unusableReason: String?
 
     /// The vault record holding the key.
     let handle: KeyHandle
@@ -67,6 +74,7 @@ public struct Credential: Hashable, Identifiable, Sendable {
         signCount = metadata.signCount
         state = metadata.attributes[Attribute.state].map(State.init) ?? .active
         algorithm = credential.algorithm.joseName
+        keyProtection = credential.protection
         handle = credential.handle
         credentialID = metadata.credentialID.data
     }

@@ -37,7 +37,8 @@ extension Embedded {
         // that says so instead of posing as a bound credential.
         let (registration, created) = try authenticator.makeCredential(
             options, origin: link.provider.origin,
-            attributes: [Credential.Attribute.issuer: link.provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue]
+            attributes: [Credential.Attribute.issuer: link.provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue],
+            protection: protectionForNewKey(flow)
         )
         let credential = Credential(created)
         let redirect: URL?

@@ -48,6 +48,10 @@ extension Embedded {
         /// changes the whole process, which is the application's decision. The `latchkey`
         /// command always does it.
         public var disablesCoreDumps = false
+        /// Where new credentials (bind, import, sign-up, recovery) keep their private keys:
+        /// in the vault file (the default), in the host's TPM, or in the TPM when one
+        /// answers. A TPM key is ES256 only. Credentials already in the vault keep theirs.
+        public var keyProtection: KeyProtectionSetting = .software
 
         public init(
             vaultDirectory: URL = KeyVault.defaultDirectory,

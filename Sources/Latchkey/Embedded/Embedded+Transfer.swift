@@ -61,7 +61,8 @@ extension Embedded {
             let submit = try conversation.url(challenge.submit, named: "submit")
             let (registration, created) = try authenticator.makeCredential(
                 challenge.publicKey, origin: provider.origin,
-                attributes: [Credential.Attribute.issuer: provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue]
+                attributes: [Credential.Attribute.issuer: provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue],
+                protection: protectionForNewKey(flow)
             )
             let credential = Credential(created)
             do {

@@ -96,11 +96,25 @@ public final class Embedded: Sendable {
     /// keeps each credential in a record of its own, so one damaged file (a bad disk, a
     /// tampered copy) hides that credential only. A tool should show the damage rather than
     /// list what is left as if it were everything.
-    public func scanCredentials() async throws -> CredentialScan {
+    ///
+    /// With `checkingKeys`, each TPM-held key is loaded into the TPM (and flushed): one
+    /// that cannot sign here is listed with its ``Credential/unusableReason``, never
+    /// dropped. That costs a TPM load per TPM key.
+    public func scanCredentials(checkingKeys: Bool = false) async throws -> CredentialScan {
         try await flow("scanCredentials").run {
             let (credentials, damaged) = try authenticator.scanCredentials()
+            var listed = credentials.map(Credential.init)
+            if checkingKeys {
+                for index in listed.indices where listed[index].keyProtection == .tpm {
+                    do {
+                        try authenticator.vault.checkUsable(listed[index].handle)
+                    } catch let error as KeyVaultError {
+                        listed[index].unusableReason = error.reason
+                    }
+                }
+            }
             return CredentialScan(
-                credentials: credentials.map(Credential.init).sorted(by: Credential.oldestFirst),
+                credentials: listed.sorted(by: Credential.oldestFirst),
                 damaged: damaged.map { CredentialScan.DamagedRecord(handle: $0.handle?.rawValue ?? "?", reason: $0.reason) }
             )
         }
@@ -108,6 +122,32 @@ public final class Embedded: Sendable {
 
     func storedCredentials() throws -> [Credential] {
         try authenticator.credentials().map(Credential.init).sorted(by: Credential.oldestFirst)
+    }
+
+    /// What ``Configuration/keyProtection`` chooses for the next new credential, and why:
+    /// for ``KeyProtectionSetting/automatic``, whether a TPM answers now.
+    public func keyProtectionForNewCredentials() -> KeyProtectionChoice {
+        switch configuration.keyProtection {
+        case .software:
+            return KeyProtectionChoice(protection: .software, reason: "software keys were asked for")
+        case .tpm:
+            return KeyProtectionChoice(protection: .tpm, reason: "TPM keys were asked for (TPM at \(TPM.configuredLocation))")
+        case .automatic:
+            do {
+                let tpm = try TPM.system()
+                return KeyProtectionChoice(protection: .tpm, reason: "automatic: a TPM answers at \(tpm.location)")
+            } catch {
+                let why = (error as? CryptoError)?.reason ?? "\(error)"
+                return KeyProtectionChoice(protection: .software, reason: "automatic: no TPM answers (\(why))")
+            }
+        }
+    }
+
+    /// The protection for a key being created now, logged with its reason.
+    func protectionForNewKey(_ flow: FlowContext) -> KeyProtection {
+        let choice = keyProtectionForNewCredentials()
+        flow.logger.info("new key protection", metadata: ["protection": .string(choice.protection.rawValue), "reason": .string(choice.reason)])
+        return choice.protection
     }
 
     /// Deletes the credential's key from this host. The provider is not told: the key is

@@ -40,12 +40,22 @@ extension LatchkeyError {
         case .wrongKey: "; check the passphrase or key"
         case .insecurePermissions: "; make the vault directory private (chmod 700) and its files 600"
         case .keySourceUnavailable: "; provide the vault key"
+        case .tpmUnavailable: "; point TPM2OPENSSL_TCTI at the TPM (default device:/dev/tpmrm0) and check it is accessible"
         default: ""
         }
-        self.init(code: .vault, reason: error.reason + hint, underlying: error, file: error.file, line: error.line)
+        let code: Code = switch error.code {
+        case .tpmUnavailable: .tpmUnavailable
+        case .wrongTPM: .wrongTPM
+        default: .vault
+        }
+        self.init(code: code, reason: error.reason + hint, underlying: error, file: error.file, line: error.line)
     }
 
     init(_ error: WebAuthnError) {
+        if error.code == .vault, let vaultError = error.underlying as? KeyVaultError {
+            self.init(vaultError)
+            return
+        }
         let (code, reason): (Code, String) = switch error.code {
         case .vault: (.vault, error.reason)
         case .noMatchingCredential: (.noCredential, error.reason)

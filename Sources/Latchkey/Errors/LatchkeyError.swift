@@ -96,6 +96,13 @@ extension LatchkeyError {
         public static let timeout = Code("timeout")
         /// The key vault failed (wrong passphrase, permissions, disk).
         public static let vault = Code("vault")
+        /// No TPM answers where `TPM2OPENSSL_TCTI` points (default `/dev/tpmrm0`), it is
+        /// busy or stopped answering, or OpenSSL's tpm2 provider is missing. Nothing in the
+        /// vault changed; it works again once the TPM answers.
+        public static let tpmUnavailable = Code("tpmUnavailable")
+        /// A TPM key or TPM-sealed vault meets a TPM that cannot use it: another host's, or
+        /// this one after it was cleared. Nothing was deleted.
+        public static let wrongTPM = Code("wrongTPM")
         /// A cryptographic operation failed in OpenSSL (``LatchkeyCrypto/CryptoError``;
         /// ``LatchkeyError/underlying`` has it, with OpenSSL's own error queue).
         public static let crypto = Code("crypto")

@@ -18,6 +18,11 @@ struct CredentialOutput: Encodable {
     var algorithm: String
     var issuer: String?
     var lastUsedAt: String?
+    /// `software` or `tpm`.
+    var keyProtection: String
+    /// False when a check found the key cannot sign on this host (`list`); the reason says why.
+    var usable: Bool
+    var unusableReason: String?
 
     init(_ credential: Credential) {
         let dates = ISO8601DateFormatter()
@@ -30,6 +35,9 @@ struct CredentialOutput: Encodable {
         algorithm = credential.algorithm
         issuer = credential.issuer?.absoluteString
         lastUsedAt = credential.lastUsedAt.map(dates.string(from:))
+        keyProtection = credential.keyProtection.rawValue
+        usable = credential.unusableReason == nil
+        unusableReason = credential.unusableReason
     }
 }
 

@@ -423,6 +423,14 @@ public final class KeyVault: @unchecked Sendable {
         return key
     }
 
+    /// What `handle`'s record seals, unsealed, and how it is protected: for audits (the
+    /// tests check that a TPM key's record holds a TSS2 blob and no PKCS#8). The caller
+    /// wipes the bytes.
+    func sealedKeyMaterial(_ handle: KeyHandle) throws -> (protection: KeyProtection, bytes: Data) {
+        let record = try readRecord(handle)
+        return (record.protection, try record.unsealed(keys: keys))
+    }
+
     /// Reads, changes and writes `handle`'s metadata under the vault's write lock, so
     /// concurrent updates from any process never lose one another (how a signature counter
     /// is bumped safely). `update` runs with the lock held: keep it short.

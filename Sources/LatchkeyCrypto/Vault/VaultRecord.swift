@@ -235,7 +235,7 @@ struct VaultRecord {
     }
 
     /// The sealed key's plaintext (PKCS#8 or a TPM blob); the caller wipes it.
-    private func unsealed(keys: VaultKeys) throws -> Data {
+    func unsealed(keys: VaultKeys) throws -> Data {
         guard let nonceBytes = try? Base64URL.decode(nonce),
               let sealed = try? Base64URL.decode(sealedKey),
               sealed.count > AESGCM.tagByteCount

@@ -24,6 +24,8 @@ public struct SoftwareAuthenticator: Sendable {
         public var handle: KeyHandle
         public var metadata: CredentialMetadata
         public var algorithm: SigningAlgorithm
+        /// Where its private key lives (in the vault file, or in the TPM).
+        public var protection: KeyProtection
     }
 
     /// Every WebAuthn credential in the vault, optionally only those for `rpID`. Records
@@ -43,7 +45,7 @@ public struct SoftwareAuthenticator: Sendable {
         guard let metadata = CredentialMetadata.decode(entry.metadata), rpID == nil || metadata.rpID == rpID?.lowercased() else {
             return nil
         }
-        return Credential(handle: entry.handle, metadata: metadata, algorithm: entry.algorithm)
+        return Credential(handle: entry.handle, metadata: metadata, algorithm: entry.algorithm, protection: entry.protection)
     }
 
     /// Changes a credential's ``CredentialMetadata/attributes`` (the layers above keep
@@ -61,10 +63,10 @@ public struct SoftwareAuthenticator: Sendable {
                 data = try metadata.encoded()
             }
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason)
+            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
         }
         guard let updated else { throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable") }
-        return Credential(handle: handle, metadata: updated, algorithm: entry.algorithm)
+        return Credential(handle: handle, metadata: updated, algorithm: entry.algorithm, protection: entry.protection)
     }
 
     /// Deletes a credential's key from the vault. The relying party is not told: a
@@ -78,27 +80,35 @@ public struct SoftwareAuthenticator: Sendable {
         } catch let error as KeyVaultError where error.code == .keyNotFound {
             return false
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason)
+            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
         }
     }
 
     // MARK: Registration
 
     /// Creates a credential for `options` on behalf of `origin` (§5.1.3 client steps and
-    /// the authenticatorMakeCredential operation, §6.3.2).
+    /// the authenticatorMakeCredential operation, §6.3.2), its key kept as `protection`
+    /// says. A TPM key is ES256 only: with ``KeyProtection/tpm`` the first ES256 entry of
+    /// `pubKeyCredParams` is taken, and options that offer no ES256 are refused.
     public func makeCredential(
         _ options: PublicKeyCredentialCreationOptionsJSON,
         origin: String,
-        attributes: [String: String] = [:]
+        attributes: [String: String] = [:],
+        protection: KeyProtection = .software
     ) throws -> (response: RegistrationResponseJSON, credential: Credential) {
         let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
         let rpID = (options.rp.id ?? host).lowercased()
         try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
-        guard let algorithm = options.pubKeyCredParams.lazy
+        let offered = options.pubKeyCredParams.lazy
             .filter({ $0.type == "public-key" })
-            .compactMap({ SigningAlgorithm(coseIdentifier: $0.alg) }).first
-        else {
-            throw WebAuthnError(code: .unsupportedAlgorithm, reason: "none of the requested algorithms is ES256 or EdDSA")
+            .compactMap({ SigningAlgorithm(coseIdentifier: $0.alg) })
+        guard let algorithm = protection == .tpm ? offered.first(where: { $0 == .es256 }) : offered.first else {
+            throw WebAuthnError(
+                code: .unsupportedAlgorithm,
+                reason: protection == .tpm
+                    ? "the relying party does not accept ES256, the only algorithm a TPM key has (no Ed25519 in a TPM)"
+                    : "none of the requested algorithms is ES256 or EdDSA"
+            )
         }
         let excluded = Set((options.excludeCredentials ?? []).map(\.id.data))
         if !excluded.isEmpty, try credentials(rpID: rpID).contains(where: { excluded.contains($0.metadata.credentialID.data) }) {
@@ -116,9 +126,9 @@ public struct SoftwareAuthenticator: Sendable {
         metadata.attributes = attributes
         let entry: VaultEntry
         do {
-            entry = try vault.createKey(algorithm, metadata: metadata.encoded())
+            entry = try vault.createKey(algorithm, metadata: metadata.encoded(), protection: protection)
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason)
+            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
         }
 
         let authenticatorData = try AuthenticatorData(
@@ -140,7 +150,7 @@ public struct SoftwareAuthenticator: Sendable {
             attestation = .none(authenticatorData)
         }
         let response = RegistrationResponseJSON(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestation)
-        return (response, Credential(handle: entry.handle, metadata: metadata, algorithm: algorithm))
+        return (response, Credential(handle: entry.handle, metadata: metadata, algorithm: algorithm, protection: protection))
     }
 
     // MARK: Authentication
@@ -194,7 +204,7 @@ public struct SoftwareAuthenticator: Sendable {
                 data = try current.encoded()
             }
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason)
+            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
         }
 
         let authenticatorData = try AuthenticatorData(
@@ -207,7 +217,7 @@ public struct SoftwareAuthenticator: Sendable {
         do {
             signature = try vault.sign(authenticatorData.bytes + DigestAlgorithm.sha256.hash(clientDataJSON), with: chosen.handle)
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason)
+            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
         }
         let response = AuthenticationResponseJSON(
             credentialID: metadata.credentialID.data,
@@ -216,6 +226,6 @@ public struct SoftwareAuthenticator: Sendable {
             signature: signature,
             userHandle: metadata.userHandle.data
         )
-        return (response, Credential(handle: chosen.handle, metadata: metadata, algorithm: chosen.algorithm))
+        return (response, Credential(handle: chosen.handle, metadata: metadata, algorithm: chosen.algorithm, protection: chosen.protection))
     }
 }
