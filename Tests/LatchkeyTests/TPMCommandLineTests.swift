@@ -238,5 +238,28 @@ struct TPMCommandLineTests {
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
         let listing = try await Self.listed(store, back)
         #expect(listing.first?["usable"] as? Bool == true && (listing.first?["signCount"] as? Int ?? 0) >= 2, "\(listing)")
+
+        // Mid-flow, on a live connection: an export signs with the TPM as it opens the
+        // transfer, then the TPM dies before the approval is signed.
+        let id = try #require(listing.first?["id"] as? String)
+        let (export, output) = try ChildProcess.start(CLI.binary, ["export", id, "--yes", "--no-qr", "--json"], environment: store.environment(back), mergingErrors: true)
+        defer { if export.isRunning { export.terminate() } }
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"] as? String == "codeIssued" }
+        let code = try #require(line.flatMap { (try? CLI.object($0))?["code"] as? String }, "no code from export: \(transcript)")
+        back.kill()
+        let importer = Store()
+        defer { importer.remove() }
+        let imported = try await CLI.latchkey(
+            ["import", code, "--issuer", provider.issuer.absoluteString, "--device-name", "second", "--timeout", "20"], environment: importer.environment(nil)
+        )
+        let exported = String(decoding: await ChildProcess.drain(output), as: UTF8.self)
+        #expect(await ChildProcess.waitForExit(export) == 1)
+        #expect(exported.contains("stopped answering") && exported.contains("TPM2OPENSSL_TCTI"), "\(exported)")
+        #expect(imported.status == 1, "the import is not approved: \(imported.stdout) \(imported.stderr)")
+
+        // And back once more: nothing was lost, the credential signs in.
+        let third = try await SoftwareTPM(state: tpm.state)
+        let last = try await Self.signIn(provider, store, third)
+        #expect(last.status == 0, "\(last.stderr)")
     }
 }

@@ -188,6 +188,11 @@ extension Embedded {
             if error is CancellationError || (error as? LatchkeyError)?.code == .cancelled {
                 // This task is cancelled; tell the provider from a task that is not.
                 Task { _ = try? await conversation.post(cancel, StepSubmission([:])) }
+            } else {
+                // Any other failure here (a TPM that stopped answering, a provider error)
+                // ends the transfer too, so the importer hears so now rather than waiting
+                // for the code to expire.
+                _ = try? await conversation.post(cancel, StepSubmission([:]))
             }
             throw error
         }

@@ -11,12 +11,19 @@ enum OpenSSLErrorQueue {
     static func drain() -> [CryptoError.OpenSSLErrorEntry] {
         var entries: [CryptoError.OpenSSLErrorEntry] = []
         while true {
-            let code = ERR_get_error_all(nil, nil, nil, nil, nil)
+            var data: UnsafePointer<CChar>?
+            var flags: Int32 = 0
+            let code = ERR_get_error_all(nil, nil, nil, &data, &flags)
             if code == 0 { break }
             if entries.count < maximumEntries {
                 var buffer = [CChar](repeating: 0, count: 256)
                 ERR_error_string_n(code, &buffer, buffer.count)
-                let message = String(nulTerminated: buffer)
+                var message = String(nulTerminated: buffer)
+                // The provider's own words, when it left some (tpm2-openssl: the TSS's
+                // decoded response code, such as "tcti:IO failure"), bounded.
+                if flags & ERR_TXT_STRING != 0, let data {
+                    message += " (" + String(String(cString: data).prefix(256)) + ")"
+                }
                 entries.append(.init(code: UInt(code), message: message))
             }
         }

@@ -61,17 +61,25 @@ final class OpenSSLTPMContext: @unchecked Sendable {
         return FileManager.default.fileExists(atPath: path + "/tpm2.so")
     }
 
-    /// Runs `body` with the provider to itself, turning a failure whose OpenSSL errors
-    /// come from the TSS's transport (`tcti:` in tpm2-openssl's messages) into
-    /// ``CryptoError/Code/tpmUnavailable``: the TPM stopped answering, whatever the step.
+    /// Runs `body` with the provider to itself, and sorts a failure by what the TSS said
+    /// (tpm2-openssl leaves the decoded TPM response code in the error queue): `tcti:`
+    /// means the transport failed, so the TPM stopped answering
+    /// (``CryptoError/Code/tpmUnavailable``); a key load the TPM refused for any reason but
+    /// an integrity failure (the blob was made under another storage seed) means a busy
+    /// or locked TPM, not another TPM's key, and is reported as unavailable too. Only
+    /// the integrity failure stays ``CryptoError/Code/tpmKeyUnusable``.
     private func locked<T>(_ body: () throws -> T) throws -> T {
         try lock.withLock {
             do {
                 return try body()
             } catch var error as CryptoError where error.code != .tpmUnavailable {
-                if error.openSSLErrors.contains(where: { $0.message.contains("tcti:") }) {
+                let said = error.openSSLErrors.map(\.message)
+                if let transport = said.first(where: { $0.contains("tcti:") }) {
                     error.code = .tpmUnavailable
-                    error.reason = "the TPM stopped answering: " + error.reason
+                    error.reason = "the TPM stopped answering (\(transport))"
+                } else if error.code == .tpmKeyUnusable, let refusal = said.first(where: { $0.contains("tpm:") }), !refusal.contains("integrity") {
+                    error.code = .tpmUnavailable
+                    error.reason = "the TPM refused to load the key: busy, locked out or not ready (\(refusal))"
                 }
                 throw error
             }
