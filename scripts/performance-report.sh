@@ -17,12 +17,23 @@ run=$(mktemp)
 trap 'rm -f "$run"' EXIT
 
 # The persisted-provider group measures PostgreSQL too: a private cluster when none is named.
+cleanup='rm -f "$run"'
 if [ -z "${LATCHKEY_BENCH_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ]; then
     source .ci/postgres.sh
     postgres_install
-    trap 'rm -f "$run"; postgres_stop' EXIT
+    cleanup="$cleanup; postgres_stop"
+    trap "$cleanup" EXIT
     postgres_start
     export LATCHKEY_BENCH_POSTGRES_URL="$LATCHKEY_TEST_POSTGRES_URL"
+fi
+
+# The TPM group uses the TPM that TPM2OPENSSL_TCTI names: a swtpm when none is named.
+if [ -z "${TPM2OPENSSL_TCTI:-}" ] && [ "$(id -u)" = 0 ]; then
+    source .ci/swtpm.sh
+    swtpm_install
+    cleanup="$cleanup; swtpm_stop"
+    trap "$cleanup" EXIT
+    swtpm_start
 fi
 
 swift build -c release --product latchkey-bench 2>&1 | tail -1

@@ -74,12 +74,6 @@ struct VaultBenchmark {
         return report
     }
 
-    private func makeScratchDirectory(under root: String) throws -> String {
-        let path = URL(fileURLWithPath: root).appendingPathComponent("latchkey-bench-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return path
-    }
-
     /// The file-system part of a vault write, alone: temp file, write, fsync, rename,
     /// fsync of the directory.
     private func durableWrite(bytes: Int, in directory: String) throws {

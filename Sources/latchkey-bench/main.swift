@@ -1,6 +1,6 @@
 // latchkey-bench: throughput of Latchkey's operations next to a reference measured in
 // the same run, reported as ratios because the machines are noisy.
-// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|webauthn|oauth|provider|attack|store] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
+// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|tpm|webauthn|oauth|provider|attack|store] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
 // scripts/performance-report.sh turns a --markdown run into docs/PERFORMANCE.md.
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
@@ -11,6 +11,7 @@ var reports: [Report] = []
 }
 if options.runs("signatures") { finish(try SignatureBenchmark(seconds: options.seconds).run()) }
 if options.runs("vault") { finish(try VaultBenchmark(seconds: options.seconds).run()) }
+if options.runs("tpm") { finish(try TPMBenchmark(seconds: options.seconds).run()) }
 if options.runs("webauthn") { finish(try WebAuthnBenchmark(seconds: options.seconds).run()) }
 if options.runs("oauth") { finish(try OAuthBenchmark(seconds: options.seconds).run()) }
 // The provider benchmark is asynchronous, so it runs last, after the synchronous loops.
