@@ -39,12 +39,26 @@ struct ReadmeTests {
         #expect(!unit.contains("--admin-token ") && !unit.contains("password=") && !unit.contains("LATCHKEY_ADMIN_TOKEN="))
     }
 
-    @Test("systemd-analyze verifies the unit", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "systemd-analyze not found: skipped"))
-    func systemdUnitVerifies() async throws {
-        let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.service"), encoding: .utf8)
+    @Test("the TPM sign-in unit in contrib/ is the one the README shows: no secret, the TPM device only")
+    func tpmUnit() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/sign-in-agent-tpm.service"), encoding: .utf8)
+        #expect(readme.contains("```ini\n" + unit + "```"))
+        for directive in ["LATCHKEY_VAULT_KEY=tpm", "DynamicUser=yes", "DevicePolicy=closed", "DeviceAllow=/dev/tpmrm0 rw", "SupplementaryGroups=tss"] {
+            #expect(unit.contains(directive), "\(directive)")
+        }
+        #expect(!unit.contains("PASSPHRASE") && !unit.contains("Credential"))
+    }
+
+    @Test(
+        "systemd-analyze verifies the units", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "systemd-analyze not found: skipped"),
+        arguments: ["latchkey-serve.service", "sign-in-agent-tpm.service"]
+    )
+    func systemdUnitVerifies(_ name: String) async throws {
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/" + name), encoding: .utf8)
         let directory = try TemporaryDirectory()
         // The unit names /usr/local/bin/latchkey; point it at the one the tests built.
-        let copy = directory.url.appendingPathComponent("latchkey-serve.service")
+        let copy = directory.url.appendingPathComponent(name)
         try unit.replacingOccurrences(of: "/usr/local/bin/latchkey", with: LatchkeyServe.binary.path).write(to: copy, atomically: true, encoding: .utf8)
         let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/systemd-analyze"), ["verify", copy.path])
         #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")

@@ -108,8 +108,8 @@ public final class Embedded: Sendable {
                 for index in listed.indices where listed[index].keyProtection == .tpm {
                     do {
                         try authenticator.vault.checkUsable(listed[index].handle)
-                    } catch let error as KeyVaultError {
-                        listed[index].unusableReason = error.reason
+                    } catch {
+                        listed[index].unusableReason = (error as? KeyVaultError)?.reason ?? "\(error)"
                     }
                 }
             }
@@ -146,7 +146,7 @@ public final class Embedded: Sendable {
     /// The protection for a key being created now, logged with its reason.
     func protectionForNewKey(_ flow: FlowContext) -> KeyProtection {
         let choice = keyProtectionForNewCredentials()
-        flow.logger.info("new key protection", metadata: ["protection": .string(choice.protection.rawValue), "reason": .string(choice.reason)])
+        flow.logger.debug("new key protection", metadata: ["protection": .string(choice.protection.rawValue), "reason": .string(choice.reason)])
         return choice.protection
     }
 
