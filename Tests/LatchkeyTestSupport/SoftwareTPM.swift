@@ -40,23 +40,23 @@ public final class SoftwareTPM: Sendable {
             try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         var lastError = "no attempt"
+        let pidFile = state.appendingPathComponent("swtpm.pid")
         for _ in 0..<5 {
             // The swtpm TCTI talks to the control channel on the command port + 1.
-            let server = try Self.freePort()
-            guard server < 65535 else { continue }
-            let control = server + 1
+            guard let server = try Self.freePortPair() else { continue }
+            try? FileManager.default.removeItem(at: pidFile)
             let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/swtpm"), [
-                "socket", "--tpm2", "--server", "type=tcp,port=\(server),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(control),bindaddr=127.0.0.1",
-                "--tpmstate", "dir=\(state.path)", "--flags", "not-need-init,startup-clear",
+                "socket", "--tpm2", "--server", "type=tcp,port=\(server),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(server + 1),bindaddr=127.0.0.1",
+                "--tpmstate", "dir=\(state.path)", "--flags", "not-need-init,startup-clear", "--pid", "file=\(pidFile.path)",
             ], mergingErrors: true)
             Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
-            if await Self.waitForListener(server, process: process) {
+            if await Self.waitForStart(process, pidFile: pidFile) {
                 self.process = process
                 port = server
                 return
             }
             ChildProcess.stop(process)
-            lastError = "swtpm did not listen on \(server)"
+            lastError = "swtpm did not start on \(server) and \(server + 1) (taken meanwhile?)"
         }
         throw TestSupportError("cannot start swtpm: \(lastError)")
     }
@@ -76,27 +76,40 @@ public final class SoftwareTPM: Sendable {
         process.waitUntilExit()
     }
 
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    /// A port P with P + 1 free too, or nil when P + 1 is taken.
+    private static func freePortPair() throws -> Int? {
+        func bound(_ port: UInt16) -> (descriptor: Int32, port: Int)? {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = port.bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let ok = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+            }
+            guard ok else {
+                close(descriptor)
+                return nil
+            }
+            return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
         }
-        guard bound else { throw TestSupportError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let first = bound(0) else { throw TestSupportError("no free port") }
+        defer { close(first.descriptor) }
+        guard first.port < 65535, let second = bound(UInt16(first.port + 1)) else { return nil }
+        close(second.descriptor)
+        return first.port
     }
 
-    private static func waitForListener(_ port: Int, process: Process) async -> Bool {
-        for _ in 0..<100 where process.isRunning {
-            if let connection = try? await RawConnection.open(port: port) {
-                _ = connection
+    /// swtpm writes its pid file once its sockets listen: the file naming this process
+    /// proves that it, and not another test's swtpm, holds the ports.
+    private static func waitForStart(_ process: Process, pidFile: URL) async -> Bool {
+        for _ in 0..<200 where process.isRunning {
+            if let text = try? String(contentsOf: pidFile, encoding: .utf8),
+               Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == process.processIdentifier {
                 return true
             }
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await Task.sleep(for: .milliseconds(25))
         }
         return false
     }

@@ -89,6 +89,21 @@ final class OpenSSLTPMContext: @unchecked Sendable {
     /// A P-256 key generated inside the TPM, and its wrapped blob (PEM "TSS2 PRIVATE
     /// KEY"), which only this TPM can load. The key is flushed from the TPM on return.
     func generateP256() throws -> (publicPoint: Data, wrappedKey: Data) {
+        // Now and then (a few in a thousand, only with the machine under load, never
+        // reproduced alone) tpm2-openssl 1.1.1's encoder fails on a freshly generated key
+        // without saying why. Nothing of a generated key stays in the TPM, so a new key is
+        // simply made again.
+        var attempt = 1
+        while true {
+            do {
+                return try generateP256Once()
+            } catch let error as CryptoError where error.code == .tpmUnavailable && error.reason.hasPrefix("the TPM provider did not write") && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
+    private func generateP256Once() throws -> (publicPoint: Data, wrappedKey: Data) {
         try locked {
             guard let keygen = EVP_PKEY_CTX_new_from_name(context, "EC", "provider=tpm2") else {
                 throw CryptoError.fromOpenSSL(.tpmUnavailable, "the TPM provider cannot make EC keys")

@@ -30,6 +30,11 @@ public struct KeyVaultError: Error, Hashable, CustomStringConvertible, Sendable 
     /// load the key or vault key: another TPM's, or this one was cleared).
     init(tpm error: CryptoError, handle: KeyHandle? = nil, file: String = #fileID, line: UInt = #line) {
         let subject = handle.map { "key \($0)" } ?? "the vault key"
+        // What the provider and the TSS said (no secret: response codes and step names),
+        // unless the reason quotes it already.
+        var error = error
+        let said = error.openSSLErrors.map(\.message).filter { !error.reason.contains($0) }
+        if !said.isEmpty { error.reason += " [" + said.prefix(4).joined(separator: "; ") + "]" }
         switch error.code {
         case .tpmKeyUnusable:
             self.init(
