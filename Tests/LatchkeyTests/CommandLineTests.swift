@@ -134,7 +134,7 @@ struct CommandLineTests {
         let credential = try #require((try Self.object(bound.stdout)["credential"] as? [String: Any])?["id"] as? String)
 
         // The exporter runs in the background; its first JSON line carries the code.
-        let (exporter, output) = try ChildProcess.start(Self.binary, ["export", credential, "--yes", "--no-qr", "--json"], environment: exporterEnvironment)
+        let (exporter, output) = try ChildProcess.start(Self.binary, ["export", "--yes", "--no-qr", "--json", "--", credential], environment: exporterEnvironment)
         defer { if exporter.isRunning { exporter.terminate() } }
         let (first, transcript) = await ChildProcess.firstLine(of: output) { line in
             (try? Self.object(String(line)))?["event"] as? String == "codeIssued"

@@ -100,7 +100,7 @@ struct TPMCommandLineTests {
         // Export from the first TPM's vault (the approval is signed there), import into
         // the second's (a new key made there).
         let id = try #require(credential["id"] as? String)
-        let (export, output) = try ChildProcess.start(CLI.binary, ["export", id, "--yes", "--no-qr", "--json"], environment: exporter.environment(first))
+        let (export, output) = try ChildProcess.start(CLI.binary, ["export", "--yes", "--no-qr", "--json", "--", id], environment: exporter.environment(first))
         defer { if export.isRunning { export.terminate() } }
         let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"] as? String == "codeIssued" }
         let code = try #require(line.flatMap { (try? CLI.object($0))?["code"] as? String }, "no code from export: \(transcript)")
@@ -242,7 +242,7 @@ struct TPMCommandLineTests {
         // Mid-flow, on a live connection: an export signs with the TPM as it opens the
         // transfer, then the TPM dies before the approval is signed.
         let id = try #require(listing.first?["id"] as? String)
-        let (export, output) = try ChildProcess.start(CLI.binary, ["export", id, "--yes", "--no-qr", "--json"], environment: store.environment(back), mergingErrors: true)
+        let (export, output) = try ChildProcess.start(CLI.binary, ["export", "--yes", "--no-qr", "--json", "--", id], environment: store.environment(back), mergingErrors: true)
         defer { if export.isRunning { export.terminate() } }
         let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"] as? String == "codeIssued" }
         let code = try #require(line.flatMap { (try? CLI.object($0))?["code"] as? String }, "no code from export: \(transcript)")
