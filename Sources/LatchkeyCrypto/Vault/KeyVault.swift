@@ -8,7 +8,8 @@ public import Foundation
 ///
 /// ```
 /// <directory>/            0700
-///   vault.json            0600  format, key kind, scrypt salt and parameters, key check
+///   vault.json            0600  format, key kind, scrypt salt and parameters or the
+///                               TPM-sealed key, key check
 ///   .lock                 0600  flock target for writers
 ///   keys/                 0700
 ///     <handle>.json       0600  one record per key, its details sealed (see VaultRecord)
