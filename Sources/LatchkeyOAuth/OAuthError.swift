@@ -80,6 +80,12 @@ extension OAuthError {
 
         // JOSE
         public static let malformedJWS = Code("malformedJWS")
+        /// A DPoP proof that fails a check of RFC 9449 §4.3 (the reason names which);
+        /// a provider answers `invalid_dpop_proof`.
+        public static let invalidDPoPProof = Code("invalidDPoPProof")
+        /// A DPoP proof without the nonce the server requires, or with a stale one
+        /// (RFC 9449 §8, §9); a provider answers `use_dpop_nonce` with a fresh `DPoP-Nonce`.
+        public static let useDPoPNonce = Code("useDPoPNonce")
         public static let malformedJWK = Code("malformedJWK")
         public static let algorithmNotAllowed = Code("algorithmNotAllowed")
         public static let algorithmKeyMismatch = Code("algorithmKeyMismatch")

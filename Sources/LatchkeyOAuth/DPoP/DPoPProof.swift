@@ -1,0 +1,80 @@
+public import Foundation
+public import LatchkeyCrypto
+
+/// A DPoP proof JWT (RFC 9449 §4.2): a JWS the client signs with its DPoP key for one HTTP
+/// request, so a token bound to that key is useless to whoever copies it without the key.
+///
+/// Header: `typ: dpop+jwt`, `alg` (ES256 or EdDSA), `jwk` with the public members only.
+/// Claims: `jti` (128 random bits), `htm`, `htu` (the URL without query and fragment),
+/// `iat`, and `ath` (RFC 9449 §4.2: base64url SHA-256 of the access token) when one is
+/// presented, `nonce` when the server gave one.
+public enum DPoPProof {
+    /// The proof's `typ` (RFC 9449 §4.2).
+    public static let type = "dpop+jwt"
+    /// The HTTP header carrying a proof (RFC 9449 §4.1), and the one carrying a server's
+    /// nonce (§8.1).
+    public static let headerName = "DPoP"
+    public static let nonceHeaderName = "DPoP-Nonce"
+
+    /// Makes a proof for `method` on `url`. `sign` signs the JWS signing input with the
+    /// private half of `publicKey` and returns what ``SigningKey`` or `KeyVault.sign` give
+    /// (DER for ES256, 64 bytes for Ed25519), so the key may live in the vault or a TPM.
+    public static func make(
+        method: String,
+        url: URL,
+        publicKey: VerifyingKey,
+        accessToken: String? = nil,
+        nonce: String? = nil,
+        issuedAt: Date = Date(),
+        sign: (Data) throws -> Data
+    ) throws -> String {
+        let algorithm: JWSAlgorithm
+        switch publicKey.keyType {
+        case .p256: algorithm = .es256
+        case .ed25519: algorithm = .edDSA
+        default: throw OAuthError(code: .algorithmNotAllowed, reason: "a DPoP key is ES256 or EdDSA")
+        }
+        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+            throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
+        }
+        let target = try DPoPTarget(url)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var jwk = try publicKey.jwk
+        (jwk.kid, jwk.alg, jwk.use) = (nil, nil, nil)
+        let header = "{\"alg\":\"\(algorithm.name)\",\"jwk\":" + String(decoding: try encoder.encode(jwk), as: UTF8.self) + ",\"typ\":\"\(type)\"}"
+        let claims = Claims(
+            jti: Base64URL.encode(try SecureRandom.bytes(count: 16)), htm: method, htu: target.text,
+            iat: Int(issuedAt.timeIntervalSince1970.rounded(.down)), ath: try accessToken.map(accessTokenHash), nonce: nonce
+        )
+        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(try encoder.encode(claims))
+        var signature = try sign(Data(signingInput.utf8))
+        if algorithm == .es256 {
+            // RFC 7518 §3.4: r ‖ s.
+            signature = try ECDSASignature(derRepresentation: signature).rawRepresentation
+        }
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    /// The claims as sent (absent members are left out).
+    private struct Claims: Encodable {
+        var jti: String
+        var htm: String
+        var htu: String
+        var iat: Int
+        var ath: String?
+        var nonce: String?
+    }
+
+    /// Makes a proof with a software key.
+    public static func make(method: String, url: URL, key: SigningKey, accessToken: String? = nil, nonce: String? = nil, issuedAt: Date = Date()) throws -> String {
+        try make(method: method, url: url, publicKey: key.publicKey, accessToken: accessToken, nonce: nonce, issuedAt: issuedAt) {
+            try key.signature(for: $0)
+        }
+    }
+
+    /// `ath` (RFC 9449 §4.2): base64url of the SHA-256 of the access token's ASCII bytes.
+    public static func accessTokenHash(_ accessToken: String) throws -> String {
+        Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(accessToken.utf8)))
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import LatchkeyCrypto
+@testable import LatchkeyOAuth
+import LatchkeyTestSupport
+import Testing
+
+/// DPoP proofs (RFC 9449): the RFC's examples, our own proofs, and every refusal of
+/// §4.3 by name.
+@Suite("DPoP proofs (RFC 9449)")
+struct DPoPTests {
+    static let url = URL(string: "https://id.example.com/token")!
+    static let verifier = DPoPProofVerifier()
+
+    /// A proof with any header and claims, signed by `key` (for the hostile cases).
+    static func forged(header: [String: Any], claims: [String: Any], key: SigningKey) throws -> String {
+        let input = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
+            + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+        var signature = try key.signature(for: Data(input.utf8))
+        if key.algorithm == .es256 { signature = try ECDSASignature(derRepresentation: signature).rawRepresentation }
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    static func publicJWK(_ key: SigningKey) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(key.publicKey.jwk)) as? [String: Any])
+    }
+
+    static func claims(_ changes: [String: Any?] = [:], now: Date = Date()) -> [String: Any] {
+        var claims: [String: Any] = ["jti": "0123456789abcdefghij", "htm": "POST", "htu": url.absoluteString, "iat": Int(now.timeIntervalSince1970)]
+        for (name, value) in changes { claims[name] = value }
+        return claims
+    }
+
+    @Test("RFC 9449 §5 and §7.1: the example proofs verify, with the example jkt and ath")
+    func rfcExamples() throws {
+        let file = try JOSEVectorTests.vector("rfc9449-dpop.json")
+        let token = try #require(file["tokenRequest"] as? [String: Any])
+        let iat = try #require(token["iat"] as? Double)
+        let verified = try Self.verifier.verify(
+            [try #require(token["proof"] as? String)], method: try #require(token["method"] as? String),
+            url: URL(string: try #require(token["url"] as? String))!, now: Date(timeIntervalSince1970: iat + 4)
+        )
+        #expect(verified.thumbprint == token["jkt"] as? String && verified.jti == token["jti"] as? String && verified.algorithm == .es256)
+
+        let resource = try #require(file["resourceRequest"] as? [String: Any])
+        let accessToken = try #require(resource["accessToken"] as? String)
+        #expect(try DPoPProof.accessTokenHash(accessToken) == resource["ath"] as? String)
+        let proof = try #require(resource["proof"] as? String)
+        let resourceURL = URL(string: try #require(resource["url"] as? String))!
+        let at = Date(timeIntervalSince1970: try #require(resource["iat"] as? Double) + 2)
+        let bound = try Self.verifier.verify([proof], method: "GET", url: resourceURL, accessToken: accessToken, now: at)
+        #expect(bound.thumbprint == token["jkt"] as? String)
+        let other = #expect(throws: OAuthError.self) { try Self.verifier.verify([proof], method: "GET", url: resourceURL, accessToken: "another token", now: at) }
+        #expect(other?.code == .invalidDPoPProof && other?.reason.contains("ath") == true)
+    }
+
+    @Test("our proofs: ES256 and EdDSA, public jwk only, 128-bit jti, htu without query or fragment, ath and nonce")
+    func ourProofs() throws {
+        for algorithm in [SigningAlgorithm.es256, .ed25519] {
+            let key = try SigningKey.generate(algorithm)
+            let target = URL(string: "https://ID.example.com:443/userinfo?x=1#top")!
+            let proof = try DPoPProof.make(method: "GET", url: target, key: key, accessToken: "at", nonce: "n-1")
+            let jws = try JWS(compact: proof)
+            #expect(jws.header["typ"]?.stringValue == "dpop+jwt")
+            guard case .object(let jwk)? = jws.header["jwk"] else { throw TestSupportError("no jwk") }
+            #expect(Set(jwk.keys).isSubset(of: ["kty", "crv", "x", "y"]))
+            let claims = try JSONDecoder().decode([String: JSONValue].self, from: jws.payload)
+            #expect(claims["htu"]?.stringValue == "https://id.example.com/userinfo")
+            #expect(try Base64URL.decode(try #require(claims["jti"]?.stringValue)).count == 16)
+            let ath = try DPoPProof.accessTokenHash("at")
+            #expect(claims["nonce"]?.stringValue == "n-1" && claims["ath"]?.stringValue == ath)
+            let verified = try Self.verifier.verify(
+                [proof], method: "GET", url: URL(string: "https://id.example.com/userinfo")!, accessToken: "at", nonceIsValid: { $0 == "n-1" }
+            )
+            let thumbprint = try key.publicKey.jwk.thumbprint()
+            #expect(verified.thumbprint == thumbprint)
+        }
+    }
+
+    @Test("hostile proofs are refused, each by name", arguments: [
+        "wrong htm", "wrong htu", "stale iat", "future iat", "private key in jwk", "alg none", "alg HS256", "alg RS256",
+        "typ JWT", "no jwk", "jwk of another key", "proof for another token (ath)", "no ath with a token", "short jti",
+        "two DPoP headers", "no DPoP header", "oversized", "htu with user info", "relative htu", "iat not a number",
+    ])
+    func hostile(_ name: String) throws {
+        let key = try SigningKey.generate(.es256)
+        let jwk = try Self.publicJWK(key)
+        let header: [String: Any] = ["typ": "dpop+jwt", "alg": "ES256", "jwk": jwk]
+        func forged(_ header: [String: Any], _ claims: [String: Any]) throws -> [String] { [try Self.forged(header: header, claims: claims, key: key)] }
+        var accessToken: String?
+        let proofs: [String]
+        switch name {
+        case "wrong htm": proofs = [try DPoPProof.make(method: "GET", url: Self.url, key: key)]
+        case "wrong htu": proofs = [try DPoPProof.make(method: "POST", url: URL(string: "https://id.example.com/revoke")!, key: key)]
+        case "stale iat": proofs = [try DPoPProof.make(method: "POST", url: Self.url, key: key, issuedAt: Date().addingTimeInterval(-301))]
+        case "future iat": proofs = [try DPoPProof.make(method: "POST", url: Self.url, key: key, issuedAt: Date().addingTimeInterval(120))]
+        case "private key in jwk":
+            var withPrivate = jwk
+            withPrivate["d"] = Base64URL.encode(Data(count: 32))
+            proofs = try forged(header.merging(["jwk": withPrivate]) { $1 }, Self.claims())
+        case "alg none": proofs = [Base64URL.encode(Data("{\"typ\":\"dpop+jwt\",\"alg\":\"none\"}".utf8)) + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: Self.claims())) + "."]
+        case "alg HS256": proofs = try forged(header.merging(["alg": "HS256"]) { $1 }, Self.claims())
+        case "alg RS256": proofs = try forged(header.merging(["alg": "RS256"]) { $1 }, Self.claims())
+        case "typ JWT": proofs = try forged(header.merging(["typ": "JWT"]) { $1 }, Self.claims())
+        case "no jwk": proofs = try forged(header.filter { $0.key != "jwk" }, Self.claims())
+        case "jwk of another key": proofs = try forged(header.merging(["jwk": try Self.publicJWK(SigningKey.generate(.es256))]) { $1 }, Self.claims())
+        case "proof for another token (ath)":
+            accessToken = "the presented token"
+            proofs = [try DPoPProof.make(method: "POST", url: Self.url, key: key, accessToken: "a different token")]
+        case "no ath with a token":
+            accessToken = "the presented token"
+            proofs = [try DPoPProof.make(method: "POST", url: Self.url, key: key)]
+        case "short jti": proofs = try forged(header, Self.claims(["jti": "abc"]))
+        case "two DPoP headers":
+            let one = try DPoPProof.make(method: "POST", url: Self.url, key: key)
+            proofs = [one, one]
+        case "no DPoP header": proofs = []
+        case "oversized": proofs = try forged(header, Self.claims(["pad": String(repeating: "a", count: 9000)]))
+        case "htu with user info": proofs = try forged(header, Self.claims(["htu": "https://user@id.example.com/token"]))
+        case "relative htu": proofs = try forged(header, Self.claims(["htu": "/token"]))
+        case "iat not a number": proofs = try forged(header, Self.claims(["iat": "now"]))
+        default: throw TestSupportError("no case \(name)")
+        }
+        let error = #expect(throws: OAuthError.self, "\(name)") {
+            try Self.verifier.verify(proofs, method: "POST", url: Self.url, accessToken: accessToken)
+        }
+        #expect(error?.code == .invalidDPoPProof, "\(name): \(String(describing: error))")
+    }
+
+    @Test("a required nonce: missing or unknown is use_dpop_nonce, the current one passes")
+    func nonces() throws {
+        let key = try SigningKey.generate(.ed25519)
+        let check: (String) -> Bool = { $0 == "current" }
+        for nonce in [nil, "stale"] {
+            let proof = try DPoPProof.make(method: "POST", url: Self.url, key: key, nonce: nonce)
+            let error = #expect(throws: OAuthError.self) { try Self.verifier.verify([proof], method: "POST", url: Self.url, nonceIsValid: check) }
+            #expect(error?.code == .useDPoPNonce, "\(String(describing: nonce))")
+        }
+        let proof = try DPoPProof.make(method: "POST", url: Self.url, key: key, nonce: "current")
+        _ = try Self.verifier.verify([proof], method: "POST", url: Self.url, nonceIsValid: check)
+    }
+
+    @Test("htu comparison ignores what RFC 3986 §6.2 says does not change a URI, and nothing else")
+    func targets() throws {
+        let same = [
+            ("HTTPS://ID.Example.COM:443/token", "https://id.example.com/token"),
+            ("https://id.example.com/a/./b/../token", "https://id.example.com/a/token"),
+            ("https://id.example.com/%7Euser/%2f", "https://id.example.com/~user/%2F"),
+            ("https://id.example.com", "https://id.example.com/"),
+            ("http://127.0.0.1:80/x?q#f", "http://127.0.0.1/x"),
+        ]
+        for (left, right) in same {
+            #expect(try DPoPTarget(left) == DPoPTarget(right), "\(left) ~ \(right)")
+        }
+        let different = [
+            ("https://id.example.com/token", "http://id.example.com/token"),
+            ("https://id.example.com/token", "https://id.example.com:8443/token"),
+            ("https://id.example.com/token", "https://id.example.com/Token"),
+            ("https://id.example.com/token", "https://other.example.com/token"),
+        ]
+        for (left, right) in different {
+            #expect(try DPoPTarget(left) != DPoPTarget(right), "\(left) vs \(right)")
+        }
+        for bad in ["https://id.example.com/%zz", "ftp://id.example.com/", "https://u:p@id.example.com/", "token"] {
+            #expect(throws: OAuthError.self, "\(bad)") { try DPoPTarget(bad) }
+        }
+    }
+}
