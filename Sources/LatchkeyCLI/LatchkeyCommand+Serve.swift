@@ -68,6 +68,9 @@ extension LatchkeyCommand {
         @Flag(help: "Require a code e-mailed to the outbox before binding.")
         var requireEmailCode = false
 
+        @Flag(help: "Issue DPoP-bound tokens only: token requests without a DPoP proof (RFC 9449) are refused.")
+        var requireDpop = false
+
         @Flag(help: "Allow self-service sign-up (POST /v1/signup).")
         var allowSignup = false
 
@@ -108,6 +111,7 @@ extension LatchkeyCommand {
             configuration.adminListener = try adminListen.map(Self.parseListener)
             configuration.mail = try mailSettings()
             configuration.requireEmailCodeForBinding = requireEmailCode
+            configuration.requiresDPoP = requireDpop
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
             let ready = ServeReadiness(json: json, adminToken: token, expectsAdminListener: configuration.adminListener != nil)

@@ -52,6 +52,9 @@ public struct ProviderConfiguration: Sendable {
     public var bindJobLifetime: TimeInterval = 3600
     public var authorizationCodeLifetime: TimeInterval = 60
     public var accessTokenLifetime: TimeInterval = 600
+    /// Refuses token requests without a DPoP proof (RFC 9449), so every token it issues
+    /// is bound to a key its client holds (`serve --require-dpop`).
+    public var requiresDPoP = false
     /// Refresh tokens rotate on every use (RFC 9700 §4.14.2) and die when the grant
     /// reaches its absolute lifetime, or when unused for the idle lifetime.
     public var refreshTokenAbsoluteLifetime: TimeInterval = 30 * 86400

@@ -29,6 +29,8 @@ struct GrantLedger: Sendable {
         var redirectURI: String
         var codeChallenge: String
         var nonce: String?
+        /// The DPoP key the family is bound to (RFC 9449 §10 `dpop_jkt`, or the first proof).
+        var dpopJKT: String?
     }
 
     /// What a live token stands for.
@@ -40,19 +42,21 @@ struct GrantLedger: Sendable {
         var authTime: Date
         /// When the family's absolute lifetime ends.
         var familyExpiresAt: Date
+        /// The DPoP key its tokens are bound to (RFC 9449 §6), if any.
+        var dpopJKT: String?
     }
 
     /// Starts a family for a verified sign-in and issues its code; returns the code.
     func issueCode(
         identityID: String, credentialID: Data, clientID: String, scope: String, redirectURI: String,
-        codeChallenge: String, nonce: String?, now: Date, in transaction: any SQLTransaction
+        codeChallenge: String, nonce: String?, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
     ) async throws -> String {
         let familyID = try ProviderContext.randomToken()
         let code = try ProviderContext.randomToken()
         try await transaction.execute("""
-            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at)
+            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt)
             VALUES (\(familyID), \(identityID), \(credentialID), \(clientID), \(scope), \(now), \(now),
-                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)))
+                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), \(dpopJKT))
             """)
         try await transaction.execute("""
             INSERT INTO authorization_codes (code_hash, family_id, redirect_uri, code_challenge, nonce, expires_at)
@@ -73,7 +77,7 @@ struct GrantLedger: Sendable {
         let hash = try ProviderContext.hash(code)
         guard let row = try await transaction.first("""
             SELECT c.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
-                c.expires_at, c.used, f.revoked_at
+                c.expires_at, c.used, f.revoked_at, f.dpop_jkt
             FROM authorization_codes c JOIN grant_families f ON f.id = c.family_id
             WHERE c.code_hash = \(hash)
             """), try row.text(2) == clientID
@@ -82,7 +86,8 @@ struct GrantLedger: Sendable {
         }
         let grant = CodeGrant(
             familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
-            authTime: try row.date(4), redirectURI: try row.text(5), codeChallenge: try row.text(6), nonce: try row.optionalText(7)
+            authTime: try row.date(4), redirectURI: try row.text(5), codeChallenge: try row.text(6), nonce: try row.optionalText(7),
+            dpopJKT: try row.optionalText(11)
         )
         if try row.bool(9) {
             try await revokeFamily(grant.familyID, now: now, in: transaction)
@@ -111,7 +116,8 @@ struct GrantLedger: Sendable {
     func rotateRefreshToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<TokenGrant> {
         let hash = try ProviderContext.hash(token)
         guard let row = try await transaction.first("""
-            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at, t.expires_at, t.rotated_at, f.revoked_at
+            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at, t.expires_at, t.rotated_at, f.revoked_at,
+                f.dpop_jkt
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(hash) AND t.kind = 'refresh'
             """), try row.text(2) == clientID
@@ -120,7 +126,7 @@ struct GrantLedger: Sendable {
         }
         let grant = TokenGrant(
             familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
-            authTime: try row.date(4), familyExpiresAt: try row.date(5)
+            authTime: try row.date(4), familyExpiresAt: try row.date(5), dpopJKT: try row.optionalText(9)
         )
         guard try row.optionalInt(8) == nil else {
             return .refused(.badRequest("invalid_grant", "this grant was revoked"))
@@ -170,15 +176,21 @@ struct GrantLedger: Sendable {
     /// The grant behind a live access token; nil when unknown, expired or revoked.
     func accessGrant(_ token: String, now: Date, in transaction: any SQLTransaction) async throws -> TokenGrant? {
         guard let row = try await transaction.first("""
-            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at
+            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at, f.dpop_jkt
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(try ProviderContext.hash(token)) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
             """)
         else { return nil }
         return TokenGrant(
             familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
-            authTime: try row.date(4), familyExpiresAt: try row.date(5)
+            authTime: try row.date(4), familyExpiresAt: try row.date(5), dpopJKT: try row.optionalText(6)
         )
+    }
+
+    /// Binds a family's tokens to a DPoP key (RFC 9449 §5): from now on its access tokens
+    /// are presented with a proof of that key, and its refresh tokens redeemed with one.
+    func bind(familyID: String, toDPoPKey jkt: String, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("UPDATE grant_families SET dpop_jkt = \(jkt) WHERE id = \(familyID)")
     }
 
     /// RFC 7009 §2.1: a refresh token takes its whole family with it; an access token

@@ -11,10 +11,16 @@ struct TokenEndpoint: Sendable {
     let identities: IdentityDirectory
 
     private var configuration: ProviderConfiguration { context.configuration }
+    private var dpop: DPoPBinding { DPoPBinding(configuration: configuration) }
 
-    /// The token endpoint's JSON answer (RFC 6749 §5.1).
-    func token(_ form: [String: String], clientID: String?, now: Date = Date()) async throws -> Data {
+    /// The token endpoint's JSON answer (RFC 6749 §5.1). `dpopProofs` are the request's
+    /// `DPoP` headers (RFC 9449 §5): a valid proof binds the grant's tokens to its key.
+    func token(_ form: [String: String], clientID: String?, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
         guard let client = context.client(clientID) else { throw ProviderError(status: 401, error: .invalidClient, description: "unknown client") }
+        let proof = try dpop.proof(dpopProofs, method: "POST", url: context.url(ProtocolPath.token), now: now)
+        if proof == nil, configuration.requiresDPoP {
+            throw ProviderError.badRequest(.invalidDPoPProof, "this provider issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)")
+        }
         switch form["grant_type"] {
         case "authorization_code":
             guard let code = form["code"], code.utf8.count <= 256 else { throw ProviderError.badRequest("invalid_grant", "unknown authorization code") }
@@ -29,9 +35,12 @@ struct TokenEndpoint: Sendable {
                 guard let familyExpiry = try await transaction.first("SELECT expires_at FROM grant_families WHERE id = \(grant.familyID)")?.date(0) else {
                     return .refused(.badRequest("invalid_grant", "this grant was revoked"))
                 }
+                // Thrown, not refused: the transaction rolls back and the code stays usable
+                // by the client that holds the key.
+                let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 try await self.grants.limitFamilies(identityID: grant.identityID, clientID: client.id, now: now, in: transaction)
                 let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: familyExpiry, withRefresh: true, now: now, in: transaction)
-                return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens))
+                return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         case "refresh_token":
@@ -43,8 +52,9 @@ struct TokenEndpoint: Sendable {
                 case .refused(let error): return .refused(error)
                 case .accepted(let accepted): grant = accepted
                 }
+                let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
-                return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: nil, authTime: grant.authTime, tokens: tokens))
+                return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: nil, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         default:
@@ -58,6 +68,31 @@ struct TokenEndpoint: Sendable {
         var nonce: String?
         var authTime: Date
         var tokens: (access: String, refresh: String?, expiresAt: Date)
+        /// Whether the tokens are bound to a DPoP key (`token_type: DPoP`).
+        var dpopBound: Bool
+    }
+
+    /// RFC 9449 §5 and §10: a family bound to a key (by `dpop_jkt` at /authorize or an
+    /// earlier proof) is used only with a proof of that key, so a refresh token or code
+    /// taken elsewhere is useless; an unbound family is bound by its first proof. The
+    /// proof's `jti` is spent. Returns whether the family is bound. Throws (rolling the
+    /// transaction back) on a missing or other key.
+    private func bindDPoP(_ proof: DPoPVerifiedProof?, boundTo jkt: String?, familyID: String, in transaction: any SQLTransaction) async throws -> Bool {
+        guard let proof else {
+            guard jkt == nil else {
+                throw ProviderError.badRequest(.invalidDPoPProof, "this grant is bound to a DPoP key: the request needs a proof of it")
+            }
+            return false
+        }
+        if let jkt {
+            guard ConstantTime.isEqual(Data(jkt.utf8), Data(proof.thumbprint.utf8)) else {
+                throw ProviderError.badRequest(.invalidDPoPProof, "the DPoP proof is made with another key than the one this grant is bound to")
+            }
+        } else {
+            try await grants.bind(familyID: familyID, toDPoPKey: proof.thumbprint, in: transaction)
+        }
+        try await dpop.spend(proof, resource: false, in: transaction)
+        return true
     }
 
     /// The token response with a fresh ID token (OIDC Core §3.1.3.3, §3.1.3.6).
@@ -72,7 +107,7 @@ struct TokenEndpoint: Sendable {
         )
         let idToken = try JWS.sign(payload: Self.encode(claims), with: key.key, keyID: key.kid, type: "JWT")
         return try Self.encode(TokenResponse(
-            accessToken: issued.tokens.access, tokenType: "Bearer", expiresIn: Int(configuration.accessTokenLifetime),
+            accessToken: issued.tokens.access, tokenType: issued.dpopBound ? "DPoP" : "Bearer", expiresIn: Int(configuration.accessTokenLifetime),
             refreshToken: issued.tokens.refresh, idToken: idToken, scope: issued.scope
         ))
     }
@@ -84,12 +119,44 @@ struct TokenEndpoint: Sendable {
         return try encoder.encode(value)
     }
 
+    /// How a request presents its access token (RFC 6750 §2.1, RFC 9449 §7.1).
+    struct Presentation: Sendable {
+        enum Scheme: Sendable { case bearer, dpop }
+        var scheme: Scheme
+        var token: String
+        var dpopProofs: [String]
+    }
+
     /// The claims for a live access token; checked against the store on every call, so a
-    /// revoked grant stops here at once, on every instance.
-    func userInfo(accessToken: String, now: Date = Date()) async throws -> Data {
+    /// revoked grant stops here at once, on every instance. A DPoP-bound token is taken
+    /// only with the DPoP scheme and a proof of its key carrying its `ath` (RFC 9449
+    /// §7.1); presented as a bearer token it is refused, and an unbound token is not
+    /// accepted under the DPoP scheme.
+    func userInfo(_ presentation: Presentation, now: Date = Date()) async throws -> Data {
+        let accessToken = presentation.token
         guard accessToken.utf8.count <= 256 else { throw ProviderError.unauthorized }
+        let url = context.url(ProtocolPath.userInfo)
+        let proof = presentation.scheme == .dpop
+            ? try dpop.proof(presentation.dpopProofs, method: "GET", url: url, accessToken: accessToken, now: now) : nil
+        let dpop = self.dpop
         let identity = try await context.database.transaction { transaction -> Identity? in
             guard let grant = try await self.grants.accessGrant(accessToken, now: now, in: transaction) else { return nil }
+            switch (grant.dpopJKT, presentation.scheme) {
+            case (nil, .bearer):
+                break
+            case (nil, .dpop):
+                throw DPoPBinding.refusal(.invalidToken, "this access token is not bound to a DPoP key; present it as a bearer token", resource: true)
+            case (.some, .bearer):
+                throw DPoPBinding.refusal(.invalidToken, "this access token is bound to a DPoP key: present it with the DPoP scheme and a proof", resource: true)
+            case (.some(let jkt), .dpop):
+                guard let proof else {
+                    throw DPoPBinding.refusal(.invalidDPoPProof, "a DPoP proof is required with a DPoP-bound token", resource: true)
+                }
+                guard ConstantTime.isEqual(Data(jkt.utf8), Data(proof.thumbprint.utf8)) else {
+                    throw DPoPBinding.refusal(.invalidDPoPProof, "the DPoP proof is made with another key than the token is bound to", resource: true)
+                }
+                try await dpop.spend(proof, resource: true, in: transaction)
+            }
             return try await self.identities.identity(grant.identityID, in: transaction)
         }
         guard let identity else { throw ProviderError.unauthorized }

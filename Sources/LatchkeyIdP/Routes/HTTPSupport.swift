@@ -89,6 +89,25 @@ enum HTTPSupport {
         return token
     }
 
+    /// Every `DPoP` request header (RFC 9449 §4.1): more than one is refused later.
+    static func dpopProofs(_ request: Request) -> [String] {
+        request.headers[values: .init("DPoP")!]
+    }
+
+    /// The access token of `Authorization: Bearer …` or `Authorization: DPoP …` (schemes
+    /// compared without case, RFC 9110 §11.1), with the request's DPoP proofs.
+    static func accessToken(_ request: Request) -> TokenEndpoint.Presentation? {
+        guard let header = request.headers[.authorization], let space = header.firstIndex(of: " ") else { return nil }
+        let scheme = header[..<space].lowercased()
+        let token = String(header[header.index(after: space)...])
+        guard !token.isEmpty else { return nil }
+        switch scheme {
+        case "bearer": return TokenEndpoint.Presentation(scheme: .bearer, token: token, dpopProofs: [])
+        case "dpop": return TokenEndpoint.Presentation(scheme: .dpop, token: token, dpopProofs: dpopProofs(request))
+        default: return nil
+        }
+    }
+
     static func bearerToken(_ request: Request) -> String? {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
         return String(header.dropFirst(7))

@@ -9,11 +9,12 @@ enum TokenRoutes {
         router.post(RouterPath(ProtocolPath.token)) { request, context in
             let form = try await HTTPSupport.form(request)
             context.logger.info("token request", metadata: ["grant": .string(form["grant_type"] ?? "-"), "client": .string(form["client_id"] ?? "-")])
-            return HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"]))
+            let proofs = HTTPSupport.dpopProofs(request)
+            return HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"], dpopProofs: proofs))
         }
         router.get(RouterPath(ProtocolPath.userInfo)) { request, _ in
-            guard let token = HTTPSupport.bearerToken(request) else { throw ProviderError.bearerRequired }
-            return HTTPSupport.json(data: try await provider.tokens.userInfo(accessToken: token))
+            guard let presentation = HTTPSupport.accessToken(request) else { throw ProviderError.bearerRequired }
+            return HTTPSupport.json(data: try await provider.tokens.userInfo(presentation))
         }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
             let form = try await HTTPSupport.form(request)

@@ -12,6 +12,9 @@ struct SignInSession: Codable, Sendable {
     var state: String?
     var nonce: String?
     var codeChallenge: String
+    /// The `dpop_jkt` of the request (RFC 9449 §10): the code is then redeemed only with a
+    /// proof of that key.
+    var dpopJKT: String?
     var scope: String
     /// The WebAuthn challenge (§13.4.3: random, at least 16 bytes, used once).
     var challenge: Data

@@ -67,6 +67,10 @@ struct SignIns: Sendable {
         for name in ["state", "nonce", "scope"] where (parameters[name]?.utf8.count ?? 0) > 1024 {
             throw ProviderError.badRequest("invalid_request", "\(name) is over 1024 bytes")
         }
+        // RFC 9449 §10: a SHA-256 JWK thumbprint, 43 base64url characters.
+        if let jkt = parameters["dpop_jkt"], jkt.utf8.count != 43 || (try? Base64URL.decode(jkt))?.count != 32 {
+            throw ProviderError.badRequest("invalid_request", "dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key")
+        }
         let tickets = try context.tickets
         var allowed: [Data] = []
         if let hint = parameters["login_hint"], hint.utf8.count <= 256 {
@@ -86,7 +90,7 @@ struct SignIns: Sendable {
         }
         let session = SignInSession(
             id: try ProviderContext.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters["state"],
-            nonce: parameters["nonce"], codeChallenge: challenge, scope: Self.grantedScope(parameters["scope"]),
+            nonce: parameters["nonce"], codeChallenge: challenge, dpopJKT: parameters["dpop_jkt"], scope: Self.grantedScope(parameters["scope"]),
             challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
@@ -131,7 +135,8 @@ struct SignIns: Sendable {
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             return try await self.grants.issueCode(
                 identityID: credential.identityID, credentialID: credential.record.id, clientID: session.clientID, scope: session.scope,
-                redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, now: now, in: transaction
+                redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT,
+                now: now, in: transaction
             )
         }
         var components = URLComponents(string: session.redirectURI)

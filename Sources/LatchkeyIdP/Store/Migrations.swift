@@ -193,6 +193,16 @@ enum Migrations {
         ALTER TABLE outbox ADD COLUMN delivered_at BIGINT;
         ALTER TABLE outbox ADD COLUMN failed_at BIGINT
         """,
+        // 3: DPoP (RFC 9449): the key a grant family's tokens are bound to, and the proofs
+        // seen, kept for their acceptance window.
+        """
+        ALTER TABLE grant_families ADD COLUMN dpop_jkt TEXT;
+        CREATE TABLE dpop_proofs (
+            id_hash {BLOB} PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX dpop_proofs_expiry ON dpop_proofs (expires_at)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -19,6 +19,9 @@ public struct ErrorCode: OpenName {
     public static let temporarilyUnavailable = ErrorCode(rawValue: "temporarily_unavailable")
     /// RFC 6750 §3.1: a missing, expired or revoked bearer token.
     public static let invalidToken = ErrorCode(rawValue: "invalid_token")
+    // RFC 9449 §12.2.
+    public static let invalidDPoPProof = ErrorCode(rawValue: "invalid_dpop_proof")
+    public static let useDPoPNonce = ErrorCode(rawValue: "use_dpop_nonce")
     /// Too many requests from one address, or for one name: try again later.
     public static let slowDown = ErrorCode(rawValue: "slow_down")
 

@@ -1,6 +1,7 @@
 /// The provider's metadata (OpenID Connect Discovery 1.0 §3; RFC 8414 §2 for
 /// `revocation_endpoint` and `code_challenge_methods_supported`; RFC 9207 §3 for
-/// `authorization_response_iss_parameter_supported`).
+/// `authorization_response_iss_parameter_supported`; RFC 9449 §5.1 for
+/// `dpop_signing_alg_values_supported`).
 struct DiscoveryDocument: Encodable, Sendable {
     var issuer: String
     var authorizationEndpoint: String
@@ -15,6 +16,8 @@ struct DiscoveryDocument: Encodable, Sendable {
     var codeChallengeMethodsSupported = ["S256"]
     var tokenEndpointAuthMethodsSupported = ["none"]
     var authorizationResponseIssParameterSupported = true
+    /// RFC 9449 §5.1.
+    var dpopSigningAlgValuesSupported = DPoPBinding.algorithms
     /// The scopes this provider grants; others are dropped from requests.
     static let supportedScopes = ["openid", "profile", "email", "offline_access"]
     var scopesSupported = DiscoveryDocument.supportedScopes
@@ -34,5 +37,6 @@ struct DiscoveryDocument: Encodable, Sendable {
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case scopesSupported = "scopes_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 }

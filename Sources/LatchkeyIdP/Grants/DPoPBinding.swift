@@ -1,0 +1,51 @@
+import Foundation
+import LatchkeyOAuth
+import LatchkeyProtocol
+
+/// DPoP at the provider (RFC 9449): proofs checked (§4.3, ``DPoPProofVerifier``), each
+/// proof's `jti` used once within its acceptance window (§11.1, the `dpop_proofs` table,
+/// shared by every instance), and the errors the RFC names (§5, §7.1, §12.2).
+struct DPoPBinding: Sendable {
+    let configuration: ProviderConfiguration
+    let verifier = DPoPProofVerifier()
+
+    /// The algorithms proofs may use, for discovery (§5.1).
+    static let algorithms = ["ES256", "EdDSA"]
+
+    /// The proof of a request, checked against its method and URL (and the presented
+    /// access token); nil when the request carries none.
+    func proof(_ headers: [String], method: String, url: URL, accessToken: String? = nil, now: Date) throws -> DPoPVerifiedProof? {
+        guard !headers.isEmpty else { return nil }
+        do {
+            return try verifier.verify(headers, method: method, url: url, accessToken: accessToken, now: now)
+        } catch let error as OAuthError {
+            throw Self.refusal(error.code == .useDPoPNonce ? .useDPoPNonce : .invalidDPoPProof, error.reason, resource: accessToken != nil)
+        }
+    }
+
+    /// Records the proof's `jti` (per key) until the proof could no longer be accepted; a
+    /// replay is refused (§11.1).
+    func spend(_ proof: DPoPVerifiedProof, resource: Bool, in transaction: any SQLTransaction) async throws {
+        let id = try ProviderContext.hash(proof.thumbprint + "|" + proof.jti)
+        let until = proof.issuedAt.addingTimeInterval(verifier.maximumAge + verifier.maximumClockSkew)
+        let fresh = try await transaction.first("""
+            INSERT INTO dpop_proofs (id_hash, expires_at) VALUES (\(id), \(until))
+            ON CONFLICT (id_hash) DO NOTHING RETURNING id_hash
+            """) != nil
+        guard fresh else { throw Self.refusal(.invalidDPoPProof, "DPoP proof: this proof (its jti) was already used", resource: resource) }
+    }
+
+    static func prune(now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM dpop_proofs WHERE expires_at <= \(now)")
+    }
+
+    /// A refusal: 400 at the token endpoint (§5), 401 with a `DPoP` challenge at a
+    /// resource (§7.1).
+    static func refusal(_ error: ErrorCode, _ description: String, resource: Bool) -> ProviderError {
+        guard resource else { return ProviderError.badRequest(error, description) }
+        return ProviderError(
+            status: 401, error: error, description: description,
+            challenge: "DPoP error=\"\(error.rawValue)\", algs=\"\(algorithms.joined(separator: " "))\""
+        )
+    }
+}

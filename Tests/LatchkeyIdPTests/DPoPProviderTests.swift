@@ -1,0 +1,138 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyWebAuthn
+import LatchkeyTestSupport
+import Testing
+
+/// DPoP at the reference provider (RFC 9449): bound tokens, proofs at the token endpoint
+/// and at userinfo, replay, the refusals by name, `--require-dpop` and `dpop_jkt`.
+@Suite("Reference provider: DPoP-bound tokens")
+struct DPoPProviderTests {
+    typealias P = ProviderTests
+
+    /// Signs in up to the code: the code, its verifier and the token endpoint.
+    static func code(_ issuer: URL, _ authenticator: SoftwareAuthenticator, dpopJKT: String? = nil) async throws -> (code: String, verifier: String) {
+        let client = try P.client(issuer)
+        let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
+        var components = try #require(URLComponents(url: authorization.url, resolvingAgainstBaseURL: false))
+        if let dpopJKT { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "dpop_jkt", value: dpopJKT)] }
+        let (status, answer) = try await P.request("GET", try #require(components.url), headers: ["Accept": "application/json"])
+        #expect(status == 200, "\(answer)")
+        let authenticateURL = try P.url(answer["authenticateURL"] as? String)
+        let (_, challenge) = try await P.request("GET", authenticateURL)
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
+        let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
+        let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
+        let code = try await client.authorizationCode(from: try P.url(redirect["redirectURL"] as? String), for: authorization)
+        return (code, authorization.pkce.verifier)
+    }
+
+    static func token(_ issuer: URL, _ form: [(String, String)], proof: String?) async throws -> (Int, [String: Any]) {
+        var headers = ["Content-Type": "application/x-www-form-urlencoded"]
+        if let proof { headers["DPoP"] = proof }
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "POST", url: issuer.appendingPathComponent("token"), headers: headers,
+            body: FormEncoding.encode(form + [("client_id", "latchkey-cli")])
+        ))
+        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+    }
+
+    static func exchange(_ issuer: URL, _ code: (code: String, verifier: String), proof: String?) async throws -> (Int, [String: Any]) {
+        try await token(issuer, [
+            ("grant_type", "authorization_code"), ("code", code.code), ("redirect_uri", "http://127.0.0.1/callback"), ("code_verifier", code.verifier),
+        ], proof: proof)
+    }
+
+    static func userInfo(_ issuer: URL, scheme: String, token: String, proof: String?) async throws -> TransportResponse {
+        var headers = ["Authorization": "\(scheme) \(token)"]
+        if let proof { headers["DPoP"] = proof }
+        return try await URLSessionTransport().send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("userinfo"), headers: headers))
+    }
+
+    static func proof(_ key: SigningKey, _ method: String, _ url: URL, token: String? = nil) throws -> String {
+        try DPoPProof.make(method: method, url: url, key: key, accessToken: token)
+    }
+
+    @Test("a proof binds the tokens: token_type DPoP, userinfo only with the DPoP scheme, a proof of the key and its ath; replays and other keys refused", arguments: TestStore.available)
+    func boundTokens(engine: TestStore) async throws {
+        try await ProviderTests.withProvider(engine) { issuer, authenticator in
+            _ = try await P.bind(issuer, authenticator)
+            let key = try SigningKey.generate(.es256)
+            let tokenURL = issuer.appendingPathComponent("token")
+            let userInfoURL = issuer.appendingPathComponent("userinfo")
+
+            let (status, tokens) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator), proof: try Self.proof(key, "POST", tokenURL))
+            #expect(status == 200 && tokens["token_type"] as? String == "DPoP", "\(tokens)")
+            let access = try #require(tokens["access_token"] as? String)
+            let refresh = try #require(tokens["refresh_token"] as? String)
+
+            let proof = try Self.proof(key, "GET", userInfoURL, token: access)
+            let info = try await Self.userInfo(issuer, scheme: "DPoP", token: access, proof: proof)
+            #expect(info.status == 200, "\(String(decoding: info.body, as: UTF8.self))")
+
+            // A bound token used as a bearer token.
+            let bearer = try await Self.userInfo(issuer, scheme: "Bearer", token: access, proof: nil)
+            #expect(bearer.status == 401 && bearer.headers.first { $0.key.lowercased() == "www-authenticate" }?.value.hasPrefix("DPoP") == true)
+            // The same proof again: a replayed jti.
+            let replay = try await Self.userInfo(issuer, scheme: "DPoP", token: access, proof: proof)
+            #expect(replay.status == 401 && String(decoding: replay.body, as: UTF8.self).contains("invalid_dpop_proof"))
+            // A proof for another token (ath), and a proof of another key.
+            let otherToken = try await Self.userInfo(issuer, scheme: "DPoP", token: access, proof: try Self.proof(key, "GET", userInfoURL, token: "another"))
+            #expect(otherToken.status == 401)
+            let otherKey = try await Self.userInfo(issuer, scheme: "DPoP", token: access, proof: try Self.proof(SigningKey.generate(.es256), "GET", userInfoURL, token: access))
+            #expect(otherKey.status == 401)
+            // No proof with the DPoP scheme.
+            let missing = try await Self.userInfo(issuer, scheme: "DPoP", token: access, proof: nil)
+            #expect(missing.status == 401)
+
+            // Refresh: another key and no key are refused and spend nothing; the key works.
+            let refreshForm = [("grant_type", "refresh_token"), ("refresh_token", refresh)]
+            let (stolen, stolenAnswer) = try await Self.token(issuer, refreshForm, proof: try Self.proof(SigningKey.generate(.es256), "POST", tokenURL))
+            #expect(stolen == 400 && stolenAnswer["error"] as? String == "invalid_dpop_proof", "\(stolenAnswer)")
+            let (bare, bareAnswer) = try await Self.token(issuer, refreshForm, proof: nil)
+            #expect(bare == 400 && bareAnswer["error"] as? String == "invalid_dpop_proof", "\(bareAnswer)")
+            let (refreshed, refreshedAnswer) = try await Self.token(issuer, refreshForm, proof: try Self.proof(key, "POST", tokenURL))
+            #expect(refreshed == 200 && refreshedAnswer["token_type"] as? String == "DPoP", "\(refreshedAnswer)")
+        }
+    }
+
+    @Test("--require-dpop refuses a token request without a proof; discovery lists the DPoP algorithms")
+    func required() async throws {
+        try await ProviderTests.withProvider(.sqlite, { $0.requiresDPoP = true }) { issuer, authenticator in
+            _ = try await P.bind(issuer, authenticator)
+            let (discovered, document) = try await P.request("GET", issuer.appendingPathComponent(".well-known/openid-configuration"))
+            #expect(discovered == 200 && document["dpop_signing_alg_values_supported"] as? [String] == ["ES256", "EdDSA"])
+            let code = try await Self.code(issuer, authenticator)
+            let (status, answer) = try await Self.exchange(issuer, code, proof: nil)
+            #expect(status == 400 && answer["error"] as? String == "invalid_dpop_proof", "\(answer)")
+            // Refused without spending the code: the client with a proof still gets tokens.
+            let key = try SigningKey.generate(.ed25519)
+            let (bound, tokens) = try await Self.exchange(issuer, code, proof: try Self.proof(key, "POST", issuer.appendingPathComponent("token")))
+            #expect(bound == 200 && tokens["token_type"] as? String == "DPoP", "\(tokens)")
+        }
+    }
+
+    @Test("dpop_jkt at /authorize: the code is redeemed only with a proof of that key")
+    func authorizationBinding() async throws {
+        try await ProviderTests.withProvider { issuer, authenticator in
+            _ = try await P.bind(issuer, authenticator)
+            let key = try SigningKey.generate(.es256)
+            let code = try await Self.code(issuer, authenticator, dpopJKT: try key.publicKey.jwk.thumbprint())
+            let tokenURL = issuer.appendingPathComponent("token")
+            let (other, answer) = try await Self.exchange(issuer, code, proof: try Self.proof(SigningKey.generate(.es256), "POST", tokenURL))
+            #expect(other == 400 && answer["error"] as? String == "invalid_dpop_proof", "\(answer)")
+            let (none, _) = try await Self.exchange(issuer, code, proof: nil)
+            #expect(none == 400)
+            let (bound, tokens) = try await Self.exchange(issuer, code, proof: try Self.proof(key, "POST", tokenURL))
+            #expect(bound == 200 && tokens["token_type"] as? String == "DPoP", "\(tokens)")
+            // A malformed dpop_jkt is refused at /authorize.
+            let authorization = try await P.client(issuer).authorizationRequest(scopes: ["openid"])
+            let (status, refusal) = try await P.request(
+                "GET", authorization.url.appending(queryItems: [URLQueryItem(name: "dpop_jkt", value: "short")]), headers: ["Accept": "application/json"]
+            )
+            #expect(status == 400 && (refusal["error_description"] as? String)?.contains("dpop_jkt") == true, "\(refusal)")
+        }
+    }
+}
