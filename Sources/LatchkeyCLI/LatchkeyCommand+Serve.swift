@@ -71,6 +71,9 @@ extension LatchkeyCommand {
         @Flag(help: "Issue DPoP-bound tokens only: token requests without a DPoP proof (RFC 9449) are refused.")
         var requireDpop = false
 
+        @Flag(help: "Require DPoP proofs to carry a nonce the provider hands out in DPoP-Nonce (RFC 9449 §8).")
+        var requireDpopNonce = false
+
         @Flag(help: "Allow self-service sign-up (POST /v1/signup).")
         var allowSignup = false
 
@@ -112,6 +115,7 @@ extension LatchkeyCommand {
             configuration.mail = try mailSettings()
             configuration.requireEmailCodeForBinding = requireEmailCode
             configuration.requiresDPoP = requireDpop
+            configuration.requiresDPoPNonce = requireDpopNonce
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
             let ready = ServeReadiness(json: json, adminToken: token, expectsAdminListener: configuration.adminListener != nil)

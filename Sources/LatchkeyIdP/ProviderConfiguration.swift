@@ -55,6 +55,10 @@ public struct ProviderConfiguration: Sendable {
     /// Refuses token requests without a DPoP proof (RFC 9449), so every token it issues
     /// is bound to a key its client holds (`serve --require-dpop`).
     public var requiresDPoP = false
+    /// Requires DPoP proofs to carry a nonce this provider handed out (RFC 9449 §8, §9;
+    /// `serve --require-dpop-nonce`): a proof made in advance by whoever briefly held the
+    /// key stops working within ten minutes.
+    public var requiresDPoPNonce = false
     /// Refresh tokens rotate on every use (RFC 9700 §4.14.2) and die when the grant
     /// reaches its absolute lifetime, or when unused for the idle lifetime.
     public var refreshTokenAbsoluteLifetime: TimeInterval = 30 * 86400

@@ -135,4 +135,50 @@ struct DPoPProviderTests {
             #expect(status == 400 && (refusal["error_description"] as? String)?.contains("dpop_jkt") == true, "\(refusal)")
         }
     }
+
+    @Test("--require-dpop-nonce: a proof without the nonce is use_dpop_nonce with a DPoP-Nonce; OAuthClient retries once with it and keeps the tokens bound", arguments: TestStore.available)
+    func nonces(engine: TestStore) async throws {
+        try await ProviderTests.withProvider(engine, { $0.requiresDPoPNonce = true }) { issuer, authenticator in
+            let (identity, _) = try await P.bind(issuer, authenticator)
+            let key = try SigningKey.generate(.es256)
+            let tokenURL = issuer.appendingPathComponent("token")
+
+            // By hand: the refusal names the error and hands out the nonce.
+            let code = try await Self.code(issuer, authenticator)
+            var headers = ["Content-Type": "application/x-www-form-urlencoded", "DPoP": try Self.proof(key, "POST", tokenURL)]
+            let form = FormEncoding.encode([
+                ("grant_type", "authorization_code"), ("code", code.code), ("redirect_uri", "http://127.0.0.1/callback"),
+                ("code_verifier", code.verifier), ("client_id", "latchkey-cli"),
+            ])
+            let refused = try await URLSessionTransport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
+            let nonce = try #require(refused.headers.first { $0.key.lowercased() == "dpop-nonce" }?.value, "\(refused.headers)")
+            #expect(refused.status == 400 && String(decoding: refused.body, as: UTF8.self).contains("use_dpop_nonce"))
+            let stale = try DPoPProof.make(method: "POST", url: tokenURL, key: key, nonce: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+            headers["DPoP"] = stale
+            let staleAnswer = try await URLSessionTransport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
+            #expect(staleAnswer.status == 400 && String(decoding: staleAnswer.body, as: UTF8.self).contains("use_dpop_nonce"))
+            headers["DPoP"] = try DPoPProof.make(method: "POST", url: tokenURL, key: key, nonce: nonce)
+            let accepted = try await URLSessionTransport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
+            #expect(accepted.status == 200, "\(String(decoding: accepted.body, as: UTF8.self))")
+
+            // Through OAuthClient: the nonce dance is the client's, the app sees tokens.
+            let client = try P.client(issuer)
+            let signer = try DPoPSigner(key: SigningKey.generate(.ed25519))
+            let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
+            let (_, answer) = try await P.request("GET", authorization.url, headers: ["Accept": "application/json"])
+            let authenticateURL = try P.url(answer["authenticateURL"] as? String)
+            let (_, challenge) = try await P.request("GET", authenticateURL)
+            let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
+            let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
+            let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
+            let clientCode = try await client.authorizationCode(from: try P.url(redirect["redirectURL"] as? String), for: authorization)
+            let tokens = try await client.exchange(code: clientCode, for: authorization, dpop: signer)
+            #expect(tokens.isDPoPBound && tokens.idTokenClaims?.subject == identity)
+            let info = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: identity, dpop: signer)
+            #expect(info["preferred_username"]?.stringValue == "ada")
+            await #expect(throws: OAuthError.self) { try await client.refresh(tokens) }
+            let refreshed = try await client.refresh(tokens, dpop: signer)
+            #expect(refreshed.isDPoPBound && refreshed.refreshToken != tokens.refreshToken)
+        }
+    }
 }

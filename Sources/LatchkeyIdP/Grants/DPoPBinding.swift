@@ -7,6 +7,8 @@ import LatchkeyProtocol
 /// shared by every instance), and the errors the RFC names (§5, §7.1, §12.2).
 struct DPoPBinding: Sendable {
     let configuration: ProviderConfiguration
+    /// The server nonces, when `--require-dpop-nonce` asks proofs to carry one.
+    let nonces: DPoPNonces?
     let verifier = DPoPProofVerifier()
 
     /// The algorithms proofs may use, for discovery (§5.1).
@@ -16,11 +18,21 @@ struct DPoPBinding: Sendable {
     /// access token); nil when the request carries none.
     func proof(_ headers: [String], method: String, url: URL, accessToken: String? = nil, now: Date) throws -> DPoPVerifiedProof? {
         guard !headers.isEmpty else { return nil }
+        let nonces = nonces
+        let check = nonces.map { nonces in { (nonce: String) in nonces.isValid(nonce, now: now) } }
         do {
-            return try verifier.verify(headers, method: method, url: url, accessToken: accessToken, now: now)
+            return try verifier.verify(headers, method: method, url: url, accessToken: accessToken, nonceIsValid: check, now: now)
         } catch let error as OAuthError {
-            throw Self.refusal(error.code == .useDPoPNonce ? .useDPoPNonce : .invalidDPoPProof, error.reason, resource: accessToken != nil)
+            var refusal = Self.refusal(error.code == .useDPoPNonce ? .useDPoPNonce : .invalidDPoPProof, error.reason, resource: accessToken != nil)
+            if error.code == .useDPoPNonce { refusal.dpopNonce = try nonces?.current(now: now) }
+            throw refusal
         }
+    }
+
+    /// The `DPoP-Nonce` header for a response, when nonces are required: every answer
+    /// from the token endpoint and userinfo carries the current one (§8.2).
+    func nonceHeader(now: Date) throws -> String? {
+        try nonces?.current(now: now)
     }
 
     /// Records the proof's `jti` (per key) until the proof could no longer be accepted; a

@@ -11,12 +11,18 @@ struct TokenEndpoint: Sendable {
     let identities: IdentityDirectory
 
     private var configuration: ProviderConfiguration { context.configuration }
-    private var dpop: DPoPBinding { DPoPBinding(configuration: configuration) }
+    /// DPoP checks, with the server nonces when `--require-dpop-nonce` is on.
+    var dpop: DPoPBinding {
+        get throws {
+            DPoPBinding(configuration: configuration, nonces: configuration.requiresDPoPNonce ? try context.dpopNonces : nil)
+        }
+    }
 
     /// The token endpoint's JSON answer (RFC 6749 §5.1). `dpopProofs` are the request's
     /// `DPoP` headers (RFC 9449 §5): a valid proof binds the grant's tokens to its key.
     func token(_ form: [String: String], clientID: String?, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
         guard let client = context.client(clientID) else { throw ProviderError(status: 401, error: .invalidClient, description: "unknown client") }
+        let dpop = try self.dpop
         let proof = try dpop.proof(dpopProofs, method: "POST", url: context.url(ProtocolPath.token), now: now)
         if proof == nil, configuration.requiresDPoP {
             throw ProviderError.badRequest(.invalidDPoPProof, "this provider issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)")
@@ -91,7 +97,7 @@ struct TokenEndpoint: Sendable {
         } else {
             try await grants.bind(familyID: familyID, toDPoPKey: proof.thumbprint, in: transaction)
         }
-        try await dpop.spend(proof, resource: false, in: transaction)
+        try await self.dpop.spend(proof, resource: false, in: transaction)
         return true
     }
 
@@ -136,9 +142,9 @@ struct TokenEndpoint: Sendable {
         let accessToken = presentation.token
         guard accessToken.utf8.count <= 256 else { throw ProviderError.unauthorized }
         let url = context.url(ProtocolPath.userInfo)
+        let dpop = try self.dpop
         let proof = presentation.scheme == .dpop
             ? try dpop.proof(presentation.dpopProofs, method: "GET", url: url, accessToken: accessToken, now: now) : nil
-        let dpop = self.dpop
         let identity = try await context.database.transaction { transaction -> Identity? in
             guard let grant = try await self.grants.accessGrant(accessToken, now: now, in: transaction) else { return nil }
             switch (grant.dpopJKT, presentation.scheme) {

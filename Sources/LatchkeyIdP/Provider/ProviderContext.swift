@@ -26,6 +26,7 @@ final class ProviderContext: Sendable {
         var ready = false
         var decoyKey: SymmetricKey?
         var tickets: TicketSealer?
+        var dpopNonces: DPoPNonces?
     }
 
     /// What the operator sees at `/metrics`.
@@ -75,10 +76,12 @@ final class ProviderContext: Sendable {
         try await SkeletonRefresh.run(on: database)
         let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)
         let tickets = TicketSealer(secret: try await sealing.secret(named: "ticket-secret", in: database))
+        let nonces = DPoPNonces(key: try await sealing.secret(named: "dpop-nonce", in: database))
         try await signingKeys.reload()
         readiness.withLock {
             $0.decoyKey = decoy
             $0.tickets = tickets
+            $0.dpopNonces = nonces
             $0.ready = true
         }
     }
@@ -102,6 +105,17 @@ final class ProviderContext: Sendable {
                 throw ProviderError(status: 503, error: "temporarily_unavailable", description: "the provider's store is not ready")
             }
             return tickets
+        }
+    }
+
+    /// The DPoP nonces handed out and required with `--require-dpop-nonce`; the same on
+    /// every instance.
+    var dpopNonces: DPoPNonces {
+        get throws {
+            guard let nonces = readiness.withLock({ $0.dpopNonces }) else {
+                throw ProviderError(status: 503, error: "temporarily_unavailable", description: "the provider's store is not ready")
+            }
+            return nonces
         }
     }
 

@@ -8,6 +8,8 @@ struct ProviderError: Error, Sendable {
     var description: String
     /// The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3).
     var challenge: String?
+    /// A `DPoP-Nonce` to send along (RFC 9449 §8, §9: with `use_dpop_nonce`).
+    var dpopNonce: String?
 
     static func badRequest(_ error: ErrorCode, _ description: String) -> ProviderError {
         ProviderError(status: 400, error: error, description: description)

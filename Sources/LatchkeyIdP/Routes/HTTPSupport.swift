@@ -212,6 +212,7 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             ])
             var response = HTTPSupport.error(error.error, error.description, status: .init(code: error.status))
             if let challenge = error.challenge { response.headers[.wwwAuthenticate] = challenge }
+            if let nonce = error.dpopNonce { response.headers[.init("DPoP-Nonce")!] = nonce }
             return response
         } catch let error as StoreError {
             // The store's trouble is the operator's to read in the log; the client learns

@@ -5,16 +5,24 @@ import Logging
 
 /// The token endpoint (RFC 6749 §3.2), userinfo (OIDC Core §5.3) and revocation (RFC 7009).
 enum TokenRoutes {
+    /// The current `DPoP-Nonce` on a response, when nonces are required (RFC 9449 §8.2).
+    static func withNonce(_ response: Response, _ provider: Provider) throws -> Response {
+        var response = response
+        if let nonce = try provider.tokens.dpop.nonceHeader(now: Date()) { response.headers[.init("DPoP-Nonce")!] = nonce }
+        return response
+    }
+
     static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.token)) { request, context in
             let form = try await HTTPSupport.form(request)
             context.logger.info("token request", metadata: ["grant": .string(form["grant_type"] ?? "-"), "client": .string(form["client_id"] ?? "-")])
             let proofs = HTTPSupport.dpopProofs(request)
-            return HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"], dpopProofs: proofs))
+            let response = HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"], dpopProofs: proofs))
+            return try withNonce(response, provider)
         }
         router.get(RouterPath(ProtocolPath.userInfo)) { request, _ in
             guard let presentation = HTTPSupport.accessToken(request) else { throw ProviderError.bearerRequired }
-            return HTTPSupport.json(data: try await provider.tokens.userInfo(presentation))
+            return try withNonce(HTTPSupport.json(data: try await provider.tokens.userInfo(presentation)), provider)
         }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
             let form = try await HTTPSupport.form(request)

@@ -105,17 +105,19 @@ public actor OAuthClient {
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3, RFC 7636 §4.5) and validates the
     /// ID token against the request's nonce and max_age.
-    public func exchange(code: String, for request: AuthorizationRequest) async throws -> TokenSet {
-        try await exchange(code: code, codeVerifier: request.pkce.verifier, redirectURI: request.redirectURI, nonce: request.nonce, maxAge: request.maxAge)
+    public func exchange(code: String, for request: AuthorizationRequest, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+        try await exchange(code: code, codeVerifier: request.pkce.verifier, redirectURI: request.redirectURI, nonce: request.nonce, maxAge: request.maxAge, dpop: dpop)
     }
 
-    /// Exchanges a code with an explicit verifier (for a back end that did not build the request).
-    public func exchange(code: String, codeVerifier: String, redirectURI: URL, nonce: String?, maxAge: TimeInterval? = nil) async throws -> TokenSet {
+    /// Exchanges a code with an explicit verifier (for a back end that did not build the
+    /// request). With `dpop`, the request carries a proof and the tokens come back bound
+    /// to its key when the provider supports DPoP (RFC 9449 §5).
+    public func exchange(code: String, codeVerifier: String, redirectURI: URL, nonce: String?, maxAge: TimeInterval? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         try PKCE.validate(verifier: codeVerifier)
         let metadata = try await metadata()
         var (tokens, _) = try await tokenRequest(metadata.tokenEndpoint, [
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI.absoluteString), ("code_verifier", codeVerifier),
-        ])
+        ], dpop: dpop)
         if let idToken = tokens.idToken {
             tokens.idTokenClaims = try await validateIDToken(idToken, expectations: .init(nonce: nonce, maxAge: maxAge, accessToken: tokens.accessToken))
         }
@@ -126,22 +128,26 @@ public actor OAuthClient {
     /// share one request. A rotated refresh token replaces the old one; a reply without
     /// one keeps the old (RFC 6749 §6 allows both). A new ID token is validated and must
     /// keep iss, sub and aud (OIDC Core §12.2).
-    public func refresh(_ tokens: TokenSet, scopes: [String]? = nil) async throws -> TokenSet {
+    /// Tokens bound to a DPoP key are refreshed with a proof of it (`dpop`; RFC 9449 §5).
+    public func refresh(_ tokens: TokenSet, scopes: [String]? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuthError(code: .tokenError, reason: "no refresh token to refresh with")
         }
+        if tokens.isDPoPBound, dpop == nil {
+            throw OAuthError(code: .tokenError, reason: "these tokens are bound to a DPoP key: refresh them with its DPoPSigner")
+        }
         if let running = refreshesInFlight[refreshToken] { return try await running.value }
-        let task = Task { try await self.performRefresh(tokens, refreshToken: refreshToken, scopes: scopes) }
+        let task = Task { try await self.performRefresh(tokens, refreshToken: refreshToken, scopes: scopes, dpop: dpop) }
         refreshesInFlight[refreshToken] = task
         defer { refreshesInFlight[refreshToken] = nil }
         return try await task.value
     }
 
-    private func performRefresh(_ tokens: TokenSet, refreshToken: String, scopes: [String]?) async throws -> TokenSet {
+    private func performRefresh(_ tokens: TokenSet, refreshToken: String, scopes: [String]?, dpop: DPoPSigner?) async throws -> TokenSet {
         let metadata = try await metadata()
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scopes { parameters.append(("scope", scopes.joined(separator: " "))) }
-        var (refreshed, _) = try await tokenRequest(metadata.tokenEndpoint, parameters)
+        var (refreshed, _) = try await tokenRequest(metadata.tokenEndpoint, parameters, dpop: dpop)
         if refreshed.refreshToken == nil { refreshed.refreshToken = refreshToken }
         if let idToken = refreshed.idToken {
             let claims = try await validateIDToken(idToken, expectations: .init(nonce: nil, accessToken: refreshed.accessToken))
@@ -167,12 +173,17 @@ public actor OAuthClient {
     }
 
     /// The UserInfo response (OIDC Core §5.3), whose `sub` must match the ID token's (§5.3.2).
-    public func userInfo(accessToken: String, expectedSubject: String?) async throws -> [String: JSONValue] {
+    /// With `dpop`, the token is presented with the DPoP scheme and a proof (RFC 9449 §7.1).
+    public func userInfo(accessToken: String, expectedSubject: String?, dpop: DPoPSigner? = nil) async throws -> [String: JSONValue] {
         let metadata = try await metadata()
         guard let endpoint = metadata.userinfoEndpoint else {
             throw OAuthError(code: .endpointMissing, reason: "the provider has no userinfo endpoint")
         }
-        let response = try await send(TransportRequest(method: "GET", url: endpoint, headers: ["Authorization": "Bearer \(accessToken)", "Accept": "application/json"]))
+        let response = try await sendWithDPoP(dpop) { dpop in
+            var headers = ["Authorization": "Bearer \(accessToken)", "Accept": "application/json"]
+            if let dpop { headers.merge(try dpop.headers(method: "GET", url: endpoint, accessToken: accessToken)) { $1 } }
+            return TransportRequest(method: "GET", url: endpoint, headers: headers)
+        }
         guard response.status == 200 else { throw try Self.providerError(response, what: "userinfo") }
         let claims = try JSONValue.object(from: response.body, what: "userinfo response")
         if let expectedSubject, claims["sub"]?.stringValue != expectedSubject {
@@ -231,10 +242,45 @@ public actor OAuthClient {
         return TransportRequest(method: "POST", url: endpoint, headers: headers, body: FormEncoding.encode(parameters))
     }
 
-    private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)]) async throws -> (TokenSet, [String: JSONValue]) {
-        let response = try await send(formRequest(endpoint, parameters))
+    private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)], dpop: DPoPSigner? = nil) async throws -> (TokenSet, [String: JSONValue]) {
+        let response = try await sendWithDPoP(dpop) { dpop in
+            var request = formRequest(endpoint, parameters)
+            if let dpop { request.headers.merge(try dpop.headers(method: "POST", url: endpoint)) { $1 } }
+            return request
+        }
         guard response.status == 200 else { throw try Self.providerError(response, what: "the token endpoint") }
-        return try TokenSet.parse(response.body, now: Date())
+        return try TokenSet.parse(response.body, now: Date(), dpop: dpop != nil)
+    }
+
+    /// Sends a request made by `make`, with a fresh proof each time: every `DPoP-Nonce`
+    /// a response carries is remembered, and a `use_dpop_nonce` refusal (400 from an
+    /// authorization server, 401 with a DPoP challenge from a resource; RFC 9449 §8, §9)
+    /// is retried once with the nonce it sent.
+    private func sendWithDPoP(_ dpop: DPoPSigner?, _ make: (DPoPSigner?) throws -> TransportRequest) async throws -> TransportResponse {
+        var request = try make(dpop)
+        var response = try await send(request)
+        guard let dpop else { return response }
+        for attempt in 0..<2 {
+            guard let nonce = Self.header(DPoPProof.nonceHeaderName, in: response) else { return response }
+            dpop.remember(nonce: nonce, from: request.url)
+            guard attempt == 0, Self.asksForNonce(response) else { return response }
+            request = try make(dpop)
+            response = try await send(request)
+        }
+        return response
+    }
+
+    private static func header(_ name: String, in response: TransportResponse) -> String? {
+        response.headers.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    /// A `use_dpop_nonce` answer: the error object's code, or a DPoP challenge naming it.
+    private static func asksForNonce(_ response: TransportResponse) -> Bool {
+        if response.status == 401, let challenge = header("WWW-Authenticate", in: response) {
+            return challenge.lowercased().hasPrefix("dpop") && challenge.contains("use_dpop_nonce")
+        }
+        guard response.status == 400, let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: "error") else { return false }
+        return object["error"]?.stringValue == "use_dpop_nonce"
     }
 
     /// An RFC 6749 §5.2 error response as an ``OAuthError``.

@@ -25,16 +25,22 @@ public struct TokenSet: Sendable, CustomStringConvertible {
         "TokenSet(\(tokenType), expires \(expiresAt.map { "\($0)" } ?? "unknown"), refresh token \(refreshToken == nil ? "absent" : "present"), subject \(idTokenClaims?.subject ?? "-"))"
     }
 
-    /// Parses a successful token response body.
-    static func parse(_ body: Data, now: Date) throws -> (TokenSet, [String: JSONValue]) {
+    /// Whether the tokens are bound to a DPoP key (`token_type: DPoP`, RFC 9449 §5): then
+    /// the access token is presented with the DPoP scheme and a proof (``DPoPSigner``).
+    public var isDPoPBound: Bool { tokenType.lowercased() == "dpop" }
+
+    /// Parses a successful token response body. `dpop`: whether the request carried a DPoP
+    /// proof, so `token_type: DPoP` may be answered (a server without DPoP answers Bearer,
+    /// §5; a DPoP token nobody asked for is refused).
+    static func parse(_ body: Data, now: Date, dpop: Bool = false) throws -> (TokenSet, [String: JSONValue]) {
         let object = try JSONValue.object(from: body, maximumSize: 256 * 1024, what: "token response")
         guard let accessToken = object["access_token"]?.stringValue, !accessToken.isEmpty,
               let tokenType = object["token_type"]?.stringValue
         else {
             throw OAuthError(code: .malformedResponse, reason: "the token response lacks access_token or token_type")
         }
-        guard tokenType.lowercased() == "bearer" else {
-            throw OAuthError(code: .unsupportedTokenType, reason: "token_type \(tokenType) is not Bearer")
+        guard tokenType.lowercased() == "bearer" || (dpop && tokenType.lowercased() == "dpop") else {
+            throw OAuthError(code: .unsupportedTokenType, reason: "token_type \(tokenType) is not \(dpop ? "Bearer or DPoP" : "Bearer")")
         }
         var expiresAt: Date?
         if let expires = object["expires_in"] {

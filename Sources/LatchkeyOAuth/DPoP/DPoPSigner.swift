@@ -1,0 +1,65 @@
+public import Foundation
+public import LatchkeyCrypto
+import Synchronization
+
+/// A client's DPoP key (RFC 9449) with what it has learnt from servers: it signs a proof
+/// for each request (``DPoPProof``) and keeps the last `DPoP-Nonce` each origin sent
+/// (§8, §9), so the next proof to that origin carries it.
+///
+/// The key may live anywhere: ``init(publicKey:sign:)`` takes a signing closure, so a key
+/// in a `KeyVault` (or a TPM behind it) signs without leaving it.
+public final class DPoPSigner: Sendable {
+    public let publicKey: VerifyingKey
+    /// The key's RFC 7638 thumbprint: the `jkt` tokens are bound to, and the
+    /// authorization request's `dpop_jkt` (§10).
+    public let thumbprint: String
+    private let signer: @Sendable (Data) throws -> Data
+    private let nonces = Mutex<[String: String]>([:])
+    /// Origins remembered at most; a nonce is short, but a client talking to many servers
+    /// should not grow without bound.
+    static let maximumOrigins = 64
+
+    /// A DPoP key whose private half signs through `sign` (DER for ES256, as `KeyVault.sign`
+    /// and ``SigningKey`` give; 64 bytes for Ed25519).
+    public init(publicKey: VerifyingKey, sign: @escaping @Sendable (Data) throws -> Data) throws {
+        self.publicKey = publicKey
+        thumbprint = try publicKey.jwk.thumbprint()
+        signer = sign
+    }
+
+    /// A software DPoP key.
+    public convenience init(key: SigningKey) throws {
+        try self.init(publicKey: key.publicKey) { try key.signature(for: $0) }
+    }
+
+    /// The headers for one request: `DPoP` with a fresh proof, and, when an access token
+    /// is presented, `Authorization: DPoP <token>` and the proof's `ath` (§7.1).
+    public func headers(method: String, url: URL, accessToken: String? = nil) throws -> [String: String] {
+        let proof = try DPoPProof.make(
+            method: method, url: url, publicKey: publicKey, accessToken: accessToken, nonce: nonce(for: url), sign: signer
+        )
+        var headers = [DPoPProof.headerName: proof]
+        if let accessToken { headers["Authorization"] = "DPoP " + accessToken }
+        return headers
+    }
+
+    /// The nonce last heard from `url`'s origin.
+    public func nonce(for url: URL) -> String? {
+        nonces.withLock { $0[Self.origin(url)] }
+    }
+
+    /// Remembers the `DPoP-Nonce` of a response from `url` (every response may carry one,
+    /// §8.2). Over-long or control-laden values are ignored.
+    public func remember(nonce: String, from url: URL) {
+        guard !nonce.isEmpty, nonce.utf8.count <= 512, nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else { return }
+        let origin = Self.origin(url)
+        nonces.withLock { nonces in
+            if nonces[origin] == nil, nonces.count >= Self.maximumOrigins { nonces.removeAll() }
+            nonces[origin] = nonce
+        }
+    }
+
+    private static func origin(_ url: URL) -> String {
+        "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? "")" + (url.port.map { ":\($0)" } ?? "")
+    }
+}
