@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
 
-/// PKCE, JWS and ID-token validation, each next to the bare primitive it is built on,
+/// PKCE, JWS, ID-token validation and DPoP proofs, each next to the bare primitive it is built on,
 /// measured in the same run: a `RAND_bytes` + SHA-256 pair for PKCE, and the bare ES256
 /// signature and verification for JWS and ID tokens.
 struct OAuthBenchmark {
@@ -33,12 +33,26 @@ struct OAuthBenchmark {
             _ = try validator.validate(token, expectations: .init(nonce: "n"), keys: keys)
         }
 
-        var report = Report(title: "OAuth (PKCE, JOSE, ID tokens)")
+        // DPoP (RFC 9449): a proof for a resource request (with ath) and its full §4.3
+        // check, next to the bare ES256 signature and verification they are built on.
+        let resource = URL(string: "https://id.example.com/userinfo")!
+        let proof = try DPoPProof.make(method: "GET", url: resource, key: key, accessToken: "access-token")
+        let verifier = DPoPProofVerifier()
+        let proofs = try measureThroughput(seconds: seconds / 2) {
+            _ = try DPoPProof.make(method: "GET", url: resource, key: key, accessToken: "access-token")
+        }
+        let proofChecks = try measureThroughput(seconds: seconds / 2) {
+            _ = try verifier.verify([proof], method: "GET", url: resource, accessToken: "access-token")
+        }
+
+        var report = Report(title: "OAuth (PKCE, JOSE, ID tokens, DPoP)")
         report.lines = [
             ReportLine(name: "PKCE pair", latchkey: pkce, reference: bare, referenceName: "RAND_bytes(32) + SHA-256"),
             ReportLine(name: "JWS ES256 sign", latchkey: sign, reference: bareSign, referenceName: "bare ES256 signature"),
             ReportLine(name: "JWS ES256 verify", latchkey: verify, reference: bareVerify, referenceName: "bare ES256 verification"),
             ReportLine(name: "ID token validation", latchkey: validations, reference: bareVerify, referenceName: "bare ES256 verification"),
+            ReportLine(name: "DPoP proof creation", latchkey: proofs, reference: bareSign, referenceName: "bare ES256 signature", target: .ratioAtLeast(0.7)),
+            ReportLine(name: "DPoP proof verification", latchkey: proofChecks, reference: bareVerify, referenceName: "bare ES256 verification", target: .ratioAtLeast(0.8)),
         ]
         return report
     }

@@ -164,4 +164,27 @@ struct DPoPTests {
             #expect(throws: OAuthError.self, "\(bad)") { try DPoPTarget(bad) }
         }
     }
+
+    @Test(
+        "our proofs verify with an independent JOSE implementation (joserfc)",
+        .enabled(if: PythonInterop.available(["joserfc"]), "skipped: python3 has no joserfc (.ci/run installs it)")
+    )
+    func interop() throws {
+        var cases: [[String: String]] = []
+        for algorithm in [SigningAlgorithm.es256, .ed25519, .es256] {
+            let key = try SigningKey.generate(algorithm)
+            let url = URL(string: "https://id.example.com/userinfo?page=2#top")!
+            let token = algorithm == .ed25519 ? nil : "access-token-\(cases.count)"
+            let proof = try DPoPProof.make(method: "GET", url: url, key: key, accessToken: token, nonce: "n")
+            var entry = ["proof": proof, "method": "GET", "htu": "https://id.example.com/userinfo", "jkt": try key.publicKey.jwk.thumbprint(), "alg": algorithm.joseName]
+            entry["accessToken"] = token
+            cases.append(entry)
+        }
+        let directory = try TemporaryDirectory()
+        let file = directory.url.appendingPathComponent("dpop-cases.json")
+        try JSONSerialization.data(withJSONObject: cases).write(to: file)
+        let (status, output) = try PythonInterop.run("dpop_interop.py", [file.path])
+        #expect(status == 0, "\(output)")
+        #expect(output.components(separatedBy: ": ok").count - 1 == cases.count, "\(output)")
+    }
 }
