@@ -79,7 +79,7 @@ struct DPoPTests {
     @Test("hostile proofs are refused, each by name", arguments: [
         "wrong htm", "wrong htu", "stale iat", "future iat", "private key in jwk", "alg none", "alg HS256", "alg RS256",
         "typ JWT", "no jwk", "jwk of another key", "proof for another token (ath)", "no ath with a token", "short jti",
-        "two DPoP headers", "no DPoP header", "oversized", "htu with user info", "relative htu", "iat not a number",
+        "two DPoP headers", "no DPoP header", "oversized", "htu with user info", "relative htu", "iat not a number", "duplicate claim", "nested claim",
     ])
     func hostile(_ name: String) throws {
         let key = try SigningKey.generate(.es256)
@@ -118,6 +118,14 @@ struct DPoPTests {
         case "htu with user info": proofs = try forged(header, Self.claims(["htu": "https://user@id.example.com/token"]))
         case "relative htu": proofs = try forged(header, Self.claims(["htu": "/token"]))
         case "iat not a number": proofs = try forged(header, Self.claims(["iat": "now"]))
+        case "duplicate claim", "nested claim":
+            // Two htm (the first one matching) or an object among the claims: refused
+            // whole, never read one way here and another elsewhere.
+            let extra = name == "duplicate claim" ? "\"htm\":\"GET\"" : "\"cnf\":{\"jkt\":\"x\"}"
+            let text = "{\"jti\":\"0123456789abcdefghij\",\"htm\":\"POST\",\"htu\":\"\(Self.url.absoluteString)\",\"iat\":\(Int(Date().timeIntervalSince1970)),\(extra)}"
+            let input = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])) + "." + Base64URL.encode(Data(text.utf8))
+            let signature = try ECDSASignature(derRepresentation: key.signature(for: Data(input.utf8))).rawRepresentation
+            proofs = [input + "." + Base64URL.encode(signature)]
         default: throw TestSupportError("no case \(name)")
         }
         let error = #expect(throws: OAuthError.self, "\(name)") {

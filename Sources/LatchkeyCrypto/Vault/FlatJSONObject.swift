@@ -1,11 +1,12 @@
-import Foundation
+package import Foundation
 
 /// A strict parser for the one JSON shape vault records have: a single object whose
 /// values are strings or numbers (RFC 8259 grammar for those; no nesting, no duplicate
 /// names). Listing a vault parses thousands of records, and Foundation's JSON decoders
 /// cost ~10 µs a record, most of a 10,000-key listing's budget; this costs ~1 µs.
-/// Anything outside the shape is an error, never a guess.
-struct FlatJSONObject {
+/// Anything outside the shape is an error, never a guess. DPoP proof claims have the same
+/// shape (LatchkeyOAuth's `DPoPProofVerifier`), hence `package`.
+package struct FlatJSONObject {
     enum Value: Equatable {
         case string(String)
         case number(Double)
@@ -21,19 +22,19 @@ struct FlatJSONObject {
 
     struct Malformed: Error {}
 
-    init(parsing data: Data) throws {
+    package init(parsing data: Data) throws {
         members = try data.withUnsafeBytes { raw in
             var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
             return try parser.object()
         }
     }
 
-    func string(_ name: String) -> String? {
+    package func string(_ name: String) -> String? {
         if case .string(let value)? = members.first(where: { $0.name == name })?.value { return value }
         return nil
     }
 
-    func number(_ name: String) -> Double? {
+    package func number(_ name: String) -> Double? {
         if case .number(let value)? = members.first(where: { $0.name == name })?.value { return value }
         return nil
     }

@@ -38,16 +38,34 @@ public enum DPoPProof {
             throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
         }
         let target = try DPoPTarget(url)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var jwk = try publicKey.jwk
-        (jwk.kid, jwk.alg, jwk.use) = (nil, nil, nil)
-        let header = "{\"alg\":\"\(algorithm.name)\",\"jwk\":" + String(decoding: try encoder.encode(jwk), as: UTF8.self) + ",\"typ\":\"\(type)\"}"
-        let claims = Claims(
-            jti: Base64URL.encode(try SecureRandom.bytes(count: 16)), htm: method, htu: target.text,
-            iat: Int(issuedAt.timeIntervalSince1970.rounded(.down)), ath: try accessToken.map(accessTokenHash), nonce: nonce
+        let encodedHeader = try Self.encodedHeader(publicKey: publicKey, algorithm: algorithm)
+        return try signed(
+            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htu: target.text, accessToken: accessToken,
+            nonce: nonce, issuedAt: issuedAt, sign: sign
         )
-        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(try encoder.encode(claims))
+    }
+
+    /// The base64url protected header of every proof made with `publicKey` (built by
+    /// hand: JSONEncoder costs more than the signature; every string is escaped).
+    static func encodedHeader(publicKey: VerifyingKey, algorithm: JWSAlgorithm) throws -> String {
+        let jwk = try publicKey.jwk
+        var key = "{\"crv\":" + jsonString(jwk.crv ?? "") + ",\"kty\":" + jsonString(jwk.kty) + ",\"x\":" + jsonString(jwk.x ?? "")
+        if let y = jwk.y { key += ",\"y\":" + jsonString(y) }
+        key += "}"
+        return Base64URL.encode(Data("{\"alg\":\"\(algorithm.name)\",\"jwk\":\(key),\"typ\":\"\(type)\"}".utf8))
+    }
+
+    /// A proof under a prepared header, for a normalised `htu`.
+    static func signed(
+        encodedHeader: String, algorithm: JWSAlgorithm, method: String, htu: String, accessToken: String?, nonce: String?,
+        issuedAt: Date, sign: (Data) throws -> Data
+    ) throws -> String {
+        var claims = "{\"htm\":" + jsonString(method) + ",\"htu\":" + jsonString(htu)
+        claims += ",\"iat\":\(Int(issuedAt.timeIntervalSince1970.rounded(.down))),\"jti\":\"" + Base64URL.encode(try SecureRandom.bytes(count: 16)) + "\""
+        if let accessToken { claims += ",\"ath\":\"" + (try accessTokenHash(accessToken)) + "\"" }
+        if let nonce { claims += ",\"nonce\":" + jsonString(nonce) }
+        claims += "}"
+        let signingInput = encodedHeader + "." + Base64URL.encode(Data(claims.utf8))
         var signature = try sign(Data(signingInput.utf8))
         if algorithm == .es256 {
             // RFC 7518 §3.4: r ‖ s.
@@ -56,14 +74,20 @@ public enum DPoPProof {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
-    /// The claims as sent (absent members are left out).
-    private struct Claims: Encodable {
-        var jti: String
-        var htm: String
-        var htu: String
-        var iat: Int
-        var ath: String?
-        var nonce: String?
+    /// `text` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters
+    /// escaped.
+    static func jsonString(_ text: String) -> String {
+        var output = "\""
+        output.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\u{00}"..."\u{1F}": output += String(format: "\\u%04X", scalar.value)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output + "\""
     }
 
     /// Makes a proof with a software key.

@@ -14,6 +14,11 @@ public final class DPoPSigner: Sendable {
     /// authorization request's `dpop_jkt` (§10).
     public let thumbprint: String
     private let signer: @Sendable (Data) throws -> Data
+    private let algorithm: JWSAlgorithm
+    /// The protected header, the same for every proof of this key.
+    private let encodedHeader: String
+    /// The last request URL and its `htu`: a client calls the same few endpoints.
+    private let lastTarget = Mutex<(String, String)?>(nil)
     private let nonces = Mutex<[String: String]>([:])
     /// Origins remembered at most; a nonce is short, but a client talking to many servers
     /// should not grow without bound.
@@ -25,6 +30,12 @@ public final class DPoPSigner: Sendable {
         self.publicKey = publicKey
         thumbprint = try publicKey.jwk.thumbprint()
         signer = sign
+        switch publicKey.keyType {
+        case .p256: algorithm = .es256
+        case .ed25519: algorithm = .edDSA
+        default: throw OAuthError(code: .algorithmNotAllowed, reason: "a DPoP key is ES256 or EdDSA")
+        }
+        encodedHeader = try DPoPProof.encodedHeader(publicKey: publicKey, algorithm: algorithm)
     }
 
     /// A software DPoP key.
@@ -35,8 +46,20 @@ public final class DPoPSigner: Sendable {
     /// The headers for one request: `DPoP` with a fresh proof, and, when an access token
     /// is presented, `Authorization: DPoP <token>` and the proof's `ath` (§7.1).
     public func headers(method: String, url: URL, accessToken: String? = nil) throws -> [String: String] {
-        let proof = try DPoPProof.make(
-            method: method, url: url, publicKey: publicKey, accessToken: accessToken, nonce: nonce(for: url), sign: signer
+        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+            throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
+        }
+        let text = url.absoluteString
+        let htu: String
+        if let (last, target) = lastTarget.withLock({ $0 }), last == text {
+            htu = target
+        } else {
+            htu = try DPoPTarget(url).text
+            lastTarget.withLock { $0 = (text, htu) }
+        }
+        let proof = try DPoPProof.signed(
+            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htu: htu, accessToken: accessToken,
+            nonce: nonce(for: url), issuedAt: Date(), sign: signer
         )
         var headers = [DPoPProof.headerName: proof]
         if let accessToken { headers["Authorization"] = "DPoP " + accessToken }
