@@ -181,4 +181,60 @@ struct DPoPProviderTests {
             #expect(refreshed.isDPoPBound && refreshed.refreshToken != tokens.refreshToken)
         }
     }
+
+    static func introspect(_ issuer: URL, token: String, id: String?, secret: String?) async throws -> (Int, [String: Any]) {
+        var headers = ["Content-Type": "application/x-www-form-urlencoded"]
+        if let id, let secret { headers["Authorization"] = "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString() }
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "POST", url: issuer.appendingPathComponent("introspect"), headers: headers, body: FormEncoding.encode([("token", token)])
+        ))
+        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+    }
+
+    @Test("introspection (RFC 7662): only a resource server's credential, cnf.jkt for a bound token, inactive once revoked", arguments: TestStore.available)
+    func introspection(engine: TestStore) async throws {
+        try await ProviderTests.withProvider(engine) { issuer, authenticator in
+            let (identity, _) = try await P.bind(issuer, authenticator)
+            let (created, server) = try await P.request(
+                "POST", issuer.appendingPathComponent("admin/resource-servers"),
+                json: try JSONSerialization.data(withJSONObject: ["name": "orders API"]), headers: ["Authorization": "Bearer \(P.adminToken)"]
+            )
+            #expect(created == 201, "\(server)")
+            let id = try #require(server["id"] as? String)
+            let secret = try #require(server["secret"] as? String)
+            let (discovered, document) = try await P.request("GET", issuer.appendingPathComponent(".well-known/openid-configuration"))
+            #expect(discovered == 200 && document["introspection_endpoint"] as? String == server["introspectionEndpoint"] as? String)
+
+            let key = try SigningKey.generate(.es256)
+            let (_, tokens) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator), proof: try Self.proof(key, "POST", issuer.appendingPathComponent("token")))
+            let access = try #require(tokens["access_token"] as? String)
+
+            let (status, answer) = try await Self.introspect(issuer, token: access, id: id, secret: secret)
+            #expect(status == 200 && answer["active"] as? Bool == true && answer["sub"] as? String == identity, "\(answer)")
+            let thumbprint = try key.publicKey.jwk.thumbprint()
+            #expect((answer["cnf"] as? [String: Any])?["jkt"] as? String == thumbprint && answer["token_type"] as? String == "DPoP")
+
+            let (anonymous, _) = try await Self.introspect(issuer, token: access, id: nil, secret: nil)
+            #expect(anonymous == 401)
+            let (wrong, _) = try await Self.introspect(issuer, token: access, id: id, secret: secret + "x")
+            #expect(wrong == 401)
+            let (unknown, inactive) = try await Self.introspect(issuer, token: "not-a-token", id: id, secret: secret)
+            #expect(unknown == 200 && inactive.count == 1 && inactive["active"] as? Bool == false, "\(inactive)")
+
+            // Revoking the refresh token takes the family, and so the access token, with it.
+            let refresh = try #require(tokens["refresh_token"] as? String)
+            _ = try await URLSessionTransport().send(TransportRequest(
+                method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormEncoding.encode([("token", refresh), ("client_id", "latchkey-cli")])
+            ))
+            let (_, revoked) = try await Self.introspect(issuer, token: access, id: id, secret: secret)
+            #expect(revoked["active"] as? Bool == false)
+
+            // A deleted resource server can no longer ask.
+            let (deleted, _) = try await P.request("DELETE", issuer.appendingPathComponent("admin/resource-servers/\(id)"), headers: ["Authorization": "Bearer \(P.adminToken)"])
+            #expect(deleted == 200)
+            let (gone, _) = try await Self.introspect(issuer, token: access, id: id, secret: secret)
+            #expect(gone == 401)
+        }
+    }
 }

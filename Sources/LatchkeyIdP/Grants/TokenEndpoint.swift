@@ -186,7 +186,8 @@ struct TokenEndpoint: Sendable {
             tokenEndpoint: context.url(ProtocolPath.token).absoluteString,
             jwksURI: context.url(ProtocolPath.jwks).absoluteString,
             userinfoEndpoint: context.url(ProtocolPath.userInfo).absoluteString,
-            revocationEndpoint: context.url(ProtocolPath.revocation).absoluteString
+            revocationEndpoint: context.url(ProtocolPath.revocation).absoluteString,
+            introspectionEndpoint: context.url(ProtocolPath.introspection).absoluteString
         ))
     }
 

@@ -13,6 +13,9 @@ struct Provider: Sendable {
     let bindJobs: BindJobs
     let signIns: SignIns
     let tokens: TokenEndpoint
+    /// RFC 7662 for resource servers, and their credentials.
+    let introspection: Introspection
+    let resourceServers: ResourceServers
     let transfers: Transfers
     let enrollments: Enrollments
     let administration: Administration
@@ -26,6 +29,8 @@ struct Provider: Sendable {
         bindJobs = BindJobs(context: context, identities: identities, credentials: credentials, outbox: outbox)
         signIns = SignIns(context: context, identities: identities, credentials: credentials, grants: grants)
         tokens = TokenEndpoint(context: context, grants: grants, identities: identities)
+        introspection = Introspection(context: context)
+        resourceServers = ResourceServers(context: context)
         transfers = Transfers(context: context, identities: identities, credentials: credentials)
         enrollments = Enrollments(context: context, identities: identities, bindJobs: bindJobs, outbox: outbox)
         administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)

@@ -63,6 +63,22 @@ enum AdminRoutes {
             )
             return HTTPSupport.json(AdminAPI.BindJobCreated(bindURL: url.absoluteString), status: .created)
         }
+        router.post("admin/resource-servers") { request, context in
+            try await authorize(request, context)
+            let creation = try await HTTPSupport.decode(AdminAPI.ResourceServerCreation.self, from: request, expected: "a JSON object with a name")
+            let (id, secret) = try await provider.resourceServers.create(name: creation.name)
+            context.logger.info("resource server created", metadata: ["resourceServer": .string(id)])
+            return HTTPSupport.json(AdminAPI.ResourceServerCreated(
+                id: id, secret: secret, introspectionEndpoint: provider.context.url(ProtocolPath.introspection).absoluteString
+            ), status: .created)
+        }
+        router.delete("admin/resource-servers/:server") { request, context in
+            try await authorize(request, context)
+            guard try await provider.resourceServers.delete(try context.parameters.require("server")) else {
+                throw ProviderError.notFound("no such resource server")
+            }
+            return HTTPSupport.json(AdminAPI.Deletion(deleted: true))
+        }
         router.get("admin/outbox") { request, context in
             try await authorize(request, context)
             let messages = try await admin.outboxMessages().map { message in

@@ -24,6 +24,18 @@ enum TokenRoutes {
             guard let presentation = HTTPSupport.accessToken(request) else { throw ProviderError.bearerRequired }
             return try withNonce(HTTPSupport.json(data: try await provider.tokens.userInfo(presentation)), provider)
         }
+        router.post(RouterPath(ProtocolPath.introspection)) { request, _ in
+            // The body first: an answer sent before it is read leaves the connection
+            // waiting on it. Then RFC 7662 §2.1: only a resource server with its credential may ask.
+            let form = try await HTTPSupport.form(request)
+            guard try await provider.resourceServers.authenticate(request.headers[.authorization]) else {
+                // No `WWW-Authenticate: Basic` (RFC 7662 does not ask for one): Foundation's
+                // URLSession on Linux stalls on a Basic challenge it has no credential for,
+                // and resource servers written with it would hang instead of reading the 401.
+                throw ProviderError(status: 401, error: .invalidClient, description: "introspection needs a resource server's credential (HTTP Basic)")
+            }
+            return HTTPSupport.json(data: try await provider.introspection.introspect(form["token"]))
+        }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
             let form = try await HTTPSupport.form(request)
             // RFC 7009 §2.1: the client identifies itself (a public client by client_id) and

@@ -203,6 +203,15 @@ enum Migrations {
         );
         CREATE INDEX dpop_proofs_expiry ON dpop_proofs (expires_at)
         """,
+        // 4: resource servers that may introspect tokens (RFC 7662), by a hashed secret.
+        """
+        CREATE TABLE resource_servers (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            secret_hash {BLOB} NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

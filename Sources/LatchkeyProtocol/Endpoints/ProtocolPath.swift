@@ -15,6 +15,8 @@ public enum ProtocolPath {
     public static let userInfo = "userinfo"
     /// RFC 7009 §2 (section 3).
     public static let revocation = "revoke"
+    /// Token introspection for resource servers (RFC 7662).
+    public static let introspection = "introspect"
 
     /// `POST`: an exporter starts a transfer (section 5).
     public static let transfers = "v1/transfers"

@@ -9,6 +9,8 @@ struct DiscoveryDocument: Encodable, Sendable {
     var jwksURI: String
     var userinfoEndpoint: String
     var revocationEndpoint: String
+    /// RFC 8414 §2 (RFC 7662).
+    var introspectionEndpoint: String
     var responseTypesSupported = ["code"]
     var grantTypesSupported = ["authorization_code", "refresh_token"]
     var subjectTypesSupported = ["public"]
@@ -29,6 +31,7 @@ struct DiscoveryDocument: Encodable, Sendable {
         case jwksURI = "jwks_uri"
         case userinfoEndpoint = "userinfo_endpoint"
         case revocationEndpoint = "revocation_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
         case responseTypesSupported = "response_types_supported"
         case grantTypesSupported = "grant_types_supported"
         case subjectTypesSupported = "subject_types_supported"

@@ -1,0 +1,54 @@
+import Foundation
+import LatchkeyProtocol
+
+/// Token introspection (RFC 7662) for resource servers with a credential from the admin
+/// API (``ResourceServers``): whether an access token is live, whose it is, and, for a
+/// DPoP-bound one, the key it is bound to (`cnf.jkt`, RFC 9449 §6.2), so the resource
+/// server can check the proof's key itself. Checked against the store on every call, so
+/// a revoked grant is inactive at once.
+struct Introspection: Sendable {
+    let context: ProviderContext
+
+    /// RFC 7662 §2.2. Anything but a live access token (unknown, expired, revoked, a
+    /// refresh token, an over-long string) is `{"active": false}` and nothing more.
+    func introspect(_ token: String?, now: Date = Date()) async throws -> Data {
+        guard let token, !token.isEmpty, token.utf8.count <= 256 else { return try TokenEndpoint.encode(Answer(active: false)) }
+        let hash = try ProviderContext.hash(token)
+        let answer = try await context.database.transaction { transaction -> Answer in
+            guard let row = try await transaction.first("""
+                SELECT f.identity_id, f.client_id, f.scope, t.expires_at, f.dpop_jkt
+                FROM tokens t JOIN grant_families f ON f.id = t.family_id
+                WHERE t.hash = \(hash) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
+                """)
+            else { return Answer(active: false) }
+            let jkt = try row.optionalText(4)
+            return Answer(
+                active: true, sub: try row.text(0), clientID: try row.text(1), scope: try row.text(2),
+                exp: Int(try row.date(3).timeIntervalSince1970), iss: context.issuer.absoluteString,
+                tokenType: jkt == nil ? "Bearer" : "DPoP", cnf: jkt.map { Answer.Confirmation(jkt: $0) }
+            )
+        }
+        return try TokenEndpoint.encode(answer)
+    }
+
+    struct Answer: Encodable {
+        struct Confirmation: Encodable {
+            var jkt: String
+        }
+
+        var active: Bool
+        var sub: String?
+        var clientID: String?
+        var scope: String?
+        var exp: Int?
+        var iss: String?
+        var tokenType: String?
+        var cnf: Confirmation?
+
+        enum CodingKeys: String, CodingKey {
+            case active, sub, scope, exp, iss, cnf
+            case clientID = "client_id"
+            case tokenType = "token_type"
+        }
+    }
+}
