@@ -12,9 +12,16 @@ import Testing
 struct DPoPProviderTests {
     typealias P = ProviderTests
 
-    /// Signs in up to the code: the code, its verifier and the token endpoint.
+    /// Signs in up to the code: the code and its PKCE verifier.
     static func code(_ issuer: URL, _ authenticator: SoftwareAuthenticator, dpopJKT: String? = nil) async throws -> (code: String, verifier: String) {
-        let client = try P.client(issuer)
+        let (code, authorization) = try await codeAndRequest(issuer, authenticator, client: try P.client(issuer), dpopJKT: dpopJKT)
+        return (code, authorization.pkce.verifier)
+    }
+
+    /// Signs in up to the code with `client`'s authorization request.
+    static func codeAndRequest(
+        _ issuer: URL, _ authenticator: SoftwareAuthenticator, client: OAuthClient, dpopJKT: String? = nil
+    ) async throws -> (code: String, request: AuthorizationRequest) {
         let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
         var components = try #require(URLComponents(url: authorization.url, resolvingAgainstBaseURL: false))
         if let dpopJKT { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "dpop_jkt", value: dpopJKT)] }
@@ -26,7 +33,7 @@ struct DPoPProviderTests {
         let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
         let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
         let code = try await client.authorizationCode(from: try P.url(redirect["redirectURL"] as? String), for: authorization)
-        return (code, authorization.pkce.verifier)
+        return (code, authorization)
     }
 
     static func token(_ issuer: URL, _ form: [(String, String)], proof: String?) async throws -> (Int, [String: Any]) {
@@ -164,14 +171,7 @@ struct DPoPProviderTests {
             // Through OAuthClient: the nonce dance is the client's, the app sees tokens.
             let client = try P.client(issuer)
             let signer = try DPoPSigner(key: SigningKey.generate(.ed25519))
-            let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
-            let (_, answer) = try await P.request("GET", authorization.url, headers: ["Accept": "application/json"])
-            let authenticateURL = try P.url(answer["authenticateURL"] as? String)
-            let (_, challenge) = try await P.request("GET", authenticateURL)
-            let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
-            let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
-            let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
-            let clientCode = try await client.authorizationCode(from: try P.url(redirect["redirectURL"] as? String), for: authorization)
+            let (clientCode, authorization) = try await Self.codeAndRequest(issuer, authenticator, client: client)
             let tokens = try await client.exchange(code: clientCode, for: authorization, dpop: signer)
             #expect(tokens.isDPoPBound && tokens.idTokenClaims?.subject == identity)
             let info = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: identity, dpop: signer)

@@ -1,6 +1,5 @@
 public import Foundation
 public import LatchkeyCrypto
-import Synchronization
 
 /// Checks a DPoP proof the way RFC 9449 §4.3 lists, for an authorization server's token
 /// endpoint or a resource server. What it cannot know is left to the caller, with what it
@@ -111,42 +110,4 @@ public struct DPoPVerifiedProof: Sendable {
     public let issuedAt: Date
     public let publicKey: VerifyingKey
     public let algorithm: JWSAlgorithm
-}
-
-/// Public keys of proofs, imported once: by `kty`, `crv`, `x` and `y` as sent, with their
-/// RFC 7638 thumbprints. Bounded: past ``maximumCount`` keys it starts over.
-final class DPoPKeyCache: Sendable {
-    static let maximumCount = 1024
-    private let keys = Mutex<[String: (VerifyingKey, String)]>([:])
-
-    func key(_ members: [String: JSONValue]) -> (VerifyingKey, String)? {
-        guard let kty = members["kty"]?.stringValue, let crv = members["crv"]?.stringValue, let x = members["x"]?.stringValue else { return nil }
-        let y = members["y"]?.stringValue
-        let name = [kty, crv, x, y ?? ""].joined(separator: "\u{0}")
-        if let known = keys.withLock({ $0[name] }) { return known }
-        let jwk = JSONWebKey(kty: kty, crv: crv, x: x, y: y)
-        guard let key = try? VerifyingKey(jwk: jwk), let thumbprint = try? jwk.thumbprint() else { return nil }
-        keys.withLock { keys in
-            if keys.count >= Self.maximumCount { keys.removeAll() }
-            keys[name] = (key, thumbprint)
-        }
-        return (key, thumbprint)
-    }
-}
-
-/// The normal form of request URLs a verifier has seen, at most a few hundred.
-final class DPoPTargetCache: Sendable {
-    private let targets = Mutex<[String: DPoPTarget]>([:])
-
-    /// Only texts that parse are kept, so a flood of made-up `htu`s costs a parse each
-    /// and pushes out at most the cache.
-    func target(_ text: String) throws -> DPoPTarget {
-        if let known = targets.withLock({ $0[text] }) { return known }
-        let target = try DPoPTarget(text)
-        targets.withLock { targets in
-            if targets.count >= 256 { targets.removeAll() }
-            targets[text] = target
-        }
-        return target
-    }
 }
