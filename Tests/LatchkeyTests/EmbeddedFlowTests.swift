@@ -57,7 +57,7 @@ struct EmbeddedFlowTests {
                 scopes: ["openid", "profile"], credential: second.credential.id
             )
             #expect(tokens.claims?.subject == other && tokens.claims?.issuer == provider.issuer.absoluteString)
-            #expect(tokens.refreshToken != nil && tokens.idToken != nil && tokens.expiresAt != nil)
+            #expect(tokens.refreshToken != nil && tokens.idToken != nil && tokens.expiresAt != nil && tokens.tokenType == "Bearer")
             #expect(!"\(tokens)".contains(tokens.accessToken))
             let used = try #require(try await embedded.credentials().first { $0.id == second.credential.id })
             #expect(used.signCount == 1 && used.lastUsedAt != nil)

@@ -19,6 +19,9 @@ public struct Tokens: Sendable, CustomStringConvertible {
     }
 
     public var accessToken: String { tokenSet.accessToken }
+    /// `Bearer`, or `DPoP` for tokens bound to a key (RFC 9449 §5), which are presented
+    /// with the DPoP scheme and a proof.
+    public var tokenType: String { tokenSet.tokenType }
     public var idToken: String? { tokenSet.idToken }
     public var refreshToken: String? { tokenSet.refreshToken }
     public var expiresAt: Date? { tokenSet.expiresAt }
