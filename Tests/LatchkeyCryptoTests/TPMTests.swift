@@ -9,20 +9,14 @@ import Testing
 /// these tests use the TPM that `.ci/run` starts (a swtpm) and names in
 /// `TPM2OPENSSL_TCTI`; without it they say they were skipped. The command-line TPM tests
 /// (`TPMCommandLineTests`) start a swtpm of their own per test, always.
-@Suite("TPM keys in this process (the TPM named by TPM2OPENSSL_TCTI)", .serialized)
+@Suite(
+    "TPM keys in this process (the TPM named by TPM2OPENSSL_TCTI)", .serialized,
+    .enabled(if: SystemTPM.configured, "skipped: TPM2OPENSSL_TCTI is not set (.ci/run sets it to a swtpm it starts)")
+)
 struct TPMTests {
-    /// The TPM, or nil (and a note) when the environment names none.
-    static func systemTPM() throws -> TPM? {
-        guard let location = ProcessInfo.processInfo.environment[TPM.locationVariable], !location.isEmpty else {
-            print("TPMTests: skipped: TPM2OPENSSL_TCTI is not set (.ci/run sets it to a swtpm it starts)")
-            return nil
-        }
-        return try TPM.system()
-    }
-
     @Test("a key generated in the TPM signs there; plain OpenSSL verifies; only the wrapped blob leaves")
     func generateAndSign() throws {
-        guard let tpm = try Self.systemTPM() else { return }
+        let tpm = try TPM.system()
         let key = try TPMSigningKey.generate(in: tpm)
         let message = Data("sign in".utf8)
         let signature = try key.signature(for: message)
@@ -41,7 +35,7 @@ struct TPMTests {
 
     @Test("a blob recorded with another public key is refused before the TPM signs")
     func swappedPublicKey() throws {
-        guard let tpm = try Self.systemTPM() else { return }
+        let tpm = try TPM.system()
         let key = try TPMSigningKey.generate(in: tpm)
         let other = try SigningKey.generate(.es256).publicKey
         let lying = try TPMSigningKey(wrappedKey: key.wrappedKey, publicKey: other, in: tpm)
@@ -51,7 +45,7 @@ struct TPMTests {
 
     @Test("ECDH in the TPM agrees with ECDH in software")
     func keyAgreement() throws {
-        guard let tpm = try Self.systemTPM() else { return }
+        let tpm = try TPM.system()
         let (tpmPublic, blob) = try tpm.generateP256()
         let software = try SigningKey.generate(.es256)
         let inSoftware = try OpenSSLKeys.sharedSecret(software.context.key, peer: tpmPublic.key)
@@ -61,7 +55,7 @@ struct TPMTests {
 
     @Test("a vault with TPM keys: signatures verify, the record holds no PKCS#8, Ed25519 is refused")
     func vaultWithTPMKeys() throws {
-        guard try Self.systemTPM() != nil else { return }
+        _ = try TPM.system()
         let temporary = try TemporaryDirectory()
         let vault = try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase())
         let entry = try vault.createKey(.es256, metadata: Data("m".utf8), protection: .tpm)
@@ -81,7 +75,7 @@ struct TPMTests {
 
     @Test("a TPM-sealed vault opens with nothing but the TPM; its header holds no usable key")
     func tpmSealedVault() throws {
-        guard try Self.systemTPM() != nil else { return }
+        _ = try TPM.system()
         let temporary = try TemporaryDirectory()
         let vault = try KeyVault.open(at: temporary.vault, key: .tpm)
         let entry = try vault.createKey(.es256, metadata: Data("m".utf8))
@@ -91,5 +85,12 @@ struct TPMTests {
         #expect(header.contains("\"tpm\"") && header.contains("wrappedKey"), "\(header)")
         let passphrase = #expect(throws: KeyVaultError.self) { try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase()) }
         #expect(passphrase?.code == .keySourceMismatch && passphrase?.reason.contains("TPM") == true)
+    }
+}
+
+/// Whether the environment names a TPM for this process (`.ci/run` does).
+enum SystemTPM {
+    static var configured: Bool {
+        !(ProcessInfo.processInfo.environment[TPM.locationVariable] ?? "").isEmpty
     }
 }
