@@ -97,11 +97,14 @@ final class OpenSSLTPMContext: @unchecked Sendable {
         while true {
             do {
                 return try generateP256Once()
-            } catch let error as CryptoError where error.code == .tpmUnavailable && error.reason.hasPrefix("the TPM provider did not write") && attempt < 3 {
+            } catch let error as CryptoError where error.code == .tpmUnavailable && error.reason == Self.blobNotWritten && attempt < 3 {
                 attempt += 1
             }
         }
     }
+
+    /// The one failure ``generateP256()`` answers by making the key again.
+    private static let blobNotWritten = "the TPM provider did not write its key blob"
 
     private func generateP256Once() throws -> (publicPoint: Data, wrappedKey: Data) {
         try locked {
@@ -190,7 +193,7 @@ final class OpenSSLTPMContext: @unchecked Sendable {
         var bytes: UnsafeMutablePointer<UInt8>?
         var length = 0
         guard OSSL_ENCODER_to_data(encoder, &bytes, &length) == 1, let bytes else {
-            throw CryptoError.fromOpenSSL(.tpmUnavailable, "the TPM provider did not write its key blob")
+            throw CryptoError.fromOpenSSL(.tpmUnavailable, Self.blobNotWritten)
         }
         defer { CLatchkey_OPENSSL_free(bytes) }
         let blob = Data(bytes: bytes, count: length)

@@ -28,21 +28,22 @@ public enum DPoPProof {
         issuedAt: Date = Date(),
         sign: (Data) throws -> Data
     ) throws -> String {
-        let algorithm: JWSAlgorithm
-        switch publicKey.keyType {
-        case .p256: algorithm = .es256
-        case .ed25519: algorithm = .edDSA
-        default: throw OAuthError(code: .algorithmNotAllowed, reason: "a DPoP key is ES256 or EdDSA")
-        }
-        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
-            throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
-        }
+        let algorithm = try Self.algorithm(for: publicKey)
         let target = try DPoPTarget(url)
         let encodedHeader = try Self.encodedHeader(publicKey: publicKey, algorithm: algorithm)
         return try signed(
             encodedHeader: encodedHeader, algorithm: algorithm, method: method, htu: target.text, accessToken: accessToken,
             nonce: nonce, issuedAt: issuedAt, sign: sign
         )
+    }
+
+    /// The JWS algorithm of a DPoP key: ES256 for P-256, EdDSA for Ed25519, nothing else.
+    static func algorithm(for publicKey: VerifyingKey) throws -> JWSAlgorithm {
+        switch publicKey.keyType {
+        case .p256: .es256
+        case .ed25519: .edDSA
+        default: throw OAuthError(code: .algorithmNotAllowed, reason: "a DPoP key is ES256 or EdDSA")
+        }
     }
 
     /// The base64url protected header of every proof made with `publicKey` (built by
@@ -60,6 +61,9 @@ public enum DPoPProof {
         encodedHeader: String, algorithm: JWSAlgorithm, method: String, htu: String, accessToken: String?, nonce: String?,
         issuedAt: Date, sign: (Data) throws -> Data
     ) throws -> String {
+        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+            throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
+        }
         var claims = "{\"htm\":" + jsonString(method) + ",\"htu\":" + jsonString(htu)
         claims += ",\"iat\":\(Int(issuedAt.timeIntervalSince1970.rounded(.down))),\"jti\":\"" + Base64URL.encode(try SecureRandom.bytes(count: 16)) + "\""
         if let accessToken { claims += ",\"ath\":\"" + (try accessTokenHash(accessToken)) + "\"" }

@@ -30,11 +30,7 @@ public final class DPoPSigner: Sendable {
         self.publicKey = publicKey
         thumbprint = try publicKey.jwk.thumbprint()
         signer = sign
-        switch publicKey.keyType {
-        case .p256: algorithm = .es256
-        case .ed25519: algorithm = .edDSA
-        default: throw OAuthError(code: .algorithmNotAllowed, reason: "a DPoP key is ES256 or EdDSA")
-        }
+        algorithm = try DPoPProof.algorithm(for: publicKey)
         encodedHeader = try DPoPProof.encodedHeader(publicKey: publicKey, algorithm: algorithm)
     }
 
@@ -46,9 +42,6 @@ public final class DPoPSigner: Sendable {
     /// The headers for one request: `DPoP` with a fresh proof, and, when an access token
     /// is presented, `Authorization: DPoP <token>` and the proof's `ath` (§7.1).
     public func headers(method: String, url: URL, accessToken: String? = nil) throws -> [String: String] {
-        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
-            throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
-        }
         let text = url.absoluteString
         let htu: String
         if let (last, target) = lastTarget.withLock({ $0 }), last == text {
