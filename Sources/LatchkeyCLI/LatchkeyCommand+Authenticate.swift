@@ -67,6 +67,9 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
         var issuer: String?
 
+        @Flag(help: "Ask for tokens bound to the credential's DPoP key (RFC 9449); refused if the provider issues bearer tokens.")
+        var dpop = false
+
         @OptionGroup var client: ClientOptions
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
@@ -74,6 +77,9 @@ extension LatchkeyCommand {
         func validate() throws {
             guard (url == nil) != (issuer == nil) else {
                 throw ValidationError("give either --issuer or an authenticate URL")
+            }
+            if dpop, url != nil {
+                throw ValidationError("--dpop goes with --issuer: an authenticate URL ends at the code, whose exchange is someone else's")
             }
         }
 
@@ -89,10 +95,12 @@ extension LatchkeyCommand {
             let (issuerURL, host) = try ClientOptions.issuer(issuer ?? "")
             let embedded = try store.embedded(allowing: [host], answers: answers)
             let tokens = try await embedded.authenticate(
-                issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential
+                issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential,
+                proofOfPossession: dpop ? .dpop : ProofOfPossession.none
             )
             if store.json { return try JSONOutput.print(TokensOutput(tokens)) }
             TextOutput.line("Signed in at \(TextOutput.field(tokens.issuer.absoluteString)) as \(TextOutput.field(tokens.claims?.subject ?? "?"))")
+            TextOutput.line("Token type: \(TextOutput.field(tokens.tokenType))\(tokens.dpop.map { " (bound to DPoP key \($0.thumbprint))" } ?? "")")
             if let expiresAt = tokens.expiresAt { TextOutput.line("Access token expires \(ISO8601DateFormatter().string(from: expiresAt)) (use --json to print the tokens)") }
             if let claims = tokens.claims?.all {
                 TextOutput.line("ID token claims:")

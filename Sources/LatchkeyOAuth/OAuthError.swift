@@ -62,6 +62,8 @@ extension OAuthError {
         public static let timedOut = Code("timedOut")
         public static let unexpectedStatus = Code("unexpectedStatus")
         public static let malformedResponse = Code("malformedResponse")
+        /// A request given to ``AccessTokenTransport`` already carries the headers it sets.
+        public static let conflictingHeaders = Code("conflictingHeaders")
 
         // Protocol
         public static let invalidPKCEVerifier = Code("invalidPKCEVerifier")

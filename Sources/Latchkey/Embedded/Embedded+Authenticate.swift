@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
@@ -23,7 +24,7 @@ extension Embedded {
     ) async throws -> AuthorizationResult {
         let flow = flow("authorize")
         return try await flow.run {
-            let (_, request, code) = try await authorization(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+            let (_, request, code, _) = try await authorization(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
             return AuthorizationResult(
                 code: code, state: request.state, codeVerifier: request.pkce.verifier,
                 redirectURI: request.redirectURI, nonce: request.nonce, issuer: issuer
@@ -35,20 +36,69 @@ extension Embedded {
     /// ``authorize(issuer:clientID:redirectURI:scopes:credential:)`` does, then the code
     /// exchange with the PKCE verifier (RFC 6749 §4.1.3) and ID-token validation (OIDC
     /// Core §3.1.3.7: signature by the provider's JWKS, iss, aud, exp, nonce).
+    ///
+    /// With `proofOfPossession` ``ProofOfPossession/dpop`` (or that configuration), the
+    /// tokens are bound to the credential's own DPoP key (RFC 9449): its thumbprint goes
+    /// in the authorization request as `dpop_jkt` (§10), so the credential is chosen before
+    /// the request is sent, and the exchange carries a proof (§5). A provider answering
+    /// with bearer tokens is refused (``LatchkeyError/Code/dpopNotBound``).
+    ///
+    /// The tokens are kept in the vault for ``validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:minimumValidity:)``
+    /// unless ``Configuration/cachesTokens`` is off.
     public func authenticate(
         issuer: URL,
         clientID: String,
         redirectURI: URL,
         scopes: [String] = ["openid"],
-        credential: String? = nil
+        credential: String? = nil,
+        proofOfPossession: ProofOfPossession? = nil
     ) async throws -> Tokens {
         let flow = flow("authenticate")
         return try await flow.run {
-            let (client, request, code) = try await authorization(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
-            let tokens = try await client.exchange(code: code, for: request)
-            flow.emit(.tokensReceived)
-            return Tokens(tokenSet: tokens, issuer: client.configuration.issuer, clientID: clientID, redirectURI: redirectURI)
+            try await signInForTokens(
+                flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential,
+                proofOfPossession: proofOfPossession ?? configuration.proofOfPossession
+            )
         }
+    }
+
+    /// A sign-in that ends in tokens, kept in the vault when the configuration says so.
+    func signInForTokens(
+        _ flow: FlowContext,
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String],
+        credential requested: String?,
+        proofOfPossession: ProofOfPossession
+    ) async throws -> Tokens {
+        var requested = requested
+        var dpopKey: VaultEntry?
+        if proofOfPossession == .dpop {
+            let provider = try ProviderAddress(issuer)
+            try allowedDomains.check(provider)
+            let candidates = try storedCredentials().filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
+            let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
+            dpopKey = try await self.dpopKey(for: chosen)
+            requested = chosen.id
+        }
+        let signer = try dpopKey.map(dpopSigner)
+        let (client, request, code, signedBy) = try await authorization(
+            flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint
+        )
+        let tokenSet = try await client.exchange(code: code, for: request, dpop: signer)
+        if signer != nil, !tokenSet.isDPoPBound {
+            throw LatchkeyError(
+                code: .dpopNotBound,
+                reason: "\(client.configuration.issuer.absoluteString) issued \(tokenSet.tokenType) tokens where DPoP-bound ones were asked for: it does not support DPoP (RFC 9449)"
+            )
+        }
+        flow.emit(.tokensReceived)
+        let tokens = Tokens(
+            tokenSet: tokenSet, issuer: client.configuration.issuer, clientID: clientID, redirectURI: redirectURI, dpop: signer, credentialID: signedBy.id
+        )
+        keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
+        return tokens
     }
 
     /// Answers an authenticate URL received from elsewhere (a deep link, another app's
@@ -60,22 +110,31 @@ extension Embedded {
         let flow = flow("authenticateURL")
         return try await flow.run {
             let (link, conversation) = try conversation(following: url, as: .authenticate, flow: flow)
-            let redirect = try await signIn(at: link.endpoint, conversation: conversation, credential: credential)
+            let (redirect, _) = try await signIn(at: link.endpoint, conversation: conversation, credential: credential)
             flow.emit(.codeReceived)
             return redirect
         }
     }
 
-    /// Refreshes tokens from ``authenticate(issuer:clientID:redirectURI:scopes:credential:)``
+    /// Refreshes tokens from ``authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``
     /// (RFC 6749 §6). A new ID token is validated and must keep iss, sub and aud (OIDC
-    /// Core §12.2); a rotated refresh token replaces the old one.
+    /// Core §12.2); a rotated refresh token replaces the old one. Bound tokens are
+    /// refreshed with a proof of their key and stay bound to it (RFC 9449 §5). Cached
+    /// tokens are replaced in the vault.
     public func refresh(_ tokens: Tokens, scopes: [String]? = nil) async throws -> Tokens {
         let flow = flow("refresh")
         return try await flow.run {
             let client = try oauthClient(for: tokens)
-            let refreshed = try await client.refresh(tokens.tokenSet, scopes: scopes)
+            let refreshed = try await client.refresh(tokens.tokenSet, scopes: scopes, dpop: tokens.dpop)
             flow.emit(.tokensReceived)
-            return Tokens(tokenSet: refreshed, issuer: tokens.issuer, clientID: tokens.clientID, redirectURI: tokens.redirectURI)
+            let result = Tokens(
+                tokenSet: refreshed, issuer: tokens.issuer, clientID: tokens.clientID, redirectURI: tokens.redirectURI,
+                dpop: tokens.dpop, credentialID: tokens.credentialID
+            )
+            if let id = tokens.credentialID, let credential = try storedCredentials().first(where: { $0.id == id }) {
+                keep(result, scopes: scopes, credential: credential, flow: flow)
+            }
+            return result
         }
     }
 
@@ -107,29 +166,30 @@ extension Embedded {
         clientID: String,
         redirectURI: URL,
         scopes: [String],
-        credential: String?
-    ) async throws -> (OAuthClient, AuthorizationRequest, String) {
+        credential: String?,
+        dpopJKT: String? = nil
+    ) async throws -> (OAuthClient, AuthorizationRequest, String, Credential) {
         let provider = try ProviderAddress(issuer)
         try allowedDomains.check(provider)
         guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
             throw LatchkeyError(code: .invalidArgument, reason: "the client id must be 1 to 256 characters")
         }
         let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
-        let request = try await client.authorizationRequest(scopes: scopes)
+        let request = try await client.authorizationRequest(scopes: scopes, additionalParameters: dpopJKT.map { ["dpop_jkt": $0] } ?? [:])
         let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
         flow.logger.debug("signing in", metadata: ["provider": .string(provider.issuer), "clientID": .string(clientID)])
 
         let started = try await conversation.settle(conversation.get(request.url))
         let authenticateURL = try conversation.url(started.decode(SignInExchange.Started.self, "authorization answer").authenticateURL, named: "authenticateURL")
-        let redirect = try await signIn(at: authenticateURL, conversation: conversation, credential: credential)
+        let (redirect, signedBy) = try await signIn(at: authenticateURL, conversation: conversation, credential: credential)
         let code = try await client.authorizationCode(from: redirect, for: request)
         flow.emit(.codeReceived)
-        return (client, request, code)
+        return (client, request, code, signedBy)
     }
 
     /// The authenticate endpoint: request options → choice of credential → assertion →
-    /// the redirect URL (docs/PROTOCOL.md section 3).
-    private func signIn(at url: URL, conversation: ProviderConversation, credential requested: String?) async throws -> URL {
+    /// the redirect URL (docs/PROTOCOL.md section 3), and the credential that signed.
+    private func signIn(at url: URL, conversation: ProviderConversation, credential requested: String?) async throws -> (URL, Credential) {
         let flow = conversation.flow
         let provider = conversation.provider
         let challenge = try await conversation.settle(conversation.get(url)).decode(SignInExchange.Challenge.self, "request options")
@@ -158,12 +218,12 @@ extension Embedded {
         guard let redirect = URL(string: redirectText), redirect.scheme != nil else {
             throw LatchkeyError(code: .malformedResponse, reason: "the provider's redirectURL is not a URL")
         }
-        return redirect
+        return (redirect, chosen)
     }
 
     /// Picks the credential that signs: the one asked for, the only one that fits, or the
     /// step handler's choice (`choose-credential`). Revoked ones are never picked.
-    private func choose(from candidates: [Credential], requested: String?, provider: ProviderAddress, flow: FlowContext) async throws -> Credential {
+    func choose(from candidates: [Credential], requested: String?, provider: ProviderAddress, flow: FlowContext) async throws -> Credential {
         let active = candidates.filter { $0.state != .revoked }
         if let requested {
             guard let match = candidates.first(where: { $0.id == requested }) else {

@@ -52,6 +52,15 @@ extension Embedded {
         /// in the vault file (the default), in the host's TPM, or in the TPM when one
         /// answers. A TPM key is ES256 only. Credentials already in the vault keep theirs.
         public var keyProtection: KeyProtectionSetting = .software
+        /// Whether sign-ins ask for tokens bound to a DPoP key (``ProofOfPossession/dpop``)
+        /// when the caller does not say. Bearer by default: a provider without DPoP
+        /// support would otherwise refuse every sign-in.
+        public var proofOfPossession: ProofOfPossession = .none
+        /// Whether tokens from sign-ins are kept in the vault (sealed like keys, per
+        /// issuer, client and credential), so ``Embedded/validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``
+        /// can hand them out again and refresh them instead of signing in. On by default;
+        /// off for an app that keeps tokens in memory only.
+        public var cachesTokens = true
 
         public init(
             vaultDirectory: URL = KeyVault.defaultDirectory,

@@ -35,6 +35,9 @@ public final class Embedded: Sendable {
     /// One OAuth client per (issuer, client id, redirect URI), so discovery documents and
     /// JWKS are fetched once and refreshes of one token are shared.
     private let clients = Mutex<[String: OAuthClient]>([:])
+    /// One signer per DPoP key record, so the nonces servers send (RFC 9449 §8) are
+    /// remembered for the instance's life.
+    let dpopSigners = Mutex<[KeyHandle: DPoPSigner]>([:])
 
     /// Opens (or creates) the vault. Throws ``LatchkeyError`` with code
     /// ``LatchkeyError/Code/vault`` for a wrong passphrase or key, loose permissions, or a
@@ -158,6 +161,7 @@ public final class Embedded: Sendable {
         try await flow("deleteCredential").run {
             guard let credential = try storedCredentials().first(where: { $0.id == id }) else { return false }
             guard try authenticator.deleteCredential(credential.handle) else { return false }
+            deleteDPoPKeys(of: credential)
             configuration.logger.debug("credential deleted", metadata: ["credentialID": .string(String(id.prefix(8)))])
             return true
         }

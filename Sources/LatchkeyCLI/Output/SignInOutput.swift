@@ -42,3 +42,29 @@ struct TokensOutput: Encodable {
         claims = tokens.claims?.all
     }
 }
+
+/// `api --json`: the response, its body as JSON when it is JSON, else as text, else base64.
+struct APIResponseOutput: Encodable {
+    var status: Int
+    var headers: [String: String]
+    var body: JSONValue?
+    var bodyBase64: String?
+
+    init(_ response: TransportResponse) {
+        status = response.status
+        headers = response.headers
+        if let json = try? JSONDecoder().decode(JSONValue.self, from: response.body) {
+            body = json
+        } else if let text = String(data: response.body, encoding: .utf8) {
+            body = .string(text)
+        } else {
+            bodyBase64 = response.body.base64EncodedString()
+        }
+    }
+}
+
+/// `logout --json`.
+struct LogoutOutput: Encodable {
+    var forgotten: Int
+    var revocationFailures: [String]
+}

@@ -11,6 +11,7 @@ public import Foundation
 ///   vault.json            0600  format, key kind, scrypt salt and parameters or the
 ///                               TPM-sealed key, key check
 ///   .lock                 0600  flock target for writers
+///   .lock-<name>          0600  flock targets of withExclusiveAccess(_:timeout:_:)
 ///   keys/                 0700
 ///     <handle>.json       0600  one record per key, its details sealed (see VaultRecord)
 /// ```
@@ -451,6 +452,36 @@ public final class KeyVault: @unchecked Sendable {
             try writeRecord(record)
             return try record.entry()
         }
+    }
+
+    /// Runs `body` holding the vault's lock called `name`, across processes and between
+    /// tasks of this one: for work that must happen once however many callers want it at
+    /// the same time, such as refreshing cached tokens (a refresh token is single-use).
+    /// The lock is separate from the writers' lock, so `body` may create, update and delete
+    /// records, and it may wait (network calls) without blocking a thread: a busy lock is
+    /// retried every 10 ms, up to `timeout` (then ``KeyVaultError/Code/fileSystem``). A
+    /// process that dies holding it releases it. `name` is lowercase letters and `-`.
+    public func withExclusiveAccess<R>(
+        _ name: String,
+        timeout: Duration = .seconds(120),
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> R
+    ) async throws -> R {
+        guard !name.isEmpty, name.utf8.count <= 32, name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "-") }) else {
+            throw KeyVaultError(code: .fileSystem, reason: "a vault lock name is 1 to 32 lowercase letters or '-'")
+        }
+        let path = directory.path + "/.lock-" + name
+        let deadline = ContinuousClock.now + timeout
+        var descriptor = try VaultFiles.tryExclusiveLock(path)
+        while descriptor == nil {
+            guard ContinuousClock.now < deadline else {
+                throw KeyVaultError(code: .fileSystem, reason: "the vault's \(name) lock was held by another process or task for over \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+            descriptor = try VaultFiles.tryExclusiveLock(path)
+        }
+        defer { if let descriptor { close(descriptor) } }
+        return try await body()
     }
 
     /// Deletes the key `handle`. Throws ``KeyVaultError/Code/keyNotFound`` if there is none.

@@ -217,6 +217,24 @@ enum VaultFiles {
         return try body()
     }
 
+    /// Takes an exclusive `flock` on `lockPath` without waiting: the open descriptor that
+    /// holds it (close it to release), or nil when another descriptor holds it.
+    static func tryExclusiveLock(_ lockPath: String) throws -> Int32? {
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, fileMode)
+        guard descriptor >= 0 else { throw failure("open the lock file", lockPath) }
+        _ = futimens(descriptor, Self.epochTimes)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let error = errno
+            guard error == EINTR else {
+                close(descriptor)
+                if error == EWOULDBLOCK { return nil }
+                errno = error
+                throw failure("lock", lockPath)
+            }
+        }
+        return descriptor
+    }
+
     /// The names in a directory (not `.` and `..`).
     static func names(in directory: String) throws -> [String] {
         guard let stream = opendir(directory) else { throw failure("list", directory) }

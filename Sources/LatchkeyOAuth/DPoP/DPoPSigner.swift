@@ -75,6 +75,37 @@ public final class DPoPSigner: Sendable {
         }
     }
 
+    /// Sends a request made by `make` (called again for each attempt, so every attempt has
+    /// a fresh proof): every `DPoP-Nonce` a response carries is remembered (§8.2), and a
+    /// `use_dpop_nonce` refusal — 400 with that error from an authorization server (§8),
+    /// 401 with a DPoP challenge naming it from a resource server (§9) — is retried once
+    /// with the nonce it sent. A second refusal is returned as it came.
+    public func send(
+        through transport: any HTTPTransport,
+        isolation: isolated (any Actor)? = #isolation,
+        _ make: (DPoPSigner) throws -> TransportRequest
+    ) async throws -> TransportResponse {
+        var request = try make(self)
+        var response = try await transport.send(request)
+        for attempt in 0..<2 {
+            guard let nonce = response.headers[DPoPProof.nonceHeaderName.lowercased()] else { return response }
+            remember(nonce: nonce, from: request.url)
+            guard attempt == 0, Self.asksForNonce(response) else { return response }
+            request = try make(self)
+            response = try await transport.send(request)
+        }
+        return response
+    }
+
+    /// A `use_dpop_nonce` answer: the error object's code, or a DPoP challenge naming it.
+    static func asksForNonce(_ response: TransportResponse) -> Bool {
+        if response.status == 401, let challenge = response.headers["www-authenticate"] {
+            return challenge.lowercased().hasPrefix("dpop") && challenge.contains("use_dpop_nonce")
+        }
+        guard response.status == 400, let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: "error") else { return false }
+        return object["error"]?.stringValue == "use_dpop_nonce"
+    }
+
     private static func origin(_ url: URL) -> String {
         "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? "")" + (url.port.map { ":\($0)" } ?? "")
     }

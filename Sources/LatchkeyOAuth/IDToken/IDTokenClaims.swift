@@ -14,7 +14,9 @@ public struct IDTokenClaims: Sendable, Hashable {
     /// Every claim as received.
     public let all: [String: JSONValue]
 
-    init(_ claims: [String: JSONValue]) throws {
+    /// Claims read from a JSON object; `package` for the facade's token cache, which keeps
+    /// the claims it validated when the tokens arrived.
+    package init(_ claims: [String: JSONValue]) throws {
         func missing(_ name: String) -> OAuthError {
             OAuthError(code: .claimMissing, reason: "ID token claim \"\(name)\" is missing or of the wrong type")
         }

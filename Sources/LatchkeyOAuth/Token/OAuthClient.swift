@@ -252,35 +252,16 @@ public actor OAuthClient {
         return try TokenSet.parse(response.body, now: Date(), dpop: dpop != nil)
     }
 
-    /// Sends a request made by `make`, with a fresh proof each time: every `DPoP-Nonce`
-    /// a response carries is remembered, and a `use_dpop_nonce` refusal (400 from an
-    /// authorization server, 401 with a DPoP challenge from a resource; RFC 9449 §8, §9)
-    /// is retried once with the nonce it sent.
+    /// Sends a request made by `make`; with a DPoP key, through its nonce dance
+    /// (``DPoPSigner/send(through:_:)``).
     private func sendWithDPoP(_ dpop: DPoPSigner?, _ make: (DPoPSigner?) throws -> TransportRequest) async throws -> TransportResponse {
-        var request = try make(dpop)
-        var response = try await send(request)
-        guard let dpop else { return response }
-        for attempt in 0..<2 {
-            guard let nonce = Self.header(DPoPProof.nonceHeaderName, in: response) else { return response }
-            dpop.remember(nonce: nonce, from: request.url)
-            guard attempt == 0, Self.asksForNonce(response) else { return response }
-            request = try make(dpop)
-            response = try await send(request)
+        guard let dpop else { return try await send(make(nil)) }
+        let transport = configuration.transport
+        return try await dpop.send(through: transport) { signer in
+            let request = try make(signer)
+            try TransportPolicy.check(request.url)
+            return request
         }
-        return response
-    }
-
-    private static func header(_ name: String, in response: TransportResponse) -> String? {
-        response.headers.first { $0.key.lowercased() == name.lowercased() }?.value
-    }
-
-    /// A `use_dpop_nonce` answer: the error object's code, or a DPoP challenge naming it.
-    private static func asksForNonce(_ response: TransportResponse) -> Bool {
-        if response.status == 401, let challenge = header("WWW-Authenticate", in: response) {
-            return challenge.lowercased().hasPrefix("dpop") && challenge.contains("use_dpop_nonce")
-        }
-        guard response.status == 400, let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: "error") else { return false }
-        return object["error"]?.stringValue == "use_dpop_nonce"
     }
 
     /// An RFC 6749 §5.2 error response as an ``OAuthError``.

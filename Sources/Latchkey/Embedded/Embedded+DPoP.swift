@@ -1,0 +1,79 @@
+import Foundation
+import LatchkeyCrypto
+public import LatchkeyOAuth
+
+extension Embedded {
+    /// Adds the access token of `tokens` to `request`: `Authorization: Bearer`, or, for
+    /// tokens bound to a DPoP key, `Authorization: DPoP` and a `DPoP` proof for this
+    /// method and URL with the token's hash (RFC 9449 §7.1), carrying the last nonce the
+    /// URL's origin sent. For one request made by the app's own HTTP stack; see
+    /// ``transport(for:)`` for one that also answers nonce challenges.
+    public func authorize(request: TransportRequest, with tokens: Tokens) throws -> TransportRequest {
+        var request = request
+        do {
+            if let dpop = tokens.dpop {
+                request.headers.merge(try dpop.headers(method: request.method, url: request.url, accessToken: tokens.accessToken)) { $1 }
+            } else {
+                request.headers["Authorization"] = "Bearer " + tokens.accessToken
+            }
+        } catch {
+            throw LatchkeyError.wrapping(error)
+        }
+        return request
+    }
+
+    /// A transport that presents `tokens` on every request (``LatchkeyOAuth/AccessTokenTransport``):
+    /// bearer, or DPoP with a fresh proof each time and one retry on a `use_dpop_nonce`
+    /// challenge (RFC 9449 §9). It sends through the configuration's transport with its
+    /// request timeout.
+    public func transport(for tokens: Tokens) -> any HTTPTransport {
+        AccessTokenTransport(inner: transport, accessToken: tokens.accessToken, dpop: tokens.dpop)
+    }
+
+    // MARK: The DPoP key of a credential
+
+    /// Every DPoP key record in the vault with its metadata.
+    func dpopKeyRecords() throws -> [(entry: VaultEntry, record: DPoPKeyRecord)] {
+        try authenticator.vault.entries().compactMap { entry in
+            DPoPKeyRecord.decode(entry.metadata).map { (entry, $0) }
+        }
+    }
+
+    /// The DPoP key record of `credential`, made now (under the vault's `dpop-keys`
+    /// lock, so two processes never make two) when it has none: ES256 (RFC 9449 §4.2's
+    /// example algorithm, and the only one a TPM has), protected as the credential's key
+    /// is. When several exist (a vault from elsewhere), the oldest is used.
+    func dpopKey(for credential: Credential) async throws -> VaultEntry {
+        let vault = authenticator.vault
+        if let existing = try dpopKeyRecords().first(where: { $0.record.credential == credential.handle.rawValue }) {
+            return existing.entry
+        }
+        return try await vault.withExclusiveAccess("dpop-keys") {
+            if let existing = try dpopKeyRecords().first(where: { $0.record.credential == credential.handle.rawValue }) {
+                return existing.entry
+            }
+            return try vault.createKey(.es256, metadata: DPoPKeyRecord(credential: credential.handle).encoded(), protection: credential.keyProtection)
+        }
+    }
+
+    /// The signer of a DPoP key record: the vault signs (in the TPM for a TPM key), the
+    /// private key never leaves it.
+    func dpopSigner(_ entry: VaultEntry) throws -> DPoPSigner {
+        if let signer = dpopSigners.withLock({ $0[entry.handle] }) { return signer }
+        let vault = authenticator.vault
+        let handle = entry.handle
+        let signer = try DPoPSigner(publicKey: entry.publicKey) { try vault.sign($0, with: handle) }
+        dpopSigners.withLock { $0[entry.handle] = signer }
+        return signer
+    }
+
+    /// Deletes the DPoP key records of a deleted credential (and with them its cached
+    /// tokens). Best effort: a record left behind belongs to no credential and signs nothing.
+    func deleteDPoPKeys(of credential: Credential) {
+        guard let records = try? dpopKeyRecords() else { return }
+        for (entry, record) in records where record.credential == credential.handle.rawValue {
+            try? authenticator.vault.deleteKey(entry.handle)
+            _ = dpopSigners.withLock { $0.removeValue(forKey: entry.handle) }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+public import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+
+extension Embedded {
+    /// Tokens for `issuer` that are good for at least `minimumValidity` seconds more,
+    /// with as little work as possible (`gcloud auth print-access-token` ergonomics):
+    ///
+    /// 1. the cached tokens of this issuer, client and redirect URI, when they cover
+    ///    `scopes` (and are DPoP-bound, if `proofOfPossession` asks for that) and are
+    ///    still valid;
+    /// 2. else those tokens refreshed (RFC 6749 §6; with a proof of their key when bound),
+    ///    and kept;
+    /// 3. else a new sign-in
+    ///    (``authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``).
+    ///
+    /// All of it runs under the vault's `tokens` lock, across processes: callers that
+    /// arrive together wait for the first and then take what it kept, so a refresh token
+    /// (single-use, RFC 9700 §4.14) is spent once and a sign-in happens once. A refresh
+    /// the provider refuses (`invalid_grant`: revoked, expired or already used) forgets
+    /// those tokens and signs in; any other failure is thrown.
+    public func validTokens(
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        credential: String? = nil,
+        proofOfPossession: ProofOfPossession? = nil,
+        minimumValidity: TimeInterval = 30
+    ) async throws -> Tokens {
+        let flow = flow("validTokens")
+        let pop = proofOfPossession ?? configuration.proofOfPossession
+        return try await flow.run {
+            let provider = try ProviderAddress(issuer)
+            try allowedDomains.check(provider)
+            return try await authenticator.vault.withExclusiveAccess("tokens") {
+                if let cached = try cachedTokens(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+                    .first(where: { pop == .none || $0.tokens.dpop != nil })
+                {
+                    if cached.tokens.isValid(for: minimumValidity) {
+                        flow.logger.debug("tokens from the cache", metadata: ["provider": .string(provider.issuer)])
+                        return cached.tokens
+                    }
+                    if cached.tokens.refreshToken != nil {
+                        do {
+                            let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
+                            let refreshed = try await client.refresh(cached.tokens.tokenSet, dpop: cached.tokens.dpop)
+                            flow.emit(.tokensReceived)
+                            let tokens = Tokens(
+                                tokenSet: refreshed, issuer: cached.tokens.issuer, clientID: clientID, redirectURI: redirectURI,
+                                dpop: cached.tokens.dpop, credentialID: cached.credential.id
+                            )
+                            keep(tokens, scopes: nil, credential: cached.credential, flow: flow)
+                            return tokens
+                        } catch let error as OAuthError where error.providerError?.error == "invalid_grant" {
+                            flow.logger.debug("cached refresh token refused; signing in", metadata: ["provider": .string(provider.issuer)])
+                            forget(provider: provider, clientID: clientID, redirectURI: redirectURI, credential: cached.credential)
+                        }
+                    }
+                }
+                return try await signInForTokens(
+                    flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, proofOfPossession: pop
+                )
+            }
+        }
+    }
+
+    /// What ``logout(issuer:clientID:credential:)`` did.
+    public struct Logout: Sendable {
+        /// Cached sign-ins forgotten.
+        public var forgotten: Int
+        /// Revocations that failed (the provider was unreachable or refused): those tokens
+        /// were forgotten here all the same, and stay valid at the provider until they expire.
+        public var revocationFailures: [LatchkeyError]
+    }
+
+    /// Revokes the cached tokens of `issuer` at the provider (RFC 7009 §2.1: the refresh
+    /// token, which ends the grant, then the access token) and forgets them; with
+    /// `clientID` or `credential`, only those. Tokens are forgotten even when revocation
+    /// fails (the result lists the failures): after a logout, nothing on this host can
+    /// use them.
+    public func logout(issuer: URL, clientID: String? = nil, credential: String? = nil) async throws -> Logout {
+        let flow = flow("logout")
+        return try await flow.run {
+            let provider = try ProviderAddress(issuer)
+            try allowedDomains.check(provider)
+            return try await authenticator.vault.withExclusiveAccess("tokens") {
+                var result = Logout(forgotten: 0, revocationFailures: [])
+                let credentials = try storedCredentials().filter { $0.belongs(to: provider) && (credential == nil || $0.id == credential) }
+                for (entry, record) in try dpopKeyRecords() {
+                    guard credentials.contains(where: { $0.handle.rawValue == record.credential }) else { continue }
+                    let leaving = record.tokens.filter { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
+                    guard !leaving.isEmpty else { continue }
+                    for cached in leaving {
+                        do {
+                            guard let redirect = URL(string: cached.redirectURI) else { continue }
+                            let client = try oauthClient(issuer: provider, clientID: cached.clientID, redirectURI: redirect)
+                            if let refreshToken = cached.refreshToken { try await client.revoke(refreshToken, hint: .refreshToken) }
+                            try await client.revoke(cached.accessToken, hint: .accessToken)
+                        } catch {
+                            result.revocationFailures.append(LatchkeyError.wrapping(error))
+                        }
+                    }
+                    try authenticator.vault.updateMetadata(entry.handle) { data in
+                        guard var current = DPoPKeyRecord.decode(data) else { return }
+                        current.tokens.removeAll { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
+                        data = try current.encoded()
+                    }
+                    result.forgotten += leaving.count
+                }
+                return result
+            }
+        }
+    }
+
+    // MARK: Keeping tokens
+
+    /// The cached tokens that answer a request, newest first, with the credential each
+    /// belongs to. Credentials revoked by the provider are skipped.
+    func cachedTokens(
+        provider: ProviderAddress, clientID: String, redirectURI: URL, scopes: [String], credential requested: String?
+    ) throws -> [(tokens: Tokens, credential: Credential)] {
+        let credentials = try storedCredentials().filter {
+            $0.belongs(to: provider) && $0.state != .revoked && (requested == nil || $0.id == requested)
+        }
+        var found: [(tokens: Tokens, credential: Credential, storedAt: Double)] = []
+        for (entry, record) in try dpopKeyRecords() {
+            guard let owner = credentials.first(where: { $0.handle.rawValue == record.credential }) else { continue }
+            for cached in record.tokens where cached.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes) {
+                let signer = try dpopSigner(entry)
+                if let tokens = cached.tokens(issuerURL: provider.base, dpop: signer, credentialID: owner.id) {
+                    found.append((tokens, owner, cached.storedAt))
+                }
+            }
+        }
+        return found.sorted { $0.storedAt > $1.storedAt }.map { ($0.tokens, $0.credential) }
+    }
+
+    /// Keeps `tokens` in `credential`'s DPoP key record, replacing what it held for the
+    /// same client (`scopes` nil: keep the scopes recorded before). A failure is logged,
+    /// not thrown: the caller has its tokens, and only the next call pays for it.
+    func keep(_ tokens: Tokens, scopes: [String]?, credential: Credential, flow: FlowContext, in entry: VaultEntry? = nil) {
+        guard configuration.cachesTokens else { return }
+        do {
+            let provider = try ProviderAddress(tokens.issuer)
+            let handle: KeyHandle
+            if let entry {
+                handle = entry.handle
+            } else if let existing = try dpopKeyRecords().first(where: { $0.record.credential == credential.handle.rawValue }) {
+                handle = existing.entry.handle
+            } else {
+                // A bearer sign-in's tokens: the record is made for them (a DPoP key
+                // comes with it, for the credential's later bound sign-ins).
+                handle = try authenticator.vault.createKey(
+                    .es256, metadata: DPoPKeyRecord(credential: credential.handle).encoded(), protection: credential.keyProtection
+                ).handle
+            }
+            try authenticator.vault.updateMetadata(handle) { data in
+                guard var record = DPoPKeyRecord.decode(data) else {
+                    throw LatchkeyError(code: .vault, reason: "the DPoP key record is unreadable")
+                }
+                let previous = record.tokens.first { $0.issuer == provider.issuer && $0.clientID == tokens.clientID && $0.redirectURI == tokens.redirectURI.absoluteString }
+                data = try record.keep(CachedTokens(tokens, issuer: provider.issuer, scopes: scopes ?? previous?.scopes ?? []))
+            }
+        } catch {
+            flow.logger.warning("tokens not kept in the vault", metadata: ["cause": .string("\(error)")])
+        }
+    }
+
+    /// Forgets what `credential` keeps for this client.
+    func forget(provider: ProviderAddress, clientID: String, redirectURI: URL, credential: Credential) {
+        guard let records = try? dpopKeyRecords() else { return }
+        for (entry, record) in records where record.credential == credential.handle.rawValue {
+            _ = try? authenticator.vault.updateMetadata(entry.handle) { data in
+                guard var current = DPoPKeyRecord.decode(data) else { return }
+                current.tokens.removeAll { $0.issuer == provider.issuer && $0.clientID == clientID && $0.redirectURI == redirectURI.absoluteString }
+                data = try current.encoded()
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import LatchkeyOAuth
+
+/// One cached sign-in's tokens, as kept in the sealed metadata of the credential's DPoP
+/// key record (``DPoPKeyRecord``): the vault encrypts and authenticates it like a key's
+/// details (docs/SECURITY.md, "The vault"), so a copy of the vault without its key reveals
+/// no token.
+///
+/// Keyed by issuer, client id and redirect URI; the credential is the record's. The ID
+/// token's claims are kept as they were validated when the tokens arrived: an ID token is
+/// not validated again when read back (it may have expired, as ID tokens soon do, while
+/// the access token lives on).
+struct CachedTokens: Codable, Sendable {
+    /// ``ProviderAddress/issuer`` of the provider.
+    var issuer: String
+    var clientID: String
+    var redirectURI: String
+    /// The scopes the sign-in asked for: a later request for others signs in again.
+    var scopes: [String]
+    var accessToken: String
+    var tokenType: String
+    /// Seconds since 1970.
+    var expiresAt: Double?
+    var refreshToken: String?
+    var scope: String?
+    var idToken: String?
+    var claims: [String: JSONValue]?
+    /// Seconds since 1970: the newest of several entries that fit is used.
+    var storedAt: Double
+
+    init(_ tokens: Tokens, issuer: String, scopes: [String]) {
+        self.issuer = issuer
+        clientID = tokens.clientID
+        redirectURI = tokens.redirectURI.absoluteString
+        self.scopes = scopes
+        accessToken = tokens.accessToken
+        tokenType = tokens.tokenType
+        expiresAt = tokens.expiresAt?.timeIntervalSince1970
+        refreshToken = tokens.refreshToken
+        scope = tokens.tokenSet.scope
+        idToken = tokens.idToken
+        claims = tokens.claims?.all
+        storedAt = Date().timeIntervalSince1970
+    }
+
+    /// Whether this entry answers a request for `scopes` from that client.
+    func fits(issuer: String, clientID: String, redirectURI: URL, scopes requested: [String]) -> Bool {
+        self.issuer == issuer && self.clientID == clientID && self.redirectURI == redirectURI.absoluteString
+            && Set(requested).isSubset(of: Set(scopes))
+    }
+
+    /// Whether `other` is for the same issuer, client and redirect URI (so it replaces this one).
+    func sameClient(as other: CachedTokens) -> Bool {
+        issuer == other.issuer && clientID == other.clientID && redirectURI == other.redirectURI
+    }
+
+    /// The tokens again, presented through `dpop` when they are bound to it. Nil when the
+    /// entry does not read back as tokens (then it is ignored, never trusted half-way).
+    func tokens(issuerURL: URL, dpop: DPoPSigner?, credentialID: String) -> Tokens? {
+        guard let redirect = URL(string: redirectURI), !accessToken.isEmpty else { return nil }
+        let validated = claims.flatMap { try? IDTokenClaims($0) }
+        let set = TokenSet(
+            accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt.map(Date.init(timeIntervalSince1970:)),
+            refreshToken: refreshToken, scope: scope, idToken: idToken, idTokenClaims: validated
+        )
+        if set.isDPoPBound, dpop == nil { return nil }
+        return Tokens(tokenSet: set, issuer: issuerURL, clientID: clientID, redirectURI: redirect, dpop: dpop, credentialID: credentialID)
+    }
+}

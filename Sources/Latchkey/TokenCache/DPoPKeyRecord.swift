@@ -1,0 +1,54 @@
+import Foundation
+import LatchkeyCrypto
+
+/// The metadata of a credential's DPoP key record: a vault record of its own, so the key
+/// that proves possession of tokens (RFC 9449) is never the WebAuthn credential's key and
+/// no key signs in two protocols. It is made the first time the credential's tokens are
+/// kept or bound, protected as the credential is (in the TPM when the credential's key
+/// is), and deleted with the credential.
+///
+/// Its sealed metadata also holds the credential's token cache (``CachedTokens``), at
+/// most ``maximumEntries`` sign-ins (one per issuer, client and redirect URI).
+struct DPoPKeyRecord: Codable, Sendable {
+    /// Marks DPoP key records among the vault's records (credentials are `webauthn`).
+    static let kind = "dpop"
+    /// Sign-ins kept per credential; the oldest goes first.
+    static let maximumEntries = 8
+
+    var kind: String
+    /// The ``KeyHandle`` of the credential's record.
+    var credential: String
+    var tokens: [CachedTokens]
+
+    init(credential: KeyHandle) {
+        kind = Self.kind
+        self.credential = credential.rawValue
+        tokens = []
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    /// The record's metadata, or nil when the entry is not a DPoP key record.
+    static func decode(_ data: Data) -> DPoPKeyRecord? {
+        guard let record = try? JSONDecoder().decode(DPoPKeyRecord.self, from: data), record.kind == kind else { return nil }
+        return record
+    }
+
+    /// Keeps `entry`, replacing the one for the same client, newest last, and drops the
+    /// oldest beyond ``maximumEntries`` or beyond what a record's metadata may hold.
+    mutating func keep(_ entry: CachedTokens) throws -> Data {
+        tokens.removeAll { $0.sameClient(as: entry) }
+        tokens.append(entry)
+        if tokens.count > Self.maximumEntries { tokens.removeFirst(tokens.count - Self.maximumEntries) }
+        var data = try encoded()
+        while data.count > KeyVault.maximumMetadataByteCount, tokens.count > 1 {
+            tokens.removeFirst()
+            data = try encoded()
+        }
+        return data
+    }
+}
