@@ -1,0 +1,157 @@
+import Foundation
+import Latchkey
+import LatchkeyOAuth
+import LatchkeyTestSupport
+import Testing
+
+/// Tokens kept in the vault, DPoP-bound sign-ins and the calls that present tokens, with
+/// the reference provider in-process and real vaults (issue 21).
+@Suite("Token cache and DPoP in the facade")
+struct TokenCacheTests {
+    static func valid(
+        _ embedded: Embedded, _ provider: ProviderHarness, _ proofOfPossession: ProofOfPossession? = .dpop, minimumValidity: TimeInterval = 30
+    ) async throws -> Tokens {
+        try await embedded.validTokens(
+            issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback,
+            proofOfPossession: proofOfPossession, minimumValidity: minimumValidity
+        )
+    }
+
+    static func signCount(_ embedded: Embedded) async throws -> UInt32 {
+        try #require(try await embedded.credentials().first).signCount
+    }
+
+    /// Every byte of every file under `directory`.
+    static func allFileBytes(_ directory: URL) throws -> Data {
+        var all = Data()
+        let files = try #require(FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil))
+        for case let file as URL in files where !file.hasDirectoryPath {
+            all += (try? Data(contentsOf: file)) ?? Data()
+        }
+        return all
+    }
+
+    @Test("validTokens: one sign-in with dpop_jkt, then cached tokens; refreshed near expiry with the same key; a refused refresh signs in again; nothing in clear on disk")
+    func cachedAndRefreshed() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let recording = RecordingTransport()
+            let embedded = try vault.embedded(allowing: [provider.host], transport: recording)
+            let bound = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
+
+            let first = try await Self.valid(embedded, provider)
+            let signer = try #require(first.dpop)
+            #expect(first.tokenType == "DPoP" && first.credentialID == bound.credential.id)
+            let authorize = try #require(recording.requests.first { $0.url.path.hasSuffix("/authorize") })
+            let query = URLComponents(url: authorize.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            #expect(query.first { $0.name == "dpop_jkt" }?.value == signer.thumbprint, "RFC 9449 §10: the authorization request names the key")
+            #expect(try await Self.signCount(embedded) == 1)
+
+            // Cached: the same tokens, here and from another instance on the vault.
+            #expect(try await Self.valid(embedded, provider).accessToken == first.accessToken)
+            let other = try vault.embedded(allowing: [provider.host])
+            let fromOther = try await Self.valid(other, provider)
+            #expect(fromOther.accessToken == first.accessToken && fromOther.dpop?.thumbprint == signer.thumbprint)
+            #expect(try await Self.signCount(embedded) == 1, "no second sign-in")
+
+            // Less left than asked for: refreshed, bound to the same key, and kept.
+            let refreshed = try await Self.valid(embedded, provider, minimumValidity: 86_400)
+            #expect(refreshed.accessToken != first.accessToken && refreshed.refreshToken != first.refreshToken)
+            #expect(refreshed.tokenType == "DPoP" && refreshed.dpop?.thumbprint == signer.thumbprint)
+            #expect(try await Self.valid(other, provider).accessToken == refreshed.accessToken)
+            #expect(try await Self.signCount(embedded) == 1, "a refresh is no sign-in")
+
+            // The provider's userinfo through transport(for:) and through authorize(request:with:).
+            let userinfo = provider.issuer.appendingPathComponent("userinfo")
+            let viaTransport = try await embedded.transport(for: refreshed).send(TransportRequest(method: "GET", url: userinfo))
+            #expect(viaTransport.status == 200, "\(String(decoding: viaTransport.body, as: UTF8.self))")
+            let signed = try embedded.authorize(request: TransportRequest(method: "GET", url: userinfo), with: refreshed)
+            #expect(signed.headers["Authorization"] == "DPoP \(refreshed.accessToken)" && signed.headers["DPoP"] != nil)
+            #expect(try await URLSessionTransport().send(signed).status == 200)
+
+            // Nothing kept is readable on disk.
+            let disk = try Self.allFileBytes(vault.directory)
+            for secret in [refreshed.accessToken, try #require(refreshed.refreshToken), try #require(refreshed.idToken)] {
+                #expect(disk.range(of: Data(secret.utf8)) == nil, "a token is in a vault file in clear")
+            }
+
+            // Revoked at the provider: the refresh is refused, the cache forgotten, and
+            // validTokens signs in again.
+            try await embedded.revoke(refreshed)
+            let again = try await Self.valid(embedded, provider, minimumValidity: 86_400)
+            #expect(again.accessToken != refreshed.accessToken && again.dpop?.thumbprint == signer.thumbprint)
+            #expect(try await Self.signCount(embedded) == 2)
+
+            // Deleting the credential deletes its DPoP key and kept tokens.
+            #expect(try await embedded.deleteCredential(id: bound.credential.id))
+            let records = try FileManager.default.contentsOfDirectory(atPath: vault.directory.appendingPathComponent("vault/keys").path)
+            #expect(records.isEmpty, "left behind: \(records)")
+        }
+    }
+
+    @Test("several instances on one vault asking at once sign in once and share the tokens")
+    func singleFlight() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<4 {
+                    let instance = try vault.embedded(allowing: [provider.host])
+                    group.addTask { try await Self.valid(instance, provider).accessToken }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(tokens.count == 1)
+            #expect(try await Self.signCount(embedded) == 1)
+        }
+    }
+
+    @Test("bearer tokens are kept too; asking for DPoP then signs in again, bound; logout revokes and forgets")
+    func bearerThenDPoPThenLogout() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
+            let bearer = try await Self.valid(embedded, provider, nil)
+            #expect(bearer.tokenType == "Bearer" && bearer.dpop == nil)
+            #expect(try await Self.valid(embedded, provider, ProofOfPossession.none).accessToken == bearer.accessToken)
+            let bound = try await Self.valid(embedded, provider, .dpop)
+            let countAfterBound = try await Self.signCount(embedded)
+            #expect(bound.tokenType == "DPoP" && countAfterBound == 2)
+            // The newest kept sign-in answers a caller that does not ask for DPoP.
+            #expect(try await Self.valid(embedded, provider, nil).accessToken == bound.accessToken)
+
+            let logout = try await embedded.logout(issuer: provider.issuer)
+            #expect(logout.forgotten == 1 && logout.revocationFailures.isEmpty)
+            let refused = await #expect(throws: LatchkeyError.self) { try await embedded.refresh(bound) }
+            #expect(refused?.providerError?.error == "invalid_grant", "revoked at the provider")
+            let after = try await Self.valid(embedded, provider)
+            let countAfterLogout = try await Self.signCount(embedded)
+            #expect(after.accessToken != bound.accessToken && countAfterLogout == 3)
+            #expect(try await embedded.logout(issuer: provider.issuer, clientID: "another-client").forgotten == 0)
+        }
+    }
+
+    @Test("cachesTokens off: nothing is kept, each validTokens signs in")
+    func cacheOff() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host], configure: { $0.cachesTokens = false })
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
+            _ = try await Self.valid(embedded, provider, nil)
+            _ = try await Self.valid(embedded, provider, nil)
+            #expect(try await Self.signCount(embedded) == 2)
+        }
+    }
+
+    @Test("a provider that requires DPoP nonces: sign-in, refresh and userinfo go through the nonce dance")
+    func providerNonces() async throws {
+        try await ProviderHarness.withVault({ $0.requiresDPoP = true; $0.requiresDPoPNonce = true }) { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host], configure: { $0.proofOfPossession = .dpop })
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
+            let tokens = try await Self.valid(embedded, provider, nil)
+            #expect(tokens.tokenType == "DPoP")
+            let refreshed = try await embedded.refresh(tokens)
+            #expect(refreshed.dpop?.thumbprint == tokens.dpop?.thumbprint)
+            let response = try await embedded.transport(for: refreshed).send(TransportRequest(method: "GET", url: provider.issuer.appendingPathComponent("userinfo")))
+            #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        }
+    }
+}
