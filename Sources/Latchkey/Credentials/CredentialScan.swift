@@ -1,4 +1,4 @@
-/// What ``Embedded/scanCredentials()`` found: the credentials that could be read, and the
+/// What ``Embedded/scanCredentials(checkingKeys:)`` found: the credentials that could be read, and the
 /// records that could not.
 public struct CredentialScan: Sendable {
     /// A vault record that failed to read or authenticate.

@@ -3,9 +3,9 @@ public import LatchkeyCrypto
 /// Where new credentials keep their private keys (``Embedded/Configuration/keyProtection``;
 /// docs/SECURITY.md, "Keys in the TPM").
 public enum KeyProtectionSetting: String, Sendable, Hashable, CaseIterable {
-    /// In the vault file, sealed under the vault key (``KeyProtection/software``).
+    /// In the vault file, sealed under the vault key (`KeyProtection.software`).
     case software
-    /// In the host's TPM (``KeyProtection/tpm``); creating a credential fails with
+    /// In the host's TPM (`KeyProtection.tpm`); creating a credential fails with
     /// ``LatchkeyError/Code/tpmUnavailable`` when no TPM answers.
     case tpm
     /// In the TPM when one answers (where `TPM2OPENSSL_TCTI` points, by default

@@ -67,11 +67,38 @@ extension Embedded {
         redirectURI: URL,
         scopes: [String] = ["openid"],
         credential: String? = nil,
+        proofOfPossession: ProofOfPossession? = nil,
         completion: @escaping Completion<Tokens>
     ) -> EmbeddedTask {
         complete(completion) {
-            try await self.authenticate(issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+            try await self.authenticate(
+                issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, proofOfPossession: proofOfPossession
+            )
         }
+    }
+
+    @discardableResult
+    public func validTokens(
+        issuer: URL,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        credential: String? = nil,
+        proofOfPossession: ProofOfPossession? = nil,
+        minimumValidity: TimeInterval = 30,
+        completion: @escaping Completion<Tokens>
+    ) -> EmbeddedTask {
+        complete(completion) {
+            try await self.validTokens(
+                issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential,
+                proofOfPossession: proofOfPossession, minimumValidity: minimumValidity
+            )
+        }
+    }
+
+    @discardableResult
+    public func logout(issuer: URL, clientID: String? = nil, credential: String? = nil, completion: @escaping Completion<Logout>) -> EmbeddedTask {
+        complete(completion) { try await self.logout(issuer: issuer, clientID: clientID, credential: credential) }
     }
 
     @discardableResult

@@ -57,7 +57,7 @@ extension Embedded {
         /// support would otherwise refuse every sign-in.
         public var proofOfPossession: ProofOfPossession = .none
         /// Whether tokens from sign-ins are kept in the vault (sealed like keys, per
-        /// issuer, client and credential), so ``Embedded/validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``
+        /// issuer, client and credential), so ``Embedded/validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:minimumValidity:)``
         /// can hand them out again and refresh them instead of signing in. On by default;
         /// off for an app that keeps tokens in memory only.
         public var cachesTokens = true

@@ -22,7 +22,7 @@ extension Embedded {
         return request
     }
 
-    /// A transport that presents `tokens` on every request (``LatchkeyOAuth/AccessTokenTransport``):
+    /// A transport that presents `tokens` on every request (`AccessTokenTransport` in LatchkeyOAuth):
     /// bearer, or DPoP with a fresh proof each time and one retry on a `use_dpop_nonce`
     /// challenge (RFC 9449 §9). It sends through the configuration's transport with its
     /// request timeout.

@@ -11,7 +11,7 @@ import Synchronization
 /// passkey-style credentials at identity providers:
 ///
 /// - ``registerCredential(from:)`` binds a new credential from a bind URL or deep link;
-/// - ``authenticate(issuer:clientID:redirectURI:scopes:credential:)`` signs in and returns
+/// - ``authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)`` signs in and returns
 ///   validated tokens (the library runs PKCE and the code exchange);
 ///   ``authorize(issuer:clientID:redirectURI:scopes:credential:)`` stops at the code, for
 ///   an app whose back end exchanges it; ``authenticate(url:credential:)`` answers an

@@ -8,8 +8,8 @@ public import LatchkeyOAuth
 /// error object (RFC 6749 §5.2), it is kept in ``providerError``. Reasons never carry
 /// tokens, codes or key material.
 ///
-/// An error from a layer below (``LatchkeyCrypto/CryptoError``, ``LatchkeyCrypto/KeyVaultError``,
-/// ``LatchkeyWebAuthn/WebAuthnError``, ``LatchkeyOAuth/OAuthError``, or an app's own error
+/// An error from a layer below (`CryptoError`, `KeyVaultError`,
+/// `WebAuthnError`, `OAuthError`, or an app's own error
 /// thrown from a step handler) is kept whole in ``underlying``, and ``file`` and ``line``
 /// then say where that error arose, not where the facade wrapped it.
 public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable {
@@ -103,7 +103,7 @@ extension LatchkeyError {
         /// A TPM key or TPM-sealed vault meets a TPM that cannot use it: another host's, or
         /// this one after it was cleared. Nothing was deleted.
         public static let wrongTPM = Code("wrongTPM")
-        /// A cryptographic operation failed in OpenSSL (``LatchkeyCrypto/CryptoError``;
+        /// A cryptographic operation failed in OpenSSL (`CryptoError`;
         /// ``LatchkeyError/underlying`` has it, with OpenSSL's own error queue).
         public static let crypto = Code("crypto")
         /// OAuth checks failed (state, issuer, ID token, PKCE).

@@ -4,7 +4,7 @@ public import LatchkeyOAuth
 /// What ``Embedded/authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``
 /// returns: the token response (RFC 6749 §5.1) with a validated ID token (OIDC Core
 /// §3.1.3.7), the client registration it belongs to, and, for tokens bound to a key
-/// (RFC 9449), that key's ``DPoPSigner``, so ``Embedded/refresh(_:scopes:)``,
+/// (RFC 9449), that key's `DPoPSigner`, so ``Embedded/refresh(_:scopes:)``,
 /// ``Embedded/revoke(_:)`` and ``Embedded/authorize(request:with:)`` need nothing else.
 public struct Tokens: Sendable, CustomStringConvertible {
     public let tokenSet: TokenSet

@@ -17,7 +17,7 @@ public enum DPoPProof {
     public static let nonceHeaderName = "DPoP-Nonce"
 
     /// Makes a proof for `method` on `url`. `sign` signs the JWS signing input with the
-    /// private half of `publicKey` and returns what ``SigningKey`` or `KeyVault.sign` give
+    /// private half of `publicKey` and returns what `SigningKey` or `KeyVault.sign` give
     /// (DER for ES256, 64 bytes for Ed25519), so the key may live in the vault or a TPM.
     public static func make(
         method: String,

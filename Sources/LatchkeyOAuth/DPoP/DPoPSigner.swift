@@ -25,7 +25,7 @@ public final class DPoPSigner: Sendable {
     static let maximumOrigins = 64
 
     /// A DPoP key whose private half signs through `sign` (DER for ES256, as `KeyVault.sign`
-    /// and ``SigningKey`` give; 64 bytes for Ed25519).
+    /// and `SigningKey` give; 64 bytes for Ed25519).
     public init(publicKey: VerifyingKey, sign: @escaping @Sendable (Data) throws -> Data) throws {
         self.publicKey = publicKey
         thumbprint = try publicKey.jwk.thumbprint()
