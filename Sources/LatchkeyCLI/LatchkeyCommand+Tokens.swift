@@ -18,11 +18,12 @@ extension LatchkeyCommand {
 
         @OptionGroup var client: ClientOptions
 
-        /// Valid tokens: kept ones, refreshed ones, or a new sign-in, in that order.
-        func validTokens(_ embedded: Embedded, issuer: URL) async throws -> Tokens {
+        /// Valid tokens: kept ones, refreshed ones, or a new sign-in, in that order; never
+        /// `rejected` again.
+        func validTokens(_ embedded: Embedded, issuer: URL, rejected: Tokens? = nil) async throws -> Tokens {
             try await embedded.validTokens(
                 issuer: issuer, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes,
-                credential: client.credential, proofOfPossession: dpop ? .dpop : nil
+                credential: client.credential, proofOfPossession: dpop ? .dpop : nil, rejected: rejected
             )
         }
     }
@@ -100,15 +101,16 @@ extension LatchkeyCommand {
 
             let (issuerURL, host) = try ClientOptions.issuer(tokens.issuer)
             let embedded = try store.embedded(allowing: [host], answers: answers)
-            let valid = try await tokens.validTokens(embedded, issuer: issuerURL)
             var policy = TransportPolicy()
             policy.maximumResponseSize = Self.maximumBodySize
-            let transport = AccessTokenTransport(inner: URLSessionTransport(policy: policy), accessToken: valid.accessToken, dpop: valid.dpop)
-            let response: TransportResponse
-            do {
-                response = try await transport.send(request)
-            } catch let error as OAuthError {
-                throw CommandFailure("\(target.absoluteString): \(error.reason)")
+            let inner = URLSessionTransport(policy: policy)
+            var valid = try await tokens.validTokens(embedded, issuer: issuerURL)
+            var response = try await Self.send(request, with: valid, through: inner, target: target)
+            // Refused although kept as valid (revoked at the provider, or a provider that
+            // forgot it): once more with refreshed or new tokens (RFC 6750 §3.1).
+            if Self.refusesToken(response) {
+                valid = try await tokens.validTokens(embedded, issuer: issuerURL, rejected: valid)
+                response = try await Self.send(request, with: valid, through: inner, target: target)
             }
 
             if store.json {
@@ -120,6 +122,19 @@ extension LatchkeyCommand {
                 TextOutput.error("latchkey: \(TextOutput.field(target.absoluteString)) answered HTTP \(response.status)")
                 throw ExitCode(1)
             }
+        }
+
+        static func send(_ request: TransportRequest, with tokens: Tokens, through inner: any HTTPTransport, target: URL) async throws -> TransportResponse {
+            do {
+                return try await AccessTokenTransport(inner: inner, accessToken: tokens.accessToken, dpop: tokens.dpop).send(request)
+            } catch let error as OAuthError {
+                throw CommandFailure("\(target.absoluteString): \(error.reason)")
+            }
+        }
+
+        /// A 401 whose challenge says the token is not good (`invalid_token`).
+        static func refusesToken(_ response: TransportResponse) -> Bool {
+            response.status == 401 && (response.headers["www-authenticate"]?.contains("invalid_token") ?? false)
         }
 
         /// `Name: value` pairs. Authorization and DPoP are the command's own; Host and

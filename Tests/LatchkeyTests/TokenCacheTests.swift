@@ -74,11 +74,25 @@ struct TokenCacheTests {
                 #expect(disk.range(of: Data(secret.utf8)) == nil, "a token is in a vault file in clear")
             }
 
+            // The access token alone revoked: the kept one is refused at the resource
+            // (a DPoP challenge naming invalid_token); handed back as rejected, it is
+            // refreshed, not signed in again.
+            try await provider.oauthClient().revoke(refreshed.accessToken, hint: .accessToken)
+            let refused = try await embedded.transport(for: refreshed).send(TransportRequest(method: "GET", url: userinfo))
+            #expect(refused.status == 401 && refused.headers["www-authenticate"]?.hasPrefix("DPoP error=\"invalid_token\"") == true, "\(refused.headers)")
+            #expect(try await Self.valid(embedded, provider).accessToken == refreshed.accessToken, "still valid as far as the cache knows")
+            let renewed = try await embedded.validTokens(
+                issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: try ProviderHarness.callback, rejected: refreshed
+            )
+            #expect(renewed.accessToken != refreshed.accessToken && renewed.dpop?.thumbprint == signer.thumbprint)
+            #expect(try await embedded.transport(for: renewed).send(TransportRequest(method: "GET", url: userinfo)).status == 200)
+            #expect(try await Self.signCount(embedded) == 1)
+
             // Revoked at the provider: the refresh is refused, the cache forgotten, and
             // validTokens signs in again.
-            try await embedded.revoke(refreshed)
+            try await embedded.revoke(renewed)
             let again = try await Self.valid(embedded, provider, minimumValidity: 86_400)
-            #expect(again.accessToken != refreshed.accessToken && again.dpop?.thumbprint == signer.thumbprint)
+            #expect(again.accessToken != renewed.accessToken && again.dpop?.thumbprint == signer.thumbprint)
             #expect(try await Self.signCount(embedded) == 2)
 
             // Deleting the credential deletes its DPoP key and kept tokens.

@@ -80,6 +80,19 @@ struct TokenCommandLineTests {
                 #expect(bytes.range(of: Data(accessToken.utf8)) == nil, "\(file.lastPathComponent) holds the access token in clear")
             }
 
+            // The access token revoked at the provider: api is refused (401 invalid_token),
+            // refreshes the kept tokens and calls again; still no sign-in.
+            let revoked = try await URLSessionTransport().send(TransportRequest(
+                method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormEncoding.encode([("token", accessToken), ("token_type_hint", "access_token"), ("client_id", "latchkey-cli")])
+            ))
+            #expect(revoked.status == 200)
+            let afterRevocation = try await Self.latchkey(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop"], environment)
+            #expect(afterRevocation.status == 0 && afterRevocation.stdout.contains(identity), "\(afterRevocation.stdout) \(afterRevocation.stderr)")
+            let renewed = try await Self.latchkey(["token", "--issuer", issuer.absoluteString], environment)
+            #expect(renewed.status == 0 && renewed.stdout != accessToken + "\n")
+            #expect(try await Self.signCount(environment) == 1, "a refresh, not a sign-in")
+
             // Not 2xx: the body still on stdout, exit 1, one line on stderr.
             let missing = try await Self.latchkey(["api", issuer.appendingPathComponent("no-such-thing").absoluteString, "--issuer", issuer.absoluteString], environment)
             #expect(missing.status == 1 && missing.stdout.contains("error") && missing.stderr.contains("answered HTTP 404"), "\(missing.stdout) \(missing.stderr)")
@@ -95,7 +108,7 @@ struct TokenCommandLineTests {
                 return try await group.reduce(into: [Run]()) { $0.append($1) }
             }
             #expect(concurrent.allSatisfy { $0.status == 0 }, "\(concurrent.map(\.stderr))")
-            #expect(Set(concurrent.map(\.stdout)).count == 1 && !concurrent[0].stdout.contains(accessToken))
+            #expect(Set(concurrent.map(\.stdout)).count == 1 && concurrent[0].stdout != renewed.stdout)
             #expect(try await Self.signCount(environment) == 2)
         }
     }

@@ -86,12 +86,13 @@ extension Embedded {
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
         minimumValidity: TimeInterval = 30,
+        rejected: Tokens? = nil,
         completion: @escaping Completion<Tokens>
     ) -> EmbeddedTask {
         complete(completion) {
             try await self.validTokens(
                 issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential,
-                proofOfPossession: proofOfPossession, minimumValidity: minimumValidity
+                proofOfPossession: proofOfPossession, minimumValidity: minimumValidity, rejected: rejected
             )
         }
     }

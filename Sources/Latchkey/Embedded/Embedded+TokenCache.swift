@@ -19,6 +19,11 @@ extension Embedded {
     /// (single-use, RFC 9700 §4.14) is spent once and a sign-in happens once. A refresh
     /// the provider refuses (`invalid_grant`: revoked, expired or already used) forgets
     /// those tokens and signs in; any other failure is thrown.
+    ///
+    /// `rejected`: tokens a resource server just refused (401 `invalid_token`, RFC 6750
+    /// §3.1) although they had not expired — revoked at the provider, say. Kept tokens with
+    /// the same access token are then refreshed (or replaced by a sign-in), not handed out
+    /// again.
     public func validTokens(
         issuer: URL,
         clientID: String,
@@ -26,7 +31,8 @@ extension Embedded {
         scopes: [String] = ["openid"],
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
-        minimumValidity: TimeInterval = 30
+        minimumValidity: TimeInterval = 30,
+        rejected: Tokens? = nil
     ) async throws -> Tokens {
         let flow = flow("validTokens")
         let pop = proofOfPossession ?? configuration.proofOfPossession
@@ -37,7 +43,8 @@ extension Embedded {
                 if let cached = try cachedTokens(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
                     .first(where: { pop == .none || $0.tokens.dpop != nil })
                 {
-                    if cached.tokens.isValid(for: minimumValidity) {
+                    let refused = rejected.map { ConstantTime.isEqual(Data($0.accessToken.utf8), Data(cached.tokens.accessToken.utf8)) } ?? false
+                    if cached.tokens.isValid(for: minimumValidity), !refused {
                         flow.logger.debug("tokens from the cache", metadata: ["provider": .string(provider.issuer)])
                         return cached.tokens
                     }

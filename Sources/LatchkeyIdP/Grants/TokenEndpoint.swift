@@ -165,7 +165,11 @@ struct TokenEndpoint: Sendable {
             }
             return try await self.identities.identity(grant.identityID, in: transaction)
         }
-        guard let identity else { throw ProviderError.unauthorized }
+        guard let identity else {
+            // Challenged in the scheme the token came in (RFC 9449 §7.1 for DPoP).
+            throw presentation.scheme == .dpop
+                ? DPoPBinding.refusal(.invalidToken, "the access token is unknown, expired or revoked", resource: true) : ProviderError.unauthorized
+        }
         return try Self.encode(UserInfoResponse(sub: identity.id, preferredUsername: identity.username, name: identity.displayName, email: identity.email))
     }
 
