@@ -115,13 +115,20 @@ struct TPMCommandLineTests {
         #expect(await ChildProcess.waitForExit(export) == 0)
         let importerSignIn = try await Self.signIn(provider, importer, second)
         #expect(importerSignIn.status == 0, "\(importerSignIn.stderr)")
+        // DPoP with the credential's DPoP key, in the second TPM too: the kept bearer
+        // tokens do not do for --dpop, so api signs in bound, then calls with a proof.
+        let userinfo = provider.issuer.appendingPathComponent("userinfo").absoluteString
+        let boundCall = try await CLI.latchkey(["api", userinfo, "--issuer", provider.issuer.absoluteString, "--dpop"], environment: importer.environment(second))
+        #expect(boundCall.status == 0 && boundCall.stdout.contains("\"sub\""), "\(boundCall.stdout) \(boundCall.stderr)")
 
         // Inside the vault: each TPM record seals a TSS2 blob, never a PKCS#8 key, and no
         // file anywhere in it holds a PEM or PKCS#8 private key.
         for store in [exporter, importer] {
             let vault = try KeyVault.open(at: store.directory, key: .passphrase(store.passphrase))
             let entries = try vault.entries()
-            #expect(entries.count == 1 && entries.allSatisfy { $0.protection == .tpm })
+            // The credential's key and its DPoP key (made when the sign-in's tokens were
+            // kept), both in the TPM, as the credential's key is.
+            #expect(entries.count == 2 && entries.allSatisfy { $0.protection == .tpm }, "\(entries.map(\.protection))")
             for entry in entries {
                 var (protection, bytes) = try vault.sealedKeyMaterial(entry.handle)
                 defer { bytes.resetBytes(in: 0..<bytes.count) }
