@@ -88,12 +88,19 @@ struct TokenCacheTests {
             #expect(try await embedded.transport(for: renewed).send(TransportRequest(method: "GET", url: userinfo)).status == 200)
             #expect(try await Self.signCount(embedded) == 1)
 
-            // Revoked at the provider: the refresh is refused, the cache forgotten, and
-            // validTokens signs in again.
-            try await embedded.revoke(renewed)
+            // The grant revoked at the provider behind the cache's back: the refresh is
+            // refused (invalid_grant), the kept tokens forgotten, and validTokens signs in.
+            try await provider.oauthClient().revoke(try #require(renewed.refreshToken), hint: .refreshToken)
             let again = try await Self.valid(embedded, provider, minimumValidity: 86_400)
             #expect(again.accessToken != renewed.accessToken && again.dpop?.thumbprint == signer.thumbprint)
             #expect(try await Self.signCount(embedded) == 2)
+
+            // Revoked through the facade: forgotten at once, so the next call signs in
+            // without trying a refresh.
+            try await embedded.revoke(again)
+            let afterRevoke = try await Self.valid(embedded, provider)
+            let countAfterRevoke = try await Self.signCount(embedded)
+            #expect(afterRevoke.accessToken != again.accessToken && countAfterRevoke == 3)
 
             // Deleting the credential deletes its DPoP key and kept tokens.
             #expect(try await embedded.deleteCredential(id: bound.credential.id))

@@ -139,7 +139,7 @@ extension Embedded {
     }
 
     /// Revokes the tokens at the provider (RFC 7009 §2.1): the refresh token, which ends
-    /// the grant, and the access token.
+    /// the grant, and the access token; then forgets them if they are kept in the vault.
     public func revoke(_ tokens: Tokens) async throws {
         let flow = flow("revoke")
         try await flow.run {
@@ -148,6 +148,9 @@ extension Embedded {
                 try await client.revoke(refreshToken, hint: .refreshToken)
             }
             try await client.revoke(tokens.accessToken, hint: .accessToken)
+            if let id = tokens.credentialID, let credential = try storedCredentials().first(where: { $0.id == id }) {
+                forget(credential: credential) { $0.accessToken == tokens.accessToken || ($0.refreshToken != nil && $0.refreshToken == tokens.refreshToken) }
+            }
         }
     }
 

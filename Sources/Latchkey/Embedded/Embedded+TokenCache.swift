@@ -61,7 +61,9 @@ extension Embedded {
                             return tokens
                         } catch let error as OAuthError where error.providerError?.error == "invalid_grant" {
                             flow.logger.debug("cached refresh token refused; signing in", metadata: ["provider": .string(provider.issuer)])
-                            forget(provider: provider, clientID: clientID, redirectURI: redirectURI, credential: cached.credential)
+                            forget(credential: cached.credential) {
+                                $0.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: [])
+                            }
                         }
                     }
                 }
@@ -174,13 +176,13 @@ extension Embedded {
         }
     }
 
-    /// Forgets what `credential` keeps for this client.
-    func forget(provider: ProviderAddress, clientID: String, redirectURI: URL, credential: Credential) {
+    /// Forgets what `credential` keeps that `matches`.
+    func forget(credential: Credential, where matches: (CachedTokens) -> Bool) {
         guard let records = try? dpopKeyRecords() else { return }
-        for (entry, record) in records where record.credential == credential.handle.rawValue {
+        for (entry, record) in records where record.credential == credential.handle.rawValue && record.tokens.contains(where: matches) {
             _ = try? authenticator.vault.updateMetadata(entry.handle) { data in
                 guard var current = DPoPKeyRecord.decode(data) else { return }
-                current.tokens.removeAll { $0.issuer == provider.issuer && $0.clientID == clientID && $0.redirectURI == redirectURI.absoluteString }
+                current.tokens.removeAll(where: matches)
                 data = try current.encoded()
             }
         }
