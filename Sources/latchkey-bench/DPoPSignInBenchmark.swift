@@ -16,15 +16,7 @@ struct DPoPSignInBenchmark {
     static let rounds = 3
 
     func run() async throws -> Report {
-        let root = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        let scratch = URL(fileURLWithPath: root).appendingPathComponent("latchkey-bench-dpop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: scratch) }
-
-        var configuration = ProviderConfiguration(adminToken: ServeProcess.adminToken)
-        configuration.rateLimitPerMinute = .max
-        configuration.logLevel = .warning
-        return try await withReferenceProvider(configuration: configuration) { issuer in
+        try await ProviderBenchmark.withProvider { issuer, scratch, root in
             let transport = URLSessionTransport()
             var bound: [ProviderBenchmark.Client] = []
             for index in 0..<(Self.concurrencies.max() ?? 1) {

@@ -29,17 +29,23 @@ struct ProviderBenchmark {
         var firstError: String?
     }
 
-    func run() async throws -> Report {
+    /// The in-process provider without request limits, and a scratch directory for the
+    /// clients' vaults (on /dev/shm when there is one, named by `root`), for `body`.
+    static func withProvider<Result: Sendable>(
+        _ body: @escaping @Sendable (_ issuer: URL, _ scratch: URL, _ root: String) async throws -> Result
+    ) async throws -> Result {
         let root = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        let scratch = URL(fileURLWithPath: root).appendingPathComponent("latchkey-bench-idp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let scratch = URL(fileURLWithPath: try makeScratchDirectory(under: root))
         defer { try? FileManager.default.removeItem(at: scratch) }
-
         var configuration = ProviderConfiguration(adminToken: ServeProcess.adminToken)
         configuration.rateLimitPerMinute = .max
         configuration.logLevel = .warning
+        return try await withReferenceProvider(configuration: configuration) { issuer in try await body(issuer, scratch, root) }
+    }
+
+    func run() async throws -> Report {
         let memoryBefore = PeakMemory.current()
-        var report = try await withReferenceProvider(configuration: configuration) { issuer in
+        var report = try await Self.withProvider { issuer, scratch, root in
             let transport = URLSessionTransport()
             var bound: [Client] = []
             for index in 0..<(concurrencies.max() ?? 1) {
