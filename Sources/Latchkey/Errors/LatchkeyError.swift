@@ -109,7 +109,7 @@ extension LatchkeyError {
         /// OAuth checks failed (state, issuer, ID token, PKCE).
         public static let oauth = Code("oauth")
         /// DPoP-bound tokens were asked for and the provider issued bearer tokens: it does
-        /// not support DPoP (RFC 9449 §5). Nothing was kept.
+        /// not support DPoP (RFC 9449 §5). No tokens were kept.
         public static let dpopNotBound = Code("dpopNotBound")
         /// A WebAuthn check failed on this side (RP ID, origin, algorithm).
         public static let webAuthn = Code("webAuthn")

@@ -32,8 +32,8 @@ public enum DPoPProof {
         let target = try DPoPTarget(url)
         let encodedHeader = try Self.encodedHeader(publicKey: publicKey, algorithm: algorithm)
         return try signed(
-            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htu: target.text, accessToken: accessToken,
-            nonce: nonce, issuedAt: issuedAt, sign: sign
+            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htuJSON: jsonString(target.text),
+            accessTokenHash: try accessToken.map(accessTokenHash), nonce: nonce, issuedAt: issuedAt, sign: sign
         )
     }
 
@@ -56,17 +56,19 @@ public enum DPoPProof {
         return Base64URL.encode(Data("{\"alg\":\"\(algorithm.name)\",\"jwk\":\(key),\"typ\":\"\(type)\"}".utf8))
     }
 
-    /// A proof under a prepared header, for a normalised `htu`.
+    /// A proof under a prepared header, for a normalised `htu` already written as a JSON
+    /// string and an access token's `ath` already computed (a client sends many proofs
+    /// for the same few URLs and the same token).
     static func signed(
-        encodedHeader: String, algorithm: JWSAlgorithm, method: String, htu: String, accessToken: String?, nonce: String?,
+        encodedHeader: String, algorithm: JWSAlgorithm, method: String, htuJSON: String, accessTokenHash: String?, nonce: String?,
         issuedAt: Date, sign: (Data) throws -> Data
     ) throws -> String {
         guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
             throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
         }
-        var claims = "{\"htm\":" + jsonString(method) + ",\"htu\":" + jsonString(htu)
+        var claims = "{\"htm\":\"" + method + "\",\"htu\":" + htuJSON
         claims += ",\"iat\":\(Int(issuedAt.timeIntervalSince1970.rounded(.down))),\"jti\":\"" + Base64URL.encode(try SecureRandom.bytes(count: 16)) + "\""
-        if let accessToken { claims += ",\"ath\":\"" + (try accessTokenHash(accessToken)) + "\"" }
+        if let accessTokenHash { claims += ",\"ath\":\"" + accessTokenHash + "\"" }
         if let nonce { claims += ",\"nonce\":" + jsonString(nonce) }
         claims += "}"
         let signingInput = encodedHeader + "." + Base64URL.encode(Data(claims.utf8))

@@ -17,8 +17,12 @@ public final class DPoPSigner: Sendable {
     private let algorithm: JWSAlgorithm
     /// The protected header, the same for every proof of this key.
     private let encodedHeader: String
-    /// The last request URL and its `htu`: a client calls the same few endpoints.
+    /// The last request URL and its `htu` as a JSON string: a client calls the same few
+    /// endpoints.
     private let lastTarget = Mutex<(String, String)?>(nil)
+    /// The last access token presented and its `ath`: a client presents one token many
+    /// times.
+    private let lastAccessTokenHash = Mutex<(String, String)?>(nil)
     private let nonces = Mutex<[String: String]>([:])
     /// Origins remembered at most; a nonce is short, but a client talking to many servers
     /// should not grow without bound.
@@ -43,15 +47,25 @@ public final class DPoPSigner: Sendable {
     /// is presented, `Authorization: DPoP <token>` and the proof's `ath` (§7.1).
     public func headers(method: String, url: URL, accessToken: String? = nil) throws -> [String: String] {
         let text = url.absoluteString
-        let htu: String
-        if let (last, target) = lastTarget.withLock({ $0 }), last == text {
-            htu = target
+        let htuJSON: String
+        if let (last, json) = lastTarget.withLock({ $0 }), last == text {
+            htuJSON = json
         } else {
-            htu = try DPoPTarget(url).text
-            lastTarget.withLock { $0 = (text, htu) }
+            htuJSON = DPoPProof.jsonString(try DPoPTarget(url).text)
+            lastTarget.withLock { $0 = (text, htuJSON) }
+        }
+        var ath: String?
+        if let accessToken {
+            if let (last, hash) = lastAccessTokenHash.withLock({ $0 }), last == accessToken {
+                ath = hash
+            } else {
+                let hash = try DPoPProof.accessTokenHash(accessToken)
+                lastAccessTokenHash.withLock { $0 = (accessToken, hash) }
+                ath = hash
+            }
         }
         let proof = try DPoPProof.signed(
-            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htu: htu, accessToken: accessToken,
+            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htuJSON: htuJSON, accessTokenHash: ath,
             nonce: nonce(for: url), issuedAt: Date(), sign: signer
         )
         var headers = [DPoPProof.headerName: proof]
