@@ -139,7 +139,8 @@ extension LatchkeyCommand {
 
         /// `Name: value` pairs. Authorization and DPoP are the command's own; Host and
         /// Content-Length are the transport's. Names are RFC 9110 §5.6.2 tokens and values
-        /// hold no line break or control character, so no header can smuggle another.
+        /// printable ASCII (no line break or control character), so no header can smuggle
+        /// another.
         static func parseHeaders(_ lines: [String]) throws -> [String: String] {
             var parsed: [String: String] = [:]
             let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
@@ -150,8 +151,8 @@ extension LatchkeyCommand {
                 guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(tokenCharacters.contains) else {
                     throw ValidationError("--header name \(TextOutput.field(name, maximumLength: 64)) is not an HTTP field name")
                 }
-                guard value.utf8.count <= 8192, value.unicodeScalars.allSatisfy({ $0.value == 0x09 || (0x20...0x7E).contains($0.value) || $0.value >= 0x80 && $0.value != 0x7F }) else {
-                    throw ValidationError("--header \(name)'s value holds a control character or is over 8 KiB")
+                guard value.utf8.count <= 8192, value.utf8.allSatisfy({ $0 == 0x09 || (0x20...0x7E).contains($0) }) else {
+                    throw ValidationError("--header \(name)'s value is not printable ASCII or is over 8 KiB")
                 }
                 guard !["authorization", "dpop", "host", "content-length"].contains(name.lowercased()) else {
                     throw ValidationError("--header \(name) is set by latchkey itself")
