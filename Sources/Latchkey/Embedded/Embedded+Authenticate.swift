@@ -97,7 +97,7 @@ extension Embedded {
         let tokens = Tokens(
             tokenSet: tokenSet, issuer: client.configuration.issuer, clientID: clientID, redirectURI: redirectURI, dpop: signer, credentialID: signedBy.id
         )
-        keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
+        await keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
         return tokens
     }
 
@@ -132,7 +132,7 @@ extension Embedded {
                 dpop: tokens.dpop, credentialID: tokens.credentialID
             )
             if let id = tokens.credentialID, let credential = try storedCredentials().first(where: { $0.id == id }) {
-                keep(result, scopes: scopes, credential: credential, flow: flow)
+                await keep(result, scopes: scopes, credential: credential, flow: flow)
             }
             return result
         }

@@ -57,7 +57,7 @@ extension Embedded {
                                 tokenSet: refreshed, issuer: cached.tokens.issuer, clientID: clientID, redirectURI: redirectURI,
                                 dpop: cached.tokens.dpop, credentialID: cached.credential.id
                             )
-                            keep(tokens, scopes: nil, credential: cached.credential, flow: flow)
+                            await keep(tokens, scopes: nil, credential: cached.credential, flow: flow)
                             return tokens
                         } catch let error as OAuthError where error.providerError?.error == "invalid_grant" {
                             flow.logger.debug("cached refresh token refused; signing in", metadata: ["provider": .string(provider.issuer)])
@@ -148,22 +148,13 @@ extension Embedded {
     /// Keeps `tokens` in `credential`'s DPoP key record, replacing what it held for the
     /// same client (`scopes` nil: keep the scopes recorded before). A failure is logged,
     /// not thrown: the caller has its tokens, and only the next call pays for it.
-    func keep(_ tokens: Tokens, scopes: [String]?, credential: Credential, flow: FlowContext, in entry: VaultEntry? = nil) {
+    func keep(_ tokens: Tokens, scopes: [String]?, credential: Credential, flow: FlowContext, in entry: VaultEntry? = nil) async {
         guard configuration.cachesTokens else { return }
         do {
             let provider = try ProviderAddress(tokens.issuer)
-            let handle: KeyHandle
-            if let entry {
-                handle = entry.handle
-            } else if let existing = try dpopKeyRecords().first(where: { $0.record.credential == credential.handle.rawValue }) {
-                handle = existing.entry.handle
-            } else {
-                // A bearer sign-in's tokens: the record is made for them (a DPoP key
-                // comes with it, for the credential's later bound sign-ins).
-                handle = try authenticator.vault.createKey(
-                    .es256, metadata: DPoPKeyRecord(credential: credential.handle).encoded(), protection: credential.keyProtection
-                ).handle
-            }
+            // A bearer sign-in's tokens may be the first kept: the record is made for them
+            // (a DPoP key comes with it, for the credential's later bound sign-ins).
+            let handle: KeyHandle = if let entry { entry.handle } else { try await dpopKey(for: credential).handle }
             try authenticator.vault.updateMetadata(handle) { data in
                 guard var record = DPoPKeyRecord.decode(data) else {
                     throw LatchkeyError(code: .vault, reason: "the DPoP key record is unreadable")
