@@ -1,5 +1,6 @@
 import Foundation
-import Latchkey
+@testable import Latchkey
+import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyTestSupport
 import Testing
@@ -174,5 +175,28 @@ struct TokenCacheTests {
             let response = try await embedded.transport(for: refreshed).send(TransportRequest(method: "GET", url: provider.issuer.appendingPathComponent("userinfo")))
             #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         }
+    }
+
+    @Test("a credential keeps at most 8 sign-ins, newest last, and never more than a record's metadata may hold")
+    func keptEntriesAreBounded() throws {
+        let callback = try ProviderHarness.callback
+        let issuer = try #require(URL(string: "https://id.example.com"))
+        func tokens(_ client: String, size: Int = 32) -> Tokens {
+            let set = TokenSet(
+                accessToken: String(repeating: "a", count: size), tokenType: "Bearer", expiresAt: nil, refreshToken: "r", scope: nil, idToken: nil, idTokenClaims: nil
+            )
+            return Tokens(tokenSet: set, issuer: issuer, clientID: client, redirectURI: callback)
+        }
+        var record = DPoPKeyRecord(credential: try #require(KeyHandle(rawValue: "0123456789abcdef0123456789abcdef")))
+        for index in 0..<12 { _ = try record.keep(CachedTokens(tokens("client-\(index)"), issuer: issuer.absoluteString, scopes: [])) }
+        #expect(record.tokens.map(\.clientID) == (4..<12).map { "client-\($0)" })
+        // The same client again replaces its entry and becomes the newest.
+        _ = try record.keep(CachedTokens(tokens("client-5"), issuer: issuer.absoluteString, scopes: []))
+        #expect(record.tokens.count == 8 && record.tokens.last?.clientID == "client-5")
+        // Entries that together outgrow a record's metadata push the oldest out.
+        let data = try record.keep(CachedTokens(tokens("large", size: 40_000), issuer: issuer.absoluteString, scopes: []))
+        _ = try record.keep(CachedTokens(tokens("larger", size: 20_000), issuer: issuer.absoluteString, scopes: []))
+        #expect(data.count <= KeyVault.maximumMetadataByteCount)
+        #expect(try record.encoded().count <= KeyVault.maximumMetadataByteCount && record.tokens.last?.clientID == "larger")
     }
 }

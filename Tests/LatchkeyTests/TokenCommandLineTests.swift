@@ -175,6 +175,11 @@ struct TokenCommandLineTests {
                 // Every proof was made with the same key: the credential's DPoP key.
                 #expect(seen.withLock { $0.allSatisfy { $0.thumbprint == thumbprint && $0.proofError == nil } })
 
+                let tooLarge = directory.url.appendingPathComponent("large.bin")
+                try Data(count: (16 << 20) + 1).write(to: tooLarge)
+                let overLimit = try await Self.latchkey(["api", url, "--data", "@\(tooLarge.path)"] + base, environment)
+                #expect(overLimit.status == 1 && overLimit.stderr.contains("over 16 MiB"), "\(overLimit.stderr)")
+
                 let count = seen.withLock { $0.count }
                 for header in ["Authorization: Basic eA", "DPoP: x", "Bad Name: x", "X-Test", "Host: elsewhere"] {
                     let refused = try await Self.latchkey(["api", url, "-H", header] + base, environment)
