@@ -110,11 +110,7 @@ extension Embedded {
                             result.revocationFailures.append(LatchkeyError.wrapping(error))
                         }
                     }
-                    try authenticator.vault.updateMetadata(entry.handle) { data in
-                        guard var current = DPoPKeyRecord.decode(data) else { return }
-                        current.tokens.removeAll { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
-                        data = try current.encoded()
-                    }
+                    try removeKept(from: entry.handle) { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
                     result.forgotten += leaving.count
                 }
                 return result
@@ -171,11 +167,17 @@ extension Embedded {
     func forget(credential: Credential, where matches: (CachedTokens) -> Bool) {
         guard let records = try? dpopKeyRecords() else { return }
         for (entry, record) in records where record.credential == credential.handle.rawValue && record.tokens.contains(where: matches) {
-            _ = try? authenticator.vault.updateMetadata(entry.handle) { data in
-                guard var current = DPoPKeyRecord.decode(data) else { return }
-                current.tokens.removeAll(where: matches)
-                data = try current.encoded()
-            }
+            try? removeKept(from: entry.handle, where: matches)
+        }
+    }
+
+    /// Removes the kept tokens that `matches` from one DPoP key record, under the vault's
+    /// write lock (what another process kept meanwhile stays).
+    private func removeKept(from handle: KeyHandle, where matches: (CachedTokens) -> Bool) throws {
+        try authenticator.vault.updateMetadata(handle) { data in
+            guard var current = DPoPKeyRecord.decode(data) else { return }
+            current.tokens.removeAll(where: matches)
+            data = try current.encoded()
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyOAuth
 
 /// Resource servers allowed to introspect tokens (RFC 7662 §2.1: the endpoint is not
 /// open, or anyone could test stolen tokens against it). Each has an id and a 256-bit
@@ -37,8 +38,8 @@ struct ResourceServers: Sendable {
         guard let header, header.count <= 1024, header.lowercased().hasPrefix("basic "),
               let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
               let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-              let id = String(text[..<colon]).removingPercentEncoding,
-              let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+              let id = FormEncoding.unescape(text[..<colon].utf8),
+              let secret = FormEncoding.unescape(text[text.index(after: colon)...].utf8)
         else { return false }
         let presented = try ProviderContext.hash(secret)
         let stored = try await context.database.transaction { transaction in

@@ -34,8 +34,9 @@ public enum FormEncoding {
         return parameters
     }
 
-    /// One name or value: `+` is a space, `%XX` a byte; the bytes must be UTF-8.
-    static func unescape(_ encoded: Substring.UTF8View.SubSequence) -> String? {
+    /// One name or value: `+` is a space, `%XX` a byte; the bytes must be UTF-8. Also
+    /// the provider's decoding of HTTP Basic credentials (RFC 6749 §2.3.1).
+    package static func unescape(_ encoded: Substring.UTF8View.SubSequence) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encoded.count)
         var index = encoded.startIndex
