@@ -11,6 +11,7 @@ extension LatchkeyCommand {
             subcommands: [
                 CreateIdentity.self, ListIdentities.self, FindIdentity.self, DeleteIdentity.self,
                 ListCredentials.self, RevokeCredential.self, CreateBindJob.self, RotateSigningKey.self, Outbox.self,
+                GenerateToken.self,
             ]
         )
     }
@@ -30,7 +31,7 @@ extension LatchkeyCommand {
             _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable)? = AdminClient.Empty?.none, as answer: Answer.Type
         ) async throws -> Answer {
             guard let base = URL(string: idp), base.host != nil else { throw ValidationError("--idp \(idp) is not a URL") }
-            guard let token = try AdminToken.supplied(file: adminTokenFile) else {
+            guard let token = try AdminToken.supplied(file: adminTokenFile)?.token else {
                 throw ValidationError("set LATCHKEY_ADMIN_TOKEN or give --admin-token-file (the token is never taken from the command line)")
             }
             return try await AdminClient(issuer: base, token: token).send(method, path, query: query, body: body, as: answer)
@@ -39,6 +40,18 @@ extension LatchkeyCommand {
         /// The provider's answer as `--json` prints it.
         func print(json value: some Encodable) throws {
             try JSONOutput.print(value)
+        }
+    }
+
+    /// `latchkey admin generate-token`: a new admin token, for `--admin-token-file`,
+    /// `$LATCHKEY_ADMIN_TOKEN` or the systemd credential. It talks to no provider.
+    struct GenerateToken: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a new admin token (256 random bits, base64url), e.g. (umask 077; latchkey admin generate-token > /etc/latchkey/admin-token)."
+        )
+
+        func run() throws {
+            TextOutput.line(try AdminToken.generate())
         }
     }
 

@@ -22,7 +22,7 @@ extension LatchkeyCommand {
         @Option(help: "Issuer URL, when it differs from http://<host>:<port> (behind a TLS proxy).")
         var issuer: String?
 
-        @Option(help: ArgumentHelp("File holding the admin API's bearer token (default: $LATCHKEY_ADMIN_TOKEN, the systemd credential latchkey-admin-token, else a random one, printed once). At least 128 bits: 22 base64url or 32 hex characters.", valueName: "file"))
+        @Option(help: ArgumentHelp("File holding the admin API's bearer token (default: $LATCHKEY_ADMIN_TOKEN, the systemd credential latchkey-admin-token, else one made and kept in <data-dir>/admin-token). At least 128 bits by an estimate that reads repeats and sequences: make one with latchkey admin generate-token.", valueName: "file"))
         var adminTokenFile: String?
 
         @Option(help: "Directory for the SQLite store (latchkey.sqlite3 and store.key, 0700). Without it and without --database, state is in memory.")
@@ -40,8 +40,16 @@ extension LatchkeyCommand {
         @Option(help: "Requests per minute one client address may make to each code- or assertion-taking endpoint.")
         var rateLimitPerMinute = 120
 
-        @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("A proxy (address or CIDR, repeatable) whose Forwarded / X-Forwarded-For names the client; from anyone else those headers are ignored.", valueName: "cidr"))
+        @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("A proxy (address or CIDR, repeatable) whose --forwarded-header names the client; from anyone else it is ignored.", valueName: "cidr"))
         var trustedProxies: [String] = []
+
+        @Option(help: ArgumentHelp("The one header the trusted proxies name the client in: x-forwarded-for (nginx's $proxy_add_x_forwarded_for, HAProxy's option forwardfor) or forwarded (RFC 7239). The other is ignored.", valueName: "x-forwarded-for|forwarded"))
+        var forwardedHeader: ForwardedHeaderChoice = .xForwardedFor
+
+        enum ForwardedHeaderChoice: String, ExpressibleByArgument {
+            case xForwardedFor = "x-forwarded-for"
+            case forwarded
+        }
 
         @Option(help: ArgumentHelp("How mail leaves: outbox (kept for the admin API; the default without --smtp-url), smtp (--smtp-url) or sendmail (sendmail -t -i).", valueName: "outbox|smtp|sendmail"))
         var mail: MailChoice?
@@ -80,7 +88,7 @@ extension LatchkeyCommand {
         @Flag(help: "Turn off account recovery by e-mailed code.")
         var disableRecovery = false
 
-        @Flag(help: "Print the issuer and admin token as one JSON line once listening.")
+        @Flag(help: "Print the issuer and where the admin token is as one JSON line once listening.")
         var json = false
 
         @Option(help: ArgumentHelp("Logs on standard error as text, or as one JSON object a line with a request_id.", valueName: "text|json"))
@@ -94,15 +102,9 @@ extension LatchkeyCommand {
         func run() async throws {
             switch logFormat {
             case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
-            case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            case .text: LoggingSystem.bootstrap { TextLogHandler(label: $0) }
             }
-            let token: String
-            if let supplied = try AdminToken.supplied(file: adminTokenFile) {
-                try AdminToken.checkStrength(supplied)
-                token = supplied
-            } else {
-                token = try AdminToken.generate()
-            }
+            let (token, tokenOrigin) = try AdminToken.forServe(file: adminTokenFile, dataDirectory: database == nil ? dataDir.map { URL(fileURLWithPath: $0) } : nil)
             var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseIssuer), adminToken: token)
             try configureStorage(&configuration)
             guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }
@@ -111,6 +113,7 @@ extension LatchkeyCommand {
                 guard let network = IPNetwork(text) else { throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network") }
                 return network
             }
+            configuration.forwardedHeader = forwardedHeader == .forwarded ? .forwarded : .xForwardedFor
             configuration.adminListener = try adminListen.map(Self.parseListener)
             configuration.mail = try mailSettings()
             configuration.requireEmailCodeForBinding = requireEmailCode
@@ -118,7 +121,7 @@ extension LatchkeyCommand {
             configuration.requiresDPoPNonce = requireDpopNonce
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
-            let ready = ServeReadiness(json: json, adminToken: token, expectsAdminListener: configuration.adminListener != nil)
+            let ready = ServeReadiness(json: json, adminToken: tokenOrigin == .shown ? token : nil, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
             let app = try await buildApplication(
                 configuration: configuration,
                 onServerRunning: { issuer in await ready.listening(issuer: issuer) },
@@ -170,9 +173,7 @@ extension LatchkeyCommand {
         /// refuse such an issuer anyway.
         static func parseIssuer(_ text: String) throws -> URL {
             let url = try parseURL(text)
-            let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-            guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && loopback) else {
+            guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && LoopbackHost.contains(url.host ?? "")) else {
                 throw ValidationError("--issuer \(text) must be https (plain http only on a loopback host)")
             }
             return url

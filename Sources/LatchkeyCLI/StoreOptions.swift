@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LatchkeyIdP
 import Latchkey
 import LatchkeyCrypto
 import Logging
@@ -26,7 +27,7 @@ struct StoreOptions: ParsableArguments {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Flag(help: "Create a new vault even with a passphrase under 12 characters.")
+    @Flag(help: "Create a new vault even with a weak passphrase (under 12 characters, or a repeated character, a sequence, a common password).")
     var allowWeakPassphrase = false
 
     @Option(help: ArgumentHelp("Seconds a command may spend waiting on the provider, all its requests together; one request gets at most 30 of them (default: 120).", valueName: "seconds"))
@@ -110,7 +111,8 @@ struct StoreOptions: ParsableArguments {
     }
 
     func embedded(allowing hosts: [String], stepHandler: Embedded.StepHandler?, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
-        var logger = Logger(label: "latchkey")
+        // Text from providers reaches these logs: escaped as the provider's own are.
+        var logger = Logger(label: "latchkey") { TextLogHandler(label: $0) }
         logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         var configuration = Embedded.Configuration(
             vaultDirectory: directory,

@@ -34,13 +34,14 @@ public func buildApplication(
     let provider = Provider(context: context)
     let authorization = AdminAuthorization(token: configuration.adminToken)
     let router = ProviderRouters.router(provider)
-    RateLimitMiddleware.add(to: router, provider: provider)
-    DiscoveryRoutes.add(to: router, provider: provider)
-    BindRoutes.add(to: router, provider: provider)
-    AuthorizationRoutes.add(to: router, provider: provider)
-    TokenRoutes.add(to: router, provider: provider)
-    TransferRoutes.add(to: router, provider: provider)
-    EnrollmentRoutes.add(to: router, provider: provider)
+    // The public routes, behind the rate limit, which sees the route the router matched.
+    let routes = RateLimitMiddleware.group(on: router, provider: provider)
+    DiscoveryRoutes.add(to: routes, provider: provider)
+    BindRoutes.add(to: routes, provider: provider)
+    AuthorizationRoutes.add(to: routes, provider: provider)
+    TokenRoutes.add(to: routes, provider: provider)
+    TransferRoutes.add(to: routes, provider: provider)
+    EnrollmentRoutes.add(to: routes, provider: provider)
     var services: [any Service] = [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)]
     if let mail = configuration.mail {
         services.append(MailDelivery(context: context, transport: try mail.makeTransport(), from: mail.from))
@@ -104,7 +105,7 @@ enum ProviderRouters {
         router.middlewares.add(RequestIDMiddleware())
         router.middlewares.add(ProviderErrorMiddleware())
         if !configuration.trustedProxies.isEmpty {
-            router.middlewares.add(ClientAddressMiddleware(trusted: configuration.trustedProxies))
+            router.middlewares.add(ClientAddressMiddleware(trusted: configuration.trustedProxies, header: configuration.forwardedHeader))
         }
         router.middlewares.add(ReadinessMiddleware(context: provider.context))
         router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))

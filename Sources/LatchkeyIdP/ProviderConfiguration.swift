@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import LatchkeyCrypto
 
 /// How a reference identity provider is set up.
 public struct ProviderConfiguration: Sendable {
@@ -39,8 +40,7 @@ public struct ProviderConfiguration: Sendable {
 
         /// Whether the host is a loopback address or `localhost`.
         public var isLoopback: Bool {
-            let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+            LoopbackHost.contains(host)
         }
     }
     /// The issuer URL; when nil, `http://<host>:<bound port>` once listening.
@@ -105,10 +105,13 @@ public struct ProviderConfiguration: Sendable {
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120
-    /// Proxies whose `Forwarded` / `X-Forwarded-For` name the client (docs/SECURITY.md,
+    /// Proxies whose ``forwardedHeader`` names the client (docs/SECURITY.md,
     /// "Trusted proxies"). Empty: those headers are ignored and the peer is the client, so
     /// nobody can pick the address their requests are limited under.
     public var trustedProxies: [IPNetwork] = []
+    /// The header those proxies name the client in; the other is ignored
+    /// (``ForwardedHeader``). `X-Forwarded-For` unless the proxy writes `Forwarded`.
+    public var forwardedHeader: ForwardedHeader = .xForwardedFor
     /// Log level of the provider's structured logs (swift-log).
     public var logLevel: Logger.Level = .info
     /// Wrong codes allowed before a bind job, or a transfer, is dead.

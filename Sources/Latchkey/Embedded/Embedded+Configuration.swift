@@ -38,8 +38,9 @@ extension Embedded {
         /// providers, all its requests together. Time the step handler takes, and a
         /// transfer's pauses while it waits for the other device, do not count.
         public var flowTimeout: Duration = .seconds(120)
-        /// Lets a new vault be created with a passphrase shorter than
-        /// `VaultKeySource.minimumPassphraseLength` (12). Off: such a vault falls to an
+        /// Lets a new vault be created with a weak passphrase: shorter than
+        /// `VaultKeySource.minimumPassphraseLength` (12), or built of what guessers try
+        /// first (`VaultKeySource.weakness(ofPassphrase:)`). Off: such a vault falls to an
         /// offline guesser quickly, scrypt or not.
         public var allowsWeakPassphrase = false
         /// Makes the process non-dumpable and sets its core-file limit to 0 when the

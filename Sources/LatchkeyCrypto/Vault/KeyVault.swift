@@ -66,8 +66,8 @@ public final class KeyVault: @unchecked Sendable {
     /// or key, ``KeyVaultError/Code/insecurePermissions`` for a directory or file open to
     /// group or others, ``KeyVaultError/Code/unsupportedFormat`` for a vault from a newer
     /// Latchkey, ``KeyVaultError/Code/notAVault`` for a directory holding other things, and
-    /// ``KeyVaultError/Code/weakPassphrase`` when a new vault's passphrase is shorter than
-    /// ``VaultKeySource/minimumPassphraseLength`` and `allowingWeakPassphrase` is false. An
+    /// ``KeyVaultError/Code/weakPassphrase`` when a new vault's passphrase is weak
+    /// (``VaultKeySource/weakness(ofPassphrase:)``) and `allowingWeakPassphrase` is false. An
     /// existing vault opens whatever its passphrase.
     public static func open(at directory: URL, key source: VaultKeySource, allowingWeakPassphrase: Bool = false) throws -> KeyVault {
         let path = directory.standardizedFileURL.path
@@ -133,11 +133,8 @@ public final class KeyVault: @unchecked Sendable {
 
     /// Writes a new vault's header and keys directory (caller holds the lock).
     private static func create(at path: String, headerPath: String, source: VaultKeySource, allowingWeakPassphrase: Bool) throws -> (VaultHeader, SymmetricKey) {
-        if case .passphrase(let passphrase, _) = source, passphrase.count < VaultKeySource.minimumPassphraseLength, !allowingWeakPassphrase {
-            throw KeyVaultError(
-                code: .weakPassphrase,
-                reason: "a new vault's passphrase needs at least \(VaultKeySource.minimumPassphraseLength) characters (this one has \(passphrase.count)); nothing was created"
-            )
+        if case .passphrase(let passphrase, _) = source, !allowingWeakPassphrase, let weakness = VaultKeySource.weakness(ofPassphrase: passphrase) {
+            throw KeyVaultError(code: .weakPassphrase, reason: weakness + "; nothing was created")
         }
         let allowed: Set<String> = [".lock", "keys"]
         let present = try VaultFiles.names(in: path)

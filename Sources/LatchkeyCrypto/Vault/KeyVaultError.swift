@@ -73,7 +73,8 @@ extension KeyVaultError {
 
         /// The passphrase or key does not open this vault.
         public static let wrongKey = Code("wrongKey")
-        /// A new vault's passphrase is shorter than ``VaultKeySource/minimumPassphraseLength``.
+        /// A new vault's passphrase is too short or too easy to guess
+        /// (``VaultKeySource/weakness(ofPassphrase:)``).
         public static let weakPassphrase = Code("weakPassphrase")
         /// The vault was made with another kind of key source (a passphrase vault opened
         /// with a key file, or the reverse).

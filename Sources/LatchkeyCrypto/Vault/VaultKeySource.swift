@@ -28,6 +28,26 @@ public enum VaultKeySource: Sendable {
     /// dozen guesses; twelve characters put even a lower-case-only passphrase past 10^16.
     public static let minimumPassphraseLength = 12
 
+    /// The fewest bits (``SecretStrength``) a new vault's passphrase may be estimated at:
+    /// twelve spaces, `aaaaaaaaaaaa`, `123456789012` or `passwordpass` are twelve
+    /// characters a guesser tries in its first few thousand guesses. 36 bits is about
+    /// 7·10^10 guesses, some 900 core-years at scrypt's cost; twelve random digits pass.
+    public static let minimumPassphraseBits = 36.0
+
+    /// Why `passphrase` is too weak for a new vault, or nil when it is not: too short, or
+    /// built of what guessers try first (a repeated character or unit, a digit, alphabet
+    /// or keyboard sequence, a common password with padding).
+    public static func weakness(ofPassphrase passphrase: String) -> String? {
+        let length = passphrase.count
+        if length < minimumPassphraseLength {
+            return "a new vault's passphrase needs at least \(minimumPassphraseLength) characters (this one has \(length))"
+        }
+        let estimate = SecretStrength.estimate(passphrase)
+        guard estimate.bits < minimumPassphraseBits else { return nil }
+        let found = estimate.patterns.isEmpty ? "" : " (\(estimate.patterns.joined(separator: ", ")))"
+        return "a new vault's passphrase is too easy to guess: about \(Int(estimate.bits)) bits\(found), at least \(Int(minimumPassphraseBits)) are needed; use several uncommon words or random characters"
+    }
+
     /// The header's name for the kind of key this source gives.
     var kind: VaultHeader.KeyKind {
         switch self {

@@ -43,7 +43,7 @@ struct SMTPTransport: MailTransport {
         }
 
         var isLoopback: Bool {
-            host == "localhost" || host == "::1" || host.hasPrefix("127.")
+            LoopbackHost.contains(host)
         }
     }
 

@@ -8,7 +8,7 @@ import LatchkeyWebAuthn
 /// replaces a login page: request options out, an assertion in, a redirect with code,
 /// state and iss back (docs/PROTOCOL.md section 3).
 enum AuthorizationRoutes {
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
+    static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.get(RouterPath(ProtocolPath.authorization)) { request, _ in
             let session = try await provider.signIns.start(HTTPSupport.query(request))
             let authenticateURL = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString

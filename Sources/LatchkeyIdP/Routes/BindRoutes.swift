@@ -7,7 +7,7 @@ import LatchkeyWebAuthn
 
 /// Binding a credential from a bind URL (docs/PROTOCOL.md section 2).
 enum BindRoutes {
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
+    static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.get("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
             let token = try HTTPSupport.capabilityToken(request)

@@ -5,7 +5,7 @@ import LatchkeyProtocol
 /// Self-service sign-up and account recovery (docs/PROTOCOL.md section 6): steps first
 /// (`enroll-profile`, `verify-code`), then a bind URL the client follows as in section 2.
 enum EnrollmentRoutes {
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
+    static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.signUp)) { request, context in
             let start = try await HTTPSupport.decode(EnrollmentExchange.Start.self, from: request, expected: "a JSON object with a username")
             let (id, token) = try await provider.enrollments.startSignUp(username: start.username, clientKey: context.limitKey)

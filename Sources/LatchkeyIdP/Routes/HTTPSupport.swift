@@ -114,37 +114,40 @@ enum HTTPSupport {
     }
 }
 
-/// Takes the client's address from `Forwarded` / `X-Forwarded-For` when, and only when,
-/// the connection comes from a trusted proxy (``ProviderConfiguration/trustedProxies``).
+/// Takes the client's address from the configured forwarding header
+/// (``ProviderConfiguration/forwardedHeader``) when, and only when, the connection comes
+/// from a trusted proxy (``ProviderConfiguration/trustedProxies``). The other header is
+/// never read.
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let trusted: [IPNetwork]
+    let header: ForwardedHeader
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let client = ForwardedFor.client(
-            peer: context.peerAddress,
-            forwarded: request.headers[values: .init("Forwarded")!],
-            xForwardedFor: request.headers[values: .init("X-Forwarded-For")!],
-            trusted: trusted
-        )
+        let client = ForwardedFor.client(peer: context.peerAddress, header: header, lines: request.headers[values: .init(header.fieldName)!], trusted: trusted)
         if client != context.peerAddress { context.forwardedClient = client }
         return try await next(request, context)
     }
 }
 
-/// Applies the rate limit to the endpoints that take a code or an assertion.
+/// Applies the rate limit to the endpoints that take a code or an assertion, keyed on the
+/// route the router matched (``bucket(_:)``), never on the raw path: the router ignores
+/// empty segments, so `/token/`, `//token` and `/token//` all reach the token endpoint,
+/// and a limit on the raw path would count each spelling apart.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let limiter: RateLimiter
 
-    /// Adds the limit, at the provider's configured rate, to the public router.
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
-        router.middlewares.add(RateLimitMiddleware(limiter: RateLimiter(limit: provider.context.configuration.rateLimitPerMinute)))
+    /// A group of the public router whose routes are behind the limit, at the provider's
+    /// configured rate. It runs once the router has matched a route, so it sees the
+    /// route's path template (`context.endpointPath`).
+    static func group(on router: Router<ProviderRequestContext>, provider: Provider) -> RouterGroup<ProviderRequestContext> {
+        router.group().add(middleware: RateLimitMiddleware(limiter: RateLimiter(limit: provider.context.configuration.rateLimitPerMinute)))
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.method == .post, let bucket = Self.bucket(request.uri.path.dropFirst()) {
+        if request.method == .post, let route = context.endpointPath, let bucket = Self.bucket(route.dropFirst()) {
             guard await limiter.allow(bucket + "|" + context.limitKey) else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
                 return HTTPSupport.error(.slowDown, "too many requests; try again in a minute", status: .tooManyRequests)
@@ -153,14 +156,15 @@ struct RateLimitMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The rate-limit bucket of a `POST` to `path` (without its leading `/`), named after
-    /// the endpoint; nil for endpoints that are not limited.
-    static func bucket(_ path: Substring) -> String? {
-        if path == ProtocolPath.token { return ProtocolPath.token }
-        if path.hasPrefix(ProtocolPath.authenticate + "/") { return ProtocolPath.authenticate }
-        if path.hasPrefix(ProtocolPath.bind + "/"), path.hasSuffix("/code") { return ProtocolPath.bind + "/code" }
-        if path.hasPrefix(ProtocolPath.transfers) { return ProtocolPath.transfers }
-        if path.hasPrefix(ProtocolPath.signUp) || path.hasPrefix(ProtocolPath.recovery) { return ProtocolPath.signUp }
+    /// The rate-limit bucket of a `POST` to the route `template` (its path template as
+    /// the router has it, without the leading `/`: `v1/authenticate/{session}`), named
+    /// after the endpoint; nil for endpoints that are not limited.
+    static func bucket(_ template: Substring) -> String? {
+        if template == ProtocolPath.token { return ProtocolPath.token }
+        if template.hasPrefix(ProtocolPath.authenticate + "/") { return ProtocolPath.authenticate }
+        if template.hasPrefix(ProtocolPath.bind + "/"), template.hasSuffix("/code") { return ProtocolPath.bind + "/code" }
+        if template.hasPrefix(ProtocolPath.transfers) { return ProtocolPath.transfers }
+        if template.hasPrefix(ProtocolPath.signUp) || template.hasPrefix(ProtocolPath.recovery) { return ProtocolPath.signUp }
         return nil
     }
 }

@@ -12,7 +12,7 @@ enum TokenRoutes {
         return response
     }
 
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
+    static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.token)) { request, context in
             let form = try await HTTPSupport.form(request)
             context.logger.info("token request", metadata: ["grant": .string(form["grant_type"] ?? "-"), "client": .string(form["client_id"] ?? "-")])

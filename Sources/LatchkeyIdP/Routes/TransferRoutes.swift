@@ -7,7 +7,7 @@ import LatchkeyWebAuthn
 /// Device linking by code (docs/PROTOCOL.md section 5). The exporter's and the importer's
 /// calls carry their own random token (`?token=`), which the provider keeps hashed.
 enum TransferRoutes {
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider) {
+    static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         // Exporter: start, proving possession of a credential.
         router.post(RouterPath(ProtocolPath.transfers)) { request, _ in
             let begin = try await HTTPSupport.decode(ExportExchange.Begin.self, from: request, expected: "a JSON object with the exporting credential's id")

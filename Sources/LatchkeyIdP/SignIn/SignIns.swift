@@ -26,7 +26,7 @@ struct SignIns: Sendable {
     static func redirectMatches(_ redirectURI: String, _ client: ProviderConfiguration.Client) -> Bool {
         if client.redirectURIs.contains(redirectURI) { return true }
         guard var components = URLComponents(string: redirectURI), components.scheme == "http",
-              ["127.0.0.1", "[::1]", "::1"].contains(components.host ?? "")
+              let host = components.host, LoopbackHost.contains(host)
         else { return false }
         components.port = nil
         return components.string.map(client.redirectURIs.contains) ?? false

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 
 /// One HTTP request, as the OAuth client makes it.
 public struct TransportRequest: Sendable {
@@ -55,16 +56,10 @@ public struct TransportPolicy: Sendable {
         }
         switch scheme {
         case "https": return
-        case "http" where isLoopback(host): return
+        case "http" where LoopbackHost.contains(host): return
         default:
             throw OAuthError(code: .insecureTransport, reason: "\(scheme)://\(host) is refused: use https (plain http only for loopback hosts)")
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if host == "localhost" || host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil } && parts[0] == "127"
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 
 /// The origin and RP ID rules an authenticator must enforce itself (WebAuthn §5.1.3 step 7,
 /// §5.1.4.1 step 8 and §13.4.9), since no browser stands between Latchkey and a provider.
@@ -15,15 +16,10 @@ enum RelyingPartyIdentifier {
         }
         switch scheme {
         case "https": return host
-        case "http" where isLoopback(host): return host
+        case "http" where LoopbackHost.contains(host): return host
         default:
             throw WebAuthnError(code: .insecureOrigin, reason: "\(origin) is not https (plain http is allowed for loopback hosts only)")
         }
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" || host == "::1"
-            || (isIPv4(host) && host.hasPrefix("127."))
     }
 
     static func isIPv4(_ host: String) -> Bool {

@@ -9,6 +9,34 @@ extension String {
             scalar.isUnsafeOnTerminal ? "\u{FFFD}" : scalar
         }))
     }
+
+    /// Text from outside (a request value, a user name, a header) made safe for one field
+    /// of a line of text log: the same scalars as ``displaySafe(maximumLength:)`` refuses,
+    /// and the backslash that introduces the escapes, are written as escapes (`\n`, `\r`,
+    /// `\t`, `\\`, `\u{1B}`), so a value can neither forge a line of its own nor drive the
+    /// terminal of an operator reading the log; nothing is lost, the escape names the
+    /// scalar. Used by the provider's text logs (docs/SECURITY.md, "Logs").
+    public func logSafe(maximumLength: Int = 1024) -> String {
+        var escaped = ""
+        escaped.unicodeScalars.reserveCapacity(Swift.min(unicodeScalars.count, maximumLength))
+        var count = 0
+        for scalar in unicodeScalars {
+            if count == maximumLength {
+                escaped += "…"
+                break
+            }
+            count += 1
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case "\\": escaped += "\\\\"
+            case _ where scalar.isUnsafeOnTerminal: escaped += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
 }
 
 extension Unicode.Scalar {
