@@ -48,7 +48,9 @@ extension LatchkeyCommand {
         }
     }
 
-    /// `latchkey api URL --issuer X`: calls a resource with a kept token (`gh api` style).
+    /// `latchkey api URL --issuer X`: calls a resource with a kept token (`gh api` style),
+    /// only at the issuer's origin or one given with `--resource-origin`
+    /// (docs/SECURITY.md, "Where tokens go").
     struct API: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "api",
@@ -67,6 +69,9 @@ extension LatchkeyCommand {
         @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A request header \"Name: value\" (repeatable).", valueName: "header"))
         var headers: [String] = []
 
+        @Option(name: .customLong("resource-origin"), help: ArgumentHelp("An origin besides the issuer's that the token may be sent to, https://host[:port] (repeatable). Any other URL is refused before a request is made.", valueName: "origin"))
+        var resourceOrigins: [String] = []
+
         @OptionGroup var tokens: TokenOptions
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
@@ -81,6 +86,18 @@ extension LatchkeyCommand {
                 }
             }
             _ = try Self.parseHeaders(headers)
+            _ = try allowedOrigins()
+        }
+
+        /// `--resource-origin`s, parsed.
+        func allowedOrigins() throws -> [WebOrigin] {
+            try resourceOrigins.map { text in
+                do {
+                    return try WebOrigin(parsing: text)
+                } catch let error as OAuthError {
+                    throw ValidationError("--resource-origin: \(error.reason)")
+                }
+            }
         }
 
         func run() async throws {
@@ -92,6 +109,15 @@ extension LatchkeyCommand {
             } catch let error as OAuthError {
                 throw CommandFailure(error.reason)
             }
+            let (issuerURL, host) = try ClientOptions.issuer(tokens.issuer)
+            // Before any request (a sign-in included): the token goes to the issuer's
+            // origin and the ones the user named, nowhere else.
+            let allowed = Set(try allowedOrigins() + [WebOrigin(issuerURL)].compactMap { $0 })
+            do {
+                try AccessTokenTransport.check(target, allowedOrigins: allowed)
+            } catch let error as OAuthError {
+                throw CommandFailure("\(error.reason); to send it there, add --resource-origin \(WebOrigin(target)?.description ?? "ORIGIN")")
+            }
             let body = try data.map(Self.readBody)
             var requestHeaders = try Self.parseHeaders(headers)
             if body != nil, !requestHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
@@ -99,18 +125,17 @@ extension LatchkeyCommand {
             }
             let request = TransportRequest(method: method ?? (body == nil ? "GET" : "POST"), url: target, headers: requestHeaders, body: body)
 
-            let (issuerURL, host) = try ClientOptions.issuer(tokens.issuer)
             let embedded = try store.embedded(allowing: [host], answers: answers)
             var policy = TransportPolicy()
             policy.maximumResponseSize = Self.maximumBodySize
             let inner = URLSessionTransport(policy: policy)
             var valid = try await tokens.validTokens(embedded, issuer: issuerURL)
-            var response = try await Self.send(request, with: valid, through: inner, target: target)
+            var response = try await Self.send(request, with: valid, through: inner, target: target, allowed: allowed)
             // Refused although kept as valid (revoked at the provider, or a provider that
             // forgot it): once more with refreshed or new tokens (RFC 6750 §3.1).
             if Self.refusesToken(response) {
                 valid = try await tokens.validTokens(embedded, issuer: issuerURL, rejected: valid)
-                response = try await Self.send(request, with: valid, through: inner, target: target)
+                response = try await Self.send(request, with: valid, through: inner, target: target, allowed: allowed)
             }
 
             if store.json {
@@ -124,9 +149,9 @@ extension LatchkeyCommand {
             }
         }
 
-        static func send(_ request: TransportRequest, with tokens: Tokens, through inner: any HTTPTransport, target: URL) async throws -> TransportResponse {
+        static func send(_ request: TransportRequest, with tokens: Tokens, through inner: any HTTPTransport, target: URL, allowed: Set<WebOrigin>) async throws -> TransportResponse {
             do {
-                return try await AccessTokenTransport(inner: inner, accessToken: tokens.accessToken, dpop: tokens.dpop).send(request)
+                return try await AccessTokenTransport(inner: inner, accessToken: tokens.accessToken, dpop: tokens.dpop, allowedOrigins: allowed).send(request)
             } catch let error as OAuthError {
                 throw CommandFailure("\(target.absoluteString): \(error.reason)")
             }

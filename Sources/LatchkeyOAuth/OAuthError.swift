@@ -64,6 +64,11 @@ extension OAuthError {
         public static let malformedResponse = Code("malformedResponse")
         /// A request given to ``AccessTokenTransport`` already carries the headers it sets.
         public static let conflictingHeaders = Code("conflictingHeaders")
+        /// A request given to ``AccessTokenTransport`` is for an origin its token is not
+        /// allowed to go to; nothing was sent.
+        public static let originNotAllowed = Code("originNotAllowed")
+        /// Text that should be a web origin (``WebOrigin/init(parsing:)``) is not one.
+        public static let invalidOrigin = Code("invalidOrigin")
 
         // Protocol
         public static let invalidPKCEVerifier = Code("invalidPKCEVerifier")

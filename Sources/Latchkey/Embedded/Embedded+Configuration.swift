@@ -62,6 +62,11 @@ extension Embedded {
         /// can hand them out again and refresh them instead of signing in. On by default;
         /// off for an app that keeps tokens in memory only.
         public var cachesTokens = true
+        /// Origins besides the issuer's that ``Embedded/transport(for:)`` presents tokens
+        /// to: the resource servers the app calls (docs/SECURITY.md, "Where tokens go").
+        /// A request for any other origin is refused before it is sent
+        /// (`OAuthError.Code.originNotAllowed`). Empty by default: the issuer's origin only.
+        public var allowedResourceOrigins: [WebOrigin] = []
 
         public init(
             vaultDirectory: URL = KeyVault.defaultDirectory,

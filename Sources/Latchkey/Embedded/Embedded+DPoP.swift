@@ -8,6 +8,11 @@ extension Embedded {
     /// method and URL with the token's hash (RFC 9449 §7.1), carrying the last nonce the
     /// URL's origin sent. For one request made by the app's own HTTP stack; see
     /// ``transport(for:)`` for one that also answers nonce challenges.
+    ///
+    /// This call does not check where the request goes: the app decides, and a bearer
+    /// token is good for whoever receives it. Check the URL against
+    /// ``resourceOrigins(for:)`` first unless the app has its own list
+    /// (docs/SECURITY.md, "Where tokens go").
     public func authorize(request: TransportRequest, with tokens: Tokens) throws -> TransportRequest {
         var request = request
         do {
@@ -25,9 +30,16 @@ extension Embedded {
     /// A transport that presents `tokens` on every request (`AccessTokenTransport` in LatchkeyOAuth):
     /// bearer, or DPoP with a fresh proof each time and one retry on a `use_dpop_nonce`
     /// challenge (RFC 9449 §9). It sends through the configuration's transport with its
-    /// request timeout.
+    /// request timeout, and only to ``resourceOrigins(for:)``: a request for another
+    /// origin is refused before it is sent (`OAuthError.Code.originNotAllowed`).
     public func transport(for tokens: Tokens) -> any HTTPTransport {
-        AccessTokenTransport(inner: transport, accessToken: tokens.accessToken, dpop: tokens.dpop)
+        AccessTokenTransport(inner: transport, accessToken: tokens.accessToken, dpop: tokens.dpop, allowedOrigins: resourceOrigins(for: tokens))
+    }
+
+    /// Where `tokens` may be presented: the issuer's origin and
+    /// ``Configuration/allowedResourceOrigins`` (docs/SECURITY.md, "Where tokens go").
+    public func resourceOrigins(for tokens: Tokens) -> Set<WebOrigin> {
+        Set(configuration.allowedResourceOrigins + [WebOrigin(tokens.issuer)].compactMap { $0 })
     }
 
     // MARK: The DPoP key of a credential

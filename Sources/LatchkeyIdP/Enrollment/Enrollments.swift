@@ -84,14 +84,6 @@ struct Enrollments: Sendable {
         return .badRequest("invalid_code", "wrong code (or an expired one), \(left) attempts left")
     }
 
-    /// Refuses to start what would mail a code while mail is not getting through
-    /// (``MailHealth``): the same answer for every name, so it reveals none.
-    private func checkMail() throws {
-        guard configuration.mail == nil || !context.mailHealth.isFailing else {
-            throw ProviderError(status: 503, error: "temporarily_unavailable", description: "e-mail cannot be sent right now, so no code would reach you; try again later")
-        }
-    }
-
     /// The mail that carries `code`: both forms, and what each is for.
     private func body(_ purpose: String, _ code: MailedCode) -> String {
         """
@@ -139,7 +131,6 @@ struct Enrollments: Sendable {
         else {
             throw ProviderError.badRequest(.invalidProfile, "email is not an e-mail address")
         }
-        try checkMail()
         let code = try MailedCode.generate()
         let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)
         let given = profile
@@ -185,8 +176,8 @@ struct Enrollments: Sendable {
 
     // MARK: Recovery
 
-    /// Starts a recovery: the same `verify-code` answer whether or not the name exists; a
-    /// code goes to the identity's e-mail only if it does, and only if none was sent in
+    /// Starts a recovery: the same `verify-code` answer, and the same work, whether or not
+    /// the name exists; a code goes to the identity's e-mail only if it does, and only if none was sent in
     /// the last ``ProviderConfiguration/enrollmentCodeResendInterval``: flows share their
     /// account's code, so starting recoveries for someone else's name neither floods their
     /// mailbox nor takes anything from them.
@@ -195,8 +186,6 @@ struct Enrollments: Sendable {
             throw ProviderError(status: 403, error: "access_denied", description: "this provider does not offer account recovery")
         }
         let name = try Username.validated(username)
-        try checkMail()
-        // The same work either way: a code is made and hashed; only a real identity's is stored and sent.
         let code = try MailedCode.generate()
         let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in
@@ -204,14 +193,19 @@ struct Enrollments: Sendable {
             guard case .accepted(let pair) = started else { return started.map { _ in ("", "") } }
             var enrollment = pair.0
             let token = pair.1
-            if let identity = try await self.identities.named(name, in: transaction), let email = identity.email {
-                enrollment.identityID = identity.id
-                if try await code.store(for: enrollment.codeTarget ?? "", lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
-                    try await self.outbox.append(
-                        to: email, subject: "Your Latchkey recovery code",
-                        body: self.body("recover \(identity.username); your other passkeys will stop working", code), code: code.short, now: now, in: transaction
-                    )
-                }
+            // The same statements for a decoy (an unknown name, or an account without an
+            // e-mail address) as for a real account, so the answer's timing tells nothing
+            // (docs/PROTOCOL.md section 6): its code is stored under its own target (no
+            // flow can redeem it: the flow has no identity) and its outbox row is written
+            // as already delivered, with no recipient, body or code (``Outbox``).
+            let identity = try await self.identities.named(name, in: transaction)
+            let email = identity?.email
+            if let identity, email != nil { enrollment.identityID = identity.id }
+            if try await code.store(for: enrollment.codeTarget ?? "", lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
+                let body = self.body("recover \(identity?.username ?? name); your other passkeys will stop working", code)
+                try await self.outbox.append(
+                    to: email, subject: "Your Latchkey recovery code", body: body, code: code.short, now: now, in: transaction
+                )
             }
             try await enrollment.save(in: transaction)
             return .accepted((enrollment.id, token))

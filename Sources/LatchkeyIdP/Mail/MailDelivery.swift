@@ -62,15 +62,23 @@ struct MailDelivery: Service {
             try await transport.send(due.message, from: from)
             context.mailHealth.delivered()
             context.metrics.mailDelivered()
+            context.metrics.mailTransportFailing(false)
             try? await context.database.transaction { transaction in
                 try await transaction.execute("UPDATE outbox SET delivered_at = \(Date()), body = '', code = NULL WHERE id = \(due.id)")
             }
         } catch {
             let mailError = error as? MailError
-            if mailError?.code != .rejected, mailError?.code != .invalidAddress { context.mailHealth.failed() }
+            // One recipient refused (a relay's 450 for an address it has not verified)
+            // says nothing of the transport: anyone can start a sign-up for such an address.
+            if mailError?.concernsTransport ?? true, context.mailHealth.failed() {
+                context.metrics.mailTransportFailing(true)
+                context.logger.error("mail is failing: \(MailHealth.failuresBeforeFailing) deliveries in a row could not be handed to the transport; codes wait in the outbox and are retried", metadata: [
+                    "error": .string(mailError.map { "\($0.code)" } ?? "\(type(of: error))"),
+                ])
+            }
             let now = Date()
             let backoff = min(60, 5 * pow(2, Double(due.attempts - 1)))
-            let giveUp = mailError?.code == .rejected || mailError?.code == .invalidAddress
+            let giveUp = mailError?.isFinal == true
                 || now.addingTimeInterval(backoff) >= due.createdAt.addingTimeInterval(context.configuration.enrollmentCodeLifetime)
             context.logger.warning(giveUp ? "mail not delivered; giving up" : "mail not delivered; will retry", metadata: [
                 "to_domain": .string(domain), "attempt": .stringConvertible(due.attempts),

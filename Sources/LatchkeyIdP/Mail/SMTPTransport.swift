@@ -112,17 +112,18 @@ private final class SMTPSession {
     func deliver(_ data: Data, from: String, to: String) throws {
         let utf8 = !(from + to).unicodeScalars.allSatisfy(\.isASCII)
         if utf8, !capabilities.contains("SMTPUTF8") {
-            throw MailError(.rejected, "\(settings.host) does not take non-ASCII addresses (no SMTPUTF8)")
+            throw MailError(.recipientRefused, "\(settings.host) does not take non-ASCII addresses (no SMTPUTF8)")
         }
         try expect(250, after: "MAIL FROM:<\(from)>" + (utf8 ? " SMTPUTF8" : ""))
-        try expect([250, 251], after: "RCPT TO:<\(to)>")
-        try expect(354, after: "DATA")
+        // From here on a refusal is about this recipient or this message, not the server.
+        try expect([250, 251], after: "RCPT TO:<\(to)>", concerning: .recipient)
+        try expect(354, after: "DATA", concerning: .recipient)
         // Dot-stuffing (RFC 5321 §4.5.2), then the end-of-data line.
         var text = String(decoding: data, as: UTF8.self)
         if text.hasPrefix(".") { text = "." + text }
         text = text.replacingOccurrences(of: "\r\n.", with: "\r\n..")
         try write(Data(text.utf8) + Data(".\r\n".utf8))
-        try expect(250, after: nil)
+        try expect(250, after: nil, concerning: .recipient)
     }
 
     // MARK: The conversation
@@ -140,21 +141,36 @@ private final class SMTPSession {
         }
     }
 
+    /// What a refusal at some step of the conversation is about: the server and the
+    /// provider's standing with it (connecting, TLS, `EHLO`, `AUTH`, `MAIL FROM`), or one
+    /// recipient and message (`RCPT TO`, `DATA`, the message itself).
+    private enum Concern {
+        case server
+        case recipient
+    }
+
     @discardableResult
-    private func expect(_ code: Int, after command: String?, shown: String? = nil) throws -> [String] {
-        try expect([code], after: command, shown: shown)
+    private func expect(_ code: Int, after command: String?, shown: String? = nil, concerning concern: Concern = .server) throws -> [String] {
+        try expect([code], after: command, shown: shown, concerning: concern)
     }
 
     /// Sends `command` (if any) and reads the reply; throws unless its code is one of
-    /// `codes`: 4xx and connection trouble are temporary, 5xx a rejection.
+    /// `codes`: 4xx and connection trouble are temporary, 5xx final, each about the
+    /// server or about the recipient as `concern` says.
     @discardableResult
-    private func expect(_ codes: [Int], after command: String?, shown: String? = nil) throws -> [String] {
+    private func expect(_ codes: [Int], after command: String?, shown: String? = nil, concerning concern: Concern = .server) throws -> [String] {
         if let command { try send(command) }
         let (code, lines) = try readReply()
         guard codes.contains(code) else {
             let said = (shown ?? command.map { String($0.prefix(40)) }) ?? "connecting"
             let text = lines.joined(separator: " ").prefix(300).unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) }
-            throw MailError(code >= 500 ? .rejected : .temporary, "\(settings.host) answered \(code) to \(said): \(String(text))")
+            let kind: MailError.Code = switch (concern, code >= 500) {
+            case (.server, false): .temporary
+            case (.server, true): .rejected
+            case (.recipient, false): .recipientDeferred
+            case (.recipient, true): .recipientRefused
+            }
+            throw MailError(kind, "\(settings.host) answered \(code) to \(said): \(String(text))")
         }
         return lines
     }

@@ -80,7 +80,9 @@ struct SendmailTransport: MailTransport {
         guard exited, code == 0, offset == input.count else {
             let reason = String(decoding: said.prefix(300), as: UTF8.self).unicodeScalars
                 .map { $0.properties.generalCategory == .control ? " " : Character($0) }
-            throw MailError(.temporary, "\(path) \(exited ? "exited with \(code)" : "was killed"): \(String(reason))")
+            // sysexits.h: EX_NOUSER (67) and EX_NOHOST (68) refuse the recipient, not the MTA.
+            let kind: MailError.Code = exited && (code == 67 || code == 68) ? .recipientRefused : .temporary
+            throw MailError(kind, "\(path) \(exited ? "exited with \(code)" : "was killed"): \(String(reason))")
         }
     }
 }

@@ -20,6 +20,7 @@ final class ProviderMetrics: Sendable {
     private let mailSent: Counter
     private let mailFailed: Counter
     private let transactionsInFlight: Gauge
+    private let mailFailing: Gauge
 
     /// `latchkey_<name>_<unit>`.
     private static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -36,6 +37,7 @@ final class ProviderMetrics: Sendable {
         signIns = registry.makeCounter(descriptor: Self.name("sign_ins", "total", "Sign-ins completed with a valid assertion."))
         mailSent = registry.makeCounter(descriptor: Self.name("mail_sent", "total", "Messages the mail transport accepted."))
         mailFailed = registry.makeCounter(descriptor: Self.name("mail_failed", "total", "Messages given up on after every retry."))
+        mailFailing = registry.makeGauge(descriptor: Self.name("mail_transport_failing", "", "1 while the last deliveries in a row could not be handed to the mail transport; codes wait in the outbox."))
         transactionsInFlight = registry.makeGauge(descriptor: Self.name("store_transactions_in_flight", "", "Store transactions running now (pool use)."))
     }
 
@@ -65,6 +67,11 @@ final class ProviderMetrics: Sendable {
 
     func mailGaveUp() {
         mailFailed.increment()
+    }
+
+    /// Whether the mail transport is failing now (``MailHealth``).
+    func mailTransportFailing(_ failing: Bool) {
+        mailFailing.set(to: failing ? 1.0 : 0.0)
     }
 
     /// A store operation failed, by its ``StoreError/Code``.

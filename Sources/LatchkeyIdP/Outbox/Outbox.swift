@@ -17,16 +17,27 @@ struct Outbox: Sendable {
     /// Messages kept; older ones are dropped by housekeeping.
     static let retained: Int64 = 1000
 
-    func append(to recipient: String, subject: String, body: String, code: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+    /// Appends a message to `recipient`; with no recipient, a decoy's row: the same
+    /// statement, written as delivered with no body or code, so it is never sent or
+    /// listed, and housekeeping drops it (``pruneDecoys(in:)``). A flow that must not tell
+    /// whether an account exists writes one where a real account's flow writes a message.
+    func append(to recipient: String?, subject: String, body: String, code: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+        let delivered: Date? = recipient == nil ? now : nil
         try await transaction.execute("""
-            INSERT INTO outbox (recipient, subject, body, code, created_at) VALUES (\(recipient), \(subject), \(body), \(code), \(now))
+            INSERT INTO outbox (recipient, subject, body, code, created_at, delivered_at)
+            VALUES (\(recipient ?? ""), \(subject), \(recipient == nil ? "" : body), \(recipient == nil ? nil : code), \(now), \(delivered))
             """)
     }
 
-    /// The newest messages, oldest first.
+    /// Drops decoys' rows.
+    static func pruneDecoys(in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM outbox WHERE recipient = ''")
+    }
+
+    /// The newest messages, oldest first (decoys' rows are not messages).
     func messages(limit: Int = 200, in transaction: any SQLTransaction) async throws -> [Message] {
         try await transaction.query("""
-            SELECT id, recipient, subject, body, code, created_at FROM outbox ORDER BY id DESC LIMIT \(Int64(min(max(limit, 1), 1000)))
+            SELECT id, recipient, subject, body, code, created_at FROM outbox WHERE recipient <> '' ORDER BY id DESC LIMIT \(Int64(min(max(limit, 1), 1000)))
             """).map { row in
             Message(id: try row.int(0), to: try row.text(1), subject: try row.text(2), body: try row.text(3), code: try row.optionalText(4), createdAt: try row.date(5))
         }.reversed()

@@ -41,6 +41,7 @@ struct Housekeeping: Service {
             try await transaction.execute("DELETE FROM enrollments WHERE expires_at <= \(now)")
             try await AttemptCounters.prune(now: now, in: transaction)
             try await MailedCode.prune(now: now, in: transaction)
+            try await Outbox.pruneDecoys(in: transaction)
             if configuration.mail == nil {
                 try await transaction.execute("DELETE FROM outbox WHERE id <= (SELECT max(id) FROM outbox) - \(Outbox.retained)")
             } else {
