@@ -2,7 +2,9 @@
 """A real SMTP server for the mail tests (aiosmtpd): takes mail on 127.0.0.1 and writes
 each message, decoded, as NNNNN.json in a directory ({"to", "from", "subject", "body"}).
 
-Usage: smtp_sink.py DIRECTORY [--starttls CERT KEY] [--auth USER PASSWORD]
+Usage: smtp_sink.py DIRECTORY [--starttls CERT KEY] [--auth USER PASSWORD] [--defer-rcpt DOMAIN]
+With --defer-rcpt, RCPT TO an address at DOMAIN is answered 450, as Postfix answers for a
+recipient it has not verified yet, and noted as refused-NNNNN in the directory.
 Prints "READY <port>" once it listens; runs until killed.
 """
 import asyncio
@@ -19,9 +21,19 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 
 class Saver:
-    def __init__(self, directory):
+    def __init__(self, directory, deferred_domain=None):
         self.directory = directory
         self.count = 0
+        self.refused = 0
+        self.deferred_domain = deferred_domain
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if self.deferred_domain and address.lower().endswith("@" + self.deferred_domain):
+            self.refused += 1
+            open(os.path.join(self.directory, "refused-%05d" % self.refused), "w").close()
+            return "450 4.1.1 <%s>: Recipient address rejected: unverified address" % address
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         self.count += 1
@@ -59,11 +71,14 @@ def main():
             return AuthResult(success=ok)
 
         options.update(authenticator=authenticator, auth_required=True, auth_require_tls=True)
+    deferred = None
+    if "--defer-rcpt" in arguments:
+        deferred = arguments[arguments.index("--defer-rcpt") + 1].lower()
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
-    controller = Controller(Saver(directory), hostname="127.0.0.1", port=port, **options)
+    controller = Controller(Saver(directory, deferred), hostname="127.0.0.1", port=port, **options)
     controller.start()
     print("READY %d" % port, flush=True)
     try:

@@ -79,10 +79,13 @@ public final class RawConnection: @unchecked Sendable {
 
     /// Sends one whole request (`Connection: close`) and reads the answer to its end,
     /// waiting up to `seconds`: its status and body (a JSON object, or empty).
-    public func exchange(_ method: String, _ target: String, json: [String: Any]? = nil, within seconds: Double = 20) async throws -> (status: Int, body: [String: Any]) {
+    public func exchange(
+        _ method: String, _ target: String, json: [String: Any]? = nil, headers: [String: String] = [:], within seconds: Double = 20
+    ) async throws -> (status: Int, body: [String: Any]) {
         let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json\r\n"
         if json != nil { head += "Content-Type: application/json\r\n" }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
         guard send(head + String(decoding: body, as: UTF8.self)) else { throw Outcome.closed }
         let answer = await Blocking.run { self.readToEnd(seconds) }

@@ -22,13 +22,15 @@ public final class SMTPSink: Sendable {
     }
 
     /// Starts the server; `starttls` is a certificate and key (PEM) to offer STARTTLS with
-    /// (then required), `auth` a user and password it then requires (over TLS).
-    public init(starttls: (certificate: URL, key: URL)? = nil, auth: (user: String, password: String)? = nil) async throws {
+    /// (then required), `auth` a user and password it then requires (over TLS);
+    /// `deferring` a domain whose recipients are answered 450 at `RCPT TO`.
+    public init(starttls: (certificate: URL, key: URL)? = nil, auth: (user: String, password: String)? = nil, deferring domain: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-smtp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var arguments = [PythonInterop.scripts.appendingPathComponent("smtp_sink.py").path, directory.path]
         if let starttls { arguments += ["--starttls", starttls.certificate.path, starttls.key.path] }
         if let auth { arguments += ["--auth", auth.user, auth.password] }
+        if let domain { arguments += ["--defer-rcpt", domain] }
         let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments, mergingErrors: true)
         let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("READY ") }
         guard let line, let port = Int(line.dropFirst(6)) else {
@@ -51,6 +53,11 @@ public final class SMTPSink: Sendable {
         return names.compactMap { name in
             (try? Data(contentsOf: directory.appendingPathComponent(name))).flatMap { try? JSONDecoder().decode(Message.self, from: $0) }
         }
+    }
+
+    /// How many recipients were answered 450 (`deferring`).
+    public func deferredRecipients() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("refused-") }.count
     }
 
     /// Waits up to `timeout` for the `index`th (0-based) message to `address`.

@@ -1,0 +1,253 @@
+import Foundation
+import Latchkey
+import LatchkeyCrypto
+@testable import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyTestSupport
+import Testing
+
+/// The provider as operators deploy it (docs/SECURITY.md, "Trusted proxies", "Mail",
+/// "Logs", "Loopback"): behind a proxy, with a mail relay, logging as text. Each test
+/// is an attack an independent red team made work against an earlier version.
+extension HostileInputSuite {
+    // MARK: Forwarded headers
+
+    /// Statuses of `count` admin requests with a wrong token through a "proxy" on
+    /// 127.0.0.1 that names the client `203.0.113.9` in `proxyHeader`, while the client
+    /// adds its own `clientHeader` naming a new address each time.
+    static func adminStatusesBehindProxy(_ provider: ProviderHarness, proxyHeader: String, proxyValue: String, clientHeader: String, clientValue: @escaping (Int) -> String, count: Int = 14) async throws -> [Int] {
+        var statuses: [Int] = []
+        for index in 0..<count {
+            let (status, _) = try await RawConnection.open(port: provider.port).exchange(
+                "GET", "/admin/outbox", headers: ["Authorization": "Bearer wrong-\(index)", proxyHeader: proxyValue, clientHeader: clientValue(index)]
+            )
+            statuses.append(status)
+        }
+        return statuses
+    }
+
+    @Test("behind a proxy that sets X-Forwarded-For, a client's own Forwarded header buys no new bucket: wrong admin tokens reach 429")
+    func clientForwardedIgnored() async throws {
+        try await ProviderHarness.withVault({ $0.trustedProxies = IPNetwork("127.0.0.1/32").map { [$0] } ?? [] }) { provider, _ in
+            let statuses = try await Self.adminStatusesBehindProxy(
+                provider, proxyHeader: "X-Forwarded-For", proxyValue: "203.0.113.9", clientHeader: "Forwarded", clientValue: { "for=198.51.100.\($0 + 1)" }
+            )
+            #expect(statuses == Array(repeating: 401, count: 10) + Array(repeating: 429, count: 4), "\(statuses)")
+        }
+    }
+
+    @Test("with --forwarded-header forwarded, a client's own X-Forwarded-For buys no new bucket either")
+    func clientXForwardedIgnored() async throws {
+        try await ProviderHarness.withVault({
+            $0.trustedProxies = IPNetwork("127.0.0.1/32").map { [$0] } ?? []
+            $0.forwardedHeader = .forwarded
+        }) { provider, _ in
+            let statuses = try await Self.adminStatusesBehindProxy(
+                provider, proxyHeader: "Forwarded", proxyValue: "for=203.0.113.9", clientHeader: "X-Forwarded-For", clientValue: { "198.51.100.\($0 + 1)" }
+            )
+            #expect(statuses == Array(repeating: 401, count: 10) + Array(repeating: 429, count: 4), "\(statuses)")
+        }
+    }
+
+    @Test("recovery starts behind the README's proxy are counted per real client, whatever Forwarded the client sends")
+    func recoveryStartsBehindProxy() async throws {
+        try await ProviderHarness.withVault({
+            $0.trustedProxies = IPNetwork("127.0.0.1/32").map { [$0] } ?? []
+            $0.maximumEnrollmentStartsPerAddress = 3
+        }) { provider, _ in
+            var statuses: [Int] = []
+            for index in 0..<5 {
+                let (status, _) = try await RawConnection.open(port: provider.port).exchange(
+                    "POST", "/v1/recovery", json: ["username": "nobody\(index)"],
+                    headers: ["X-Forwarded-For": "198.51.100.\(index), 203.0.113.9", "Forwarded": "for=192.0.2.\(index)"]
+                )
+                statuses.append(status)
+            }
+            #expect(statuses == [200, 200, 200, 429, 429], "\(statuses)")
+        }
+    }
+
+    // MARK: Mail
+
+    @Test("a relay answering 450 to strangers' sign-up addresses never makes recovery or sign-up refuse anyone",
+          .enabled(if: SMTPSink.available, "python3 with aiosmtpd not found: skipped"))
+    func relayRefusingRecipients() async throws {
+        let sink = try await SMTPSink(deferring: "unverified.example")
+        try await ProviderHarness.withVault({
+            $0.selfRegistration = true
+            $0.mail = .init(transport: .smtp(url: "smtp://127.0.0.1:\(sink.port)", password: nil, trustedCertificatesFile: nil), from: MailTests.sender)
+        }) { provider, _ in
+            _ = try await provider.createIdentity("ada")
+            // Anonymous sign-ups to addresses the relay defers, until it has deferred more
+            // than three deliveries in a row.
+            for index in 0..<4 {
+                let (status, started) = try await provider.post("v1/signup", ["username": "stranger\(index)"])
+                try #require(status == 200, "\(started)")
+                let submit = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+                let (profiled, answer) = try await provider.post(try #require(URL(string: submit)), ["givenName": "S", "email": "s\(index)@unverified.example"])
+                #expect(profiled == 200, "\(answer)")
+            }
+            let deadline = Date().addingTimeInterval(20)
+            while sink.deferredRecipients() < 4, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(sink.deferredRecipients() >= 4, "the relay deferred the strangers' recipients")
+            // Then the real users: a recovery and a sign-up are answered, and their codes arrive.
+            #expect(try await provider.post("v1/recovery", ["username": "ada"]).0 == 200)
+            #expect(try await provider.post("v1/signup", ["username": "grace"]).0 == 200)
+            _ = try await sink.message(to: "ada@example.com")
+            let (_, text, _) = try await OperationsTests.get(provider.issuer.appendingPathComponent("metrics"), token: ProviderHarness.adminToken)
+            #expect(try OperationsTests.parsePrometheus(text)["latchkey_mail_transport_failing"] == 0, "refused recipients say nothing of the transport")
+        }
+    }
+
+    // MARK: Enumeration by timing
+
+    /// The Mann-Whitney rank-sum statistic of `a` against `b` as a z score (ties ranked
+    /// by their mean): near 0 when neither sample tends to be larger.
+    static func rankSumZ(_ a: [Double], _ b: [Double]) -> Double {
+        let all = (a.map { ($0, true) } + b.map { ($0, false) }).sorted { $0.0 < $1.0 }
+        var ranks = [Double](repeating: 0, count: all.count)
+        var start = 0
+        while start < all.count {
+            var end = start
+            while end + 1 < all.count, all[end + 1].0 == all[start].0 { end += 1 }
+            for index in start...end { ranks[index] = Double(start + end) / 2 + 1 }
+            start = end + 1
+        }
+        let n1 = Double(a.count), n2 = Double(b.count)
+        let rankSum = zip(all, ranks).filter { $0.0.1 }.map(\.1).reduce(0, +)
+        let u = rankSum - n1 * (n1 + 1) / 2
+        return (u - n1 * n2 / 2) / ((n1 * n2 * (n1 + n2 + 1) / 12).squareRoot())
+    }
+
+    @Test("the first recovery start for a real account cannot be told from one for an unknown name by its timing (rank-sum |z| < 3)")
+    func recoveryTiming() async throws {
+        let data = try TemporaryDirectory()
+        try await ProviderHarness.withVault({
+            $0.storage = .sqlite(directory: data.url.appendingPathComponent("store"))
+            $0.maximumEnrollmentStartsPerAddress = 1_000_000
+            $0.rateLimitPerMinute = 1_000_000
+        }) { provider, _ in
+            // Each real account's first start is the one that stores and mails a code, so
+            // every sample uses a fresh account (and a fresh unknown name). A round is 300
+            // interleaved pairs in random order after 20 unmeasured ones; the machine's
+            // noise can push one round past |z| 3 by chance, a real difference every round.
+            let pairs = 300
+            let warmUp = 20
+            var scores: [Double] = []
+            // One keep-alive connection, as an attacker would use to keep noise down.
+            let transport = URLSessionTransport()
+            let url = provider.issuer.appendingPathComponent("v1/recovery")
+            for round in 0..<3 {
+                for index in 0..<(pairs + warmUp) {
+                    let (status, created) = try await provider.admin("POST", "admin/identities", json: ["username": "real-\(round)-\(index)", "email": "r\(round)-\(index)@example.com"])
+                    try #require(status == 201, "\(created)")
+                }
+                var real: [Double] = []
+                var unknown: [Double] = []
+                for index in 0..<(pairs + warmUp) {
+                    for isReal in [true, false].shuffled() {
+                        let name = isReal ? "real-\(round)-\(index)" : "ghost-\(round)-\(index)"
+                        let request = TransportRequest(
+                            method: "POST", url: url, headers: ["Content-Type": "application/json"], body: Data(#"{"username":"\#(name)"}"#.utf8)
+                        )
+                        let start = ContinuousClock.now
+                        let status = try await transport.send(request).status
+                        let elapsed = ContinuousClock.now - start
+                        try #require(status == 200)
+                        guard index >= warmUp else { continue }
+                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                        if isReal { real.append(seconds) } else { unknown.append(seconds) }
+                    }
+                }
+                let z = Self.rankSumZ(real, unknown)
+                scores.append(z)
+                if abs(z) < 3 { break }
+            }
+            #expect(scores.contains { abs($0) < 3 }, "rank-sum z of real against unknown names, by round: \(scores)")
+            print("recovery timing: rank-sum z by round \(scores.map { String(format: "%.2f", $0) })")
+        }
+    }
+
+    // MARK: The limiter and the router
+
+    @Test("after /token answers 429, /token/, //token and /token// are refused too; //v1/authenticate/x likewise")
+    func limiterPathVariants() async throws {
+        try await ProviderHarness.withVault({ $0.rateLimitPerMinute = 3 }) { provider, _ in
+            func status(_ target: String) async throws -> Int {
+                try await RawConnection.open(port: provider.port).exchange("POST", target, json: ["x": "y"]).status
+            }
+            var first: [Int] = []
+            for _ in 0..<4 { first.append(try await status("/token")) }
+            #expect(!first.prefix(3).contains(429) && first.last == 429, "\(first)")
+            for variant in ["/token/", "//token", "/token//", "//token//"] {
+                #expect(try await status(variant) == 429, "\(variant) must share /token's bucket")
+            }
+            var authenticate: [Int] = []
+            for _ in 0..<3 { authenticate.append(try await status("/v1/authenticate/x")) }
+            #expect(!authenticate.contains(429), "\(authenticate)")
+            for variant in ["//v1/authenticate/x", "/v1//authenticate/x", "/v1/authenticate//x/"] {
+                #expect(try await status(variant) == 429, "\(variant) must share /v1/authenticate's bucket")
+            }
+        }
+    }
+
+    // MARK: Logs
+
+    @Test("a client_id holding a newline, a forged log line and an OSC escape forges nothing in serve's text log")
+    func logForging() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        let (server, output) = try ChildProcess.start(
+            CommandLineTests.binary, ["serve", "--port", "0", "--json"], environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken], mergingErrors: true
+        )
+        defer { ChildProcess.stop(server) }
+        let (ready, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"issuer\"") }
+        let line = try #require(ready, "serve did not start: \(transcript)")
+        struct Ready: Decodable { var issuer: String }
+        let issuer = try #require(URL(string: try JSONDecoder().decode(Ready.self, from: Data(line.utf8)).issuer))
+        let forged = "2026-01-01T00:00:00Z info latchkey-idp: admin token accepted"
+        let clientID = "x\n\(forged)\u{1B}]0;pwned\u{07}\r\u{202E}"
+        var form = URLComponents()
+        form.queryItems = [.init(name: "grant_type", value: "authorization_code"), .init(name: "code", value: "c"), .init(name: "client_id", value: clientID)]
+        let response = try await URLSessionTransport().send(TransportRequest(
+            method: "POST", url: issuer.appendingPathComponent("token"),
+            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data((form.percentEncodedQuery ?? "").utf8)
+        ))
+        #expect(response.status == 401 || response.status == 400)
+        ChildProcess.stop(server)
+        let log = String(decoding: await ChildProcess.drain(output), as: UTF8.self)
+        #expect(log.contains("token request"), "the request was logged: \(log)")
+        for logged in log.split(separator: "\n") {
+            #expect(!logged.hasPrefix(forged), "a forged line: \(logged)")
+        }
+        #expect(!log.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\r" || $0 == "\u{202E}" }, "raw control characters reached the log")
+        #expect(log.contains(#"x\n2026-01-01T00:00:00Z"#) && log.contains(#"\u{1B}]0;pwned\u{7}"#), "the value is escaped, not dropped: \(log)")
+    }
+
+    // MARK: Loopback
+
+    @Test("loopback is an address in 127/8, ::1 or localhost, never a name that starts with 127.", arguments: [
+        ("127.0.0.1", true), ("127.255.3.4", true), ("::1", true), ("[::1]", true), ("0:0:0:0:0:0:0:1", true), ("localhost", true), ("LOCALHOST", true),
+        ("127.attacker.example", false), ("127.0.0.1.nip.io", false), ("127.1", false), ("localhost.example", false), ("foo.localhost", false),
+        ("128.0.0.1", false), ("::2", false), ("", false), ("0x7f.0.0.1", false), ("127.0.0.01", false),
+    ])
+    func loopbackByParsing(host: String, loopback: Bool) {
+        #expect(LoopbackHost.contains(host) == loopback, "\(host)")
+    }
+
+    @Test("serve refuses --issuer http://127.attacker.example and http://127.0.0.1.nip.io; the SMTP transport refuses to speak in clear to a relay named 127.…")
+    func loopbackLookAlikes() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
+        for issuer in ["http://127.attacker.example:8080", "http://127.0.0.1.nip.io"] {
+            let run = try await ChildProcess.run(CommandLineTests.binary, ["serve", "--port", "0", "--issuer", issuer], environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken])
+            #expect(run.status != 0 && run.stderr.contains("must be https"), "\(issuer): \(run.stderr)")
+        }
+        // A relay named 127.… is not on this host: the transport wants TLS before it
+        // sends a code or the password to it (the name does not resolve here, so the
+        // check is the transport's own decision).
+        for relay in ["127.0.0.1.nip.io", "127.attacker.example"] {
+            #expect(try !SMTPTransport.Settings(url: "smtp://latchkey@\(relay):25", password: "p").isLoopback, "\(relay)")
+        }
+        #expect(try SMTPTransport.Settings(url: "smtp://127.0.0.1:25", password: nil).isLoopback)
+        #expect(try SMTPTransport.Settings(url: "smtp://[::1]:25", password: nil).isLoopback)
+    }
+}
