@@ -148,7 +148,7 @@ struct TokenCommandLineTests {
         try await LiveServer.run(router, label: "resource") { resource in
             try await Self.withBoundStore { issuer, _, environment in
                 let url = resource.appendingPathComponent("resource").absoluteString
-                let base = ["--issuer", issuer.absoluteString, "--dpop"]
+                let base = ["--issuer", issuer.absoluteString, "--dpop", "--resource-origin", resource.absoluteString]
                 let get = try await Self.latchkey(["api", url, "-H", "X-Test: one"] + base, environment)
                 #expect(get.status == 0 && get.stdout == "{\"seen\":true}", "\(get.stdout) \(get.stderr)")
                 let thumbprint = try #require(seen.withLock { $0.last?.thumbprint }, "\(seen.withLock { $0.last?.proofError ?? "" })")
