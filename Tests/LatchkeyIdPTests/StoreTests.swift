@@ -171,7 +171,7 @@ struct StoreUnreachableTests {
     func unreachable() async throws {
         try await TestStore.postgres.with { storage, storeKey in
             guard case .postgres(var location) = storage else { throw StoreError(.invalidConfiguration, "not PostgreSQL") }
-            let relay = TCPRelay(port: try MultiInstanceTests.freePort(), targetPort: location.port)
+            let relay = try TCPRelay(targetPort: location.port)
             location.port = relay.port
             var configuration = ProviderConfiguration(adminToken: ProviderTests.adminToken)
             configuration.logLevel = .critical
@@ -199,7 +199,7 @@ struct StoreUnreachableTests {
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("healthz")).0 == 200, "liveness does not depend on the store")
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 503, "not ready without the store")
                 // Back: the store is migrated on the next request, and it goes through.
-                try relay.start()
+                relay.start()
                 #expect(try await eventually("ada") == 201)
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 200, "ready once the store is back")
                 // Gone mid-run, then back again.
@@ -207,7 +207,7 @@ struct StoreUnreachableTests {
                 #expect(try await create("grace").0 == 503)
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 503, "not ready while the store is gone")
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks")).0 == 200, "signing keys are cached")
-                try relay.start()
+                relay.start()
                 #expect(try await eventually("grace") == 201)
                 relay.stop()
             }

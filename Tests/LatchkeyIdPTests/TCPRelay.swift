@@ -2,61 +2,74 @@ import Foundation
 
 /// A TCP relay on a loopback port to another address, which a test can cut and restore:
 /// the database "goes away" (every connection through it is reset and new ones are
-/// refused) and "comes back" on the same address.
+/// closed at once) and "comes back" on the same address.
+///
+/// The relay holds its port from the start, listening the whole time, and a cut only
+/// stops relaying: a port given up while cut could be taken meanwhile as the local port
+/// of another test's connection, and the relay could not bind it again (it failed so).
 final class TCPRelay: @unchecked Sendable {
     let port: Int
     private let targetPort: Int
     private let lock = NSLock()
-    private var listener: Int32 = -1
+    private let listener: Int32
+    private var relaying = false
     private var open: Set<Int32> = []
     /// Pumps finished per connection pair (keyed by the client side): the second closes both.
     private var finished: [Int32: Int] = [:]
 
-    init(port: Int, targetPort: Int) {
-        self.port = port
+    /// Listens on a free loopback port, cut until ``start()``.
+    init(targetPort: Int) throws {
         self.targetPort = targetPort
-    }
-
-    func start() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RelayError() }
-        var yes: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = Self.loopback(port)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        var address = Self.loopback(0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
         }
         guard bound, listen(descriptor, 64) == 0 else {
             close(descriptor)
             throw RelayError()
         }
-        lock.withLock { listener = descriptor }
-        Thread.detachNewThread { [self] in
-            // Until the listener is closed (stop), which fails accept.
+        listener = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [weak self] in
+            // Until the listener is closed (deinit), which fails accept.
             var client = accept(descriptor, nil, nil)
             while client >= 0 {
                 let accepted = client
                 defer { client = accept(descriptor, nil, nil) }
+                guard let relay = self, relay.lock.withLock({ relay.relaying }) else {
+                    close(accepted)
+                    continue
+                }
                 let upstream = Self.connect(to: targetPort)
                 guard upstream >= 0 else {
                     close(accepted)
                     continue
                 }
-                lock.withLock { open.formUnion([accepted, upstream]) }
-                Thread.detachNewThread { self.pump(from: accepted, to: upstream, pair: accepted) }
-                Thread.detachNewThread { self.pump(from: upstream, to: accepted, pair: accepted) }
+                relay.lock.withLock { relay.open.formUnion([accepted, upstream]) }
+                Thread.detachNewThread { relay.pump(from: accepted, to: upstream, pair: accepted) }
+                Thread.detachNewThread { relay.pump(from: upstream, to: accepted, pair: accepted) }
             }
         }
     }
 
-    /// Closes the listener and resets every relayed connection.
+    deinit {
+        stop()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// Relays new connections.
+    func start() {
+        lock.withLock { relaying = true }
+    }
+
+    /// Resets every relayed connection and closes new ones at once.
     func stop() {
         lock.withLock {
-            if listener >= 0 {
-                shutdown(listener, Int32(SHUT_RDWR))
-                close(listener)
-                listener = -1
-            }
+            relaying = false
             for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
         }
     }

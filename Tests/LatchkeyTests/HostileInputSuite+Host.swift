@@ -36,21 +36,6 @@ extension HostileInputSuite {
         #expect(run.status == 0, "\(run.stderr)")
     }
 
-    @Test("a new vault needs a 12-character passphrase unless --allow-weak-passphrase; an existing one still opens")
-    func weakPassphrase() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
-        let vault = try TemporaryVault()
-        defer { vault.cleanUp() }
-        let weak = Self.cliEnvironment(vault, passphrase: "x")
-        let refused = try await CommandLineTests.latchkey(["list"], environment: weak)
-        #expect(refused.status == 1 && refused.stderr.contains("at least 12 characters"), "\(refused.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: vault.directory.appendingPathComponent("cli/vault.json").path))
-        let allowed = try await CommandLineTests.latchkey(["list", "--allow-weak-passphrase"], environment: weak)
-        #expect(allowed.status == 0, "\(allowed.stderr)")
-        let reopened = try await CommandLineTests.latchkey(["list"], environment: weak)
-        #expect(reopened.status == 0, "an existing vault must still open: \(reopened.stderr)")
-    }
-
     @Test("list reports damaged records on stderr by handle and exits 1; --ignore-damaged exits 0; --json has them in damaged")
     func damagedRecords() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")

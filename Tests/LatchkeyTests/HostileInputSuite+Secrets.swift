@@ -119,15 +119,18 @@ extension HostileInputSuite {
         #expect(try await Self.adminStatus(issuer.absoluteString, token: token) == 200)
     }
 
-    @Test("new vaults refuse twelve spaces, aaaaaaaaaaaa, 123456789012 and passwordpass unless --allow-weak-passphrase; such a vault still opens")
+    @Test("new vaults refuse a short passphrase, twelve spaces, aaaaaaaaaaaa, 123456789012 and passwordpass unless --allow-weak-passphrase; such a vault still opens")
     func trivialPassphrases() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
-        for passphrase in [String(repeating: " ", count: 12), "aaaaaaaaaaaa", "123456789012", "passwordpass", "qwertyuiop12", "P@ssw0rd2024"] {
+        let cases = [("x", "at least 12 characters")] + [String(repeating: " ", count: 12), "aaaaaaaaaaaa", "123456789012", "passwordpass", "qwertyuiop12", "P@ssw0rd2024"].map {
+            ($0, "too easy to guess")
+        }
+        for (passphrase, says) in cases {
             let vault = try TemporaryVault()
             defer { vault.cleanUp() }
             let environment = Self.cliEnvironment(vault, passphrase: passphrase)
             let refused = try await CommandLineTests.latchkey(["list"], environment: environment)
-            #expect(refused.status == 1 && refused.stderr.contains("too easy to guess"), "\(passphrase): \(refused.stderr)")
+            #expect(refused.status == 1 && refused.stderr.contains(says), "\(passphrase): \(refused.stderr)")
             #expect(!FileManager.default.fileExists(atPath: vault.directory.appendingPathComponent("cli/vault.json").path))
             let allowed = try await CommandLineTests.latchkey(["list", "--allow-weak-passphrase"], environment: environment)
             #expect(allowed.status == 0, "\(allowed.stderr)")

@@ -199,7 +199,7 @@ struct Enrollments: Sendable {
             // flow can redeem it: the flow has no identity) and its outbox row is written
             // as already delivered, with no recipient, body or code (``Outbox``).
             let identity = try await self.identities.named(name, in: transaction)
-            let email = identity?.email
+            let email = identity?.email.flatMap { $0.isEmpty ? nil : $0 }
             if let identity, email != nil { enrollment.identityID = identity.id }
             if try await code.store(for: enrollment.codeTarget ?? "", lifetime: lifetime, resendAfter: resend, now: now, in: transaction) {
                 let body = self.body("recover \(identity?.username ?? name); your other passkeys will stop working", code)
