@@ -177,8 +177,8 @@ struct Enrollments: Sendable {
     // MARK: Recovery
 
     /// Starts a recovery: the same `verify-code` answer, and the same work, whether or not
-    /// the name exists; a code goes to the identity's e-mail only if it does, and only if none was sent in
-    /// the last ``ProviderConfiguration/enrollmentCodeResendInterval``: flows share their
+    /// the name exists; a code goes to the identity's e-mail only if it does, and only if
+    /// none was sent in the last ``ProviderConfiguration/enrollmentCodeResendInterval``: flows share their
     /// account's code, so starting recoveries for someone else's name neither floods their
     /// mailbox nor takes anything from them.
     func startRecovery(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
