@@ -5,6 +5,8 @@ import PackageDescription
 // internal imports by default, so no module leaks its dependencies through its API.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
@@ -21,7 +23,7 @@ let package = Package(
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
     ],
     dependencies: [
-        // The test servers (and, later, the reference identity provider) run on Hummingbird.
+        // The reference identity provider and the test servers run on Hummingbird.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),

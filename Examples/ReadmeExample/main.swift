@@ -1,5 +1,7 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
+import LatchkeyOAuth
 
 // Usage: readme-example <bind URL> <issuer URL>
 let arguments = CommandLine.arguments

@@ -14,24 +14,6 @@
 
 #if !defined(OPENSSL_VERSION_MAJOR) || OPENSSL_VERSION_MAJOR < 3
 #error "Latchkey needs OpenSSL 3.0 or later (Debian/Ubuntu: apt-get install libssl-dev)"
-/*
- * Process protection for the keys this process holds in memory (not OpenSSL, but C
- * only: prctl is variadic, so Swift cannot call it). Makes the process non-dumpable
- * (no core file, no ptrace by other users' processes, /proc/<pid>/mem closed to them)
- * and sets RLIMIT_CORE to 0, so no core file is written even where dumpable is
- * restored. Returns 0, or the errno of the step that failed.
- */
-#include <errno.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-
-static inline int CLatchkey_disable_core_dumps(void) {
-    struct rlimit none = { 0, 0 };
-    if (setrlimit(RLIMIT_CORE, &none) != 0) return errno;
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return errno;
-    return 0;
-}
-
 #endif
 
 #include <openssl/core_names.h>

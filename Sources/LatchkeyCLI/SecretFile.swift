@@ -1,4 +1,7 @@
 import Foundation
+// `stat`'s members: in this target the C header is first seen through CDispatch, the
+// clang module under Dispatch, which MemberImportVisibility then asks to be imported.
+import CDispatch
 
 /// Secrets `latchkey serve` reads from files (docs/SECURITY.md, "The provider's store"):
 /// the store key and the database and SMTP passwords, from a path given on the command line or a

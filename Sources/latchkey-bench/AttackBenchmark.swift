@@ -4,6 +4,7 @@ import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
 import LatchkeyTestSupport
+import Logging
 
 /// The provider under the floods of docs/SECURITY.md, "Limits", with a real user beside
 /// them: 10,000 `GET /authorize` from one address, then 1,000 transfer starts (with the

@@ -3,6 +3,7 @@ import Latchkey
 import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
+import Logging
 
 /// Full authentications, as an application runs them (`Embedded.authenticate`: authorize
 /// → request options → assertion → token → ID-token validation, four HTTP round trips),

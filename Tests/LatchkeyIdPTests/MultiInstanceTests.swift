@@ -4,6 +4,7 @@ import LatchkeyIdP
 import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Testing
+import Logging
 
 /// Two provider instances on one PostgreSQL database, as behind a load balancer
 /// (docs/ARCHITECTURE.md, "Several instances"): any instance serves any request, and

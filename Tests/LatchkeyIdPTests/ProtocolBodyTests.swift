@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyIdP
 
 /// Request bodies are decoded into the protocol's types: a body of the wrong shape or with
 /// a member of the wrong type is `400 invalid_request`, never a 500 and never half-read.

@@ -5,6 +5,7 @@ import LatchkeyOAuth
 import LatchkeyWebAuthn
 import LatchkeyTestSupport
 import Testing
+import Logging
 
 /// The reference provider, in-process on 127.0.0.1 port 0, driven over real HTTP by the
 /// software authenticator and the OAuth client.

@@ -4,6 +4,7 @@ import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Testing
+import LatchkeyIdP
 
 /// The facade end to end against the in-process reference provider over real HTTP.
 @Suite("Embedded: flows against the reference provider")

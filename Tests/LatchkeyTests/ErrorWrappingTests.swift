@@ -3,6 +3,7 @@ import Latchkey
 import LatchkeyCrypto
 import LatchkeyOAuth
 import Testing
+import LatchkeyIdP
 
 /// Errors from the layers below reach the app as ``LatchkeyError``s with their own code,
 /// the original kept whole in `underlying` and the place it arose in `file` and `line`.

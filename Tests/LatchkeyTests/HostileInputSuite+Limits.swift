@@ -3,6 +3,7 @@ import Latchkey
 import LatchkeyIdP
 import LatchkeyTestSupport
 import Testing
+import LatchkeyOAuth
 
 /// Limits nobody can turn against users (docs/SECURITY.md, "Limits"): floods of requests
 /// that prove nothing, lock-outs aimed at an owner, and code guessing spread over flows

@@ -3,6 +3,7 @@ import Hummingbird
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+import LatchkeyProtocol
 
 /// Untrusted text on its way to a terminal (docs/SECURITY.md, "What the terminal shows"):
 /// the `latchkey` binary against a provider that puts terminal escapes and bidi controls
@@ -36,7 +37,7 @@ extension HostileInputSuite {
         }
         router.post("v1/bind/job") { request, _ in
             let posted = try await request.body.collect(upTo: 64 * 1024)
-            let id = (try? JSONSerialization.jsonObject(with: Data(buffer: posted)) as? [String: Any])?["id"] as? String ?? ""
+            let id = (try? JSONSerialization.jsonObject(with: Data(posted.readableBytesView)) as? [String: Any])?["id"] as? String ?? ""
             let answer: [String: Any] = ["credential": ["id": id], "postBindingRedirectURI": "https://app.example/\u{1B}[2Jdone\u{202E}"]
             return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: answer), as: UTF8.self), status: .created)
         }

@@ -36,7 +36,7 @@ enum HostileOIDCProvider {
         }
         router.post("v1/bind/job") { request, _ in
             let posted = try await request.body.collect(upTo: 64 * 1024)
-            let id = (try? JSONSerialization.jsonObject(with: Data(buffer: posted)) as? [String: Any])?["id"] as? String ?? ""
+            let id = (try? JSONSerialization.jsonObject(with: Data(posted.readableBytesView)) as? [String: Any])?["id"] as? String ?? ""
             return try json(["credential": ["id": id]], status: .created)
         }
         router.get(".well-known/openid-configuration") { request, _ in

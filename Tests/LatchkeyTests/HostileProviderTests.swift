@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import LatchkeyTestSupport
 import Testing
+import LatchkeyOAuth
 
 /// A provider that answers the bind protocol with hostile replies, on Hummingbird in-process
 /// (a real server over real HTTP), to check that the facade refuses each one with a typed

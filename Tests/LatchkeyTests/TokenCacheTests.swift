@@ -4,6 +4,7 @@ import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyTestSupport
 import Testing
+import LatchkeyIdP
 
 /// Tokens kept in the vault, DPoP-bound sign-ins and the calls that present tokens, with
 /// the reference provider in-process and real vaults (issue 21).

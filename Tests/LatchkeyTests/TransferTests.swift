@@ -4,6 +4,7 @@ import Foundation
 import LatchkeyIdP
 import LatchkeyOAuth
 import Testing
+import LatchkeyWebAuthn
 
 /// Device linking end to end: two vaults and the in-process provider over real HTTP.
 @Suite("Transfers: export and import with codes")

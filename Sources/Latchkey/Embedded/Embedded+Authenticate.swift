@@ -3,6 +3,7 @@ import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import Logging
 
 extension Embedded {
     /// Signs in at `issuer` and returns the authorization code with the PKCE verifier,

@@ -2,6 +2,7 @@ public import Foundation
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import Logging
 
 extension Embedded {
     /// Binds a new credential from a bind URL (docs/PROTOCOL.md section 2), in either

@@ -1,6 +1,8 @@
 import Foundation
 import LatchkeyCrypto
 public import LatchkeyOAuth
+import LatchkeyWebAuthn
+import Synchronization
 
 extension Embedded {
     /// Adds the access token of `tokens` to `request`: `Authorization: Bearer`, or, for

@@ -1,6 +1,8 @@
 public import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyWebAuthn
+import Logging
 
 extension Embedded {
     /// Tokens for `issuer` that are good for at least `minimumValidity` seconds more,

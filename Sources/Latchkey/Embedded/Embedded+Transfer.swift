@@ -3,6 +3,7 @@ import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import Logging
 
 /// Device linking by code (docs/PROTOCOL.md section 5): the credential's private key never
 /// leaves this host; the other host makes its own key, and this host approves it.

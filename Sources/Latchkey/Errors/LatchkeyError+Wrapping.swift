@@ -1,6 +1,7 @@
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyWebAuthn
+import LatchkeyProtocol
 
 extension LatchkeyError {
     /// Any error from the layers below as a ``LatchkeyError``, so the facade throws one

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 
 /// A credential as `--json` shows it (`bind`, `list`, `import`, `signup`, `recover`).
 struct CredentialOutput: Encodable {

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 
 /// How `--json` output is written: `Encodable` values, keys sorted, slashes unescaped;
 /// a document pretty-printed, an event stream one object per line (written at once, so

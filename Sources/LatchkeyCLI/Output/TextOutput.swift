@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 
 /// How human-readable output reaches the terminal. Everything the CLI prints, to stdout or
 /// stderr, passes through ``String/displaySafe(maximumLength:)`` line by line, so no text

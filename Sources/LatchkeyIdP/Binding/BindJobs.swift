@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
+import LatchkeyProtocol
 
 /// Binding a credential from a bind URL (docs/PROTOCOL.md section 2), with the policy
 /// steps a job may ask for first (section 4): accept the terms, then a code e-mailed to

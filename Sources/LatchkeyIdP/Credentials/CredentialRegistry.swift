@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyWebAuthn
+import LatchkeyProtocol
 
 /// Credentials and their signature counters (WebAuthn §6.1.1, §7.2 step 21).
 struct CredentialRegistry: Sendable {

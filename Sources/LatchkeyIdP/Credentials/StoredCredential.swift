@@ -52,7 +52,7 @@ struct StoredCredential: Sendable {
 }
 
 /// A registered credential as JSON: what a transfer keeps of the importer's verified
-/// registration until the exporter approves it, and what milestone 1's `state.json` held.
+/// registration until the exporter approves it, and what an earlier version's `state.json` held.
 struct CredentialRecordJSON: Codable, Sendable {
     var id: String
     var identityID: String

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// Grant families, authorization codes and tokens (RFC 9700 §2.2.2 and §4.14; RFC 6749
 /// §4.1.2 and §10.5; docs/ARCHITECTURE.md, "The token lifecycle").

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// Resource servers allowed to introspect tokens (RFC 7662 §2.1: the endpoint is not
 /// open, or anyone could test stolen tokens against it). Each has an id and a 256-bit

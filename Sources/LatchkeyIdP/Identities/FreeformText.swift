@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 
 /// Text a person types that others will read: profile names and device names. Close to
 /// the PRECIS FreeformClass (RFC 8264 §4.3) with its bidi concerns (§12.2 and RFC 5893):

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 
 /// Identities and their names (docs/ARCHITECTURE.md, "The provider"). Names are unique
 /// by ``Username/key(_:)`` and by look-alike ``Username/skeleton(_:)``, both enforced by

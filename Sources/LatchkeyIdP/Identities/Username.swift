@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 
 /// How the provider accepts, compares and keeps usernames apart, so one user cannot pose
 /// as another with a name that looks the same (docs/SECURITY.md, "Usernames").

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one request header in which the operator's trusted proxies name the client
 /// (docs/SECURITY.md, "Trusted proxies"); `serve --forwarded-header`.
 ///

@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 import LatchkeyCrypto
+import LatchkeyProtocol
+import Logging
 
 /// The admin bearer token check (docs/SECURITY.md, "The provider's store"): compared in
 /// constant time, and failures throttled per client address (an IPv6 /64), so the token

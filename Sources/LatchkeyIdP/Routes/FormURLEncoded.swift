@@ -1,13 +1,13 @@
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// `application/x-www-form-urlencoded` parameters (WHATWG URL §5.1, the format of RFC 6749
 /// §4.1.1 query strings and §4.1.3 token request bodies), decoded once, byte by byte, by
 /// LatchkeyOAuth's ``FormEncoding``.
 ///
-/// One decoder serves the query string and the form body alike. It used to be Foundation's
-/// `removingPercentEncoding` on top of Hummingbird's `queryParameters`, which had already
-/// percent-decoded the values: a value was decoded twice, so `%2B` (a literal `+`) became
-/// a space and `%2541` became `A`. Parsing the raw text decodes everything exactly once.
+/// One decoder serves the query string and the form body alike, on the raw text: Hummingbird's
+/// `queryParameters` are already percent-decoded, and decoding them again would read `%2B`
+/// (a literal `+`) as a space and `%2541` as `A`.
 enum FormURLEncoded {
     /// The parameters of `text`; a repeated parameter (RFC 6749 §3.1) or a malformed one is
     /// `400 invalid_request`.

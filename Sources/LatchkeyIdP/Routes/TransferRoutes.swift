@@ -3,6 +3,7 @@ import Hummingbird
 import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import Logging
 
 /// Device linking by code (docs/PROTOCOL.md section 5). The exporter's and the importer's
 /// calls carry their own random token (`?token=`), which the provider keeps hashed.

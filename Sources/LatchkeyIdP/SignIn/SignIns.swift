@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
+import LatchkeyProtocol
 
 /// `/authorize` and the authenticate endpoint behind it (RFC 6749 §4.1, PKCE S256 as RFC
 /// 7636 requires of public clients, RFC 9207's `iss`; docs/PROTOCOL.md section 3).

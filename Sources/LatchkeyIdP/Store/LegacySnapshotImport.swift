@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import Logging
+import LatchkeyWebAuthn
 
 /// Milestone 1 kept identities and credentials in `state.json` and the signing key in
 /// `signing-key.pem`. The first start on such a directory imports both into the new
@@ -28,7 +29,7 @@ enum LegacySnapshotImport {
         do {
             snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(contentsOf: stateURL))
         } catch {
-            throw StoreError(.corruptRow, "\(stateURL.path) (milestone 1's state) does not parse; move it away to start without it", underlying: error)
+            throw StoreError(.corruptRow, "\(stateURL.path) (the state file of a version before the database) does not parse; move it away to start without it", underlying: error)
         }
         guard snapshot.format == 1 else {
             throw StoreError(.schemaTooNew, "\(stateURL.path) has an unknown format \(snapshot.format)")
@@ -70,6 +71,6 @@ enum LegacySnapshotImport {
         }
         // The old key file held the signing key in clear; it is sealed in the store now.
         if legacyKey != nil { unlink(keyPath) }
-        logger.notice("imported milestone 1 state", metadata: ["identities": .stringConvertible(snapshot.identities.count), "credentials": .stringConvertible(credentials.count)])
+        logger.notice("imported the state file of an earlier version", metadata: ["identities": .stringConvertible(snapshot.identities.count), "credentials": .stringConvertible(credentials.count)])
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The store's schema, in numbered steps (docs/ARCHITECTURE.md, "The store"). `serve`
 /// applies the steps a database lacks when it starts, each in its own transaction, and
 /// refuses a database whose schema is newer than this build knows: an older binary
@@ -9,7 +11,7 @@
 /// them alike in both.
 enum Migrations {
     static let steps: [String] = [
-        // 1: everything of milestone 2.
+        // 1: identities, credentials, bind jobs, sign-ins, grants, transfers, enrollment, outbox.
         """
         CREATE TABLE identities (
             id TEXT PRIMARY KEY,

@@ -1,4 +1,7 @@
 import Foundation
+// `stat`'s members: in this target the C header is first seen through CDispatch, the
+// clang module under Dispatch, which MemberImportVisibility then asks to be imported.
+import CDispatch
 
 /// The provider's data directory (`serve --data-dir`): the SQLite database and the
 /// store key live there, and both are refused when others can reach them, as the key
@@ -6,7 +9,7 @@ import Foundation
 enum StoreFiles {
     static let databaseName = "latchkey.sqlite3"
     static let storeKeyName = "store.key"
-    /// What milestone 1 kept, imported once into a new database (``LegacySnapshotImport``).
+    /// What versions before the database kept, imported once into a new database (``LegacySnapshotImport``).
     static let legacyStateName = "state.json"
     static let legacySigningKeyName = "signing-key.pem"
 

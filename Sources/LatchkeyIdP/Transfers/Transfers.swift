@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
+import LatchkeyProtocol
 
 /// Device linking (docs/PROTOCOL.md section 5): moving a credential to another host with
 /// a short code, with no private key ever leaving a host. The exporter proves possession

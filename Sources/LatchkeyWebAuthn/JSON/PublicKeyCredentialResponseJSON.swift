@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 
 /// A response a client sends to a relying party, read and written as strict L3 JSON.
 public protocol WebAuthnResponseJSON: Codable, Hashable, Sendable {}
