@@ -189,5 +189,7 @@ public func withReferenceProvider<Result: Sendable>(
 /// The reference provider could not be run.
 public struct ReferenceProviderError: Error, CustomStringConvertible, Sendable {
     public var reason: String
-    public var description: String { "ReferenceProviderError: \(reason)" }
+    /// The server's own error, when it stopped with one.
+    public var underlying: (any Error)?
+    public var description: String { "ReferenceProviderError: \(reason)" + (underlying.map { " caused by \($0)" } ?? "") }
 }

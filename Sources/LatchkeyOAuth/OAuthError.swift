@@ -1,32 +1,31 @@
+public import LatchkeyCrypto
+
 /// An error from ``LatchkeyOAuth``.
 ///
 /// Shaped like the other Latchkey errors: an open-ended ``code`` and a ``reason``. When a
 /// provider answered with an RFC 6749 §5.2 (or §4.1.2.1) error, its `error`,
 /// `error_description` and `error_uri` are kept in ``providerError``. Tokens, codes and
 /// secrets never appear in reasons.
-public struct OAuthError: Error, Hashable, CustomStringConvertible, Sendable {
+public struct OAuthError: LatchkeyErrorTemplate, Sendable {
     public var code: Code
     public var reason: String
     public var providerError: ProviderError?
+    /// The error this one stands for: the transport's (a `URLError`), a decoder's, the
+    /// crypto core's.
+    public var underlying: (any Error)?
     public var file: String
     public var line: UInt
 
-    public init(code: Code, reason: String, providerError: ProviderError? = nil, file: String = #fileID, line: UInt = #line) {
+    public init(code: Code, reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
         self.providerError = providerError
+        self.underlying = underlying
         self.file = file
         self.line = line
     }
 
-    public var description: String {
-        var text = "OAuthError.\(code): \(reason)"
-        if let providerError { text += " [\(providerError)]" }
-        return text + " (\(file):\(line))"
-    }
-
-    public static func == (lhs: OAuthError, rhs: OAuthError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    package var details: String? { providerError.map { "\($0)" } }
 
     /// An error object from the provider (RFC 6749 §4.1.2.1, §5.2; RFC 7009 §2.2.1).
     public struct ProviderError: Hashable, Sendable, CustomStringConvertible {

@@ -1,19 +1,21 @@
+public import LatchkeyCrypto
+
 /// An error from ``LatchkeyWebAuthn``: parsing WebAuthn structures, verifying them as a
 /// relying party, or acting as an authenticator.
 ///
 /// As in swift-certificates, ``code`` is an open set to match on and ``reason`` says what
 /// failed in words. Each relying-party check of WebAuthn §7.1 and §7.2 has its own code, so
 /// a caller (and a test) can tell exactly which rule a response broke.
-public struct WebAuthnError: Error, Hashable, CustomStringConvertible, Sendable {
+public struct WebAuthnError: LatchkeyErrorTemplate, Sendable {
     public var code: Code
     public var reason: String
     /// The error underneath, when there is one (the vault's ``KeyVaultError`` for
     /// ``Code/vault``, which tells a missing TPM from another TPM's key).
-    public var underlying: (any Error & Sendable)?
+    public var underlying: (any Error)?
     public var file: String
     public var line: UInt
 
-    public init(code: Code, reason: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: UInt = #line) {
+    public init(code: Code, reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
         self.underlying = underlying
@@ -21,10 +23,6 @@ public struct WebAuthnError: Error, Hashable, CustomStringConvertible, Sendable 
         self.line = line
     }
 
-    public var description: String { "WebAuthnError.\(code): \(reason) (\(file):\(line))" }
-
-    public static func == (lhs: WebAuthnError, rhs: WebAuthnError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 extension WebAuthnError {

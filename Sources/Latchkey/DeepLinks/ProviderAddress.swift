@@ -32,7 +32,8 @@ struct ProviderAddress: Hashable, Sendable {
         } catch {
             throw LatchkeyError(
                 code: .domainNotAllowed,
-                reason: "\(scheme)://\(host) is refused: identity providers are reached over https (plain http only on loopback)"
+                reason: "\(scheme)://\(host) is refused: identity providers are reached over https (plain http only on loopback)",
+                underlying: error
             )
         }
         components.scheme = scheme

@@ -1,3 +1,5 @@
+public import LatchkeyCrypto
+
 public import LatchkeyOAuth
 
 /// An error from the ``Embedded`` facade.
@@ -12,7 +14,7 @@ public import LatchkeyOAuth
 /// `WebAuthnError`, `OAuthError`, or an app's own error
 /// thrown from a step handler) is kept whole in ``underlying``, and ``file`` and ``line``
 /// then say where that error arose, not where the facade wrapped it.
-public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable {
+public struct LatchkeyError: LatchkeyErrorTemplate, Sendable {
     public var code: Code
     public var reason: String
     /// The provider's `error` / `error_description`, when a provider answered with one.
@@ -42,16 +44,7 @@ public struct LatchkeyError: Error, Hashable, CustomStringConvertible, Sendable 
         self.line = line
     }
 
-    public var description: String {
-        var text = "LatchkeyError.\(code): \(reason)"
-        if let providerError { text += " [\(providerError)]" }
-        text += " (\(file):\(line))"
-        if let underlying { text += " caused by \(underlying)" }
-        return text
-    }
-
-    public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    package var details: String? { providerError.map { "\($0)" } }
 }
 
 extension LatchkeyError {

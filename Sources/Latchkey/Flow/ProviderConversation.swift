@@ -33,7 +33,7 @@ struct ProviderConversation: Sendable {
             do {
                 return try JSONDecoder().decode(type, from: body)
             } catch {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider's \(what) is malformed")
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider's \(what) is malformed", underlying: error)
             }
         }
     }
@@ -57,7 +57,7 @@ struct ProviderConversation: Sendable {
         do {
             body = try JSONEncoder().encode(message)
         } catch {
-            throw LatchkeyError(code: .invalidArgument, reason: "the request to \(url.path) cannot be encoded")
+            throw LatchkeyError(code: .invalidArgument, reason: "the request to \(url.path) cannot be encoded", underlying: error)
         }
         return try await send("POST", url, body: body)
     }
@@ -100,12 +100,15 @@ struct ProviderConversation: Sendable {
         let envelope: StepReply
         do {
             envelope = try JSONDecoder().decode(StepReply.self, from: response.body)
-        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object")
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object")
+        } catch let error as DecodingError {
+            switch error {
+            case .typeMismatch(_, let context) where context.codingPath.isEmpty, .dataCorrupted(let context) where context.codingPath.isEmpty:
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object", underlying: error)
+            default:
+                throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a malformed step", underlying: error)
+            }
         } catch {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a malformed step")
+            throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a malformed step", underlying: error)
         }
         return Reply(status: response.status, body: response.body, step: envelope.step)
     }

@@ -6,16 +6,18 @@
 /// drained when the error is made, so it never leaks into an unrelated later call.
 ///
 /// Equality and hashing consider the ``code`` only, so tests can compare against
-/// `CryptoError(code: .invalidKey)`.
+/// `CryptoError(code: .invalidKey)` (the template all Latchkey errors share).
 ///
 /// No reason string ever carries key material, plaintext or any other secret.
-public struct CryptoError: Error, Hashable, CustomStringConvertible, Sendable {
+public struct CryptoError: LatchkeyErrorTemplate, Sendable {
     /// What kind of failure this is.
     public var code: Code
     /// What went wrong, in words a developer can act on.
     public var reason: String
     /// OpenSSL's own error queue at the time of the failure, oldest first.
     public var openSSLErrors: [OpenSSLErrorEntry]
+    /// The error this one stands for, when it came from elsewhere (the system, a parser).
+    public var underlying: (any Error)?
     /// Where in Latchkey the error was raised.
     public var file: String
     /// The line in ``file``.
@@ -25,30 +27,20 @@ public struct CryptoError: Error, Hashable, CustomStringConvertible, Sendable {
         code: Code,
         reason: String = "",
         openSSLErrors: [OpenSSLErrorEntry] = [],
+        underlying: (any Error)? = nil,
         file: String = #fileID,
         line: UInt = #line
     ) {
         self.code = code
         self.reason = reason
         self.openSSLErrors = openSSLErrors
+        self.underlying = underlying
         self.file = file
         self.line = line
     }
 
-    public var description: String {
-        var text = "CryptoError.\(code): \(reason)"
-        if !openSSLErrors.isEmpty {
-            text += " [OpenSSL: " + openSSLErrors.map(\.description).joined(separator: "; ") + "]"
-        }
-        return text + " (\(file):\(line))"
-    }
-
-    public static func == (lhs: CryptoError, rhs: CryptoError) -> Bool {
-        lhs.code == rhs.code
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
+    package var details: String? {
+        openSSLErrors.isEmpty ? nil : "OpenSSL: " + openSSLErrors.map(\.description).joined(separator: "; ")
     }
 }
 

@@ -3,19 +3,19 @@
 /// Shaped like ``CryptoError`` (and swift-certificates' errors): an open-ended ``code`` to
 /// match on and a ``reason`` that says what happened and, where there is one, the fix.
 /// Paths appear in reasons; key material, passphrases and metadata never do.
-public struct KeyVaultError: Error, Hashable, CustomStringConvertible, Sendable {
+public struct KeyVaultError: LatchkeyErrorTemplate, Sendable {
     public var code: Code
     public var reason: String
     /// The record concerned, when the error is about one.
     public var handle: KeyHandle?
     /// The error underneath, when there is one (a ``CryptoError`` from the TPM, with
     /// OpenSSL's error queue).
-    public var underlying: (any Error & Sendable)?
+    public var underlying: (any Error)?
     public var file: String
     public var line: UInt
 
     public init(
-        code: Code, reason: String, handle: KeyHandle? = nil, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: UInt = #line
+        code: Code, reason: String, handle: KeyHandle? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
     ) {
         self.code = code
         self.reason = reason
@@ -49,16 +49,8 @@ public struct KeyVaultError: Error, Hashable, CustomStringConvertible, Sendable 
         }
     }
 
-    public var description: String {
-        "KeyVaultError.\(code): \(reason)" + (handle.map { " (key \($0))" } ?? "") + " (\(file):\(line))"
-    }
-
-    public static func == (lhs: KeyVaultError, rhs: KeyVaultError) -> Bool {
-        lhs.code == rhs.code
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
+    package var details: String? {
+        handle.map { "key \($0)" }
     }
 }
 

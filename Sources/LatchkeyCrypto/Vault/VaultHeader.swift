@@ -46,7 +46,7 @@ struct VaultHeader: Codable {
         do {
             return try JSONDecoder().decode(VaultHeader.self, from: data)
         } catch {
-            throw KeyVaultError(code: .notAVault, reason: "\(path) is a damaged vault header")
+            throw KeyVaultError(code: .notAVault, reason: "\(path) is a damaged vault header", underlying: error)
         }
     }
 

@@ -251,7 +251,7 @@ struct VaultRecord {
             let context = Self.sealingContext(format: keyFormat, handle: handle, algorithm: algorithm, protection: protection)
             return try AESGCM.open(box, using: keys.sealing, authenticating: context)
         } catch {
-            throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not decrypt", handle: handle)
+            throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not decrypt", handle: handle, underlying: error)
         }
     }
 

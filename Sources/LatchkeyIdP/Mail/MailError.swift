@@ -1,21 +1,21 @@
+public import LatchkeyCrypto
+
 /// Mail could not be handed on (docs/ARCHITECTURE.md, "Operations: mail"). Shaped like
 /// the other Latchkey errors: an open-ended ``code``, a reason for the operator, the
 /// cause kept. Reasons name the server and its reply, never a message's body or code.
-public struct MailError: Error, CustomStringConvertible, Sendable {
+public struct MailError: LatchkeyErrorTemplate, Sendable {
     public var code: Code
     public var reason: String
-    public var underlying: (any Error & Sendable)?
+    public var underlying: (any Error)?
+    public var file: String
+    public var line: UInt
 
-    public init(_ code: Code, _ reason: String, underlying: (any Error & Sendable)? = nil) {
+    public init(_ code: Code, _ reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
         self.underlying = underlying
-    }
-
-    public var description: String {
-        var text = "MailError.\(code): \(reason)"
-        if let underlying { text += " (\(underlying))" }
-        return text
+        self.file = file
+        self.line = line
     }
 
     /// The kind of a ``MailError``. Open-ended: switch statements need a `default`.

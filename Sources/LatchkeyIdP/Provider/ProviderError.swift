@@ -10,6 +10,8 @@ struct ProviderError: Error, Sendable {
     var challenge: String?
     /// A `DPoP-Nonce` to send along (RFC 9449 §8, §9: with `use_dpop_nonce`).
     var dpopNonce: String?
+    /// The error this answer stands for, for the log; never sent to the client.
+    var underlying: (any Error)?
 
     static func badRequest(_ error: ErrorCode, _ description: String) -> ProviderError {
         ProviderError(status: 400, error: error, description: description)

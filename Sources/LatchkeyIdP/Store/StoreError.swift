@@ -1,18 +1,20 @@
+public import LatchkeyCrypto
+
 /// An error from the provider's store (docs/ARCHITECTURE.md, "The store").
 ///
 /// Shaped like swift-certificates' `CertificateError`: an open-ended ``code`` to match
 /// on, a ``reason`` an operator can act on, the engine's own error kept as
 /// ``underlying``, and where in Latchkey it arose. Reasons name tables, files and
 /// columns, never a token, code or key.
-public struct StoreError: Error, CustomStringConvertible, Sendable {
+public struct StoreError: LatchkeyErrorTemplate, Sendable {
     public var code: Code
     public var reason: String
     /// The engine's error (SQLite's, PostgreSQL's, the file system's), when there was one.
-    public var underlying: (any Error & Sendable)?
+    public var underlying: (any Error)?
     public var file: String
     public var line: UInt
 
-    public init(_ code: Code, _ reason: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: UInt = #line) {
+    public init(_ code: Code, _ reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
         self.underlying = underlying
@@ -20,11 +22,6 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         self.line = line
     }
 
-    public var description: String {
-        var text = "StoreError.\(code): \(reason)"
-        if let underlying { text += " (\(underlying))" }
-        return text
-    }
 
     /// The kind of a ``StoreError``. Open-ended: switch statements need a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -58,9 +55,4 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         /// A key that seals the store's secrets is missing, wrong or unreadable.
         public static let keyUnavailable = Code("keyUnavailable")
     }
-}
-
-/// An engine error that is not `Sendable` itself, kept as its description.
-struct SendableError: Error, Sendable, CustomStringConvertible {
-    var description: String
 }

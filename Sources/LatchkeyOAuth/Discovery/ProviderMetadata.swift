@@ -50,7 +50,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         do {
             metadata = try JSONDecoder().decode(ProviderMetadata.self, from: data)
         } catch {
-            throw OAuthError(code: .malformedResponse, reason: "the discovery document lacks required endpoints or is not JSON")
+            throw OAuthError(code: .malformedResponse, reason: "the discovery document lacks required endpoints or is not JSON", underlying: error)
         }
         guard metadata.issuer == issuer.absoluteString else {
             throw OAuthError(

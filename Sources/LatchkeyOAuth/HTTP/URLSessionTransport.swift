@@ -154,11 +154,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             // first when the provider stalls between bytes: it is the same failure.
             if (error as? URLError)?.code == .timedOut {
                 entry.continuation.resume(throwing: OAuthError(
-                    code: .timedOut, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") took longer than \(Int(policy.timeout)) s"
+                    code: .timedOut, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") took longer than \(Int(policy.timeout)) s",
+                    underlying: error
                 ))
                 return
             }
-            entry.continuation.resume(throwing: OAuthError(code: .network, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)"))
+            entry.continuation.resume(throwing: OAuthError(
+                code: .network, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)", underlying: error
+            ))
             return
         }
         guard let http = task.response as? HTTPURLResponse else {

@@ -47,7 +47,7 @@ enum WebAuthnJSON {
         do {
             return try decoder.decode(T.self, from: data)
         } catch {
-            throw WebAuthnError(code: .malformedJSON, reason: "not valid \(T.self): \(Self.describe(error))")
+            throw WebAuthnError(code: .malformedJSON, reason: "not valid \(T.self): \(Self.describe(error))", underlying: error)
         }
     }
 
@@ -58,7 +58,7 @@ enum WebAuthnJSON {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            throw WebAuthnError(code: .malformedJSON, reason: "not valid \(T.self): \(Self.describe(error))")
+            throw WebAuthnError(code: .malformedJSON, reason: "not valid \(T.self): \(Self.describe(error))", underlying: error)
         }
     }
 

@@ -132,7 +132,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         guard let error = error as? PSQLError else {
-            return StoreError(.engineFailure, "the PostgreSQL store failed", underlying: SendableError(description: "\(error)"))
+            return StoreError(.engineFailure, "the PostgreSQL store failed", underlying: error)
         }
         if error.code == .server, let state = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? state

@@ -158,7 +158,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         guard let sqlite = error as? SQLiteError else {
-            return StoreError(.engineFailure, "the SQLite database failed", underlying: SendableError(description: "\(error)"))
+            return StoreError(.engineFailure, "the SQLite database failed", underlying: error)
         }
         switch sqlite.reason {
         case .full:
