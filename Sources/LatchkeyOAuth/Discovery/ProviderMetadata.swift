@@ -58,13 +58,15 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
                 reason: "the discovery document names issuer \(metadata.issuer), not the configured \(issuer.absoluteString)"
             )
         }
-        let issuerOrigin = Origin(issuer)
+        let issuerOrigin = WebOrigin(issuer)
         for (name, endpoint) in metadata.endpoints {
             try TransportPolicy.check(endpoint)
-            guard Origin(endpoint) == issuerOrigin || (endpoint.scheme?.lowercased() == "https" && allowingForeign(endpoint)) else {
+            // An endpoint that passed the policy is http(s) with a host: it has an origin.
+            let origin = WebOrigin(endpoint)
+            guard (origin != nil && origin == issuerOrigin) || (endpoint.scheme?.lowercased() == "https" && allowingForeign(endpoint)) else {
                 throw OAuthError(
                     code: .endpointOutsideIssuer,
-                    reason: "the discovery document puts \(name) on \(Origin(endpoint)), not on the issuer's origin \(issuerOrigin); nothing was sent there"
+                    reason: "the discovery document puts \(name) on \(origin?.description ?? endpoint.absoluteString), not on the issuer's origin \(issuerOrigin?.description ?? issuer.absoluteString); nothing was sent there"
                 )
             }
         }
@@ -78,22 +80,4 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         if let revocationEndpoint { all.append(("revocation_endpoint", revocationEndpoint)) }
         return all
     }
-}
-
-/// A URL's origin (RFC 6454 §4): scheme, host and port, lowercased, with the scheme's
-/// default port filled in, so `https://id.example` and `https://ID.example:443/` are one.
-struct Origin: Hashable, CustomStringConvertible {
-    let scheme: String
-    let host: String
-    let port: Int
-
-    init(_ url: URL) {
-        scheme = url.scheme?.lowercased() ?? ""
-        var host = url.host?.lowercased() ?? ""
-        while host.hasSuffix(".") { host.removeLast() }
-        self.host = host
-        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-    }
-
-    var description: String { "\(scheme)://\(host):\(port)" }
 }

@@ -1,13 +1,15 @@
 public import Foundation
 
 /// A web origin (RFC 6454 §4): scheme, host and port, the unit an access token is sent
-/// to. ``AccessTokenTransport`` presents a token only to the origins it was given
+/// to and the unit discovery's endpoints must share with the issuer
+/// (``ProviderMetadata``). ``AccessTokenTransport`` presents a token only to the origins it was given
 /// (docs/SECURITY.md, "Where tokens go"): a bearer token is good wherever it is shown,
 /// so a URL that names another server must not receive it.
 public struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
     /// `https` or `http`, lower case.
     public let scheme: String
-    /// The host as the URL has it, lower case (no brackets around IPv6).
+    /// The host as the URL has it, lower case, without brackets around IPv6 or a trailing
+    /// dot (`https://ID.example.:443/` and `https://id.example` are one origin).
     public let host: String
     /// The port, the scheme's default when the URL names none.
     public let port: Int
@@ -18,7 +20,10 @@ public struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
               let host = url.host?.lowercased(), !host.isEmpty
         else { return nil }
         self.scheme = scheme
-        self.host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        var bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        while bare.hasSuffix(".") { bare.removeLast() }
+        guard !bare.isEmpty else { return nil }
+        self.host = bare
         port = url.port ?? (scheme == "https" ? 443 : 80)
     }
 
