@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Whether a host name or address stays on this machine: the one rule every part of
 /// Latchkey uses to allow plain `http` (RFC 8252 §8.3), a loopback listener, or SMTP
 /// without TLS (docs/SECURITY.md, "Loopback").
@@ -26,13 +22,8 @@ public enum LoopbackHost {
         }
         guard !text.isEmpty, text.utf8.count <= 64 else { return false }
         if text.lowercased() == "localhost" { return true }
-        var v4 = in_addr()
-        if !host.hasPrefix("["), inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { $0[0] } == 127
-        }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, text, &v6) == 1 else { return false }
-        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        guard let bytes = IPAddress.bytes(text) else { return false }
+        if bytes.count == 4 { return !host.hasPrefix("[") && bytes[0] == 127 }
         if bytes[0..<15].allSatisfy({ $0 == 0 }), bytes[15] == 1 { return true }
         // ::ffff:127.x.y.z, an IPv4-mapped loopback address (RFC 4291 §2.5.5.2).
         return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,15 +27,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
 
     /// The bytes of an IP address in text, or nil.
     static func bytes(_ text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
-        }
-        return nil
+        IPAddress.bytes(text)
     }
 
     /// Whether the address in `text` lies in this network.
