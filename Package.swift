@@ -67,7 +67,7 @@ let package = Package(
         // (docs/PROTOCOL.md).
         .target(
             name: "LatchkeyProtocol",
-            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth"],
             swiftSettings: strictSettings
         ),
         // The Embedded facade: the API an application links.
@@ -134,7 +134,8 @@ let package = Package(
             name: "readme-example",
             dependencies: ["Latchkey"],
             path: "Examples/ReadmeExample",
-            swiftSettings: strictSettings
+            // As an app would build it: `import Latchkey` alone, without MemberImportVisibility.
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault"), .enableUpcomingFeature("ExistentialAny")]
         ),
         // A vault writer the crash test starts and SIGKILLs (a dependency of the tests so
         // `swift test` builds it).

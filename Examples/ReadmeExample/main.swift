@@ -1,7 +1,5 @@
 import Foundation
 import Latchkey
-import LatchkeyCrypto
-import LatchkeyOAuth
 
 // Usage: readme-example <bind URL> <issuer URL>
 let arguments = CommandLine.arguments

@@ -265,7 +265,7 @@ struct ProviderTests {
                 _ = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: nil)
                 Issue.record("the revoked access token still works")
             } catch let error as OAuthError {
-                #expect(error.providerError?.error == "invalid_token")
+                #expect(error.providerError?.error == .invalidToken)
             }
             await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(tokens) }
             // The authentication session is single use too.

@@ -181,7 +181,7 @@ struct OAuthFlowTests {
                 Issue.record("no error")
             } catch let error as OAuthError {
                 #expect(error.code == .tokenError)
-                #expect(error.providerError == .init(error: code, errorDescription: "described", errorURI: "https://example.com/e"))
+                #expect(error.providerError == .init(error: OAuthErrorCode(rawValue: code), description: "described", uri: "https://example.com/e"))
             }
         }
     }

@@ -67,7 +67,7 @@ struct EmbeddedFlowTests {
             #expect(refreshed.claims?.subject == other && refreshed.refreshToken != tokens.refreshToken)
             try await embedded.revoke(refreshed)
             let afterRevoke = await #expect(throws: LatchkeyError.self) { try await embedded.refresh(refreshed) }
-            #expect(afterRevoke?.code == .providerError && afterRevoke?.providerError?.error == "invalid_grant")
+            #expect(afterRevoke?.code == .providerError && afterRevoke?.providerError?.error == .invalidGrant)
 
             #expect(try await embedded.deleteCredential(id: first.credential.id))
             #expect(try await embedded.deleteCredential(id: first.credential.id) == false)
@@ -239,7 +239,7 @@ struct EmbeddedFlowTests {
             let (_, thirdBind) = try await provider.createIdentity("cy")
             let guesser = try vault.embedded(allowing: [provider.host]) { _ in .code("nope") }
             let exhausted = await #expect(throws: LatchkeyError.self) { try await guesser.registerCredential(from: thirdBind) }
-            #expect(exhausted?.code == .providerError && exhausted?.providerError?.error == "invalid_grant")
+            #expect(exhausted?.code == .providerError && exhausted?.providerError?.error == .invalidGrant)
             #expect(try await embedded.credentials().count == 1)
         }
     }

@@ -63,7 +63,7 @@ struct EnrollmentTests {
             let error = await #expect(throws: LatchkeyError.self) {
                 try await embedded.signUp(issuer: provider.issuer, username: "eve", profile: [.givenName: "Eve", .email: "eve@example.com"])
             }
-            #expect(error?.code == .providerError && error?.providerError?.error == "access_denied")
+            #expect(error?.code == .providerError && error?.providerError?.error == .accessDenied)
         }
     }
 

@@ -6,6 +6,7 @@ import LatchkeyIdP
 import LatchkeyTestSupport
 import LatchkeyWebAuthn
 import Testing
+import LatchkeyProtocol
 
 /// The reference provider held to the letter of the RFCs it implements (docs/PROTOCOL.md):
 /// each case failed on the provider before these checks and passes now.
@@ -107,7 +108,7 @@ extension HostileInputSuite {
             let error = await #expect(throws: LatchkeyError.self) {
                 try await devices.importer.importCredential(code: code.displayed, deviceName: name, issuer: devices.provider.issuer)
             }
-            #expect(error?.providerError?.error == "invalid_request", "\(String(describing: error))")
+            #expect(error?.providerError?.error == .invalidRequest, "\(String(describing: error))")
             if name == Self.stacked {
                 #expect(error?.providerError?.errorDescription?.contains("combining marks") == true, "\(String(describing: error))")
             }
@@ -133,7 +134,7 @@ extension HostileInputSuite {
             // refusal as its previous error); this handler then gives up.
             let reasked = asked.values.first { $0.name == .enrollProfile }
             #expect(
-                error?.providerError?.error == "invalid_profile" || reasked?.previousError?.contains("givenName") == true,
+                error?.providerError?.error == .invalidProfile || reasked?.previousError?.contains("givenName") == true,
                 "the provider must refuse the profile: \(String(describing: error)), steps \(asked.values.map { "\($0.name) \($0.previousError ?? "")" })"
             )
             let (_, outbox) = try await provider.admin("GET", "admin/outbox")

@@ -416,7 +416,7 @@ struct HostileInputSuite {
 
     static let flows: [Attack] = [
         Attack("provider text with terminal escapes and bidi overrides is neutralised", "providerError") { context in
-            let error = ProviderConversation.providerError(status: 400, answer: ErrorResponse(error: "bad", description: "\u{1B}[2J\u{202E}evil"))
+            let error = ProviderConversation.providerError(status: 400, answer: ErrorResponse(error: ErrorCode(rawValue: "bad"), description: "\u{1B}[2J\u{202E}evil"))
             #expect(!error.reason.contains("\u{1B}") && !error.reason.contains("\u{202E}"))
             throw error
         },

@@ -145,7 +145,7 @@ struct TokenCacheTests {
             let logout = try await embedded.logout(issuer: provider.issuer)
             #expect(logout.forgotten == 1 && logout.revocationFailures.isEmpty)
             let refused = await #expect(throws: LatchkeyError.self) { try await embedded.refresh(bound) }
-            #expect(refused?.providerError?.error == "invalid_grant", "revoked at the provider")
+            #expect(refused?.providerError?.error == .invalidGrant, "revoked at the provider")
             let after = try await Self.valid(embedded, provider)
             let countAfterLogout = try await Self.signCount(embedded)
             #expect(after.accessToken != bound.accessToken && countAfterLogout == 3)

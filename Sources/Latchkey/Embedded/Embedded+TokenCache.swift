@@ -61,7 +61,7 @@ extension Embedded {
                             )
                             await keep(tokens, scopes: nil, credential: cached.credential, flow: flow)
                             return tokens
-                        } catch let error as OAuthError where error.providerError?.error == "invalid_grant" {
+                        } catch let error as OAuthError where error.providerError?.error == .invalidGrant {
                             flow.logger.debug("cached refresh token refused; signing in", metadata: ["provider": .string(provider.issuer)])
                             forget(credential: cached.credential) {
                                 $0.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: [])

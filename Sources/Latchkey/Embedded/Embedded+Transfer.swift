@@ -51,7 +51,7 @@ extension Embedded {
             let redeemed: ProviderConversation.Reply
             do {
                 redeemed = try await conversation.post(provider.url(ProtocolPath.transferRedemption), ImportExchange.Redeem(code: transferCode.displayed))
-            } catch let error as LatchkeyError where error.providerError?.error == ErrorCode.invalidCode.rawValue {
+            } catch let error as LatchkeyError where error.providerError?.error == .invalidCode {
                 throw LatchkeyError(
                     code: .invalidTransferCode,
                     reason: "the provider refused the code (\(error.providerError?.errorDescription ?? "invalid code")); use the code the other device shows now",

@@ -117,7 +117,7 @@ struct ProviderConversation: Sendable {
     static func providerError(status: Int, answer: ErrorResponse?) -> LatchkeyError {
         let code = answer?.error.map { ErrorCode(rawValue: $0.rawValue.displaySafe(maximumLength: 64)) }
         let description = answer?.errorDescription.map { $0.displaySafe(maximumLength: 512) }
-        let providerError = code.map { OAuthError.ProviderError(error: $0.rawValue, errorDescription: description) }
+        let providerError = code.map { OAuthError.ProviderError(error: $0, description: description) }
         let said = description ?? code?.rawValue ?? "HTTP \(status)"
         switch code {
         case .credentialRevoked?:
@@ -197,7 +197,7 @@ struct ProviderConversation: Sendable {
             flow.emit(.stepAnswered(step.name))
             do {
                 return try await post(submit, StepSubmission(submitted))
-            } catch let error as LatchkeyError where error.providerError?.error == ErrorCode.invalidCode.rawValue {
+            } catch let error as LatchkeyError where error.providerError?.error == .invalidCode {
                 guard step.attempt < Self.maximumAttempts else { throw error }
                 step.attempt += 1
                 step.previousError = error.providerError?.errorDescription ?? "the answer was refused"

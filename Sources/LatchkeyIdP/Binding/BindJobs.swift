@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// Binding a credential from a bind URL (docs/PROTOCOL.md section 2), with the policy
 /// steps a job may ask for first (section 4): accept the terms, then a code e-mailed to
@@ -30,7 +31,7 @@ struct BindJobs: Sendable {
         guard try await identities.identity(identityID, in: transaction) != nil else { throw ProviderError.notFound("no such identity") }
         if let postBindingRedirectURI {
             guard postBindingRedirectURI.utf8.count <= 2048, let url = URL(string: postBindingRedirectURI), url.scheme != nil else {
-                throw ProviderError.badRequest("invalid_request", "postBindingRedirectURI must be an absolute URL of at most 2048 bytes")
+                throw ProviderError.badRequest(.invalidRequest, "postBindingRedirectURI must be an absolute URL of at most 2048 bytes")
             }
         }
         let token = try ProviderContext.randomToken()
@@ -42,7 +43,7 @@ struct BindJobs: Sendable {
                 \(postBindingRedirectURI), \(requireEmailCode || configuration.requireEmailCodeForBinding))
             """)
         guard let url = URL(string: context.url("v1/bind/\(id)", token: token)) else {
-            throw ProviderError(status: 500, error: "server_error", description: "cannot build the bind URL")
+            throw ProviderError(status: 500, error: .serverError, description: "cannot build the bind URL")
         }
         return url
     }
@@ -53,8 +54,8 @@ struct BindJobs: Sendable {
         else {
             throw ProviderError.notFound("unknown bind job or wrong token")
         }
-        guard !job.used else { throw ProviderError.badRequest("invalid_grant", "this bind job was already used") }
-        guard job.expiresAt > now else { throw ProviderError.badRequest("invalid_grant", "this bind job has expired") }
+        guard !job.used else { throw ProviderError.badRequest(.invalidGrant, "this bind job was already used") }
+        guard job.expiresAt > now else { throw ProviderError.badRequest(.invalidGrant, "this bind job has expired") }
         return job
     }
 
@@ -98,12 +99,12 @@ struct BindJobs: Sendable {
             let job = try await self.liveJob(id, token: token, now: now, in: transaction)
             guard let expected = job.emailCodeHash else { return .accepted(try await self.answer(job, now: now, in: transaction)) }
             guard job.failedCodeAttempts < maximum else {
-                return .refused(.badRequest("invalid_grant", "too many wrong codes; ask for a new bind link"))
+                return .refused(.badRequest(.invalidGrant, "too many wrong codes; ask for a new bind link"))
             }
             guard ConstantTime.isEqual(try ProviderContext.hash(code.trimmingCharacters(in: .whitespaces)), expected) else {
                 try await transaction.execute("UPDATE bind_jobs SET failed_code_attempts = failed_code_attempts + 1 WHERE id = \(id)")
                 let left = maximum - job.failedCodeAttempts - 1
-                return .refused(.badRequest("invalid_code", left > 0 ? "wrong code, \(left) attempts left" : "wrong code; this bind link is no longer usable"))
+                return .refused(.badRequest(.invalidCode, left > 0 ? "wrong code, \(left) attempts left" : "wrong code; this bind link is no longer usable"))
             }
             try await transaction.execute("UPDATE bind_jobs SET code_verified = 1 WHERE id = \(id)")
             var verified = job
@@ -114,7 +115,7 @@ struct BindJobs: Sendable {
 
     /// Records that the user accepted the terms of service.
     func acceptTerms(job id: String, token: String, accepted: Bool, now: Date = Date()) async throws -> Answer {
-        guard accepted else { throw ProviderError.badRequest("access_denied", "the terms were not accepted") }
+        guard accepted else { throw ProviderError.badRequest(.accessDenied, "the terms were not accepted") }
         return try await context.database.transaction { transaction in
             var job = try await self.liveJob(id, token: token, now: now, in: transaction)
             try await transaction.execute("UPDATE bind_jobs SET terms_accepted = 1 WHERE id = \(id)")
@@ -130,19 +131,19 @@ struct BindJobs: Sendable {
             try await self.liveJob(id, token: token, now: now, in: transaction)
         }
         guard configuration.termsOfService == nil || job.termsAccepted else {
-            throw ProviderError.badRequest("invalid_request", "accept the terms first")
+            throw ProviderError.badRequest(.invalidRequest, "accept the terms first")
         }
         guard !job.requireEmailCode || job.codeVerified else {
-            throw ProviderError.badRequest("invalid_request", "verify the e-mailed code first")
+            throw ProviderError.badRequest(.invalidRequest, "verify the e-mailed code first")
         }
         guard let challenge = job.challenge else {
-            throw ProviderError.badRequest("invalid_request", "fetch the bind job before submitting")
+            throw ProviderError.badRequest(.invalidRequest, "fetch the bind job before submitting")
         }
         let record: RelyingParty.RegisteredCredential
         do {
             record = try context.relyingParty.verifyRegistration(response, challenge: challenge)
         } catch let error as WebAuthnError {
-            throw ProviderError.badRequest("invalid_registration", error.reason)
+            throw ProviderError.badRequest(.invalidRegistration, error.reason)
         }
         let credential = StoredCredential(identityID: job.identityID, record: record, createdAt: now)
         try await context.database.transaction { transaction in
@@ -150,7 +151,7 @@ struct BindJobs: Sendable {
             guard try await transaction.first("""
                 UPDATE bind_jobs SET used = 1 WHERE id = \(id) AND used = 0 AND challenge = \(challenge) AND expires_at > \(now) RETURNING id
                 """) != nil else {
-                throw ProviderError.badRequest("invalid_grant", "this bind job was already used or has changed")
+                throw ProviderError.badRequest(.invalidGrant, "this bind job was already used or has changed")
             }
             try await self.credentials.register(record, identityID: job.identityID, now: now, in: transaction)
             if job.kind == .recovery {

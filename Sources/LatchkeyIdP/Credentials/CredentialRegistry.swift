@@ -25,7 +25,7 @@ struct CredentialRegistry: Sendable {
     /// is refused (WebAuthn §7.1 step 26).
     func register(_ record: RelyingParty.RegisteredCredential, identityID: String, now: Date = Date(), in transaction: any SQLTransaction) async throws {
         if try await transaction.first("SELECT 1 FROM credentials WHERE id = \(record.id)") != nil {
-            throw ProviderError.badRequest("invalid_registration", "credential already registered")
+            throw ProviderError.badRequest(.invalidRegistration, "credential already registered")
         }
         do {
             try await transaction.execute("""
@@ -36,7 +36,7 @@ struct CredentialRegistry: Sendable {
                     \(record.transports.joined(separator: ",")), \(now))
                 """)
         } catch let error as StoreError where error.code == .duplicate {
-            throw ProviderError.badRequest("invalid_registration", "credential already registered")
+            throw ProviderError.badRequest(.invalidRegistration, "credential already registered")
         }
     }
 
@@ -44,10 +44,10 @@ struct CredentialRegistry: Sendable {
     /// transaction (signature checks do not hold the store).
     func signer(_ id: Data, in transaction: any SQLTransaction) async throws -> StoredCredential {
         guard let credential = try await credential(id, in: transaction) else {
-            throw ProviderError.badRequest("invalid_credential", "unknown credential")
+            throw ProviderError.badRequest(.invalidCredential, "unknown credential")
         }
         guard !credential.revoked else {
-            throw ProviderError.badRequest("credential_revoked", "this credential was revoked; bind a new one")
+            throw ProviderError.badRequest(.credentialRevoked, "this credential was revoked; bind a new one")
         }
         return credential
     }
@@ -62,7 +62,7 @@ struct CredentialRegistry: Sendable {
             RETURNING id
             """)
         guard updated != nil else {
-            throw ProviderError.badRequest("invalid_assertion", "the credential was used or revoked meanwhile; sign in again")
+            throw ProviderError.badRequest(.invalidAssertion, "the credential was used or revoked meanwhile; sign in again")
         }
     }
 
@@ -96,15 +96,15 @@ extension ProviderContext {
         let owner = Data(credential.identityID.utf8)
         if let handle = response.response.userHandle?.data {
             guard handle == owner else {
-                throw ProviderError.badRequest("invalid_assertion", "the assertion's userHandle names another user than the credential's")
+                throw ProviderError.badRequest(.invalidAssertion, "the assertion's userHandle names another user than the credential's")
             }
         } else if allowed.isEmpty {
-            throw ProviderError.badRequest("invalid_assertion", "userHandle is required when the options listed no credentials")
+            throw ProviderError.badRequest(.invalidAssertion, "userHandle is required when the options listed no credentials")
         }
         do {
             return try relyingParty.verifyAuthentication(response, challenge: challenge, credential: credential.record, allowedCredentialIDs: allowed).signCount
         } catch let error as WebAuthnError {
-            throw ProviderError.badRequest("invalid_assertion", error.reason)
+            throw ProviderError.badRequest(.invalidAssertion, error.reason)
         }
     }
 }

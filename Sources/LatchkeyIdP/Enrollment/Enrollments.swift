@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// Self-service sign-up and account recovery, passwordless (docs/PROTOCOL.md section 6):
 /// a code to an e-mail address (the outbox), then a bind job. Neither flow tells whether
@@ -22,7 +23,7 @@ struct Enrollments: Sendable {
     /// recovery (docs/SECURITY.md, "Limits").
     private func begin(_ kind: Enrollment.Kind, username: String, clientKey: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<(Enrollment, String)> {
         guard try await AttemptCounters.increment("enrollment-address|" + clientKey, now: now, in: transaction) <= configuration.maximumEnrollmentStartsPerAddress else {
-            return .refused(ProviderError(status: 429, error: "slow_down", description: "too many sign-ups or recoveries from this address; try again later"))
+            return .refused(ProviderError(status: 429, error: .slowDown, description: "too many sign-ups or recoveries from this address; try again later"))
         }
         let token = try ProviderContext.randomToken()
         let enrollment = Enrollment(
@@ -49,7 +50,7 @@ struct Enrollments: Sendable {
     private func check(_ enrollment: Enrollment, _ typed: String, clientKey: String, now: Date, in transaction: any SQLTransaction) async throws -> ProviderError? {
         let addressKey = "code-address|" + clientKey
         guard try await AttemptCounters.count(addressKey, now: now, in: transaction) < configuration.maximumCodeFailuresPerAddress else {
-            return ProviderError(status: 429, error: "slow_down", description: "too many wrong codes from this address; try again later")
+            return ProviderError(status: 429, error: .slowDown, description: "too many wrong codes from this address; try again later")
         }
         let target = enrollment.codeTarget ?? ""
         let form = MailedCode.form(of: typed)
@@ -60,7 +61,7 @@ struct Enrollments: Sendable {
             let today = try await AttemptCounters.count(dailyKey, window: AttemptCounters.day, now: now, in: transaction)
             guard recent < configuration.maximumCodeFailuresPerAccount, today < configuration.maximumCodeFailuresPerAccountPerDay else {
                 return ProviderError(
-                    status: 429, error: "slow_down",
+                    status: 429, error: .slowDown,
                     description: "too many wrong codes were tried for this account; enter the long code from the e-mail instead"
                 )
             }
@@ -78,10 +79,10 @@ struct Enrollments: Sendable {
         let left = configuration.maximumCodeAttempts - enrollment.failedAttempts - 1
         if left <= 0 {
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(enrollment.id)")
-            return .badRequest("invalid_code", "wrong code; too many wrong codes, so start again")
+            return .badRequest(.invalidCode, "wrong code; too many wrong codes, so start again")
         }
         try await transaction.execute("UPDATE enrollments SET failed_attempts = failed_attempts + 1 WHERE id = \(enrollment.id)")
-        return .badRequest("invalid_code", "wrong code (or an expired one), \(left) attempts left")
+        return .badRequest(.invalidCode, "wrong code (or an expired one), \(left) attempts left")
     }
 
     /// The mail that carries `code`: both forms, and what each is for.
@@ -99,7 +100,7 @@ struct Enrollments: Sendable {
     /// Starts a sign-up: the answer is always the `enroll-profile` step.
     func startSignUp(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
         guard configuration.selfRegistration else {
-            throw ProviderError(status: 403, error: "access_denied", description: "this provider does not allow self-registration")
+            throw ProviderError(status: 403, error: .accessDenied, description: "this provider does not allow self-registration")
         }
         let name = try Username.validated(username)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in
@@ -136,7 +137,7 @@ struct Enrollments: Sendable {
         let given = profile
         try await context.database.transaction { transaction in
             var enrollment = try await self.enrollment(id, token: token, kind: .signUp, now: now, in: transaction)
-            guard enrollment.profile == nil else { throw ProviderError.badRequest("invalid_request", "the profile was already given") }
+            guard enrollment.profile == nil else { throw ProviderError.badRequest(.invalidRequest, "the profile was already given") }
             enrollment.profile = given
             try await enrollment.save(in: transaction)
             let target = enrollment.codeTarget ?? ""
@@ -163,7 +164,7 @@ struct Enrollments: Sendable {
     func signUpCode(_ id: String, token: String, code: String, clientKey: String, now: Date = Date()) async throws -> URL {
         try await context.database.transaction { transaction -> Verdict<URL> in
             let enrollment = try await self.enrollment(id, token: token, kind: .signUp, now: now, in: transaction)
-            guard let profile = enrollment.profile else { return .refused(.badRequest("invalid_request", "give the profile first")) }
+            guard let profile = enrollment.profile else { return .refused(.badRequest(.invalidRequest, "give the profile first")) }
             if let refusal = try await self.check(enrollment, code, clientKey: clientKey, now: now, in: transaction) { return .refused(refusal) }
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(id)")
             let displayName = [profile[Step.Field.Name.givenName.rawValue], profile[Step.Field.Name.familyName.rawValue]].compactMap { $0 }.joined(separator: " ")
@@ -183,7 +184,7 @@ struct Enrollments: Sendable {
     /// mailbox nor takes anything from them.
     func startRecovery(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
         guard configuration.recovery else {
-            throw ProviderError(status: 403, error: "access_denied", description: "this provider does not offer account recovery")
+            throw ProviderError(status: 403, error: .accessDenied, description: "this provider does not offer account recovery")
         }
         let name = try Username.validated(username)
         let code = try MailedCode.generate()
@@ -219,7 +220,7 @@ struct Enrollments: Sendable {
             let enrollment = try await self.enrollment(id, token: token, kind: .recovery, now: now, in: transaction)
             if let refusal = try await self.check(enrollment, code, clientKey: clientKey, now: now, in: transaction) { return .refused(refusal) }
             try await transaction.execute("DELETE FROM enrollments WHERE id = \(id)")
-            guard let identityID = enrollment.identityID else { return .refused(.badRequest("invalid_code", "wrong code")) }
+            guard let identityID = enrollment.identityID else { return .refused(.badRequest(.invalidCode, "wrong code")) }
             return .accepted(try await self.bindJobs.create(identityID: identityID, kind: .recovery, lifetime: self.configuration.enrollmentCodeLifetime, now: now, in: transaction))
         }.get()
     }

@@ -83,7 +83,7 @@ struct GrantLedger: Sendable {
             WHERE c.code_hash = \(hash)
             """), try row.text(2) == clientID
         else {
-            return .refused(.badRequest("invalid_grant", "unknown authorization code"))
+            return .refused(.badRequest(.invalidGrant, "unknown authorization code"))
         }
         let grant = CodeGrant(
             familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
@@ -92,19 +92,19 @@ struct GrantLedger: Sendable {
         )
         if try row.bool(9) {
             try await revokeFamily(grant.familyID, now: now, in: transaction)
-            return .refused(.badRequest("invalid_grant", "authorization code already used; the tokens issued for it are revoked"))
+            return .refused(.badRequest(.invalidGrant, "authorization code already used; the tokens issued for it are revoked"))
         }
         guard try row.optionalInt(10) == nil else {
-            return .refused(.badRequest("invalid_grant", "this grant was revoked"))
+            return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
         }
         guard try row.date(8) > now else {
-            return .refused(.badRequest("invalid_grant", "authorization code expired"))
+            return .refused(.badRequest(.invalidGrant, "authorization code expired"))
         }
         guard redirectURI == grant.redirectURI else {
-            return .refused(.badRequest("invalid_grant", "redirect_uri differs from the authorization request"))
+            return .refused(.badRequest(.invalidGrant, "redirect_uri differs from the authorization request"))
         }
         guard let verifier, (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {
-            return .refused(.badRequest("invalid_grant", "PKCE verification failed"))
+            return .refused(.badRequest(.invalidGrant, "PKCE verification failed"))
         }
         try await transaction.execute("UPDATE authorization_codes SET used = 1 WHERE code_hash = \(hash)")
         return .accepted(grant)
@@ -123,21 +123,21 @@ struct GrantLedger: Sendable {
             WHERE t.hash = \(hash) AND t.kind = 'refresh'
             """), try row.text(2) == clientID
         else {
-            return .refused(.badRequest("invalid_grant", "unknown refresh token"))
+            return .refused(.badRequest(.invalidGrant, "unknown refresh token"))
         }
         let grant = TokenGrant(
             familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
             authTime: try row.date(4), familyExpiresAt: try row.date(5), dpopJKT: try row.optionalText(9)
         )
         guard try row.optionalInt(8) == nil else {
-            return .refused(.badRequest("invalid_grant", "this grant was revoked"))
+            return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
         }
         if try row.optionalInt(7) != nil {
             try await revokeFamily(grant.familyID, now: now, in: transaction)
-            return .refused(.badRequest("invalid_grant", "refresh token already used; every token of this grant is revoked"))
+            return .refused(.badRequest(.invalidGrant, "refresh token already used; every token of this grant is revoked"))
         }
         guard try row.date(6) > now, grant.familyExpiresAt > now else {
-            return .refused(.badRequest("invalid_grant", "refresh token expired; sign in again"))
+            return .refused(.badRequest(.invalidGrant, "refresh token expired; sign in again"))
         }
         try await transaction.execute("UPDATE tokens SET rotated_at = \(now) WHERE hash = \(hash)")
         return .accepted(grant)

@@ -29,7 +29,7 @@ struct TokenEndpoint: Sendable {
         }
         switch form["grant_type"] {
         case "authorization_code":
-            guard let code = form["code"], code.utf8.count <= 256 else { throw ProviderError.badRequest("invalid_grant", "unknown authorization code") }
+            guard let code = form["code"], code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
             let redirectURI = form["redirect_uri"]
             let verifier = form["code_verifier"]
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
@@ -39,7 +39,7 @@ struct TokenEndpoint: Sendable {
                 case .accepted(let accepted): grant = accepted
                 }
                 guard let familyExpiry = try await transaction.first("SELECT expires_at FROM grant_families WHERE id = \(grant.familyID)")?.date(0) else {
-                    return .refused(.badRequest("invalid_grant", "this grant was revoked"))
+                    return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
                 }
                 // Thrown, not refused: the transaction rolls back and the code stays usable
                 // by the client that holds the key.
@@ -51,7 +51,7 @@ struct TokenEndpoint: Sendable {
             return try await response(issued, clientID: client.id, now: now)
         case "refresh_token":
             // Checked before it is spent, so another client cannot burn someone's token.
-            guard let token = form["refresh_token"], token.utf8.count <= 256 else { throw ProviderError.badRequest("invalid_grant", "unknown refresh token") }
+            guard let token = form["refresh_token"], token.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown refresh token") }
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.TokenGrant
                 switch try await self.grants.rotateRefreshToken(token, clientID: client.id, now: now, in: transaction) {
@@ -64,7 +64,7 @@ struct TokenEndpoint: Sendable {
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         default:
-            throw ProviderError.badRequest("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+            throw ProviderError.badRequest(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token")
         }
     }
 

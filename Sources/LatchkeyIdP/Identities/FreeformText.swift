@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// Text a person types that others will read: profile names and device names. Close to
 /// the PRECIS FreeformClass (RFC 8264 §4.3) with its bidi concerns (§12.2 and RFC 5893):
@@ -17,17 +18,17 @@ enum FreeformText {
     static func validated(_ raw: String, field: String, maximumScalars: Int) throws(ProviderError) -> String {
         let text = raw.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.unicodeScalars.count <= maximumScalars else {
-            throw ProviderError.badRequest("invalid_request", "\(field) is longer than \(maximumScalars) characters")
+            throw ProviderError.badRequest(.invalidRequest, "\(field) is longer than \(maximumScalars) characters")
         }
         var run = 0
         for scalar in text.unicodeScalars {
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned:
-                throw ProviderError.badRequest("invalid_request", "\(field) holds a control, format or unassigned character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
+                throw ProviderError.badRequest(.invalidRequest, "\(field) holds a control, format or unassigned character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
             case .nonspacingMark, .enclosingMark, .spacingMark:
                 run += 1
                 guard run <= maximumCombiningRun else {
-                    throw ProviderError.badRequest("invalid_request", "\(field) stacks more than \(maximumCombiningRun) combining marks on one character")
+                    throw ProviderError.badRequest(.invalidRequest, "\(field) stacks more than \(maximumCombiningRun) combining marks on one character")
                 }
             default:
                 run = 0

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// Identities and their names (docs/ARCHITECTURE.md, "The provider"). Names are unique
 /// by ``Username/key(_:)`` and by look-alike ``Username/skeleton(_:)``, both enforced by
@@ -10,12 +11,12 @@ struct IdentityDirectory: Sendable {
         let name = try Username.validated(username)
         if let email {
             guard email.utf8.count <= 254, !email.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw ProviderError.badRequest("invalid_request", "email must be at most 254 printable characters")
+                throw ProviderError.badRequest(.invalidRequest, "email must be at most 254 printable characters")
             }
         }
         let display = displayName ?? name
         guard display.utf8.count <= 256, !display.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ProviderError.badRequest("invalid_request", "displayName must be at most 256 printable characters")
+            throw ProviderError.badRequest(.invalidRequest, "displayName must be at most 256 printable characters")
         }
         guard try await !isTaken(username, in: transaction) else { throw Self.taken }
         let identity = Identity(id: UUID().uuidString.lowercased(), username: name, email: email, displayName: display, createdAt: now)
@@ -30,7 +31,7 @@ struct IdentityDirectory: Sendable {
         return identity
     }
 
-    static let taken = ProviderError(status: 409, error: "conflict", description: "username already exists, or one that looks the same")
+    static let taken = ProviderError(status: 409, error: .conflict, description: "username already exists, or one that looks the same")
 
     /// Whether `name` (as typed, or as stored), or a name that looks the same, is taken.
     func isTaken(_ name: String, in transaction: any SQLTransaction) async throws -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// How the provider accepts, compares and keeps usernames apart, so one user cannot pose
 /// as another with a name that looks the same (docs/SECURITY.md, "Usernames").
@@ -20,19 +21,19 @@ enum Username {
     static func validated(_ raw: String) throws(ProviderError) -> String {
         let name = raw.trimmingCharacters(in: .whitespaces).precomposedStringWithCompatibilityMapping
         guard !name.isEmpty, name.utf8.count <= 256 else {
-            throw ProviderError.badRequest("invalid_request", "username must be 1-256 bytes")
+            throw ProviderError.badRequest(.invalidRequest, "username must be 1-256 bytes")
         }
         for scalar in name.unicodeScalars {
             switch scalar.properties.generalCategory {
             case .control, .format, .unassigned, .privateUse, .surrogate, .lineSeparator, .paragraphSeparator, .spaceSeparator:
-                throw ProviderError.badRequest("invalid_request", "username may not contain spaces, control, format or unassigned characters")
+                throw ProviderError.badRequest(.invalidRequest, "username may not contain spaces, control, format or unassigned characters")
             default:
                 continue
             }
         }
         guard UnicodeScripts.isHighlyRestrictive(name) else {
             let scripts = UnicodeScripts.scriptCodes(name).joined(separator: ", ")
-            throw ProviderError.badRequest("invalid_request", "username mixes scripts (\(scripts)); use one, or Latin with Han and Kana, Bopomofo or Hangul")
+            throw ProviderError.badRequest(.invalidRequest, "username mixes scripts (\(scripts)); use one, or Latin with Han and Kana, Bopomofo or Hangul")
         }
         return name
     }

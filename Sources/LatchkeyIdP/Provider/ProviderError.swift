@@ -1,4 +1,5 @@
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// An error the provider answers with: an HTTP status and an OAuth-style error object
 /// (`{"error", "error_description"}`, RFC 6749 §5.2). Descriptions never carry secrets.

@@ -3,6 +3,7 @@ import Hummingbird
 import LatchkeyCrypto
 import LatchkeyProtocol
 import Logging
+import LatchkeyOAuth
 
 /// The admin bearer token check (docs/SECURITY.md, "The provider's store"): compared in
 /// constant time, and failures throttled per client address (an IPv6 /64), so the token

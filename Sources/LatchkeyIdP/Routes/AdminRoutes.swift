@@ -4,6 +4,7 @@ import Logging
 import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import LatchkeyOAuth
 
 /// The admin API, behind a bearer token compared in constant time (docs/PROTOCOL.md,
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import LatchkeyOAuth
 
 /// `/authorize` (RFC 6749 §4.1.1, PKCE S256 required) and the authenticate endpoint that
 /// replaces a login page: request options out, an assertion in, a redirect with code,

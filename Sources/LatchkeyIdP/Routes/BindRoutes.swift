@@ -4,6 +4,7 @@ import Logging
 import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyWebAuthn
+import LatchkeyOAuth
 
 /// Binding a credential from a bind URL (docs/PROTOCOL.md section 2).
 enum BindRoutes {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// Self-service sign-up and account recovery (docs/PROTOCOL.md section 6): steps first
 /// (`enroll-profile`, `verify-code`), then a bind URL the client follows as in section 2.

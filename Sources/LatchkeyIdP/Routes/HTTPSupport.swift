@@ -58,7 +58,7 @@ enum HTTPSupport {
         do {
             return try await body.collect(upTo: maximumBodySize)
         } catch {
-            throw ProviderError(status: 413, error: "invalid_request", description: "request body over \(maximumBodySize) bytes")
+            throw ProviderError(status: 413, error: .invalidRequest, description: "request body over \(maximumBodySize) bytes")
         }
     }
 
@@ -194,7 +194,7 @@ struct RequestBodyMiddleware: RouterMiddleware {
             defer { group.cancelAll() }
             guard let first = try await group.next(), let buffer = first else {
                 context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
-                throw ProviderError(status: 408, error: "invalid_request", description: "the request body did not arrive within \(timeout)")
+                throw ProviderError(status: 408, error: .invalidRequest, description: "the request body did not arrive within \(timeout)")
             }
             return buffer
         }

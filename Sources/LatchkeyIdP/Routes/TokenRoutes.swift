@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LatchkeyProtocol
 import Logging
+import LatchkeyOAuth
 
 /// The token endpoint (RFC 6749 §3.2), userinfo (OIDC Core §5.3) and revocation (RFC 7009).
 enum TokenRoutes {

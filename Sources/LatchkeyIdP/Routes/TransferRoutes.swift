@@ -4,6 +4,7 @@ import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
+import LatchkeyOAuth
 
 /// Device linking by code (docs/PROTOCOL.md section 5). The exporter's and the importer's
 /// calls carry their own random token (`?token=`), which the provider keeps hashed.

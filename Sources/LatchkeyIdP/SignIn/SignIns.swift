@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// `/authorize` and the authenticate endpoint behind it (RFC 6749 §4.1, PKCE S256 as RFC
 /// 7636 requires of public clients, RFC 9207's `iss`; docs/PROTOCOL.md section 3).
@@ -50,27 +51,27 @@ struct SignIns: Sendable {
     /// until an assertion completes it.
     func start(_ parameters: [String: String], now: Date = Date()) async throws -> String {
         guard let client = context.client(parameters["client_id"]) else {
-            throw ProviderError.badRequest("invalid_client", "unknown client_id")
+            throw ProviderError.badRequest(.invalidClient, "unknown client_id")
         }
         guard let redirectURI = parameters["redirect_uri"], redirectURI.utf8.count <= 2048, Self.redirectMatches(redirectURI, client) else {
-            throw ProviderError.badRequest("invalid_request", "redirect_uri is not registered for this client")
+            throw ProviderError.badRequest(.invalidRequest, "redirect_uri is not registered for this client")
         }
         guard parameters["response_type"] == "code" else {
-            throw ProviderError.badRequest("unsupported_response_type", "only response_type=code is supported")
+            throw ProviderError.badRequest(.unsupportedResponseType, "only response_type=code is supported")
         }
         guard parameters["code_challenge_method"] == "S256", let challenge = parameters["code_challenge"] else {
-            throw ProviderError.badRequest("invalid_request", "PKCE with code_challenge_method=S256 is required")
+            throw ProviderError.badRequest(.invalidRequest, "PKCE with code_challenge_method=S256 is required")
         }
         // RFC 7636 §4.2: BASE64URL(SHA-256(verifier)), 43 characters that decode to 32 bytes.
         guard challenge.utf8.count == 43, (try? Base64URL.decode(challenge))?.count == 32 else {
-            throw ProviderError.badRequest("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the verifier")
+            throw ProviderError.badRequest(.invalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the verifier")
         }
         for name in ["state", "nonce", "scope"] where (parameters[name]?.utf8.count ?? 0) > 1024 {
-            throw ProviderError.badRequest("invalid_request", "\(name) is over 1024 bytes")
+            throw ProviderError.badRequest(.invalidRequest, "\(name) is over 1024 bytes")
         }
         // RFC 9449 §10: a SHA-256 JWK thumbprint, 43 base64url characters.
         if let jkt = parameters["dpop_jkt"], jkt.utf8.count != 43 || (try? Base64URL.decode(jkt))?.count != 32 {
-            throw ProviderError.badRequest("invalid_request", "dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key")
+            throw ProviderError.badRequest(.invalidRequest, "dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key")
         }
         let tickets = try context.tickets
         var allowed: [Data] = []
@@ -150,7 +151,7 @@ struct SignIns: Sendable {
         // (WHATWG URL §5.1) would take it for a space.
         let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         components?.percentEncodedQuery = query
-        guard let redirect = components?.url else { throw ProviderError(status: 500, error: "server_error", description: "cannot build the redirect") }
+        guard let redirect = components?.url else { throw ProviderError(status: 500, error: .serverError, description: "cannot build the redirect") }
         return redirect
     }
 }

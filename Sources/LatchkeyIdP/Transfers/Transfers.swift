@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyWebAuthn
 import LatchkeyProtocol
+import LatchkeyOAuth
 
 /// Device linking (docs/PROTOCOL.md section 5): moving a credential to another host with
 /// a short code, with no private key ever leaving a host. The exporter proves possession
@@ -36,7 +37,7 @@ struct Transfers: Sendable {
     /// Starts a transfer of `credentialID`'s identity: the transfer id, the sealed opening
     /// ticket, and request options to prove possession. Nothing is stored yet.
     func begin(credentialID: Data, now: Date = Date()) async throws -> (id: String, ticket: String, options: PublicKeyCredentialRequestOptionsJSON) {
-        guard credentialID.count <= 1023 else { throw ProviderError.badRequest("invalid_credential", "unknown credential") }
+        guard credentialID.count <= 1023 else { throw ProviderError.badRequest(.invalidCredential, "unknown credential") }
         let tickets = try context.tickets
         // An unknown or revoked credential is told apart here as before: its ID was needed
         // to get this far, and the answer reveals nothing the ID's holder does not know.
@@ -61,7 +62,7 @@ struct Transfers: Sendable {
             throw ProviderError.notFound("unknown, opened or expired transfer")
         }
         guard response.rawId.data == opening.credentialID else {
-            throw ProviderError.badRequest("invalid_assertion", "the assertion is not by the credential that started the transfer")
+            throw ProviderError.badRequest(.invalidAssertion, "the assertion is not by the credential that started the transfer")
         }
         let credential = try await context.database.transaction { try await self.credentials.signer(opening.credentialID, in: $0) }
         let signCount = try context.verify(response, by: credential, challenge: opening.challenge, allowed: [opening.credentialID])
@@ -76,7 +77,7 @@ struct Transfers: Sendable {
                 SELECT count(*) FROM transfers WHERE identity_id = \(credential.identityID) AND ended_at IS NULL AND expires_at > \(now)
                 """)?.int(0) ?? 0
             guard live < perIdentity else {
-                return .refused(ProviderError(status: 429, error: "slow_down", description: "this account has \(perIdentity) transfers going; finish or cancel one first"))
+                return .refused(ProviderError(status: 429, error: .slowDown, description: "this account has \(perIdentity) transfers going; finish or cancel one first"))
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             var transfer = Transfer(
@@ -97,7 +98,7 @@ struct Transfers: Sendable {
         var tries = 0
         while try await transaction.first("SELECT 1 FROM transfers WHERE code_prefix = \(prefix) AND id <> \(transfer.id)") != nil {
             tries += 1
-            guard tries < 64 else { throw ProviderError(status: 503, error: "temporarily_unavailable", description: "no free transfer code") }
+            guard tries < 64 else { throw ProviderError(status: 503, error: .temporarilyUnavailable, description: "no free transfer code") }
             prefix = try CrockfordBase32.randomSymbols(count: Transfer.prefixLength)
         }
         let secret = try CrockfordBase32.randomSymbols(count: Transfer.codeLength - Transfer.prefixLength)
@@ -156,20 +157,20 @@ struct Transfers: Sendable {
         let (transfer, credential) = try await context.database.transaction { transaction in
             let transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             guard transfer.state == .importRequested, transfer.pending != nil else {
-                throw ProviderError.badRequest("invalid_request", "no import is waiting for approval")
+                throw ProviderError.badRequest(.invalidRequest, "no import is waiting for approval")
             }
             guard response.rawId.data == transfer.exporterCredentialID else {
-                throw ProviderError.badRequest("invalid_assertion", "the approval is not by the exporting credential")
+                throw ProviderError.badRequest(.invalidAssertion, "the approval is not by the exporting credential")
             }
             return (transfer, try await self.credentials.signer(transfer.exporterCredentialID, in: transaction))
         }
-        guard let pending = transfer.pending else { throw ProviderError.badRequest("invalid_request", "no import is waiting for approval") }
+        guard let pending = transfer.pending else { throw ProviderError.badRequest(.invalidRequest, "no import is waiting for approval") }
         let signCount = try context.verify(response, by: credential, challenge: pending.approvalChallenge, allowed: [transfer.exporterCredentialID])
         try await context.database.transaction { transaction in
             guard var current = try await self.load(id, in: transaction), current.state == .importRequested,
                   current.pending?.approvalChallenge == pending.approvalChallenge
             else {
-                throw ProviderError.badRequest("invalid_request", "no import is waiting for approval")
+                throw ProviderError.badRequest(.invalidRequest, "no import is waiting for approval")
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             try await self.credentials.register(pending.record, identityID: current.identityID, now: now, in: transaction)
@@ -203,11 +204,11 @@ struct Transfers: Sendable {
         let challenge = try SecureRandom.bytes(count: 32)
         return try await context.database.transaction { transaction -> Verdict<(String, String, PublicKeyCredentialCreationOptionsJSON)> in
             guard try await AttemptCounters.count(counterKey, now: now, in: transaction) < maximumFailures else {
-                return .refused(ProviderError(status: 429, error: "slow_down", description: "too many wrong codes from this address; try again later"))
+                return .refused(ProviderError(status: 429, error: .slowDown, description: "too many wrong codes from this address; try again later"))
             }
             func failure(_ description: String) async throws -> Verdict<(String, String, PublicKeyCredentialCreationOptionsJSON)> {
                 _ = try await AttemptCounters.increment(counterKey, now: now, in: transaction)
-                return .refused(.badRequest("invalid_code", description))
+                return .refused(.badRequest(.invalidCode, description))
             }
             guard typed.utf8.count <= 64, let symbols = CrockfordBase32.normalise(typed), symbols.count == Transfer.codeLength else {
                 return try await failure("a transfer code is 9 symbols, like 7KQ-4M2-X9A")
@@ -250,19 +251,19 @@ struct Transfers: Sendable {
     func submitImport(_ id: String, token: String, registration: RegistrationResponseJSON, deviceName: String, now: Date = Date()) async throws {
         let name = try FreeformText.validated(deviceName, field: "the device name", maximumScalars: 64)
         guard !name.isEmpty else {
-            throw ProviderError.badRequest("invalid_request", "the device name must be 1 to 64 printable characters")
+            throw ProviderError.badRequest(.invalidRequest, "the device name must be 1 to 64 printable characters")
         }
         let transfer = try await context.database.transaction { transaction in
             try await self.transfer(id, token: token, side: \.importerTokenHash, now: now, in: transaction)
         }
         guard transfer.state == .redeemed, let challenge = transfer.registrationChallenge else {
-            throw ProviderError.badRequest("invalid_request", "this transfer does not expect a registration now")
+            throw ProviderError.badRequest(.invalidRequest, "this transfer does not expect a registration now")
         }
         let record: RelyingParty.RegisteredCredential
         do {
             record = try context.relyingParty.verifyRegistration(registration, challenge: challenge)
         } catch let error as WebAuthnError {
-            throw ProviderError.badRequest("invalid_registration", error.reason)
+            throw ProviderError.badRequest(.invalidRegistration, error.reason)
         }
         let jwk = try record.publicKey.verifyingKey.jwk
         let thumbprint = try jwk.thumbprint()
@@ -273,10 +274,10 @@ struct Transfers: Sendable {
         )
         try await context.database.transaction { transaction in
             guard var current = try await self.load(id, in: transaction), current.state == .redeemed, current.registrationChallenge == challenge else {
-                throw ProviderError.badRequest("invalid_request", "this transfer does not expect a registration now")
+                throw ProviderError.badRequest(.invalidRequest, "this transfer does not expect a registration now")
             }
             guard try await self.credentials.credential(record.id, in: transaction) == nil else {
-                throw ProviderError.badRequest("invalid_registration", "credential already registered")
+                throw ProviderError.badRequest(.invalidRegistration, "credential already registered")
             }
             current.pending = pending
             current.registrationChallenge = nil

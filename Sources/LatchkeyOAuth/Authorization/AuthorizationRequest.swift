@@ -87,7 +87,7 @@ public struct AuthorizationRequest: Sendable {
             throw OAuthError(
                 code: .authorizationError,
                 reason: "the provider refused the authorization request",
-                providerError: .init(error: error, errorDescription: parameters["error_description"], errorURI: parameters["error_uri"])
+                providerError: .init(error: OAuthErrorCode(rawValue: error), description: parameters["error_description"], uri: parameters["error_uri"])
             )
         }
         if let issuer = parameters["iss"] {

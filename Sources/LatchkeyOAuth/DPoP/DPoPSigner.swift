@@ -117,7 +117,7 @@ public final class DPoPSigner: Sendable {
             return challenge.lowercased().hasPrefix("dpop") && challenge.contains("use_dpop_nonce")
         }
         guard response.status == 400, let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: "error") else { return false }
-        return object["error"]?.stringValue == "use_dpop_nonce"
+        return object["error"]?.stringValue == OAuthErrorCode.useDPoPNonce.rawValue
     }
 
     private static func origin(_ url: URL) -> String {

@@ -274,7 +274,7 @@ public actor OAuthClient {
         return OAuthError(
             code: .tokenError,
             reason: "\(what) refused the request (HTTP \(response.status))",
-            providerError: .init(error: error, errorDescription: object["error_description"]?.stringValue, errorURI: object["error_uri"]?.stringValue)
+            providerError: .init(error: OAuthErrorCode(rawValue: error), description: object["error_description"]?.stringValue, uri: object["error_uri"]?.stringValue)
         )
     }
 }

@@ -28,22 +28,7 @@ public struct OAuthError: LatchkeyErrorTemplate, Sendable {
     package var details: String? { providerError.map { "\($0)" } }
 
     /// An error object from the provider (RFC 6749 §4.1.2.1, §5.2; RFC 7009 §2.2.1).
-    public struct ProviderError: Hashable, Sendable, CustomStringConvertible {
-        /// The `error` code, an open set (`invalid_grant`, `invalid_client`, ...).
-        public var error: String
-        public var errorDescription: String?
-        public var errorURI: String?
-
-        public init(error: String, errorDescription: String? = nil, errorURI: String? = nil) {
-            self.error = error
-            self.errorDescription = errorDescription
-            self.errorURI = errorURI
-        }
-
-        public var description: String {
-            error + (errorDescription.map { ": \($0)" } ?? "") + (errorURI.map { " (\($0))" } ?? "")
-        }
-    }
+    public typealias ProviderError = OAuthErrorResponse
 }
 
 extension OAuthError {
