@@ -184,15 +184,7 @@ struct TokenEndpoint: Sendable {
     // MARK: Documents
 
     func discovery() throws -> Data {
-        try Self.encode(DiscoveryDocument(
-            issuer: context.issuer.absoluteString,
-            authorizationEndpoint: context.url(ProtocolPath.authorization).absoluteString,
-            tokenEndpoint: context.url(ProtocolPath.token).absoluteString,
-            jwksURI: context.url(ProtocolPath.jwks).absoluteString,
-            userinfoEndpoint: context.url(ProtocolPath.userInfo).absoluteString,
-            revocationEndpoint: context.url(ProtocolPath.revocation).absoluteString,
-            introspectionEndpoint: context.url(ProtocolPath.introspection).absoluteString
-        ))
+        try Self.encode(DiscoveryDocument.metadata(context))
     }
 
     /// Every published key (``SigningKeys``), so tokens of a key being rotated in or out

@@ -59,7 +59,7 @@ struct SignIns: Sendable {
         guard parameters["response_type"] == "code" else {
             throw ProviderError.badRequest(.unsupportedResponseType, "only response_type=code is supported")
         }
-        guard parameters["code_challenge_method"] == "S256", let challenge = parameters["code_challenge"] else {
+        guard parameters["code_challenge_method"] == PKCE.challengeMethod, let challenge = parameters["code_challenge"] else {
             throw ProviderError.badRequest(.invalidRequest, "PKCE with code_challenge_method=S256 is required")
         }
         // RFC 7636 §4.2: BASE64URL(SHA-256(verifier)), 43 characters that decode to 32 bytes.

@@ -1,8 +1,11 @@
 public import Foundation
 
-/// An OpenID Provider's metadata (OpenID Connect Discovery 1.0 §3; RFC 8414 §2), the
-/// members Latchkey uses. Fetched from `<issuer>/.well-known/openid-configuration`; its
-/// `issuer` must equal the configured issuer exactly (Discovery §4.3), or it is refused.
+/// An OpenID Provider's metadata (OpenID Connect Discovery 1.0 §3; RFC 8414 §2; RFC 9207
+/// §3 for `authorization_response_iss_parameter_supported`; RFC 9449 §5.1 for
+/// `dpop_signing_alg_values_supported`): one type for the client that reads it and the
+/// reference provider that serves it. Fetched from
+/// `<issuer>/.well-known/openid-configuration`; its `issuer` must equal the configured
+/// issuer exactly (Discovery §4.3), or it is refused.
 public struct ProviderMetadata: Codable, Hashable, Sendable {
     public var issuer: String
     public var authorizationEndpoint: URL
@@ -10,9 +13,17 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     public var jwksURI: URL
     public var userinfoEndpoint: URL?
     public var revocationEndpoint: URL?
+    /// RFC 8414 §2 (RFC 7662).
+    public var introspectionEndpoint: URL?
+    public var scopesSupported: [String]?
+    public var responseTypesSupported: [String]?
+    public var grantTypesSupported: [String]?
+    public var subjectTypesSupported: [String]?
+    public var tokenEndpointAuthMethodsSupported: [String]?
     public var codeChallengeMethodsSupported: [String]?
     public var authorizationResponseIssParameterSupported: Bool?
     public var idTokenSigningAlgValuesSupported: [String]?
+    public var dpopSigningAlgValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -21,9 +32,16 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case jwksURI = "jwks_uri"
         case userinfoEndpoint = "userinfo_endpoint"
         case revocationEndpoint = "revocation_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
+        case scopesSupported = "scopes_supported"
+        case responseTypesSupported = "response_types_supported"
+        case grantTypesSupported = "grant_types_supported"
+        case subjectTypesSupported = "subject_types_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 
     public init(issuer: String, authorizationEndpoint: URL, tokenEndpoint: URL, jwksURI: URL) {

@@ -10,8 +10,10 @@ public struct PKCE: Hashable, Sendable {
     public let verifier: String
     /// `BASE64URL(SHA256(ASCII(verifier)))` (§4.2).
     public let challenge: String
-    /// Always `S256`.
-    public let method = "S256"
+    /// Always ``challengeMethod``.
+    public var method: String { Self.challengeMethod }
+    /// `S256`, the one `code_challenge_method` Latchkey sends and takes (RFC 7636 §4.3).
+    public static let challengeMethod = "S256"
 
     /// A fresh pair from 32 random bytes (§4.1 recommends 32 octets, base64url-encoded: 43 characters).
     public static func generate() throws -> PKCE {

@@ -82,7 +82,7 @@ public actor OAuthClient {
     /// A new authorization request with fresh state, nonce and PKCE pair.
     public func authorizationRequest(scopes: [String] = ["openid"], maxAge: TimeInterval? = nil, additionalParameters: [String: String] = [:]) async throws -> AuthorizationRequest {
         let metadata = try await metadata()
-        if let methods = metadata.codeChallengeMethodsSupported, !methods.contains("S256") {
+        if let methods = metadata.codeChallengeMethodsSupported, !methods.contains(PKCE.challengeMethod) {
             throw OAuthError(code: .endpointMissing, reason: "the provider does not support PKCE S256")
         }
         return try AuthorizationRequest(
