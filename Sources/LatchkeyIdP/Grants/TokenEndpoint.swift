@@ -113,7 +113,7 @@ struct TokenEndpoint: Sendable {
         )
         let idToken = try JWS.sign(payload: Self.encode(claims), with: key.key, keyID: key.kid, type: "JWT")
         return try Self.encode(TokenResponse(
-            accessToken: issued.tokens.access, tokenType: issued.dpopBound ? "DPoP" : "Bearer", expiresIn: Int(configuration.accessTokenLifetime),
+            accessToken: issued.tokens.access, tokenType: issued.dpopBound ? .dpop : .bearer, expiresIn: configuration.accessTokenLifetime,
             refreshToken: issued.tokens.refresh, idToken: idToken, scope: issued.scope
         ))
     }

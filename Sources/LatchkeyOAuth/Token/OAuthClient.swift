@@ -115,7 +115,7 @@ public actor OAuthClient {
     public func exchange(code: String, codeVerifier: String, redirectURI: URL, nonce: String?, maxAge: TimeInterval? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         try PKCE.validate(verifier: codeVerifier)
         let metadata = try await metadata()
-        var (tokens, _) = try await tokenRequest(metadata.tokenEndpoint, [
+        var tokens = try await tokenRequest(metadata.tokenEndpoint, [
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI.absoluteString), ("code_verifier", codeVerifier),
         ], dpop: dpop)
         if let idToken = tokens.idToken {
@@ -147,7 +147,7 @@ public actor OAuthClient {
         let metadata = try await metadata()
         var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scopes { parameters.append(("scope", scopes.joined(separator: " "))) }
-        var (refreshed, _) = try await tokenRequest(metadata.tokenEndpoint, parameters, dpop: dpop)
+        var refreshed = try await tokenRequest(metadata.tokenEndpoint, parameters, dpop: dpop)
         if refreshed.refreshToken == nil { refreshed.refreshToken = refreshToken }
         if let idToken = refreshed.idToken {
             let claims = try await validateIDToken(idToken, expectations: .init(nonce: nil, accessToken: refreshed.accessToken))
@@ -242,7 +242,7 @@ public actor OAuthClient {
         return TransportRequest(method: "POST", url: endpoint, headers: headers, body: FormEncoding.encode(parameters))
     }
 
-    private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)], dpop: DPoPSigner? = nil) async throws -> (TokenSet, [String: JSONValue]) {
+    private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)], dpop: DPoPSigner? = nil) async throws -> TokenSet {
         let response = try await sendWithDPoP(dpop) { dpop in
             var request = formRequest(endpoint, parameters)
             if let dpop { request.headers.merge(try dpop.headers(method: "POST", url: endpoint)) { $1 } }

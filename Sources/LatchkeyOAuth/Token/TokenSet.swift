@@ -29,35 +29,35 @@ public struct TokenSet: Sendable, CustomStringConvertible {
     /// the access token is presented with the DPoP scheme and a proof (``DPoPSigner``).
     public var isDPoPBound: Bool { tokenType.lowercased() == "dpop" }
 
-    /// Parses a successful token response body. `dpop`: whether the request carried a DPoP
-    /// proof, so `token_type: DPoP` may be answered (a server without DPoP answers Bearer,
-    /// §5; a DPoP token nobody asked for is refused).
-    static func parse(_ body: Data, now: Date, dpop: Bool = false) throws -> (TokenSet, [String: JSONValue]) {
-        let object = try JSONValue.object(from: body, maximumSize: 256 * 1024, what: "token response")
-        guard let accessToken = object["access_token"]?.stringValue, !accessToken.isEmpty,
-              let tokenType = object["token_type"]?.stringValue
-        else {
-            throw OAuthError(code: .malformedResponse, reason: "the token response lacks access_token or token_type")
+    /// Parses a successful token response body (``TokenResponse``, at most 256 KiB).
+    /// `dpop`: whether the request carried a DPoP proof, so `token_type: DPoP` may be
+    /// answered (a server without DPoP answers Bearer, §5; a DPoP token nobody asked for
+    /// is refused).
+    static func parse(_ body: Data, now: Date, dpop: Bool = false) throws -> TokenSet {
+        guard body.count <= 256 * 1024 else { throw OAuthError(code: .responseTooLarge, reason: "token response over 256 KiB") }
+        let response: TokenResponse
+        do {
+            response = try JSONDecoder().decode(TokenResponse.self, from: body)
+        } catch {
+            throw OAuthError(code: .malformedResponse, reason: "the token response is malformed: \(Self.describe(error))", underlying: error)
         }
-        guard tokenType.lowercased() == "bearer" || (dpop && tokenType.lowercased() == "dpop") else {
-            throw OAuthError(code: .unsupportedTokenType, reason: "token_type \(tokenType) is not \(dpop ? "Bearer or DPoP" : "Bearer")")
+        guard response.tokenType == .bearer || (dpop && response.tokenType == .dpop) else {
+            throw OAuthError(code: .unsupportedTokenType, reason: "token_type \(response.tokenType.rawValue.prefix(64)) is not \(dpop ? "Bearer or DPoP" : "Bearer")")
         }
-        var expiresAt: Date?
-        if let expires = object["expires_in"] {
-            guard let seconds = expires.numberValue, seconds >= 0, seconds < 10 * 365 * 86400 else {
-                throw OAuthError(code: .malformedResponse, reason: "expires_in is not a sensible number of seconds")
-            }
-            expiresAt = now.addingTimeInterval(seconds)
-        }
-        func optional(_ name: String) throws -> String? {
-            guard let value = object[name] else { return nil }
-            guard let text = value.stringValue else { throw OAuthError(code: .malformedResponse, reason: "\(name) is not a string") }
-            return text
-        }
-        let tokens = TokenSet(
-            accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt,
-            refreshToken: try optional("refresh_token"), scope: try optional("scope"), idToken: try optional("id_token"), idTokenClaims: nil
+        return TokenSet(
+            accessToken: response.accessToken, tokenType: response.tokenType.rawValue, expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },
+            refreshToken: response.refreshToken, scope: response.scope, idToken: response.idToken, idTokenClaims: nil
         )
-        return (tokens, object)
+    }
+
+    /// What a decoding error says, without the body's values.
+    private static func describe(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?: "\(key.stringValue) is missing"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            "\(context.codingPath.last?.stringValue ?? "the answer") has the wrong type"
+        case .dataCorrupted(let context)?: context.debugDescription.prefix(120).description
+        default: "not JSON"
+        }
     }
 }
