@@ -23,7 +23,7 @@ public final class DPoPSigner: Sendable {
     /// The last access token presented and its `ath`: a client presents one token many
     /// times.
     private let lastAccessTokenHash = Mutex<(String, String)?>(nil)
-    private let nonces = Mutex<[String: String]>([:])
+    private let nonces = Mutex<[WebOrigin: String]>([:])
     /// Origins remembered at most; a nonce is short, but a client talking to many servers
     /// should not grow without bound.
     static let maximumOrigins = 64
@@ -75,14 +75,15 @@ public final class DPoPSigner: Sendable {
 
     /// The nonce last heard from `url`'s origin.
     public func nonce(for url: URL) -> String? {
-        nonces.withLock { $0[Self.origin(url)] }
+        guard let origin = WebOrigin(url) else { return nil }
+        return nonces.withLock { $0[origin] }
     }
 
     /// Remembers the `DPoP-Nonce` of a response from `url` (every response may carry one,
     /// §8.2). Over-long or control-laden values are ignored.
     public func remember(nonce: String, from url: URL) {
         guard !nonce.isEmpty, nonce.utf8.count <= 512, nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else { return }
-        let origin = Self.origin(url)
+        guard let origin = WebOrigin(url) else { return }
         nonces.withLock { nonces in
             if nonces[origin] == nil, nonces.count >= Self.maximumOrigins { nonces.removeAll() }
             nonces[origin] = nonce
@@ -116,11 +117,7 @@ public final class DPoPSigner: Sendable {
         if response.status == 401, let challenge = response.headers["www-authenticate"] {
             return challenge.lowercased().hasPrefix("dpop") && challenge.contains("use_dpop_nonce")
         }
-        guard response.status == 400, let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: "error") else { return false }
-        return object["error"]?.stringValue == OAuthErrorCode.useDPoPNonce.rawValue
-    }
-
-    private static func origin(_ url: URL) -> String {
-        "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? "")" + (url.port.map { ":\($0)" } ?? "")
+        guard response.status == 400, response.body.count <= 64 * 1024 else { return false }
+        return (try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body))?.error == .useDPoPNonce
     }
 }

@@ -266,15 +266,9 @@ public actor OAuthClient {
 
     /// An RFC 6749 §5.2 error response as an ``OAuthError``.
     static func providerError(_ response: TransportResponse, what: String) throws -> OAuthError {
-        guard let object = try? JSONValue.object(from: response.body, maximumSize: 64 * 1024, what: what),
-              let error = object["error"]?.stringValue
-        else {
+        guard response.body.count <= 64 * 1024, let answer = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body), answer.error != nil else {
             return OAuthError(code: .unexpectedStatus, reason: "\(what) answered HTTP \(response.status) without an OAuth error object")
         }
-        return OAuthError(
-            code: .tokenError,
-            reason: "\(what) refused the request (HTTP \(response.status))",
-            providerError: .init(error: OAuthErrorCode(rawValue: error), description: object["error_description"]?.stringValue, uri: object["error_uri"]?.stringValue)
-        )
+        return OAuthError(code: .tokenError, reason: "\(what) refused the request (HTTP \(response.status))", providerError: answer)
     }
 }
