@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 
 /// The client address behind trusted proxies (docs/SECURITY.md, "Trusted proxies"): the
 /// hops of the one configured ``ForwardedHeader``, read from the right, skipping hops
@@ -11,7 +12,7 @@ enum ForwardedFor {
         for hop in header.hops(lines).reversed() {
             // A hop that is not an address (a hidden identifier, garbage) ends the walk:
             // nothing to its left can be trusted, so the last trusted proxy's word is used.
-            guard IPNetwork.bytes(hop) != nil else { return peer }
+            guard IPAddress.bytes(hop) != nil else { return peer }
             if !trusted.contains(where: { $0.contains(hop) }) { return hop }
         }
         return peer

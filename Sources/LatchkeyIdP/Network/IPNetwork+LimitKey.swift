@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 
 extension IPNetwork {
     /// The key a client address is rate-limited under (docs/SECURITY.md, "Limits"): an
@@ -6,7 +7,7 @@ extension IPNetwork {
     /// usually given (RFC 6177 §2, RFC 7421), so a host cannot mint a fresh bucket per
     /// request from its own prefix. An IPv4-mapped IPv6 address counts as its IPv4 one.
     static func limitKey(for address: String) -> String {
-        guard let bytes = bytes(address) else { return address }
+        guard let bytes = IPAddress.bytes(address) else { return address }
         if bytes.count == 4 { return address }
         if bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] {
             return bytes.suffix(4).map(String.init).joined(separator: ".")

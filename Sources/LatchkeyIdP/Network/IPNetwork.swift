@@ -14,7 +14,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// Parses `a.b.c.d[/n]` or an IPv6 address `[/n]`; nil when it is neither.
     public init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let address = Self.bytes(String(parts[0])) else { return nil }
+        guard let address = IPAddress.bytes(String(parts[0])) else { return nil }
         let bits = address.count * 8
         if parts.count == 2 {
             guard let length = Int(parts[1]), (0...bits).contains(length) else { return nil }
@@ -25,14 +25,9 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         bytes = address
     }
 
-    /// The bytes of an IP address in text, or nil.
-    static func bytes(_ text: String) -> [UInt8]? {
-        IPAddress.bytes(text)
-    }
-
     /// Whether the address in `text` lies in this network.
     func contains(_ text: String) -> Bool {
-        guard let address = Self.bytes(text), address.count == bytes.count else { return false }
+        guard let address = IPAddress.bytes(text), address.count == bytes.count else { return false }
         var remaining = prefixLength
         for (mine, theirs) in zip(bytes, address) where remaining > 0 {
             let mask: UInt8 = remaining >= 8 ? 0xFF : ~(0xFF >> UInt8(remaining))

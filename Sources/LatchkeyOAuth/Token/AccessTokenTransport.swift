@@ -34,8 +34,9 @@ public struct AccessTokenTransport: HTTPTransport {
     /// Refuses `url` unless its origin is one of ``allowedOrigins``.
     public static func check(_ url: URL, allowedOrigins: Set<WebOrigin>?) throws {
         guard let allowedOrigins else { return }
-        guard let origin = WebOrigin(url), allowedOrigins.contains(origin) else {
-            let named = WebOrigin(url)?.description ?? url.absoluteString.prefix(256).description
+        let origin = WebOrigin(url)
+        guard let origin, allowedOrigins.contains(origin) else {
+            let named = origin?.description ?? url.absoluteString.prefix(256).description
             throw OAuthError(
                 code: .originNotAllowed,
                 reason: "\(named) is not an origin this token may be sent to (allowed: \(allowedOrigins.map(\.description).sorted().joined(separator: ", ")))"
