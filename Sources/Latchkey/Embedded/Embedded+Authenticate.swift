@@ -1,6 +1,6 @@
 public import Foundation
 import LatchkeyCrypto
-import LatchkeyOAuth
+public import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
@@ -20,7 +20,7 @@ extension Embedded {
         issuer: URL,
         clientID: String,
         redirectURI: URL,
-        scopes: [String] = ["openid"],
+        scopes: [String] = [OAuthScope.openID],
         credential: String? = nil
     ) async throws -> AuthorizationResult {
         let flow = flow("authorize")
@@ -50,7 +50,7 @@ extension Embedded {
         issuer: URL,
         clientID: String,
         redirectURI: URL,
-        scopes: [String] = ["openid"],
+        scopes: [String] = [OAuthScope.openID],
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil
     ) async throws -> Tokens {
@@ -179,7 +179,7 @@ extension Embedded {
             throw LatchkeyError(code: .invalidArgument, reason: "the client id must be 1 to 256 characters")
         }
         let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
-        let request = try await client.authorizationRequest(scopes: scopes, additionalParameters: dpopJKT.map { ["dpop_jkt": $0] } ?? [:])
+        let request = try await client.authorizationRequest(scopes: scopes, additionalParameters: dpopJKT.map { [AuthorizationRequestParameters.Name.dpopJKT.rawValue: $0] } ?? [:])
         let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
         flow.logger.debug("signing in", metadata: ["provider": .string(provider.issuer), "clientID": .string(clientID)])
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyOAuth
 
 /// A running completion-handler operation, to cancel it.
 public struct EmbeddedTask: Sendable {
@@ -51,7 +52,7 @@ extension Embedded {
         issuer: URL,
         clientID: String,
         redirectURI: URL,
-        scopes: [String] = ["openid"],
+        scopes: [String] = [OAuthScope.openID],
         credential: String? = nil,
         completion: @escaping Completion<AuthorizationResult>
     ) -> EmbeddedTask {
@@ -65,7 +66,7 @@ extension Embedded {
         issuer: URL,
         clientID: String,
         redirectURI: URL,
-        scopes: [String] = ["openid"],
+        scopes: [String] = [OAuthScope.openID],
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
         completion: @escaping Completion<Tokens>
@@ -82,7 +83,7 @@ extension Embedded {
         issuer: URL,
         clientID: String,
         redirectURI: URL,
-        scopes: [String] = ["openid"],
+        scopes: [String] = [OAuthScope.openID],
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
         minimumValidity: TimeInterval = 30,

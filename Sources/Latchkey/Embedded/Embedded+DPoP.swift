@@ -21,7 +21,7 @@ extension Embedded {
             if let dpop = tokens.dpop {
                 request.headers.merge(try dpop.headers(method: request.method, url: request.url, accessToken: tokens.accessToken)) { $1 }
             } else {
-                request.headers["Authorization"] = "Bearer " + tokens.accessToken
+                request.headers["Authorization"] = AccessTokenType.bearer.authorization(tokens.accessToken)
             }
         } catch {
             throw LatchkeyError.wrapping(error)

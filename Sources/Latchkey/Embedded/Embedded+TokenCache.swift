@@ -1,6 +1,6 @@
 public import Foundation
 import LatchkeyCrypto
-import LatchkeyOAuth
+public import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Logging
 
@@ -30,7 +30,7 @@ extension Embedded {
         issuer: URL,
         clientID: String,
         redirectURI: URL,
-        scopes: [String] = ["openid"],
+        scopes: [String] = [OAuthScope.openID],
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
         minimumValidity: TimeInterval = 30,

@@ -49,7 +49,7 @@ struct ProviderConversation: Sendable {
     // MARK: Requests
 
     func get(_ url: URL) async throws -> Reply {
-        try await send("GET", url, body: nil)
+        try await send(HTTPMethod.get, url, body: nil)
     }
 
     func post(_ url: URL, _ message: some Encodable) async throws -> Reply {
@@ -59,12 +59,12 @@ struct ProviderConversation: Sendable {
         } catch {
             throw LatchkeyError(code: .invalidArgument, reason: "the request to \(url.path) cannot be encoded", underlying: error)
         }
-        return try await send("POST", url, body: body)
+        return try await send(HTTPMethod.post, url, body: body)
     }
 
     /// A WebAuthn response, in its own strict L3 JSON form.
     func post(_ url: URL, response: some WebAuthnResponseJSON) async throws -> Reply {
-        try await send("POST", url, body: response.json())
+        try await send(HTTPMethod.post, url, body: response.json())
     }
 
     /// A URL named in a reply, which must be on the provider's origin.

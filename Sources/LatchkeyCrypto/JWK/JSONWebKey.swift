@@ -25,6 +25,9 @@ public struct JSONWebKey: Codable, Hashable, Sendable {
     /// Intended use, `sig` or `enc` (RFC 7517 §4.2).
     public var use: String?
 
+    /// The `use` of a key for signatures (RFC 7517 §4.2).
+    public static let signatureUse = "sig"
+
     public init(
         kty: String,
         crv: String? = nil,

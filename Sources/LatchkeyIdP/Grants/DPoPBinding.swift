@@ -12,7 +12,7 @@ struct DPoPBinding: Sendable {
     let verifier = DPoPProofVerifier()
 
     /// The algorithms proofs may use, for discovery (§5.1).
-    static let algorithms = ["ES256", "EdDSA"]
+    static let algorithms = [JWSAlgorithm.es256.name, JWSAlgorithm.edDSA.name]
 
     /// The proof of a request, checked against its method and URL (and the presented
     /// access token); nil when the request carries none.

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyProtocol
 
 /// Token introspection (RFC 7662) for resource servers with a credential from the admin
@@ -12,43 +13,22 @@ struct Introspection: Sendable {
     /// RFC 7662 §2.2. Anything but a live access token (unknown, expired, revoked, a
     /// refresh token, an over-long string) is `{"active": false}` and nothing more.
     func introspect(_ token: String?, now: Date = Date()) async throws -> Data {
-        guard let token, !token.isEmpty, token.utf8.count <= 256 else { return try TokenEndpoint.encode(Answer(active: false)) }
+        guard let token, !token.isEmpty, token.utf8.count <= 256 else { return try TokenEndpoint.encode(IntrospectionResponse.inactive) }
         let hash = try ProviderContext.hash(token)
-        let answer = try await context.database.transaction { transaction -> Answer in
+        let answer = try await context.database.transaction { transaction -> IntrospectionResponse in
             guard let row = try await transaction.first("""
                 SELECT f.identity_id, f.client_id, f.scope, t.expires_at, f.dpop_jkt
                 FROM tokens t JOIN grant_families f ON f.id = t.family_id
                 WHERE t.hash = \(hash) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
                 """)
-            else { return Answer(active: false) }
+            else { return .inactive }
             let jkt = try row.optionalText(4)
-            return Answer(
-                active: true, sub: try row.text(0), clientID: try row.text(1), scope: try row.text(2),
-                exp: Int(try row.date(3).timeIntervalSince1970), iss: context.issuer.absoluteString,
-                tokenType: jkt == nil ? "Bearer" : "DPoP", cnf: jkt.map { Answer.Confirmation(jkt: $0) }
+            return IntrospectionResponse(
+                active: true, subject: try row.text(0), clientID: try row.text(1), scope: try row.text(2),
+                expiresAt: Int(try row.date(3).timeIntervalSince1970), issuer: context.issuer.absoluteString,
+                tokenType: jkt == nil ? .bearer : .dpop, confirmation: jkt.map(IntrospectionResponse.Confirmation.init(jkt:))
             )
         }
         return try TokenEndpoint.encode(answer)
-    }
-
-    struct Answer: Encodable {
-        struct Confirmation: Encodable {
-            var jkt: String
-        }
-
-        var active: Bool
-        var sub: String?
-        var clientID: String?
-        var scope: String?
-        var exp: Int?
-        var iss: String?
-        var tokenType: String?
-        var cnf: Confirmation?
-
-        enum CodingKeys: String, CodingKey {
-            case active, sub, scope, exp, iss, cnf
-            case clientID = "client_id"
-            case tokenType = "token_type"
-        }
     }
 }

@@ -20,18 +20,18 @@ struct TokenEndpoint: Sendable {
 
     /// The token endpoint's JSON answer (RFC 6749 §5.1). `dpopProofs` are the request's
     /// `DPoP` headers (RFC 9449 §5): a valid proof binds the grant's tokens to its key.
-    func token(_ form: [String: String], clientID: String?, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
-        guard let client = context.client(clientID) else { throw ProviderError(status: 401, error: .invalidClient, description: "unknown client") }
+    func token(_ request: TokenRequest, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
+        guard let client = context.client(request.clientID) else { throw ProviderError(status: 401, error: .invalidClient, description: "unknown client") }
         let dpop = try self.dpop
-        let proof = try dpop.proof(dpopProofs, method: "POST", url: context.url(ProtocolPath.token), now: now)
+        let proof = try dpop.proof(dpopProofs, method: HTTPMethod.post, url: context.url(ProtocolPath.token), now: now)
         if proof == nil, configuration.requiresDPoP {
             throw ProviderError.badRequest(.invalidDPoPProof, "this provider issues DPoP-bound tokens only: send a DPoP proof (RFC 9449)")
         }
-        switch form["grant_type"] {
-        case "authorization_code":
-            guard let code = form["code"], code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
-            let redirectURI = form["redirect_uri"]
-            let verifier = form["code_verifier"]
+        switch request.grantType {
+        case .authorizationCode?:
+            guard let code = request.code, code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
+            let redirectURI = request.redirectURI
+            let verifier = request.codeVerifier
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.CodeGrant
                 switch try await self.grants.redeemCode(code, clientID: client.id, redirectURI: redirectURI, verifier: verifier, now: now, in: transaction) {
@@ -49,9 +49,9 @@ struct TokenEndpoint: Sendable {
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
-        case "refresh_token":
+        case .refreshToken?:
             // Checked before it is spent, so another client cannot burn someone's token.
-            guard let token = form["refresh_token"], token.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown refresh token") }
+            guard let token = request.refreshToken, token.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown refresh token") }
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.TokenGrant
                 switch try await self.grants.rotateRefreshToken(token, clientID: client.id, now: now, in: transaction) {
@@ -104,12 +104,13 @@ struct TokenEndpoint: Sendable {
     /// The token response with a fresh ID token (OIDC Core §3.1.3.3, §3.1.3.6).
     private func response(_ issued: Issued, clientID: String, now: Date) async throws -> Data {
         let key = try await context.signingKeys.current(now: now)
-        let seconds = Int(now.timeIntervalSince1970)
-        let claims = IDTokenClaimSet(
-            iss: context.issuer.absoluteString, sub: issued.identityID, aud: clientID,
-            iat: seconds, exp: seconds + Int(configuration.accessTokenLifetime),
-            authTime: Int(issued.authTime.timeIntervalSince1970), nonce: issued.nonce, amr: ["pop", "swk"],
-            atHash: Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(issued.tokens.access.utf8)).prefix(16))
+        // `amr`: `pop`, proof of possession of a key, and `swk`, a software-secured key (RFC 8176 §2).
+        let claims = IDTokenClaims(
+            issuer: context.issuer.absoluteString, subject: issued.identityID, audiences: [clientID],
+            expiresAt: now.addingTimeInterval(configuration.accessTokenLifetime), issuedAt: now,
+            nonce: issued.nonce, authTime: issued.authTime,
+            accessTokenHash: Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(issued.tokens.access.utf8)).prefix(16)),
+            authenticationMethods: ["pop", "swk"]
         )
         let idToken = try JWS.sign(payload: Self.encode(claims), with: key.key, keyID: key.kid, type: "JWT")
         return try Self.encode(TokenResponse(
@@ -144,7 +145,7 @@ struct TokenEndpoint: Sendable {
         let url = context.url(ProtocolPath.userInfo)
         let dpop = try self.dpop
         let proof = presentation.scheme == .dpop
-            ? try dpop.proof(presentation.dpopProofs, method: "GET", url: url, accessToken: accessToken, now: now) : nil
+            ? try dpop.proof(presentation.dpopProofs, method: HTTPMethod.get, url: url, accessToken: accessToken, now: now) : nil
         let identity = try await context.database.transaction { transaction -> Identity? in
             guard let grant = try await self.grants.accessGrant(accessToken, now: now, in: transaction) else { return nil }
             switch (grant.dpopJKT, presentation.scheme) {
@@ -191,7 +192,7 @@ struct TokenEndpoint: Sendable {
     /// still verify.
     func jwks(now: Date = Date()) async throws -> Data {
         let keys = try await context.signingKeys.published(now: now).map { entry in
-            JWKSDocument.Key(kty: entry.jwk.kty, crv: entry.jwk.crv ?? "", x: entry.jwk.x ?? "", y: entry.jwk.y ?? "", kid: entry.kid, alg: "ES256", use: "sig")
+            JSONWebKey(kty: entry.jwk.kty, crv: entry.jwk.crv, x: entry.jwk.x, y: entry.jwk.y, kid: entry.kid, alg: JWSAlgorithm.es256.name, use: JSONWebKey.signatureUse)
         }
         return try Self.encode(JWKSDocument(keys: keys))
     }

@@ -31,7 +31,7 @@ struct ProviderError: Error, Sendable {
     /// A request without a bearer token: the challenge names the scheme only, with no
     /// error code (RFC 6750 §3.1).
     static let bearerRequired = ProviderError(
-        status: 401, error: .invalidToken, description: "a bearer token is required", challenge: "Bearer"
+        status: 401, error: .invalidToken, description: "a bearer token is required", challenge: AccessTokenType.bearer.rawValue
     )
 
     /// An unknown or unauthenticated client at the token or revocation endpoint (RFC 6749 §5.2).

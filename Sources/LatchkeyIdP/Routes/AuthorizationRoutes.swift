@@ -11,7 +11,7 @@ import LatchkeyOAuth
 enum AuthorizationRoutes {
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.get(RouterPath(ProtocolPath.authorization)) { request, _ in
-            let session = try await provider.signIns.start(HTTPSupport.query(request))
+            let session = try await provider.signIns.start(AuthorizationRequestParameters(form: HTTPSupport.query(request)))
             let authenticateURL = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
             if request.headers[.accept]?.contains(ProtocolPath.jsonMediaType) == true {
                 return HTTPSupport.json(SignInExchange.Started(authenticateURL: authenticateURL))

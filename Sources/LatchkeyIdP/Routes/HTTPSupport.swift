@@ -91,26 +91,22 @@ enum HTTPSupport {
 
     /// Every `DPoP` request header (RFC 9449 §4.1): more than one is refused later.
     static func dpopProofs(_ request: Request) -> [String] {
-        request.headers[values: .init("DPoP")!]
+        request.headers[values: .init(DPoPProof.headerName)!]
     }
 
     /// The access token of `Authorization: Bearer …` or `Authorization: DPoP …` (schemes
     /// compared without case, RFC 9110 §11.1), with the request's DPoP proofs.
     static func accessToken(_ request: Request) -> TokenEndpoint.Presentation? {
-        guard let header = request.headers[.authorization], let space = header.firstIndex(of: " ") else { return nil }
-        let scheme = header[..<space].lowercased()
-        let token = String(header[header.index(after: space)...])
-        guard !token.isEmpty else { return nil }
-        switch scheme {
-        case "bearer": return TokenEndpoint.Presentation(scheme: .bearer, token: token, dpopProofs: [])
-        case "dpop": return TokenEndpoint.Presentation(scheme: .dpop, token: token, dpopProofs: dpopProofs(request))
-        default: return nil
-        }
+        guard let header = request.headers[.authorization], let (type, token) = AccessTokenType.presentation(in: header) else { return nil }
+        return type == .dpop
+            ? TokenEndpoint.Presentation(scheme: .dpop, token: token, dpopProofs: dpopProofs(request))
+            : TokenEndpoint.Presentation(scheme: .bearer, token: token, dpopProofs: [])
     }
 
+    /// The token of `Authorization: Bearer …` (the admin API's scheme, RFC 6750 §2.1).
     static func bearerToken(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
-        return String(header.dropFirst(7))
+        guard let header = request.headers[.authorization], let (type, token) = AccessTokenType.presentation(in: header), type == .bearer else { return nil }
+        return token
     }
 }
 
@@ -216,7 +212,7 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             ])
             var response = HTTPSupport.error(error.error, error.description, status: .init(code: error.status))
             if let challenge = error.challenge { response.headers[.wwwAuthenticate] = challenge }
-            if let nonce = error.dpopNonce { response.headers[.init("DPoP-Nonce")!] = nonce }
+            if let nonce = error.dpopNonce { response.headers[.init(DPoPProof.nonceHeaderName)!] = nonce }
             return response
         } catch let error as StoreError {
             // The store's trouble is the operator's to read in the log; the client learns

@@ -9,16 +9,18 @@ enum TokenRoutes {
     /// The current `DPoP-Nonce` on a response, when nonces are required (RFC 9449 §8.2).
     static func withNonce(_ response: Response, _ provider: Provider) throws -> Response {
         var response = response
-        if let nonce = try provider.tokens.dpop.nonceHeader(now: Date()) { response.headers[.init("DPoP-Nonce")!] = nonce }
+        if let nonce = try provider.tokens.dpop.nonceHeader(now: Date()) { response.headers[.init(DPoPProof.nonceHeaderName)!] = nonce }
         return response
     }
 
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.token)) { request, context in
-            let form = try await HTTPSupport.form(request)
-            context.logger.info("token request", metadata: ["grant": .string(form["grant_type"] ?? "-"), "client": .string(form["client_id"] ?? "-")])
+            let tokenRequest = TokenRequest(form: try await HTTPSupport.form(request))
+            context.logger.info("token request", metadata: [
+                "grant": .string(tokenRequest.grantType?.rawValue.logSafe(maximumLength: 64) ?? "-"), "client": .string(tokenRequest.clientID?.logSafe(maximumLength: 128) ?? "-"),
+            ])
             let proofs = HTTPSupport.dpopProofs(request)
-            let response = HTTPSupport.json(data: try await provider.tokens.token(form, clientID: form["client_id"], dpopProofs: proofs))
+            let response = HTTPSupport.json(data: try await provider.tokens.token(tokenRequest, dpopProofs: proofs))
             return try withNonce(response, provider)
         }
         router.get(RouterPath(ProtocolPath.userInfo)) { request, _ in
@@ -28,22 +30,22 @@ enum TokenRoutes {
         router.post(RouterPath(ProtocolPath.introspection)) { request, _ in
             // The body first: an answer sent before it is read leaves the connection
             // waiting on it. Then RFC 7662 §2.1: only a resource server with its credential may ask.
-            let form = try await HTTPSupport.form(request)
+            let introspection = TokenIntrospectionRequest(form: try await HTTPSupport.form(request))
             guard try await provider.resourceServers.authenticate(request.headers[.authorization]) else {
                 // No `WWW-Authenticate: Basic` (RFC 7662 does not ask for one): Foundation's
                 // URLSession on Linux stalls on a Basic challenge it has no credential for,
                 // and resource servers written with it would hang instead of reading the 401.
                 throw ProviderError(status: 401, error: .invalidClient, description: "introspection needs a resource server's credential (HTTP Basic)")
             }
-            return HTTPSupport.json(data: try await provider.introspection.introspect(form["token"]))
+            return HTTPSupport.json(data: try await provider.introspection.introspect(introspection.token))
         }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
-            let form = try await HTTPSupport.form(request)
+            let revocation = TokenRevocationRequest(form: try await HTTPSupport.form(request))
             // RFC 7009 §2.1: the client identifies itself (a public client by client_id) and
             // may revoke only its own tokens; an unknown client is refused, and another
             // client's token is left alone with the same 200.
-            guard let client = provider.context.client(form["client_id"]) else { throw ProviderError.invalidClient }
-            if let token = form["token"] { try await provider.tokens.revoke(token, clientID: client.id) }
+            guard let client = provider.context.client(revocation.clientID) else { throw ProviderError.invalidClient }
+            if let token = revocation.token { try await provider.tokens.revoke(token, clientID: client.id) }
             return Response(status: .ok)
         }
     }

@@ -26,12 +26,7 @@ struct SignIns: Sendable {
     /// Whether `redirectURI` is registered for `client`: exactly, or for a loopback
     /// redirect, with any port (RFC 8252 §7.3).
     static func redirectMatches(_ redirectURI: String, _ client: ProviderConfiguration.Client) -> Bool {
-        if client.redirectURIs.contains(redirectURI) { return true }
-        guard var components = URLComponents(string: redirectURI), components.scheme == "http",
-              let host = components.host, LoopbackHost.contains(host)
-        else { return false }
-        components.port = nil
-        return components.string.map(client.redirectURIs.contains) ?? false
+        client.redirectURIs.contains(redirectURI) || LoopbackRedirect.withoutPort(redirectURI).map(client.redirectURIs.contains) == true
     }
 
     /// The scopes granted for a requested `scope` (RFC 6749 §3.3): the supported ones
@@ -39,7 +34,7 @@ struct SignIns: Sendable {
     /// ID token). Unknown scopes are dropped, not granted verbatim; the token response
     /// names what was granted.
     static func grantedScope(_ requested: String?) -> String {
-        var granted = ["openid"]
+        var granted = [OAuthScope.openID]
         for scope in (requested ?? "").split(separator: " ").map(String.init)
         where DiscoveryDocument.supportedScopes.contains(scope) && !granted.contains(scope) {
             granted.append(scope)
@@ -49,33 +44,34 @@ struct SignIns: Sendable {
 
     /// Checks an authorization request and answers its session, sealed: nothing is stored
     /// until an assertion completes it.
-    func start(_ parameters: [String: String], now: Date = Date()) async throws -> String {
-        guard let client = context.client(parameters["client_id"]) else {
+    func start(_ parameters: AuthorizationRequestParameters, now: Date = Date()) async throws -> String {
+        guard let client = context.client(parameters.clientID) else {
             throw ProviderError.badRequest(.invalidClient, "unknown client_id")
         }
-        guard let redirectURI = parameters["redirect_uri"], redirectURI.utf8.count <= 2048, Self.redirectMatches(redirectURI, client) else {
+        guard let redirectURI = parameters.redirectURI, redirectURI.utf8.count <= 2048, Self.redirectMatches(redirectURI, client) else {
             throw ProviderError.badRequest(.invalidRequest, "redirect_uri is not registered for this client")
         }
-        guard parameters["response_type"] == "code" else {
+        guard parameters.responseType == AuthorizationRequestParameters.codeResponseType else {
             throw ProviderError.badRequest(.unsupportedResponseType, "only response_type=code is supported")
         }
-        guard parameters["code_challenge_method"] == PKCE.challengeMethod, let challenge = parameters["code_challenge"] else {
+        guard parameters.codeChallengeMethod == PKCE.challengeMethod, let challenge = parameters.codeChallenge else {
             throw ProviderError.badRequest(.invalidRequest, "PKCE with code_challenge_method=S256 is required")
         }
         // RFC 7636 §4.2: BASE64URL(SHA-256(verifier)), 43 characters that decode to 32 bytes.
         guard challenge.utf8.count == 43, (try? Base64URL.decode(challenge))?.count == 32 else {
             throw ProviderError.badRequest(.invalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the verifier")
         }
-        for name in ["state", "nonce", "scope"] where (parameters[name]?.utf8.count ?? 0) > 1024 {
-            throw ProviderError.badRequest(.invalidRequest, "\(name) is over 1024 bytes")
+        for (name, value) in [(AuthorizationRequestParameters.Name.state, parameters.state), (.nonce, parameters.nonce), (.scope, parameters.scope)]
+        where (value?.utf8.count ?? 0) > 1024 {
+            throw ProviderError.badRequest(.invalidRequest, "\(name.rawValue) is over 1024 bytes")
         }
         // RFC 9449 §10: a SHA-256 JWK thumbprint, 43 base64url characters.
-        if let jkt = parameters["dpop_jkt"], jkt.utf8.count != 43 || (try? Base64URL.decode(jkt))?.count != 32 {
+        if let jkt = parameters.dpopJKT, jkt.utf8.count != 43 || (try? Base64URL.decode(jkt))?.count != 32 {
             throw ProviderError.badRequest(.invalidRequest, "dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key")
         }
         let tickets = try context.tickets
         var allowed: [Data] = []
-        if let hint = parameters["login_hint"], hint.utf8.count <= 256 {
+        if let hint = parameters.loginHint, hint.utf8.count <= 256 {
             let decoyKey = try context.decoyKey
             allowed = try await context.database.transaction { transaction in
                 guard let identity = try await self.identities.named(hint, in: transaction) else { return [] }
@@ -91,8 +87,8 @@ struct SignIns: Sendable {
             }
         }
         let session = SignInSession(
-            id: try ProviderContext.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters["state"],
-            nonce: parameters["nonce"], codeChallenge: challenge, dpopJKT: parameters["dpop_jkt"], scope: Self.grantedScope(parameters["scope"]),
+            id: try ProviderContext.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters.state,
+            nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope),
             challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
@@ -141,17 +137,10 @@ struct SignIns: Sendable {
                 now: now, in: transaction
             )
         }
-        var components = URLComponents(string: session.redirectURI)
-        var items = components?.queryItems ?? []
-        items.append(URLQueryItem(name: "code", value: code))
-        if let state = session.state { items.append(URLQueryItem(name: "state", value: state)) }
-        items.append(URLQueryItem(name: "iss", value: context.issuer.absoluteString))
-        components?.queryItems = items
-        // URLComponents leaves '+' as it is; a client reading the query as form encoding
-        // (WHATWG URL §5.1) would take it for a space.
-        let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        components?.percentEncodedQuery = query
-        guard let redirect = components?.url else { throw ProviderError(status: 500, error: .serverError, description: "cannot build the redirect") }
+        let answer = AuthorizationResponseParameters(code: code, state: session.state, issuer: context.issuer.absoluteString)
+        guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {
+            throw ProviderError(status: 500, error: .serverError, description: "cannot build the redirect")
+        }
         return redirect
     }
 }

@@ -26,29 +26,19 @@ public struct AuthorizationRequest: Sendable {
         let state = Base64URL.encode(try SecureRandom.bytes(count: 32))
         let nonce = Base64URL.encode(try SecureRandom.bytes(count: 32))
         let pkce = try PKCE.generate()
-        guard var components = URLComponents(url: authorizationEndpoint, resolvingAgainstBaseURL: false) else {
+        guard let components = URLComponents(url: authorizationEndpoint, resolvingAgainstBaseURL: false) else {
             throw OAuthError(code: .malformedResponse, reason: "the authorization endpoint is not a URL")
         }
-        var items = components.queryItems ?? []
-        let reserved: Set<String> = ["response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method"]
-        items += [
-            URLQueryItem(name: "response_type", value: "code"),
-            URLQueryItem(name: "client_id", value: clientID),
-            URLQueryItem(name: "redirect_uri", value: redirectURI.absoluteString),
-            URLQueryItem(name: "scope", value: scopes.joined(separator: " ")),
-            URLQueryItem(name: "state", value: state),
-            URLQueryItem(name: "nonce", value: nonce),
-            URLQueryItem(name: "code_challenge", value: pkce.challenge),
-            URLQueryItem(name: "code_challenge_method", value: pkce.method),
-        ]
-        if let maxAge { items.append(URLQueryItem(name: "max_age", value: String(Int(maxAge)))) }
-        for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !reserved.contains(name) {
-            items.append(URLQueryItem(name: name, value: value))
+        let parameters = AuthorizationRequestParameters(
+            clientID: clientID, redirectURI: redirectURI.absoluteString, scope: scopes.joined(separator: " "), state: state, nonce: nonce,
+            codeChallenge: pkce.challenge, codeChallengeMethod: pkce.method, maxAge: maxAge.map { String(Int($0)) }
+        )
+        // What the request sets itself cannot be overridden or repeated by an addition.
+        let reserved = Set(parameters.formItems.map(\.0))
+        let additional = additionalParameters.sorted(by: { $0.key < $1.key }).filter { !reserved.contains($0.key) }.map { ($0.key, $0.value) }
+        guard let url = FormEncoding.url(components, appending: parameters.formItems + additional) else {
+            throw OAuthError(code: .malformedResponse, reason: "cannot build the authorization URL")
         }
-        components.queryItems = items
-        // URLComponents leaves '+' alone in queries; a literal '+' would read as a space.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        guard let url = components.url else { throw OAuthError(code: .malformedResponse, reason: "cannot build the authorization URL") }
         self.url = url
         self.redirectURI = redirectURI
         self.state = state
@@ -68,7 +58,7 @@ public struct AuthorizationRequest: Sendable {
               let expected = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
               components.scheme?.lowercased() == expected.scheme?.lowercased(),
               components.host?.lowercased() == expected.host?.lowercased(),
-              components.port == expected.port || expected.port == nil && ["127.0.0.1", "::1", "localhost"].contains(expected.host ?? ""),
+              components.port == expected.port || expected.port == nil && LoopbackRedirect.isLoopback(expected),
               components.path == expected.path
         else {
             throw OAuthError(code: .redirectURIMismatch, reason: "the redirect is not for \(redirectURI.absoluteString)")
@@ -80,24 +70,25 @@ public struct AuthorizationRequest: Sendable {
             }
             parameters[item.name] = item.value ?? ""
         }
-        guard let returnedState = parameters["state"], ConstantTime.isEqual(Data(returnedState.utf8), Data(state.utf8)) else {
+        let response = AuthorizationResponseParameters(form: parameters)
+        guard let returnedState = response.state, ConstantTime.isEqual(Data(returnedState.utf8), Data(state.utf8)) else {
             throw OAuthError(code: .stateMismatch, reason: "the redirect's state does not match the request (possible CSRF); nothing in it is trusted")
         }
-        if let error = parameters["error"] {
+        if let error = response.error {
             throw OAuthError(
                 code: .authorizationError,
                 reason: "the provider refused the authorization request",
-                providerError: .init(error: OAuthErrorCode(rawValue: error), description: parameters["error_description"], uri: parameters["error_uri"])
+                providerError: .init(error: error, description: response.errorDescription, uri: response.errorURI)
             )
         }
-        if let issuer = parameters["iss"] {
+        if let issuer = response.issuer {
             guard issuer == expectedIssuer else {
                 throw OAuthError(code: .issuerMismatch, reason: "the redirect came from issuer \(issuer), not \(expectedIssuer) (RFC 9207 mix-up defence)")
             }
         } else if issuerParameterRequired {
             throw OAuthError(code: .issuerMismatch, reason: "the provider promises an iss parameter (RFC 9207) but the redirect has none")
         }
-        guard let code = parameters["code"], !code.isEmpty else {
+        guard let code = response.code, !code.isEmpty else {
             throw OAuthError(code: .missingCode, reason: "the redirect carries no authorization code")
         }
         return code

@@ -69,7 +69,7 @@ public final class DPoPSigner: Sendable {
             nonce: nonce(for: url), issuedAt: Date(), sign: signer
         )
         var headers = [DPoPProof.headerName: proof]
-        if let accessToken { headers["Authorization"] = "DPoP " + accessToken }
+        if let accessToken { headers["Authorization"] = AccessTokenType.dpop.authorization(accessToken) }
         return headers
     }
 

@@ -69,6 +69,16 @@ public enum FormEncoding {
         }
     }
 
+    /// `uri` with `items` appended to its query. URLComponents percent-encodes what a
+    /// query may not hold but leaves `+` as it is, which a reader of the query as form
+    /// encoding (WHATWG URL §5.1) would take for a space: it is escaped as `%2B` here.
+    public static func url(_ uri: URLComponents, appending items: [(String, String)]) -> URL? {
+        var components = uri
+        components.queryItems = (components.queryItems ?? []) + items.map { URLQueryItem(name: $0.0, value: $0.1) }
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        return components.url
+    }
+
     static func escape(_ text: String) -> String {
         var result = ""
         for byte in text.utf8 {

@@ -41,7 +41,7 @@ public struct JWKSet: Sendable {
         }
         var keys: [Key] = []
         for value in document.keys {
-            guard let object = value.objectValue, object["use"].map({ $0.stringValue == "sig" }) ?? true,
+            guard let object = value.objectValue, object["use"].map({ $0.stringValue == JSONWebKey.signatureUse }) ?? true,
                   let data = try? JSONEncoder().encode(value), let jwk = try? JSONDecoder().decode(JSONWebKey.self, from: data),
                   let key = try? VerifyingKey(jwk: jwk)
             else { continue }

@@ -54,7 +54,7 @@ public struct AccessTokenTransport: HTTPTransport {
         let accessToken = accessToken
         guard let dpop else {
             var presented = request
-            presented.headers["Authorization"] = "Bearer " + accessToken
+            presented.headers["Authorization"] = AccessTokenType.bearer.authorization(accessToken)
             return try await inner.send(presented)
         }
         return try await dpop.send(through: inner) { signer in

@@ -68,7 +68,7 @@ public actor OAuthClient {
     /// The provider's metadata, fetched once and cached.
     public func metadata() async throws -> ProviderMetadata {
         if let cachedMetadata { return cachedMetadata }
-        let response = try await send(TransportRequest(method: "GET", url: ProviderMetadata.discoveryURL(for: configuration.issuer), headers: ["Accept": "application/json"]))
+        let response = try await send(TransportRequest(method: HTTPMethod.get, url: ProviderMetadata.discoveryURL(for: configuration.issuer), headers: ["Accept": "application/json"]))
         guard response.status == 200 else {
             throw OAuthError(code: .unexpectedStatus, reason: "discovery answered HTTP \(response.status)")
         }
@@ -80,7 +80,7 @@ public actor OAuthClient {
     // MARK: Authorization
 
     /// A new authorization request with fresh state, nonce and PKCE pair.
-    public func authorizationRequest(scopes: [String] = ["openid"], maxAge: TimeInterval? = nil, additionalParameters: [String: String] = [:]) async throws -> AuthorizationRequest {
+    public func authorizationRequest(scopes: [String] = [OAuthScope.openID], maxAge: TimeInterval? = nil, additionalParameters: [String: String] = [:]) async throws -> AuthorizationRequest {
         let metadata = try await metadata()
         if let methods = metadata.codeChallengeMethodsSupported, !methods.contains(PKCE.challengeMethod) {
             throw OAuthError(code: .endpointMissing, reason: "the provider does not support PKCE S256")
@@ -115,9 +115,10 @@ public actor OAuthClient {
     public func exchange(code: String, codeVerifier: String, redirectURI: URL, nonce: String?, maxAge: TimeInterval? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         try PKCE.validate(verifier: codeVerifier)
         let metadata = try await metadata()
-        var tokens = try await tokenRequest(metadata.tokenEndpoint, [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI.absoluteString), ("code_verifier", codeVerifier),
-        ], dpop: dpop)
+        let request = TokenRequest(
+            grantType: .authorizationCode, code: code, redirectURI: redirectURI.absoluteString, codeVerifier: codeVerifier, clientID: publicClientID
+        )
+        var tokens = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
         if let idToken = tokens.idToken {
             tokens.idTokenClaims = try await validateIDToken(idToken, expectations: .init(nonce: nonce, maxAge: maxAge, accessToken: tokens.accessToken))
         }
@@ -145,9 +146,10 @@ public actor OAuthClient {
 
     private func performRefresh(_ tokens: TokenSet, refreshToken: String, scopes: [String]?, dpop: DPoPSigner?) async throws -> TokenSet {
         let metadata = try await metadata()
-        var parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
-        if let scopes { parameters.append(("scope", scopes.joined(separator: " "))) }
-        var refreshed = try await tokenRequest(metadata.tokenEndpoint, parameters, dpop: dpop)
+        let request = TokenRequest(
+            grantType: .refreshToken, refreshToken: refreshToken, scope: scopes?.joined(separator: " "), clientID: publicClientID
+        )
+        var refreshed = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
         if refreshed.refreshToken == nil { refreshed.refreshToken = refreshToken }
         if let idToken = refreshed.idToken {
             let claims = try await validateIDToken(idToken, expectations: .init(nonce: nil, accessToken: refreshed.accessToken))
@@ -166,9 +168,8 @@ public actor OAuthClient {
         guard let endpoint = metadata.revocationEndpoint else {
             throw OAuthError(code: .endpointMissing, reason: "the provider has no revocation endpoint")
         }
-        var parameters = [("token", token)]
-        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        let response = try await send(formRequest(endpoint, parameters))
+        let request = TokenRevocationRequest(token: token, tokenTypeHint: hint, clientID: publicClientID)
+        let response = try await send(formRequest(endpoint, request))
         guard response.status == 200 else { throw try Self.providerError(response, what: "revocation") }
     }
 
@@ -180,9 +181,9 @@ public actor OAuthClient {
             throw OAuthError(code: .endpointMissing, reason: "the provider has no userinfo endpoint")
         }
         let response = try await sendWithDPoP(dpop) { dpop in
-            var headers = ["Authorization": "Bearer \(accessToken)", "Accept": "application/json"]
-            if let dpop { headers.merge(try dpop.headers(method: "GET", url: endpoint, accessToken: accessToken)) { $1 } }
-            return TransportRequest(method: "GET", url: endpoint, headers: headers)
+            var headers = ["Authorization": AccessTokenType.bearer.authorization(accessToken), "Accept": "application/json"]
+            if let dpop { headers.merge(try dpop.headers(method: HTTPMethod.get, url: endpoint, accessToken: accessToken)) { $1 } }
+            return TransportRequest(method: HTTPMethod.get, url: endpoint, headers: headers)
         }
         guard response.status == 200 else { throw try Self.providerError(response, what: "userinfo") }
         let claims = try JSONValue.object(from: response.body, what: "userinfo response")
@@ -210,7 +211,7 @@ public actor OAuthClient {
         let refetchAfter = min(configuration.jwksMinimumRefetchInterval, configuration.jwksTimeToLive)
         if cachedKeys.map({ now.timeIntervalSince($0.fetchedAt) >= refetchAfter }) ?? true {
             let metadata = try await metadata()
-            let response = try await send(TransportRequest(method: "GET", url: metadata.jwksURI, headers: ["Accept": "application/json"]))
+            let response = try await send(TransportRequest(method: HTTPMethod.get, url: metadata.jwksURI, headers: ["Accept": "application/json"]))
             guard response.status == 200 else {
                 throw OAuthError(code: .unexpectedStatus, reason: "JWKS answered HTTP \(response.status)")
             }
@@ -229,23 +230,29 @@ public actor OAuthClient {
         return try await configuration.transport.send(request)
     }
 
-    private func formRequest(_ endpoint: URL, _ parameters: [(String, String)]) -> TransportRequest {
-        var parameters = parameters
+    /// The `client_id` a public client puts in its requests (RFC 6749 §3.2.1); nil for a
+    /// client that authenticates.
+    private var publicClientID: String? {
+        if case .none = configuration.authentication { return configuration.clientID }
+        return nil
+    }
+
+    private func formRequest(_ endpoint: URL, _ message: some FormParameters) -> TransportRequest {
         var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         switch configuration.authentication {
         case .none:
-            parameters.append(("client_id", configuration.clientID))
+            break
         case .clientSecretBasic(let secret):
             let credentials = FormEncoding.escape(configuration.clientID) + ":" + FormEncoding.escape(secret)
             headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
         }
-        return TransportRequest(method: "POST", url: endpoint, headers: headers, body: FormEncoding.encode(parameters))
+        return TransportRequest(method: HTTPMethod.post, url: endpoint, headers: headers, body: FormEncoding.encode(message.formItems))
     }
 
-    private func tokenRequest(_ endpoint: URL, _ parameters: [(String, String)], dpop: DPoPSigner? = nil) async throws -> TokenSet {
+    private func tokenRequest(_ endpoint: URL, _ message: TokenRequest, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         let response = try await sendWithDPoP(dpop) { dpop in
-            var request = formRequest(endpoint, parameters)
-            if let dpop { request.headers.merge(try dpop.headers(method: "POST", url: endpoint)) { $1 } }
+            var request = formRequest(endpoint, message)
+            if let dpop { request.headers.merge(try dpop.headers(method: HTTPMethod.post, url: endpoint)) { $1 } }
             return request
         }
         guard response.status == 200 else { throw try Self.providerError(response, what: "the token endpoint") }

@@ -62,26 +62,3 @@ public struct TokenResponse: Codable, Hashable, Sendable {
         try container.encodeIfPresent(scope, forKey: .scope)
     }
 }
-
-/// A `token_type` (RFC 6749 §7.1, §5.1: compared without case): `Bearer` (RFC 6750) or
-/// `DPoP` (RFC 9449 §5), an open set kept as sent.
-public struct AccessTokenType: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-
-    public init(rawValue: String) {
-        self.rawValue = rawValue
-    }
-
-    public var description: String { rawValue }
-
-    public static let bearer = AccessTokenType(rawValue: "Bearer")
-    public static let dpop = AccessTokenType(rawValue: "DPoP")
-
-    public static func == (lhs: AccessTokenType, rhs: AccessTokenType) -> Bool {
-        lhs.rawValue.lowercased() == rhs.rawValue.lowercased()
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(rawValue.lowercased())
-    }
-}

@@ -6,7 +6,7 @@ import LatchkeyProtocol
 /// type for both sides): what this provider supports, and its endpoints on the issuer.
 enum DiscoveryDocument {
     /// The scopes this provider grants; others are dropped from requests.
-    static let supportedScopes = ["openid", "profile", "email", "offline_access"]
+    static let supportedScopes = [OAuthScope.openID, OAuthScope.profile, OAuthScope.email, OAuthScope.offlineAccess]
 
     /// The document for `context`'s issuer.
     static func metadata(_ context: ProviderContext) -> ProviderMetadata {
@@ -20,13 +20,13 @@ enum DiscoveryDocument {
         metadata.revocationEndpoint = context.url(ProtocolPath.revocation)
         metadata.introspectionEndpoint = context.url(ProtocolPath.introspection)
         metadata.scopesSupported = supportedScopes
-        metadata.responseTypesSupported = ["code"]
-        metadata.grantTypesSupported = ["authorization_code", "refresh_token"]
+        metadata.responseTypesSupported = [AuthorizationRequestParameters.codeResponseType]
+        metadata.grantTypesSupported = [GrantType.authorizationCode.rawValue, GrantType.refreshToken.rawValue]
         metadata.subjectTypesSupported = ["public"]
         metadata.tokenEndpointAuthMethodsSupported = ["none"]
         metadata.codeChallengeMethodsSupported = [PKCE.challengeMethod]
         metadata.authorizationResponseIssParameterSupported = true
-        metadata.idTokenSigningAlgValuesSupported = ["ES256"]
+        metadata.idTokenSigningAlgValuesSupported = [JWSAlgorithm.es256.name]
         metadata.dpopSigningAlgValuesSupported = DPoPBinding.algorithms
         return metadata
     }

@@ -1,15 +1,7 @@
+import LatchkeyCrypto
+
 /// The provider's published keys (RFC 7517 §5), each an EC P-256 public key with the
 /// `kid`, `alg` and `use` of RFC 7517 §4.
 struct JWKSDocument: Encodable, Sendable {
-    struct Key: Encodable, Sendable {
-        var kty: String
-        var crv: String
-        var x: String
-        var y: String
-        var kid: String
-        var alg: String
-        var use: String
-    }
-
-    var keys: [Key]
+    var keys: [JSONWebKey]
 }

@@ -1,0 +1,17 @@
+/// A token request's `grant_type` (RFC 6749 §4.1.3, §6; more are registered in the IANA
+/// "OAuth Parameters" registry): an open set, so a provider's answer to a grant Latchkey
+/// does not name is still a value it can refuse by name.
+public struct GrantType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    /// RFC 6749 §4.1.3: an authorization code for tokens.
+    public static let authorizationCode = GrantType(rawValue: "authorization_code")
+    /// RFC 6749 §6: a refresh token for new tokens.
+    public static let refreshToken = GrantType(rawValue: "refresh_token")
+}
