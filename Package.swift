@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey-bench",
             dependencies: [
-                "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyIdP", "Latchkey",
+                "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyOAuth", "LatchkeyProtocol", "LatchkeyIdP", "Latchkey",
                 // The persisted runs start `latchkey serve` processes, so it is built alongside.
                 "LatchkeyCLI",
                 // Requests from chosen loopback addresses, for the runs under attack.
@@ -149,8 +149,9 @@ let package = Package(
         .target(
             name: "LatchkeyTestSupport",
             dependencies: [
-                "LatchkeyCrypto",
+                "LatchkeyCrypto", "LatchkeyOAuth", "LatchkeyProtocol", "LatchkeyIdP",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -165,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyWebAuthnTests",
-            dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyOAuth", "LatchkeyTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

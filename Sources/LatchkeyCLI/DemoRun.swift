@@ -102,7 +102,7 @@ final class DemoRun {
             let deviceOne = try device("device-1", host: host) { step in
                 switch step.name {
                 case .verifyCode:
-                    let outbox = try await admin.send("GET", "admin/outbox", as: AdminAPI.Outbox.self)
+                    let outbox = try await admin.send(AdminAPI.outbox)
                     guard let code = outbox.messages.last?.code else {
                         throw CommandFailure("no code in the provider's outbox")
                     }
@@ -121,8 +121,7 @@ final class DemoRun {
 
             let (identity, bindURL): (String, URL) = try await step("create-identity", "Create an identity and a bind URL (admin API)") {
                 let created = try await admin.send(
-                    "POST", "admin/identities", body: AdminAPI.IdentityCreation(username: "ada", email: "ada@example.com", displayName: "Ada Lovelace"),
-                    as: AdminAPI.IdentityCreated.self
+                    AdminAPI.createIdentity, body: AdminAPI.IdentityCreation(username: "ada", email: "ada@example.com", displayName: "Ada Lovelace")
                 )
                 let id = created.identity.id
                 guard let url = URL(string: created.bindURL) else { throw CommandFailure("the provider's bind URL is not a URL") }
@@ -169,13 +168,9 @@ final class DemoRun {
             }
 
             try await step("policy-step", "A policy step: a bind link that requires an e-mailed code (verify-code)") {
-                let created = try await admin.send(
-                    "POST", "admin/identities", body: AdminAPI.IdentityCreation(username: "bob", email: "bob@example.com"), as: AdminAPI.IdentityCreated.self
-                )
+                let created = try await admin.send(AdminAPI.createIdentity, body: AdminAPI.IdentityCreation(username: "bob", email: "bob@example.com"))
                 let bob = created.identity.id
-                let job = try await admin.send(
-                    "POST", "admin/identities/\(bob)/bind-jobs", body: AdminAPI.BindJobRequest(requireEmailCode: true), as: AdminAPI.BindJobCreated.self
-                )
+                let job = try await admin.send(AdminAPI.createBindJob, bob, body: AdminAPI.BindJobRequest(requireEmailCode: true))
                 guard let link = URL(string: job.bindURL) else { throw CommandFailure("the provider's bind URL is not a URL") }
                 let bound = try await deviceOne.registerCredential(from: link)
                 return ((), Report(

@@ -27,14 +27,14 @@ extension LatchkeyCommand {
         @Flag(help: "Print JSON.")
         var json = false
 
-        func send<Answer: Decodable>(
-            _ method: String, _ path: String, query: [URLQueryItem] = [], body: (some Encodable)? = AdminClient.Empty?.none, as answer: Answer.Type
+        func send<Body, Answer>(
+            _ endpoint: AdminAPI.Endpoint<Body, Answer>, _ parameters: String..., query: [(String, String)] = [], body: Body? = nil
         ) async throws -> Answer {
             guard let base = URL(string: idp), base.host != nil else { throw ValidationError("--idp \(idp) is not a URL") }
             guard let token = try AdminToken.supplied(file: adminTokenFile)?.token else {
                 throw ValidationError("set LATCHKEY_ADMIN_TOKEN or give --admin-token-file (the token is never taken from the command line)")
             }
-            return try await AdminClient(issuer: base, token: token).send(method, path, query: query, body: body, as: answer)
+            return try await AdminClient(issuer: base, token: token).send(endpoint, parameters, query: query, body: body)
         }
 
         /// The provider's answer as `--json` prints it.
@@ -72,7 +72,7 @@ extension LatchkeyCommand {
 
         func run() async throws {
             let body = AdminAPI.IdentityCreation(username: username, email: email, displayName: displayName)
-            let created = try await options.send("POST", "admin/identities", body: body, as: AdminAPI.IdentityCreated.self)
+            let created = try await options.send(AdminAPI.createIdentity, body: body)
             if options.json { return try options.print(json: created) }
             TextOutput.line("Identity: \(created.identity.id.displaySafe(maximumLength: 256)) (\(username))")
             TextOutput.line("Bind URL: \(created.bindURL.displaySafe(maximumLength: 4096))")
@@ -86,7 +86,7 @@ extension LatchkeyCommand {
         @OptionGroup var options: AdminOptions
 
         func run() async throws {
-            let outbox = try await options.send("GET", "admin/outbox", as: AdminAPI.Outbox.self)
+            let outbox = try await options.send(AdminAPI.outbox)
             if options.json { return try options.print(json: outbox) }
             for message in outbox.messages {
                 TextOutput.line("To: \(message.to.displaySafe(maximumLength: 256))  Subject: \(message.subject.displaySafe(maximumLength: 256))")
@@ -110,9 +110,9 @@ extension LatchkeyCommand {
         var limit = 100
 
         func run() async throws {
-            var query = [URLQueryItem(name: "limit", value: "\(limit)")]
-            if let after { query.append(URLQueryItem(name: "after", value: after)) }
-            let page = try await options.send("GET", "admin/identities", query: query, as: AdminAPI.IdentityPage.self)
+            var query = [(AdminAPI.IdentityQuery.limit, "\(limit)")]
+            if let after { query.append((AdminAPI.IdentityQuery.after, after)) }
+            let page = try await options.send(AdminAPI.listIdentities, query: query)
             if options.json { return try options.print(json: page) }
             for identity in page.identities {
                 TextOutput.line(AdminOptions.line(identity))
@@ -131,10 +131,10 @@ extension LatchkeyCommand {
         var identity: String
 
         func run() async throws {
-            let found = try await options.send("GET", "admin/identities", query: [URLQueryItem(name: "username", value: identity)], as: AdminAPI.IdentityPage.self)
+            let found = try await options.send(AdminAPI.listIdentities, query: [(AdminAPI.IdentityQuery.username, identity)])
             var list = found.identities
             if list.isEmpty,
-               let byID = try? await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))", as: AdminAPI.IdentityAnswer.self) {
+               let byID = try? await options.send(AdminAPI.identity, identity) {
                 list = [byID.identity]
             }
             guard let match = list.first else { throw CommandFailure("no identity \(identity.displaySafe(maximumLength: 256))") }
@@ -153,7 +153,7 @@ extension LatchkeyCommand {
         var identity: String
 
         func run() async throws {
-            let answer = try await options.send("DELETE", "admin/identities/\(AdminOptions.pathComponent(identity))", as: AdminAPI.Deletion.self)
+            let answer = try await options.send(AdminAPI.deleteIdentity, identity)
             if options.json { return try options.print(json: answer) }
             TextOutput.line("Deleted \(identity.displaySafe(maximumLength: 256)); its credentials and tokens are revoked")
         }
@@ -169,7 +169,7 @@ extension LatchkeyCommand {
         var identity: String
 
         func run() async throws {
-            let answer = try await options.send("GET", "admin/identities/\(AdminOptions.pathComponent(identity))/credentials", as: AdminAPI.CredentialList.self)
+            let answer = try await options.send(AdminAPI.credentials, identity)
             if options.json { return try options.print(json: answer) }
             for credential in answer.credentials {
                 let revoked = credential.revoked ? "  revoked" : ""
@@ -188,7 +188,7 @@ extension LatchkeyCommand {
         var credential: String
 
         func run() async throws {
-            let answer = try await options.send("POST", "admin/credentials/\(AdminOptions.pathComponent(credential))/revoke", as: AdminAPI.Revocation.self)
+            let answer = try await options.send(AdminAPI.revokeCredential, credential)
             if options.json { return try options.print(json: answer) }
             TextOutput.line("Revoked \(credential.displaySafe(maximumLength: 256)) and its tokens")
         }
@@ -215,9 +215,7 @@ extension LatchkeyCommand {
         func run() async throws {
             guard ["bind", "recovery"].contains(kind) else { throw ValidationError("--kind must be bind or recovery") }
             let body = AdminAPI.BindJobRequest(kind: kind, expiresIn: expiresIn, requireEmailCode: requireEmailCode)
-            let answer = try await options.send(
-                "POST", "admin/identities/\(AdminOptions.pathComponent(identity))/bind-jobs", body: body, as: AdminAPI.BindJobCreated.self
-            )
+            let answer = try await options.send(AdminAPI.createBindJob, identity, body: body)
             if options.json { return try options.print(json: answer) }
             TextOutput.line("Bind URL: \(answer.bindURL.displaySafe(maximumLength: 4096))")
         }
@@ -232,7 +230,7 @@ extension LatchkeyCommand {
         @OptionGroup var options: AdminOptions
 
         func run() async throws {
-            let answer = try await options.send("POST", "admin/signing-keys/rotate", as: AdminAPI.KeyRotation.self)
+            let answer = try await options.send(AdminAPI.rotateSigningKey)
             if options.json { return try options.print(json: answer) }
             let start = Date(timeIntervalSince1970: Double(answer.signsFrom))
             TextOutput.line("New key \(AdminOptions.text(answer.kid)) is published and signs from \(start)")
@@ -250,10 +248,5 @@ extension LatchkeyCommand.AdminOptions {
     /// A provider's string, safe to print on a terminal.
     static func text(_ value: String) -> String {
         TextOutput.field(value, maximumLength: 256)
-    }
-
-    /// An id as one path segment (nothing in it can climb or add a query).
-    static func pathComponent(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""
     }
 }

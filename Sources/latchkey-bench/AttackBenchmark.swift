@@ -3,6 +3,7 @@ import Latchkey
 import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Logging
 
@@ -57,7 +58,7 @@ struct AttackBenchmark {
         // 1,000 transfer starts and 1,000 recovery starts over 200 addresses.
         let credential = try await user.embedded.credentials().first?.id ?? ""
         let transfers = await Self.flood(port: port, count: 1000, source: { RawConnection.standIn($0 % 200) }) { _ in
-            ("POST", "/v1/transfers", ["credential": credential])
+            ("POST", "/v1/transfers", ["credential": .string(credential)])
         }
         let recoveries = await Self.flood(port: port, count: 1000, source: { RawConnection.standIn($0 % 200) }) { index in
             ("POST", "/v1/recovery", ["username": "ghost\(index)"])
@@ -97,7 +98,7 @@ struct AttackBenchmark {
     /// `count` requests, 8 at a time, each over its own connection from `source(i)`, timed.
     static func flood(
         port: Int, count: Int, source: @escaping @Sendable (Int) -> String,
-        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
+        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: JSONValue?)
     ) async -> Flood {
         let start = ContinuousClock.now
         let statuses = await RawConnection.flood(port: port, count: count, from: source, request)
@@ -134,11 +135,8 @@ struct AttackBenchmark {
     /// Recovers ada on a third device with the code from the outbox; true when it worked.
     private func recover(issuer: URL, scratch: URL, transport: URLSessionTransport) async throws -> Bool {
         let handler: Embedded.StepHandler = { step in
-            let response = try await transport.send(TransportRequest(
-                method: "GET", url: issuer.appendingPathComponent("admin/outbox"), headers: ["Authorization": "Bearer \(ServeProcess.adminToken)"]
-            ))
-            let messages = (try JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["messages"] as? [[String: Any]] ?? []
-            guard step.name == .verifyCode, let code = messages.last(where: { $0["to"] as? String == "ada@example.com" })?["code"] as? String else {
+            let outbox = try await AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport).call(AdminAPI.outbox)
+            guard step.name == .verifyCode, let code = outbox.answer?.messages.last(where: { $0.to == "ada@example.com" })?.code else {
                 throw BenchmarkError("no recovery code in the outbox")
             }
             return .code(code)

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// The provider as deployed (docs/PERFORMANCE.md, "Persisted provider"): `latchkey serve`
 /// processes over SQLite with 0 to 1,000,000 identities seeded in bulk, over an in-memory
@@ -150,7 +151,7 @@ struct PersistedProviderBenchmark {
         let directory = scratch.appendingPathComponent("creation")
         let server = try ServeProcess.start(["--port", "0", "--data-dir", directory.path])
         defer { server.stop() }
-        let transport = URLSessionTransport()
+        let admin = AdminAPIClient(issuer: server.issuer, token: ServeProcess.adminToken)
         let total = creations
         let slice = total / 10
         let clock = ContinuousClock()
@@ -160,11 +161,8 @@ struct PersistedProviderBenchmark {
                 for worker in 0..<16 {
                     group.addTask {
                         for index in stride(from: range.lowerBound + worker, to: range.upperBound, by: 16) {
-                            let response = try await transport.send(TransportRequest(
-                                method: "POST", url: server.issuer.appendingPathComponent("admin/identities"),
-                                headers: ["Authorization": "Bearer \(ServeProcess.adminToken)", "Content-Type": "application/json"],
-                                body: Data(#"{"username":"created-\#(index)","email":"created-\#(index)@example.com"}"#.utf8)
-                            ))
+                            let creation = AdminAPI.IdentityCreation(username: "created-\(index)", email: "created-\(index)@example.com")
+                            let response = try await admin.call(AdminAPI.createIdentity, body: creation)
                             guard response.status == 201 else { throw BenchmarkError("identity creation answered \(response.status)") }
                         }
                     }

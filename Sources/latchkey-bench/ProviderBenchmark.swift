@@ -3,6 +3,7 @@ import Latchkey
 import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyProtocol
 import Logging
 
 /// Full authentications, as an application runs them (`Embedded.authenticate`: authorize
@@ -136,15 +137,9 @@ struct ProviderBenchmark {
             issuer: URL, directory: URL, transport: URLSessionTransport, name: String, email: String? = nil, stepHandler: Embedded.StepHandler? = nil
         ) async throws -> Client {
             let embedded = try device(issuer: issuer, directory: directory, transport: transport, stepHandler: stepHandler)
-            var identity: [String: String] = ["username": name]
-            identity["email"] = email
-            let response = try await transport.send(TransportRequest(
-                method: "POST", url: issuer.appendingPathComponent("admin/identities"),
-                headers: ["Authorization": "Bearer \(ServeProcess.adminToken)", "Content-Type": "application/json"],
-                body: try JSONSerialization.data(withJSONObject: identity)
-            ))
-            guard response.status == 201, let created = try JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-                  let text = created["bindURL"] as? String, let bindURL = URL(string: text) else {
+            let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport)
+            let response = try await admin.call(AdminAPI.createIdentity, body: AdminAPI.IdentityCreation(username: name, email: email))
+            guard response.status == 201, let created = response.answer, let bindURL = URL(string: created.bindURL) else {
                 throw BenchmarkError("the provider did not create \(name) (\(response.status))")
             }
             _ = try await embedded.registerCredential(from: bindURL)

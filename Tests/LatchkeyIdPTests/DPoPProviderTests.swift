@@ -27,26 +27,26 @@ struct DPoPProviderTests {
         if let dpopJKT { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "dpop_jkt", value: dpopJKT)] }
         let (status, answer) = try await P.request("GET", try #require(components.url), headers: ["Accept": "application/json"])
         #expect(status == 200, "\(answer)")
-        let authenticateURL = try P.url(answer["authenticateURL"] as? String)
+        let authenticateURL = try P.url(answer["authenticateURL"]?.stringValue)
         let (_, challenge) = try await P.request("GET", authenticateURL)
-        let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.json())
         let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
         let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
-        let code = try await client.authorizationCode(from: try P.url(redirect["redirectURL"] as? String), for: authorization)
+        let code = try await client.authorizationCode(from: try P.url(redirect["redirectURL"]?.stringValue), for: authorization)
         return (code, authorization)
     }
 
-    static func token(_ issuer: URL, _ form: [(String, String)], proof: String?) async throws -> (Int, [String: Any]) {
+    static func token(_ issuer: URL, _ form: [(String, String)], proof: String?) async throws -> (Int, JSONValue) {
         var headers = ["Content-Type": "application/x-www-form-urlencoded"]
         if let proof { headers["DPoP"] = proof }
         let response = try await URLSessionTransport().send(TransportRequest(
             method: "POST", url: issuer.appendingPathComponent("token"), headers: headers,
             body: FormEncoding.encode(form + [("client_id", "latchkey-cli")])
         ))
-        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+        return (response.status, (try? JSONValue(json: response.body)) ?? [:])
     }
 
-    static func exchange(_ issuer: URL, _ code: (code: String, verifier: String), proof: String?) async throws -> (Int, [String: Any]) {
+    static func exchange(_ issuer: URL, _ code: (code: String, verifier: String), proof: String?) async throws -> (Int, JSONValue) {
         try await token(issuer, [
             ("grant_type", "authorization_code"), ("code", code.code), ("redirect_uri", "http://127.0.0.1/callback"), ("code_verifier", code.verifier),
         ], proof: proof)
@@ -71,9 +71,9 @@ struct DPoPProviderTests {
             let userInfoURL = issuer.appendingPathComponent("userinfo")
 
             let (status, tokens) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator), proof: try Self.proof(key, "POST", tokenURL))
-            #expect(status == 200 && tokens["token_type"] as? String == "DPoP", "\(tokens)")
-            let access = try #require(tokens["access_token"] as? String)
-            let refresh = try #require(tokens["refresh_token"] as? String)
+            #expect(status == 200 && tokens["token_type"]?.stringValue == "DPoP", "\(tokens)")
+            let access = try #require(tokens["access_token"]?.stringValue)
+            let refresh = try #require(tokens["refresh_token"]?.stringValue)
 
             let proof = try Self.proof(key, "GET", userInfoURL, token: access)
             let info = try await Self.userInfo(issuer, scheme: "DPoP", token: access, proof: proof)
@@ -97,11 +97,11 @@ struct DPoPProviderTests {
             // Refresh: another key and no key are refused and spend nothing; the key works.
             let refreshForm = [("grant_type", "refresh_token"), ("refresh_token", refresh)]
             let (stolen, stolenAnswer) = try await Self.token(issuer, refreshForm, proof: try Self.proof(SigningKey.generate(.es256), "POST", tokenURL))
-            #expect(stolen == 400 && stolenAnswer["error"] as? String == "invalid_dpop_proof", "\(stolenAnswer)")
+            #expect(stolen == 400 && stolenAnswer["error"]?.stringValue == "invalid_dpop_proof", "\(stolenAnswer)")
             let (bare, bareAnswer) = try await Self.token(issuer, refreshForm, proof: nil)
-            #expect(bare == 400 && bareAnswer["error"] as? String == "invalid_dpop_proof", "\(bareAnswer)")
+            #expect(bare == 400 && bareAnswer["error"]?.stringValue == "invalid_dpop_proof", "\(bareAnswer)")
             let (refreshed, refreshedAnswer) = try await Self.token(issuer, refreshForm, proof: try Self.proof(key, "POST", tokenURL))
-            #expect(refreshed == 200 && refreshedAnswer["token_type"] as? String == "DPoP", "\(refreshedAnswer)")
+            #expect(refreshed == 200 && refreshedAnswer["token_type"]?.stringValue == "DPoP", "\(refreshedAnswer)")
         }
     }
 
@@ -110,14 +110,14 @@ struct DPoPProviderTests {
         try await ProviderTests.withProvider(.sqlite, { $0.requiresDPoP = true }) { issuer, authenticator in
             _ = try await P.bind(issuer, authenticator)
             let (discovered, document) = try await P.request("GET", issuer.appendingPathComponent(".well-known/openid-configuration"))
-            #expect(discovered == 200 && document["dpop_signing_alg_values_supported"] as? [String] == ["ES256", "EdDSA"])
+            #expect(discovered == 200 && document["dpop_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) == ["ES256", "EdDSA"])
             let code = try await Self.code(issuer, authenticator)
             let (status, answer) = try await Self.exchange(issuer, code, proof: nil)
-            #expect(status == 400 && answer["error"] as? String == "invalid_dpop_proof", "\(answer)")
+            #expect(status == 400 && answer["error"]?.stringValue == "invalid_dpop_proof", "\(answer)")
             // Refused without spending the code: the client with a proof still gets tokens.
             let key = try SigningKey.generate(.ed25519)
             let (bound, tokens) = try await Self.exchange(issuer, code, proof: try Self.proof(key, "POST", issuer.appendingPathComponent("token")))
-            #expect(bound == 200 && tokens["token_type"] as? String == "DPoP", "\(tokens)")
+            #expect(bound == 200 && tokens["token_type"]?.stringValue == "DPoP", "\(tokens)")
         }
     }
 
@@ -129,17 +129,17 @@ struct DPoPProviderTests {
             let code = try await Self.code(issuer, authenticator, dpopJKT: try key.publicKey.jwk.thumbprint())
             let tokenURL = issuer.appendingPathComponent("token")
             let (other, answer) = try await Self.exchange(issuer, code, proof: try Self.proof(SigningKey.generate(.es256), "POST", tokenURL))
-            #expect(other == 400 && answer["error"] as? String == "invalid_dpop_proof", "\(answer)")
+            #expect(other == 400 && answer["error"]?.stringValue == "invalid_dpop_proof", "\(answer)")
             let (none, _) = try await Self.exchange(issuer, code, proof: nil)
             #expect(none == 400)
             let (bound, tokens) = try await Self.exchange(issuer, code, proof: try Self.proof(key, "POST", tokenURL))
-            #expect(bound == 200 && tokens["token_type"] as? String == "DPoP", "\(tokens)")
+            #expect(bound == 200 && tokens["token_type"]?.stringValue == "DPoP", "\(tokens)")
             // A malformed dpop_jkt is refused at /authorize.
             let authorization = try await P.client(issuer).authorizationRequest(scopes: ["openid"])
             let (status, refusal) = try await P.request(
                 "GET", authorization.url.appending(queryItems: [URLQueryItem(name: "dpop_jkt", value: "short")]), headers: ["Accept": "application/json"]
             )
-            #expect(status == 400 && (refusal["error_description"] as? String)?.contains("dpop_jkt") == true, "\(refusal)")
+            #expect(status == 400 && (refusal["error_description"]?.stringValue)?.contains("dpop_jkt") == true, "\(refusal)")
         }
     }
 
@@ -182,13 +182,13 @@ struct DPoPProviderTests {
         }
     }
 
-    static func introspect(_ issuer: URL, token: String, id: String?, secret: String?) async throws -> (Int, [String: Any]) {
+    static func introspect(_ issuer: URL, token: String, id: String?, secret: String?) async throws -> (Int, JSONValue) {
         var headers = ["Content-Type": "application/x-www-form-urlencoded"]
         if let id, let secret { headers["Authorization"] = "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString() }
         let response = try await URLSessionTransport().send(TransportRequest(
             method: "POST", url: issuer.appendingPathComponent("introspect"), headers: headers, body: FormEncoding.encode([("token", token)])
         ))
-        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+        return (response.status, (try? JSONValue(json: response.body)) ?? [:])
     }
 
     @Test("introspection (RFC 7662): only a resource server's credential, cnf.jkt for a bound token, inactive once revoked", arguments: TestStore.available)
@@ -200,35 +200,35 @@ struct DPoPProviderTests {
                 json: try JSONSerialization.data(withJSONObject: ["name": "orders API"]), headers: ["Authorization": "Bearer \(P.adminToken)"]
             )
             #expect(created == 201, "\(server)")
-            let id = try #require(server["id"] as? String)
-            let secret = try #require(server["secret"] as? String)
+            let id = try #require(server["id"]?.stringValue)
+            let secret = try #require(server["secret"]?.stringValue)
             let (discovered, document) = try await P.request("GET", issuer.appendingPathComponent(".well-known/openid-configuration"))
-            #expect(discovered == 200 && document["introspection_endpoint"] as? String == server["introspectionEndpoint"] as? String)
+            #expect(discovered == 200 && document["introspection_endpoint"]?.stringValue == server["introspectionEndpoint"]?.stringValue)
 
             let key = try SigningKey.generate(.es256)
             let (_, tokens) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator), proof: try Self.proof(key, "POST", issuer.appendingPathComponent("token")))
-            let access = try #require(tokens["access_token"] as? String)
+            let access = try #require(tokens["access_token"]?.stringValue)
 
             let (status, answer) = try await Self.introspect(issuer, token: access, id: id, secret: secret)
-            #expect(status == 200 && answer["active"] as? Bool == true && answer["sub"] as? String == identity, "\(answer)")
+            #expect(status == 200 && answer["active"]?.boolValue == true && answer["sub"]?.stringValue == identity, "\(answer)")
             let thumbprint = try key.publicKey.jwk.thumbprint()
-            #expect((answer["cnf"] as? [String: Any])?["jkt"] as? String == thumbprint && answer["token_type"] as? String == "DPoP")
+            #expect((answer["cnf"])?["jkt"]?.stringValue == thumbprint && answer["token_type"]?.stringValue == "DPoP")
 
             let (anonymous, _) = try await Self.introspect(issuer, token: access, id: nil, secret: nil)
             #expect(anonymous == 401)
             let (wrong, _) = try await Self.introspect(issuer, token: access, id: id, secret: secret + "x")
             #expect(wrong == 401)
             let (unknown, inactive) = try await Self.introspect(issuer, token: "not-a-token", id: id, secret: secret)
-            #expect(unknown == 200 && inactive.count == 1 && inactive["active"] as? Bool == false, "\(inactive)")
+            #expect(unknown == 200 && inactive.objectValue?.count == 1 && inactive["active"]?.boolValue == false, "\(inactive)")
 
             // Revoking the refresh token takes the family, and so the access token, with it.
-            let refresh = try #require(tokens["refresh_token"] as? String)
+            let refresh = try #require(tokens["refresh_token"]?.stringValue)
             _ = try await URLSessionTransport().send(TransportRequest(
                 method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
                 body: FormEncoding.encode([("token", refresh), ("client_id", "latchkey-cli")])
             ))
             let (_, revoked) = try await Self.introspect(issuer, token: access, id: id, secret: secret)
-            #expect(revoked["active"] as? Bool == false)
+            #expect(revoked["active"]?.boolValue == false)
 
             // A deleted resource server can no longer ask.
             let (deleted, _) = try await P.request("DELETE", issuer.appendingPathComponent("admin/resource-servers/\(id)"), headers: ["Authorization": "Bearer \(P.adminToken)"])

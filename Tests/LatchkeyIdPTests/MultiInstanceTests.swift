@@ -3,6 +3,7 @@ import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
 import LatchkeyWebAuthn
+import LatchkeyTestSupport
 import Testing
 import Logging
 
@@ -23,14 +24,14 @@ struct MultiInstanceTests {
         return try #require(components.url)
     }
 
-    static func form(_ url: URL, _ fields: [String: String]) async throws -> (Int, [String: Any]) {
+    static func form(_ url: URL, _ fields: [String: String]) async throws -> (Int, JSONValue) {
         var components = URLComponents()
         components.queryItems = fields.map { URLQueryItem(name: $0.key, value: $0.value) }
         let body = (components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
         let response = try await URLSessionTransport().send(TransportRequest(
             method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8)
         ))
-        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+        return (response.status, (try? JSONValue(json: response.body)) ?? [:])
     }
 
     @Test(
@@ -38,8 +39,8 @@ struct MultiInstanceTests {
         .enabled(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
     )
     func alternatingInstances() async throws {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-multi-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directoryScratch = try TemporaryDirectory()
+        let directory = directoryScratch.url.appendingPathComponent("latchkey-multi")
         let device = try ProviderTests.newAuthenticator(directory)
         try await TestStore.postgres.with { storage, storeKey in
             var configuration = ProviderConfiguration(issuer: Self.issuer, adminToken: ProviderTests.adminToken)
@@ -64,7 +65,7 @@ struct MultiInstanceTests {
             #expect(created == 201)
             let bindURL = try ProviderTests.url(answer["bindURL"])
             let (_, job) = try await ProviderTests.request("GET", try Self.on(second, bindURL))
-            let (registration, _) = try device.makeCredential(PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: job)), origin: origin)
+            let (registration, _) = try device.makeCredential(PublicKeyCredentialCreationOptionsJSON(json: job.json()), origin: origin)
             let (bound, _) = try await ProviderTests.request("POST", try Self.on(first, try ProviderTests.url(job["submit"])), json: try registration.json())
             #expect(bound == 201)
 
@@ -81,7 +82,7 @@ struct MultiInstanceTests {
                 let (_, started) = try await ProviderTests.request("GET", try #require(components.url), headers: ["Accept": "application/json"])
                 let authenticate = try ProviderTests.url(started["authenticateURL"])
                 let (_, options) = try await ProviderTests.request("GET", try Self.on(second, authenticate))
-                let (assertion, _) = try device.getAssertion(PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: origin)
+                let (assertion, _) = try device.getAssertion(PublicKeyCredentialRequestOptionsJSON(json: options.json()), origin: origin)
                 let (status, redirect) = try await ProviderTests.request("POST", try Self.on(first, authenticate), json: try assertion.json())
                 #expect(status == 200, "\(redirect)")
                 let redirectURL = try ProviderTests.url(redirect["redirectURL"])
@@ -95,12 +96,12 @@ struct MultiInstanceTests {
                             "redirect_uri": "http://127.0.0.1/callback", "code_verifier": pkce.verifier]
             let (issued, tokens) = try await Self.form(second.appendingPathComponent("token"), exchange)
             #expect(issued == 200, "\(tokens)")
-            let accessToken = try #require(tokens["access_token"] as? String)
+            let accessToken = try #require(tokens["access_token"]?.stringValue)
             // The token works on the other instance; the code does not, there or here.
             let (info, _) = try await ProviderTests.request("GET", first.appendingPathComponent("userinfo"), headers: ["Authorization": "Bearer \(accessToken)"])
             #expect(info == 200)
             let (replayed, refusal) = try await Self.form(first.appendingPathComponent("token"), exchange)
-            #expect(replayed == 400 && refusal["error"] as? String == "invalid_grant")
+            #expect(replayed == 400 && refusal["error"]?.stringValue == "invalid_grant")
             // The replay revoked what the code issued, on both instances.
             let (revoked, _) = try await ProviderTests.request("GET", second.appendingPathComponent("userinfo"), headers: ["Authorization": "Bearer \(accessToken)"])
             #expect(revoked == 401)

@@ -1,4 +1,6 @@
 import Foundation
+import LatchkeyOAuth
+import LatchkeyTestSupport
 import Testing
 import LatchkeyIdP
 
@@ -18,13 +20,13 @@ struct ProtocolBodyTests {
             ]
             for (path, body) in cases {
                 let (status, answer) = try await ProviderTests.request("POST", issuer.appendingPathComponent(path), json: Data(body.utf8))
-                #expect(status == 400 && answer["error"] as? String == "invalid_request", "\(path) \(body): \(status) \(answer)")
+                #expect(status == 400 && answer["error"]?.stringValue == "invalid_request", "\(path) \(body): \(status) \(answer)")
             }
             let admin = ["Authorization": "Bearer \(ProviderTests.adminToken)"]
             let (status, answer) = try await ProviderTests.request(
                 "POST", issuer.appendingPathComponent("admin/identities"), json: Data(#"{"username": "ada", "email": 7}"#.utf8), headers: admin
             )
-            #expect(status == 400 && answer["error"] as? String == "invalid_request", "\(status) \(answer)")
+            #expect(status == 400 && answer["error"]?.stringValue == "invalid_request", "\(status) \(answer)")
         }
     }
 }

@@ -41,8 +41,8 @@ struct ProviderCrashTests {
     func crashes() async throws {
         let binary = LatchkeyServe.binary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
-        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-crash-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        let scratchScratch = try TemporaryDirectory()
+        let scratch = scratchScratch.url.appendingPathComponent("latchkey-crash")
         let dataDirectory = scratch.appendingPathComponent("data")
         let devices = try (0..<Self.clients).map { try ProviderTests.newAuthenticator(scratch.appendingPathComponent("device\($0)")) }
         // One port for every run, so the issuer (and the credentials' origin) stays put.
@@ -131,7 +131,7 @@ struct ProviderCrashTests {
             guard created == 201 else { throw CrashStepFailed() }
             let (_, job) = try await ProviderTests.request("GET", try ProviderTests.url(answer["bindURL"]))
             let (registration, credential) = try device.makeCredential(
-                PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: job)), origin: ProviderTests.origin(issuer)
+                PublicKeyCredentialCreationOptionsJSON(json: job.json()), origin: ProviderTests.origin(issuer)
             )
             let (bound, _) = try await ProviderTests.request("POST", try ProviderTests.url(job["submit"]), json: try registration.json())
             guard bound == 201 else { throw CrashStepFailed() }
@@ -154,7 +154,7 @@ struct ProviderCrashTests {
         let authenticate = try ProviderTests.url(started["authenticateURL"])
         let (_, options) = try await ProviderTests.request("GET", authenticate)
         let (assertion, _) = try device.getAssertion(
-            PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: ProviderTests.origin(issuer),
+            PublicKeyCredentialRequestOptionsJSON(json: options.json()), origin: ProviderTests.origin(issuer),
             credentialID: credentialID
         )
         let (status, answer) = try await ProviderTests.request("POST", authenticate, json: try assertion.json())

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyCrypto
 @testable import LatchkeyIdP
 import LatchkeyTestSupport
@@ -61,7 +62,7 @@ struct ProviderDiskFullTests {
                 json: try JSONSerialization.data(withJSONObject: ["username": "user\(index)", "email": "user\(index)@example.com", "displayName": String(repeating: "x", count: 200)]),
                 headers: ["Authorization": "Bearer \(ProviderTests.adminToken)"]
             )
-            if status == 201 { acknowledged.append("user\(index)") } else { refusals.append("\(status) \(answer["error"] as? String ?? "-")") }
+            if status == 201 { acknowledged.append("user\(index)") } else { refusals.append("\(status) \(answer["error"]?.stringValue ?? "-")") }
         }
         print("Provider disk-full test: \(acknowledged.count) identities acknowledged before the 1 MiB disk filled; then \(refusals)")
         // Reads go on while writes cannot.

@@ -11,36 +11,25 @@ import Logging
 /// software authenticator and the OAuth client.
 @Suite("Reference identity provider")
 struct ProviderTests {
-    static let adminToken = "admin-token-for-the-provider-tests"
+    static let adminToken = ProviderHarness.adminToken
 
-    /// Runs the provider for `body` over a fresh store of `engine`, with a fresh
-    /// vault-backed authenticator.
+    /// Runs the provider for `body` over a fresh store of `engine` (``ProviderHarness``),
+    /// with a fresh vault-backed authenticator.
     static func withProvider(
         _ engine: TestStore = .sqlite,
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (URL, SoftwareAuthenticator) async throws -> Void
     ) async throws {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let authenticator = try newAuthenticator(directory)
-        try await engine.with { storage, storeKey in
-            var configuration = ProviderConfiguration(adminToken: adminToken)
-            configuration.logLevel = .warning
-            configuration.storage = storage
-            configuration.storeKey = storeKey
-            configure(&configuration)
-            try await withReferenceProvider(configuration: configuration) { issuer in
-                try await body(issuer, authenticator)
-            }
+        try await ProviderHarness.run(engine, configure) { provider in
+            try await body(provider.issuer, try newAuthenticator(provider.directory.url))
         }
     }
 
-    static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
+    static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, JSONValue) {
         var allHeaders = headers
         if json != nil { allHeaders["Content-Type"] = "application/json" }
         let response = try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: allHeaders, body: json))
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
+        let object = (try? JSONValue(json: response.body)) ?? [:]
         return (response.status, object)
     }
 
@@ -56,12 +45,12 @@ struct ProviderTests {
             headers: ["Authorization": "Bearer \(adminToken)"]
         )
         #expect(status == 201)
-        let bindURL = try Self.url(created["bindURL"] as? String)
-        let identity = try #require((created["identity"] as? [String: Any])?["id"] as? String)
+        let bindURL = try Self.url(created["bindURL"]?.stringValue)
+        let identity = try #require((created["identity"])?["id"]?.stringValue)
 
         let (_, job) = try await request("GET", bindURL)
-        let options = try PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: job))
-        let submit = try Self.url(job["submit"] as? String)
+        let options = try PublicKeyCredentialCreationOptionsJSON(json: job.json())
+        let submit = try Self.url(job["submit"]?.stringValue)
         let (registration, _) = try authenticator.makeCredential(options, origin: origin(issuer))
         let (bound, result) = try await request("POST", submit, json: try registration.json())
         #expect(bound == 201, "\(result)")
@@ -73,23 +62,27 @@ struct ProviderTests {
         let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
         let (status, answer) = try await request("GET", authorization.url, headers: ["Accept": "application/json"])
         #expect(status == 200, "\(answer)")
-        let authenticateURL = try Self.url(answer["authenticateURL"] as? String)
+        let authenticateURL = try Self.url(answer["authenticateURL"]?.stringValue)
         let (_, challenge) = try await request("GET", authenticateURL)
-        let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge))
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.json())
         let (assertion, _) = try authenticator.getAssertion(options, origin: origin(issuer))
         let (posted, redirect) = try await request("POST", authenticateURL, json: try assertion.json())
         guard posted == 200 else {
             throw OAuthError(code: .unexpectedStatus, reason: "authenticate answered \(posted): \(redirect["error_description"] ?? "")")
         }
-        let redirectURL = try Self.url(redirect["redirectURL"] as? String)
+        let redirectURL = try Self.url(redirect["redirectURL"]?.stringValue)
         let code = try await client.authorizationCode(from: redirectURL, for: authorization)
         return try await client.exchange(code: code, for: authorization)
     }
 
     /// A URL from a JSON member that must be a URL string.
-    static func url(_ value: Any?) throws -> URL {
-        guard let text = value as? String, let url = URL(string: text) else {
-            throw OAuthError(code: .malformedResponse, reason: "expected a URL, got \(value ?? "nothing")")
+    static func url(_ text: String?) throws -> URL {
+        try url(text.map(JSONValue.string))
+    }
+
+    static func url(_ value: JSONValue?) throws -> URL {
+        guard let text = value?.stringValue, let url = URL(string: text) else {
+            throw OAuthError(code: .malformedResponse, reason: "expected a URL, got \(value.map { "\($0)" } ?? "nothing")")
         }
         return url
     }
@@ -123,7 +116,7 @@ struct ProviderTests {
             let hinted = try await client.authorizationRequest(additionalParameters: ["login_hint": "ada"])
             let (_, answer) = try await Self.request("GET", hinted.url, headers: ["Accept": "application/json"])
             let (_, options) = try await Self.request("GET", try Self.url(answer["authenticateURL"]))
-            let allowed = ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            let allowed = ((options["publicKey"])?["allowCredentials"]?.arrayValue)?.compactMap { $0["id"]?.stringValue }
             let stored = try authenticator.credentials().map { $0.metadata.credentialID.description }
             #expect(allowed == stored)
 
@@ -132,7 +125,7 @@ struct ProviderTests {
                 let request = try await client.authorizationRequest(additionalParameters: ["login_hint": hint])
                 let (_, answer) = try await Self.request("GET", request.url, headers: ["Accept": "application/json"])
                 let (_, options) = try await Self.request("GET", try Self.url(answer["authenticateURL"]))
-                return ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? []
+                return ((options["publicKey"])?["allowCredentials"]?.arrayValue)?.compactMap { $0["id"]?.stringValue } ?? []
             }
             let decoy = try await allowedFor("nobody")
             #expect(decoy.count == 1 && decoy.first?.count == stored.first?.count)
@@ -145,7 +138,7 @@ struct ProviderTests {
         try await Self.withProvider(engine) { issuer, authenticator in
             let (_, bindURL) = try await Self.bind(issuer, authenticator)
             let (reused, error) = try await Self.request("GET", bindURL)
-            #expect(reused == 400 && error["error"] as? String == "invalid_grant")
+            #expect(reused == 400 && error["error"]?.stringValue == "invalid_grant")
 
             var wrongToken = URLComponents(url: bindURL, resolvingAgainstBaseURL: false)
             wrongToken?.queryItems = [URLQueryItem(name: "token", value: "forged")]
@@ -164,7 +157,7 @@ struct ProviderTests {
         try await Self.withProvider(engine) { issuer, _ in
             @Sendable func authorize(_ query: String) async throws -> (Int, String?) {
                 let (status, body) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query), headers: ["Accept": "application/json"])
-                return (status, body["error"] as? String)
+                return (status, body["error"]?.stringValue)
             }
             let good = "response_type=code&client_id=latchkey-cli&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
             let cases: [(String, Int, String?)] = [
@@ -195,7 +188,7 @@ struct ProviderTests {
             let hinted = try await client.authorizationRequest(additionalParameters: ["login_hint": "ada+work"])
             let (_, answer) = try await Self.request("GET", hinted.url, headers: ["Accept": "application/json"])
             let (_, options) = try await Self.request("GET", try Self.url(answer["authenticateURL"]))
-            let allowed = ((options["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            let allowed = ((options["publicKey"])?["allowCredentials"]?.arrayValue)?.compactMap { $0["id"]?.stringValue }
             #expect(allowed == (try authenticator.credentials().map { $0.metadata.credentialID.description }))
 
             // A hand-built request whose state holds '+', '%' and a space, each encoded once.
@@ -206,7 +199,7 @@ struct ProviderTests {
             let authenticateURL = try Self.url(started["authenticateURL"])
             let (_, challenge) = try await Self.request("GET", authenticateURL)
             let (assertion, _) = try authenticator.getAssertion(
-                PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge)), origin: Self.origin(issuer)
+                PublicKeyCredentialRequestOptionsJSON(json: challenge.json()), origin: Self.origin(issuer)
             )
             let (posted, redirect) = try await Self.request("POST", authenticateURL, json: try assertion.json())
             #expect(posted == 200, "\(redirect)")
@@ -218,7 +211,7 @@ struct ProviderTests {
             #expect(returned == "a+b%2F c")
 
             let (repeated, refusal) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query + "&state=again"), headers: ["Accept": "application/json"])
-            #expect(repeated == 400 && refusal["error"] as? String == "invalid_request")
+            #expect(repeated == 400 && refusal["error"]?.stringValue == "invalid_request")
             let (malformed, _) = try await Self.request("GET", try Self.url(issuer.absoluteString + "/authorize?" + query + "&nonce=%E2%28"), headers: ["Accept": "application/json"])
             #expect(malformed == 400)
         }
@@ -246,13 +239,13 @@ struct ProviderTests {
             let client = try Self.client(issuer)
             let authorization = try await client.authorizationRequest()
             let (_, answer) = try await Self.request("GET", authorization.url, headers: ["Accept": "application/json"])
-            let authenticateURL = try Self.url(answer["authenticateURL"] as? String)
+            let authenticateURL = try Self.url(answer["authenticateURL"]?.stringValue)
             let (_, challenge) = try await Self.request("GET", authenticateURL)
             let (assertion, _) = try authenticator.getAssertion(
-                PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge)), origin: Self.origin(issuer)
+                PublicKeyCredentialRequestOptionsJSON(json: challenge.json()), origin: Self.origin(issuer)
             )
             let (_, redirect) = try await Self.request("POST", authenticateURL, json: try assertion.json())
-            let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"] as? String), for: authorization)
+            let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"]?.stringValue), for: authorization)
 
             let other = try PKCE.generate()
             await #expect(throws: OAuthError(code: .tokenError, reason: "")) {
@@ -285,9 +278,9 @@ struct ProviderTests {
             let before = try kid(try await Self.signIn(issuer, authenticator, client: client))
             let (status, rotation) = try await Self.admin("POST", issuer, "admin/signing-keys/rotate")
             #expect(status == 201)
-            let next = try #require(rotation["kid"] as? String)
+            let next = try #require(rotation["kid"]?.stringValue)
             let (_, jwks) = try await Self.request("GET", issuer.appendingPathComponent("jwks"))
-            #expect(Set((jwks["keys"] as? [[String: Any]] ?? []).compactMap { $0["kid"] as? String }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
+            #expect(Set((jwks["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: client)) == before, "not before the publication delay")
             try await Task.sleep(for: .milliseconds(10_100))
             // A relying party whose JWKS was fetched after the new key was published (the
@@ -296,8 +289,8 @@ struct ProviderTests {
         }
     }
 
-    static func admin(_ method: String, _ issuer: URL, _ path: String, json: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
-        try await request(method, issuer.appendingPathComponent(path), json: try json.map { try JSONSerialization.data(withJSONObject: $0) }, headers: ["Authorization": "Bearer \(adminToken)"])
+    static func admin(_ method: String, _ issuer: URL, _ path: String, json: JSONValue? = nil) async throws -> (Int, JSONValue) {
+        try await request(method, issuer.appendingPathComponent(path), json: try json.map { try $0.json() }, headers: ["Authorization": "Bearer \(adminToken)"])
     }
 
     static func newAuthenticator(_ directory: URL) throws -> SoftwareAuthenticator {
@@ -313,21 +306,21 @@ struct ProviderTests {
             let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "grace", "email": "grace@example.com"])
             let bindURL = try Self.url(created["bindURL"])
             let (_, first) = try await Self.request("GET", bindURL)
-            let step = try #require(first["step"] as? [String: Any])
-            #expect(step["name"] as? String == "verify-code" && (step["message"] as? String)?.contains("g…@example.com") == true)
+            let step = try #require(first["step"])
+            #expect(step["name"]?.stringValue == "verify-code" && (step["message"]?.stringValue)?.contains("g…@example.com") == true)
             let submit = try Self.url(step["submit"])
             // Binding straight away, skipping the step, is refused.
             let (_, outbox) = try await Self.admin("GET", issuer, "admin/outbox")
-            let messages = try #require(outbox["messages"] as? [[String: Any]])
-            #expect(messages.count == 1 && messages[0]["to"] as? String == "grace@example.com")
-            let code = try #require(messages[0]["code"] as? String)
+            let messages = try #require(outbox["messages"]?.arrayValue)
+            #expect(messages.count == 1 && messages[0]["to"]?.stringValue == "grace@example.com")
+            let code = try #require(messages[0]["code"]?.stringValue)
             let wrong = code == "000000" ? "111111" : "000000"
             let (wrongStatus, wrongAnswer) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": wrong]))
-            #expect(wrongStatus == 400 && wrongAnswer["error"] as? String == "invalid_code")
+            #expect(wrongStatus == 400 && wrongAnswer["error"]?.stringValue == "invalid_code")
             let (rightStatus, options) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": code]))
             #expect(rightStatus == 200 && options["publicKey"] != nil)
             let (registration, _) = try authenticator.makeCredential(
-                PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: Self.origin(issuer)
+                PublicKeyCredentialCreationOptionsJSON(json: options.json()), origin: Self.origin(issuer)
             )
             let (bound, _) = try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json())
             #expect(bound == 201)
@@ -335,14 +328,14 @@ struct ProviderTests {
         try await Self.withProvider(engine, { $0.requireEmailCodeForBinding = true }) { issuer, _ in
             let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "mallory", "email": "m@example.com"])
             let (_, first) = try await Self.request("GET", try Self.url(created["bindURL"]))
-            let submit = try Self.url((first["step"] as? [String: Any])?["submit"])
+            let submit = try Self.url((first["step"])?["submit"])
             let (_, outbox) = try await Self.admin("GET", issuer, "admin/outbox")
-            let code = try #require((outbox["messages"] as? [[String: Any]])?.first?["code"] as? String)
+            let code = try #require((outbox["messages"]?.arrayValue)?.first?["code"]?.stringValue)
             let wrong = code == "000000" ? "111111" : "000000"
             for _ in 0..<5 { _ = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": wrong])) }
             // The sixth try fails even with the right code.
             let (status, answer) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": code]))
-            #expect(status == 400 && answer["error"] as? String == "invalid_grant")
+            #expect(status == 400 && answer["error"]?.stringValue == "invalid_grant")
         }
     }
 
@@ -350,16 +343,16 @@ struct ProviderTests {
     func recovery(engine: TestStore) async throws {
         try await Self.withProvider(engine) { issuer, oldDevice in
             let (identity, _) = try await Self.bind(issuer, oldDevice)
-            let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-new-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let directoryScratch = try TemporaryDirectory()
+            let directory = directoryScratch.url.appendingPathComponent("latchkey-idp-new")
             let newDevice = try Self.newAuthenticator(directory)
             let (status, job) = try await Self.admin("POST", issuer, "admin/identities/\(identity)/bind-jobs", json: ["kind": "recovery", "postBindingRedirectURI": "https://app.example/welcome"])
             #expect(status == 201)
             let recoveryURL = try Self.url(job["bindURL"])
             let (_, options) = try await Self.request("GET", recoveryURL)
-            let (registration, _) = try newDevice.makeCredential(PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: options)), origin: Self.origin(issuer))
+            let (registration, _) = try newDevice.makeCredential(PublicKeyCredentialCreationOptionsJSON(json: options.json()), origin: Self.origin(issuer))
             let (_, bound) = try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json())
-            #expect(bound["postBindingRedirectURI"] as? String == "https://app.example/welcome")
+            #expect(bound["postBindingRedirectURI"]?.stringValue == "https://app.example/welcome")
 
             let client = try Self.client(issuer)
             let tokens = try await Self.signIn(issuer, newDevice, client: client)
@@ -371,7 +364,7 @@ struct ProviderTests {
                 #expect(error.reason.contains("revoked"))
             }
             let (_, list) = try await Self.admin("GET", issuer, "admin/identities/\(identity)/credentials")
-            let revoked = (list["credentials"] as? [[String: Any]])?.filter { $0["revoked"] as? Bool == true }.count
+            let revoked = (list["credentials"]?.arrayValue)?.filter { $0["revoked"]?.boolValue == true }.count
             #expect(revoked == 1)
         }
     }
@@ -381,19 +374,19 @@ struct ProviderTests {
         try await Self.withProvider(engine, { $0.authorizationCodeLifetime = 0.3 }) { issuer, authenticator in
             // Wrong origin: same RP ID, another port.
             let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "oscar"])
-            let identity = try #require((created["identity"] as? [String: Any])?["id"] as? String)
+            let identity = try #require((created["identity"])?["id"]?.stringValue)
             let bindURL = try Self.url(created["bindURL"])
             let (_, options) = try await Self.request("GET", bindURL)
-            let parsed = try PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: options))
+            let parsed = try PublicKeyCredentialCreationOptionsJSON(json: options.json())
             let (foreign, _) = try authenticator.makeCredential(parsed, origin: "http://127.0.0.1:1")
             let (foreignStatus, foreignAnswer) = try await Self.request("POST", try Self.url(options["submit"]), json: try foreign.json())
-            #expect(foreignStatus == 400 && (foreignAnswer["error_description"] as? String)?.contains("origin") == true)
+            #expect(foreignStatus == 400 && (foreignAnswer["error_description"]?.stringValue)?.contains("origin") == true)
 
             // Expired bind job.
             let (_, shortJob) = try await Self.admin("POST", issuer, "admin/identities/\(identity)/bind-jobs", json: ["expiresIn": 1])
             try await Task.sleep(for: .milliseconds(1100))
             let (expiredStatus, expired) = try await Self.request("GET", try Self.url(shortJob["bindURL"]))
-            #expect(expiredStatus == 400 && (expired["error_description"] as? String)?.contains("expired") == true)
+            #expect(expiredStatus == 400 && (expired["error_description"]?.stringValue)?.contains("expired") == true)
 
             // The original job still binds.
             let (registration, _) = try authenticator.makeCredential(parsed, origin: Self.origin(issuer))
@@ -408,7 +401,7 @@ struct ProviderTests {
                 let (_, challenge) = try await Self.request("GET", url)
                 // The vault also holds the credential the provider refused (wrong origin): pick the bound one.
                 let (response, _) = try authenticator.getAssertion(
-                    PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: challenge)),
+                    PublicKeyCredentialRequestOptionsJSON(json: challenge.json()),
                     origin: Self.origin(issuer), credentialID: registration.rawId.data
                 )
                 return (url, response, authorization)
@@ -420,10 +413,10 @@ struct ProviderTests {
             signature[signature.count - 1] ^= 1
             forged.response.signature = Base64URLBytes(signature)
             let (forgedStatus, forgedAnswer) = try await Self.request("POST", secondURL, json: try forged.json())
-            #expect(forgedStatus == 400 && forgedAnswer["error"] as? String == "invalid_assertion")
+            #expect(forgedStatus == 400 && forgedAnswer["error"]?.stringValue == "invalid_assertion")
             let (_, redirect) = try await Self.request("POST", secondURL, json: try secondAssertion.json())
             let (backwardsStatus, backwards) = try await Self.request("POST", firstURL, json: try firstAssertion.json())
-            #expect(backwardsStatus == 400 && (backwards["error_description"] as? String)?.contains("counter") == true)
+            #expect(backwardsStatus == 400 && (backwards["error_description"]?.stringValue)?.contains("counter") == true)
 
             // An expired code.
             let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"]), for: secondRequest)
@@ -437,10 +430,10 @@ struct ProviderTests {
 struct ProviderOperationsTests {
     @Test("with a SQLite data directory, identities, credentials and the signing key survive a restart")
     func persistence() async throws {
-        let dataDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-data-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: dataDirectory) }
-        let deviceDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-idp-device-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: deviceDirectory) }
+        let dataDirectoryScratch = try TemporaryDirectory()
+        let dataDirectory = dataDirectoryScratch.url.appendingPathComponent("latchkey-idp-data")
+        let deviceDirectoryScratch = try TemporaryDirectory()
+        let deviceDirectory = deviceDirectoryScratch.url.appendingPathComponent("latchkey-idp-device")
         let device = try ProviderTests.newAuthenticator(deviceDirectory)
         let identity = ActorBox<String>()
         let keyID = ActorBox<String>()
@@ -498,16 +491,16 @@ struct ProviderOperationsTests {
         let (server, base) = try await LatchkeyServe.start(["--port", "0"], environment: ["LATCHKEY_ADMIN_TOKEN": token])
         defer { ChildProcess.stop(server) }
         let discovery = try await ProviderTests.request("GET", base.appendingPathComponent(".well-known/openid-configuration"))
-        #expect(discovery.0 == 200 && discovery.1["issuer"] as? String == base.absoluteString)
+        #expect(discovery.0 == 200 && discovery.1["issuer"]?.stringValue == base.absoluteString)
         let jwks = try await ProviderTests.request("GET", base.appendingPathComponent("jwks"))
-        #expect(jwks.0 == 200 && (jwks.1["keys"] as? [Any])?.count == 1)
+        #expect(jwks.0 == 200 && (jwks.1["keys"]?.arrayValue)?.count == 1)
 
         let admin = try await ChildProcess.run(
             binary, ["admin", "create-identity", "--idp", base.absoluteString, "--username", "cli-user", "--json"], environment: ["LATCHKEY_ADMIN_TOKEN": token]
         )
         #expect(admin.status == 0, "\(admin.stderr)")
-        let object = try JSONSerialization.jsonObject(with: Data(admin.stdout.utf8)) as? [String: Any]
-        #expect((object?["bindURL"] as? String)?.hasPrefix(base.absoluteString + "/v1/bind/") == true)
+        let object = try JSONValue(json: Data(admin.stdout.utf8))
+        #expect((object["bindURL"]?.stringValue)?.hasPrefix(base.absoluteString + "/v1/bind/") == true)
 
         server.terminate()  // SIGTERM
         let stopped = Date().addingTimeInterval(10)
@@ -532,42 +525,42 @@ extension ProviderOperationsTests {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         try await ProviderTests.withProvider(.sqlite) { issuer, device in
             let admin = ["--idp", issuer.absoluteString, "--json"]
-            func json(_ text: String) throws -> [String: Any] {
-                try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+            func json(_ text: String) throws -> JSONValue {
+                try JSONValue(json: Data(text.utf8))
             }
             let (identity, _) = try await ProviderTests.bind(issuer, device, username: "ada")
             _ = try await Self.latchkey(["admin", "create-identity", "--username", "grace"] + admin)
 
             let (listed, list) = try await Self.latchkey(["admin", "list-identities"] + admin)
             #expect(listed == 0)
-            #expect((try json(list)["identities"] as? [[String: Any]])?.compactMap { $0["username"] as? String } == ["ada", "grace"])
+            #expect((try json(list)["identities"]?.arrayValue)?.compactMap { $0["username"]?.stringValue } == ["ada", "grace"])
             let (_, firstPage) = try await Self.latchkey(["admin", "list-identities", "--limit", "1"] + admin)
-            let next = try #require(try json(firstPage)["next"] as? String)
+            let next = try #require(try json(firstPage)["next"]?.stringValue)
             let (_, secondPage) = try await Self.latchkey(["admin", "list-identities", "--limit", "1", "--after", next] + admin)
-            #expect((try json(secondPage)["identities"] as? [[String: Any]])?.first?["username"] as? String == "grace")
+            #expect((try json(secondPage)["identities"]?.arrayValue)?.first?["username"]?.stringValue == "grace")
 
             let (found, byName) = try await Self.latchkey(["admin", "find-identity", "ADA"] + admin)
             #expect(found == 0)
-            #expect((try json(byName)["identity"] as? [String: Any])?["id"] as? String == identity)
+            #expect((try json(byName)["identity"])?["id"]?.stringValue == identity)
             let (_, byID) = try await Self.latchkey(["admin", "find-identity"] + admin + ["--", identity])
-            #expect((try json(byID)["identity"] as? [String: Any])?["username"] as? String == "ada")
+            #expect((try json(byID)["identity"])?["username"]?.stringValue == "ada")
 
             let (made, job) = try await Self.latchkey(["admin", "create-bind-job"] + admin + ["--", identity])
             #expect(made == 0)
-            #expect((try json(job)["bindURL"] as? String)?.contains("/v1/bind/") == true)
+            #expect((try json(job)["bindURL"]?.stringValue)?.contains("/v1/bind/") == true)
 
             let (_, credentials) = try await Self.latchkey(["admin", "list-credentials"] + admin + ["--", identity])
-            let credential = try #require((try json(credentials)["credentials"] as? [[String: Any]])?.first?["id"] as? String)
+            let credential = try #require((try json(credentials)["credentials"]?.arrayValue)?.first?["id"]?.stringValue)
             let (revoked, _) = try await Self.latchkey(["admin", "revoke-credential"] + admin + ["--", credential])
             #expect(revoked == 0)
             let (_, after) = try await Self.latchkey(["admin", "list-credentials"] + admin + ["--", identity])
-            #expect((try json(after)["credentials"] as? [[String: Any]])?.first { $0["id"] as? String == credential }?["revoked"] as? Bool == true)
+            #expect((try json(after)["credentials"]?.arrayValue)?.first { $0["id"]?.stringValue == credential }?["revoked"]?.boolValue == true)
 
             let (rotated, rotation) = try await Self.latchkey(["admin", "rotate-signing-key"] + admin)
             #expect(rotated == 0)
-            #expect(try json(rotation)["kid"] is String)
+            #expect(try json(rotation)["kid"]?.stringValue != nil)
             let (_, jwks) = try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks"))
-            #expect((jwks["keys"] as? [Any])?.count == 2, "the new key is published before it signs")
+            #expect((jwks["keys"]?.arrayValue)?.count == 2, "the new key is published before it signs")
 
             let (deleted, _) = try await Self.latchkey(["admin", "delete-identity"] + admin + ["--", identity])
             #expect(deleted == 0)

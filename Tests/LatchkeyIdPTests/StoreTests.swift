@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyCrypto
 @testable import LatchkeyIdP
 import Logging
+import LatchkeyTestSupport
 import Testing
 
 /// The store against bad files, bad rows and failing transactions: each gets a typed
@@ -178,7 +180,7 @@ struct StoreUnreachableTests {
             configuration.storage = .postgres(location)
             configuration.storeKey = storeKey
             try await withReferenceProvider(configuration: configuration) { issuer in
-                @Sendable func create(_ name: String) async throws -> (Int, [String: Any]) {
+                @Sendable func create(_ name: String) async throws -> (Int, JSONValue) {
                     try await ProviderTests.request(
                         "POST", issuer.appendingPathComponent("admin/identities"),
                         json: try JSONSerialization.data(withJSONObject: ["username": name]), headers: ["Authorization": "Bearer \(ProviderTests.adminToken)"]
@@ -194,7 +196,7 @@ struct StoreUnreachableTests {
                 }
                 // Down from the start: the provider listens, liveness answers, the rest is 503.
                 let (down, refusal) = try await create("ada")
-                #expect(down == 503 && refusal["error"] as? String == "temporarily_unavailable")
+                #expect(down == 503 && refusal["error"]?.stringValue == "temporarily_unavailable")
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("health")).0 == 200)
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("healthz")).0 == 200, "liveness does not depend on the store")
                 #expect(try await ProviderTests.request("GET", issuer.appendingPathComponent("readyz")).0 == 503, "not ready without the store")

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyCrypto
 @testable import LatchkeyIdP
 import LatchkeyWebAuthn
@@ -35,10 +36,10 @@ struct TransferLifetimeTests {
 
         // Past its minute, the ticket opens nothing; the assertion is not even looked at.
         let rawID = Base64URL.encode(credentialID)
-        let response = try AuthenticationResponseJSON(json: JSONSerialization.data(withJSONObject: [
-            "id": rawID, "rawId": rawID, "type": "public-key",
-            "response": ["clientDataJSON": "e30", "authenticatorData": "AAAA", "signature": "AAAA"], "clientExtensionResults": [String: Any](),
-        ]))
+        let response = try AuthenticationResponseJSON(json: JSONValue.object([
+            "id": .string(rawID), "rawId": .string(rawID), "type": "public-key",
+            "response": ["clientDataJSON": "e30", "authenticatorData": "AAAA", "signature": "AAAA"], "clientExtensionResults": [:],
+        ]).json())
         #expect(options.allowCredentials?.first?.id.data == credentialID)
         await #expect(throws: ProviderError.self) {
             try await provider.transfers.open(id, ticket: ticket, response: response, now: Date().addingTimeInterval(Transfers.unopenedTransferLifetime + 1))

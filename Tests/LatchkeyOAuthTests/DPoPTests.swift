@@ -12,20 +12,26 @@ struct DPoPTests {
     static let verifier = DPoPProofVerifier()
 
     /// A proof with any header and claims, signed by `key` (for the hostile cases).
-    static func forged(header: [String: Any], claims: [String: Any], key: SigningKey) throws -> String {
-        let input = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
-            + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+    static func forged(header: JSONValue, claims: JSONValue, key: SigningKey) throws -> String {
+        let input = Base64URL.encode(try header.json()) + "." + Base64URL.encode(try claims.json())
         var signature = try key.signature(for: Data(input.utf8))
         if key.algorithm == .es256 { signature = try ECDSASignature(derRepresentation: signature).rawRepresentation }
         return input + "." + Base64URL.encode(signature)
     }
 
-    static func publicJWK(_ key: SigningKey) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(key.publicKey.jwk)) as? [String: Any])
+    /// `object` with member `name` set to `value` (removed for nil).
+    static func replacing(_ object: JSONValue, _ name: String, _ value: JSONValue?) -> JSONValue {
+        var changed = object
+        changed[name] = value
+        return changed
     }
 
-    static func claims(_ changes: [String: Any?] = [:], now: Date = Date()) -> [String: Any] {
-        var claims: [String: Any] = ["jti": "0123456789abcdefghij", "htm": "POST", "htu": url.absoluteString, "iat": Int(now.timeIntervalSince1970)]
+    static func publicJWK(_ key: SigningKey) throws -> JSONValue {
+        try JSONValue(json: JSONEncoder().encode(key.publicKey.jwk))
+    }
+
+    static func claims(_ changes: [String: JSONValue?] = [:], now: Date = Date()) -> JSONValue {
+        var claims: JSONValue = ["jti": "0123456789abcdefghij", "htm": "POST", "htu": .string(url.absoluteString), "iat": .number(Double(Int(now.timeIntervalSince1970)))]
         for (name, value) in changes { claims[name] = value }
         return claims
     }
@@ -33,22 +39,22 @@ struct DPoPTests {
     @Test("RFC 9449 §5 and §7.1: the example proofs verify, with the example jkt and ath")
     func rfcExamples() throws {
         let file = try JOSEVectorTests.vector("rfc9449-dpop.json")
-        let token = try #require(file["tokenRequest"] as? [String: Any])
-        let iat = try #require(token["iat"] as? Double)
+        let token = try #require(file["tokenRequest"])
+        let iat = try #require(token["iat"]?.numberValue)
         let verified = try Self.verifier.verify(
-            [try #require(token["proof"] as? String)], method: try #require(token["method"] as? String),
-            url: URL(string: try #require(token["url"] as? String))!, now: Date(timeIntervalSince1970: iat + 4)
+            [try #require(token["proof"]?.stringValue)], method: try #require(token["method"]?.stringValue),
+            url: URL(string: try #require(token["url"]?.stringValue))!, now: Date(timeIntervalSince1970: iat + 4)
         )
-        #expect(verified.thumbprint == token["jkt"] as? String && verified.jti == token["jti"] as? String && verified.algorithm == .es256)
+        #expect(verified.thumbprint == token["jkt"]?.stringValue && verified.jti == token["jti"]?.stringValue && verified.algorithm == .es256)
 
-        let resource = try #require(file["resourceRequest"] as? [String: Any])
-        let accessToken = try #require(resource["accessToken"] as? String)
-        #expect(try DPoPProof.accessTokenHash(accessToken) == resource["ath"] as? String)
-        let proof = try #require(resource["proof"] as? String)
-        let resourceURL = URL(string: try #require(resource["url"] as? String))!
-        let at = Date(timeIntervalSince1970: try #require(resource["iat"] as? Double) + 2)
+        let resource = try #require(file["resourceRequest"])
+        let accessToken = try #require(resource["accessToken"]?.stringValue)
+        #expect(try DPoPProof.accessTokenHash(accessToken) == resource["ath"]?.stringValue)
+        let proof = try #require(resource["proof"]?.stringValue)
+        let resourceURL = URL(string: try #require(resource["url"]?.stringValue))!
+        let at = Date(timeIntervalSince1970: try #require(resource["iat"]?.numberValue) + 2)
         let bound = try Self.verifier.verify([proof], method: "GET", url: resourceURL, accessToken: accessToken, now: at)
-        #expect(bound.thumbprint == token["jkt"] as? String)
+        #expect(bound.thumbprint == token["jkt"]?.stringValue)
         let other = #expect(throws: OAuthError.self) { try Self.verifier.verify([proof], method: "GET", url: resourceURL, accessToken: "another token", now: at) }
         #expect(other?.code == .invalidDPoPProof && other?.reason.contains("ath") == true)
     }
@@ -84,8 +90,8 @@ struct DPoPTests {
     func hostile(_ name: String) throws {
         let key = try SigningKey.generate(.es256)
         let jwk = try Self.publicJWK(key)
-        let header: [String: Any] = ["typ": "dpop+jwt", "alg": "ES256", "jwk": jwk]
-        func forged(_ header: [String: Any], _ claims: [String: Any]) throws -> [String] { [try Self.forged(header: header, claims: claims, key: key)] }
+        let header: JSONValue = ["typ": "dpop+jwt", "alg": "ES256", "jwk": jwk]
+        func forged(_ header: JSONValue, _ claims: JSONValue) throws -> [String] { [try Self.forged(header: header, claims: claims, key: key)] }
         var accessToken: String?
         let proofs: [String]
         switch name {
@@ -95,14 +101,14 @@ struct DPoPTests {
         case "future iat": proofs = [try DPoPProof.make(method: "POST", url: Self.url, key: key, issuedAt: Date().addingTimeInterval(120))]
         case "private key in jwk":
             var withPrivate = jwk
-            withPrivate["d"] = Base64URL.encode(Data(count: 32))
-            proofs = try forged(header.merging(["jwk": withPrivate]) { $1 }, Self.claims())
-        case "alg none": proofs = [Base64URL.encode(Data("{\"typ\":\"dpop+jwt\",\"alg\":\"none\"}".utf8)) + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: Self.claims())) + "."]
-        case "alg HS256": proofs = try forged(header.merging(["alg": "HS256"]) { $1 }, Self.claims())
-        case "alg RS256": proofs = try forged(header.merging(["alg": "RS256"]) { $1 }, Self.claims())
-        case "typ JWT": proofs = try forged(header.merging(["typ": "JWT"]) { $1 }, Self.claims())
-        case "no jwk": proofs = try forged(header.filter { $0.key != "jwk" }, Self.claims())
-        case "jwk of another key": proofs = try forged(header.merging(["jwk": try Self.publicJWK(SigningKey.generate(.es256))]) { $1 }, Self.claims())
+            withPrivate["d"] = .string(Base64URL.encode(Data(count: 32)))
+            proofs = try forged(Self.replacing(header, "jwk", withPrivate), Self.claims())
+        case "alg none": proofs = [Base64URL.encode(Data("{\"typ\":\"dpop+jwt\",\"alg\":\"none\"}".utf8)) + "." + Base64URL.encode(try Self.claims().json()) + "."]
+        case "alg HS256": proofs = try forged(Self.replacing(header, "alg", "HS256"), Self.claims())
+        case "alg RS256": proofs = try forged(Self.replacing(header, "alg", "RS256"), Self.claims())
+        case "typ JWT": proofs = try forged(Self.replacing(header, "typ", "JWT"), Self.claims())
+        case "no jwk": proofs = try forged(Self.replacing(header, "jwk", nil), Self.claims())
+        case "jwk of another key": proofs = try forged(Self.replacing(header, "jwk", try Self.publicJWK(SigningKey.generate(.es256))), Self.claims())
         case "proof for another token (ath)":
             accessToken = "the presented token"
             proofs = [try DPoPProof.make(method: "POST", url: Self.url, key: key, accessToken: "a different token")]
@@ -114,7 +120,7 @@ struct DPoPTests {
             let one = try DPoPProof.make(method: "POST", url: Self.url, key: key)
             proofs = [one, one]
         case "no DPoP header": proofs = []
-        case "oversized": proofs = try forged(header, Self.claims(["pad": String(repeating: "a", count: 9000)]))
+        case "oversized": proofs = try forged(header, Self.claims(["pad": .string(String(repeating: "a", count: 9000))]))
         case "htu with user info": proofs = try forged(header, Self.claims(["htu": "https://user@id.example.com/token"]))
         case "relative htu": proofs = try forged(header, Self.claims(["htu": "/token"]))
         case "iat not a number": proofs = try forged(header, Self.claims(["iat": "now"]))
@@ -123,7 +129,7 @@ struct DPoPTests {
             // whole, never read one way here and another elsewhere.
             let extra = name == "duplicate claim" ? "\"htm\":\"GET\"" : "\"cnf\":{\"jkt\":\"x\"}"
             let text = "{\"jti\":\"0123456789abcdefghij\",\"htm\":\"POST\",\"htu\":\"\(Self.url.absoluteString)\",\"iat\":\(Int(Date().timeIntervalSince1970)),\(extra)}"
-            let input = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])) + "." + Base64URL.encode(Data(text.utf8))
+            let input = Base64URL.encode(try header.json()) + "." + Base64URL.encode(Data(text.utf8))
             let signature = try ECDSASignature(derRepresentation: key.signature(for: Data(input.utf8))).rawRepresentation
             proofs = [input + "." + Base64URL.encode(signature)]
         default: throw TestSupportError("no case \(name)")
@@ -190,7 +196,7 @@ struct DPoPTests {
         }
         let directory = try TemporaryDirectory()
         let file = directory.url.appendingPathComponent("dpop-cases.json")
-        try JSONSerialization.data(withJSONObject: cases).write(to: file)
+        try JSONEncoder().encode(cases).write(to: file)
         let (status, output) = try PythonInterop.run("dpop_interop.py", [file.path])
         #expect(status == 0, "\(output)")
         #expect(output.components(separatedBy: ": ok").count - 1 == cases.count, "\(output)")

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 @testable import LatchkeyOAuth
 import Testing
 
@@ -12,7 +13,7 @@ struct DiscoveryOriginTests {
             "jwks_uri": "\(issuer)/jwks", "userinfo_endpoint": "\(issuer)/userinfo", "revocation_endpoint": "\(issuer)/revoke",
         ]
         members.merge(replaced) { $1 }
-        return (try? JSONSerialization.data(withJSONObject: members)) ?? Data()
+        return (try? JSONEncoder().encode(members)) ?? Data()
     }
 
     @Test("endpoints on the issuer's origin are accepted, spelled with the default port or another case")

@@ -13,7 +13,7 @@ struct HostileInputTests {
         let issuer: URL
 
         /// A token signed by the provider's current key, claims changed by `change`.
-        func token(nonce: String? = "n", _ change: @escaping @Sendable (inout [String: Any]) -> Void = { _ in }) async throws -> String {
+        func token(nonce: String? = "n", _ change: @escaping @Sendable (inout JSONValue) -> Void = { _ in }) async throws -> String {
             try await provider.idToken(nonce: nonce, accessToken: nil, change)
         }
 
@@ -22,13 +22,13 @@ struct HostileInputTests {
         }
 
         /// A hand-made JWS with any header, payload and signature.
-        static func forge(header: String, payload: [String: Any], signature: Data = Data(repeating: 1, count: 64)) throws -> String {
-            Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: payload)) + "." + Base64URL.encode(signature)
+        static func forge(header: String, payload: JSONValue, signature: Data = Data(repeating: 1, count: 64)) throws -> String {
+            Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(try payload.json()) + "." + Base64URL.encode(signature)
         }
 
-        func validClaims() async -> [String: Any] {
+        func validClaims() async -> JSONValue {
             let now = Date().timeIntervalSince1970
-            return ["iss": issuer.absoluteString, "sub": "u", "aud": "test-client", "iat": now, "exp": now + 300, "nonce": "n"]
+            return ["iss": .string(issuer.absoluteString), "sub": "u", "aud": "test-client", "iat": .number(now), "exp": .number(now + 300), "nonce": "n"]
         }
 
         func redirect(_ query: String) throws -> URL {
@@ -52,7 +52,7 @@ struct HostileInputTests {
         Attack(name: "HS256 keyed with the provider's EC public key", expected: .algorithmNotAllowed) { context in
             let publicKey = await context.provider.signingKey.publicKey
             let header = #"{"alg":"HS256","kid":"key-1"}"#
-            let payload = try JSONSerialization.data(withJSONObject: await context.validClaims())
+            let payload = try await context.validClaims().json()
             let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(payload)
             let mac = try HMAC.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(publicKey.pemRepresentation.utf8)))
             try await context.validate(input + "." + Base64URL.encode(mac))
@@ -116,10 +116,10 @@ struct HostileInputTests {
             try await context.validate(try await context.token(nonce: nil))
         },
         Attack(name: "expired", expected: .expired) { context in
-            try await context.validate(try await context.token { $0["exp"] = Date().timeIntervalSince1970 - 120 })
+            try await context.validate(try await context.token { $0["exp"] = .number(Date().timeIntervalSince1970 - 120) })
         },
         Attack(name: "iat in the future", expected: .issuedInFuture) { context in
-            try await context.validate(try await context.token { $0["iat"] = Date().timeIntervalSince1970 + 600 })
+            try await context.validate(try await context.token { $0["iat"] = .number(Date().timeIntervalSince1970 + 600) })
         },
         Attack(name: "missing sub", expected: .claimMissing) { context in
             try await context.validate(try await context.token { $0["sub"] = nil })
@@ -137,7 +137,7 @@ struct HostileInputTests {
             try await context.validate(try await context.token { $0["auth_time"] = nil }, maxAge: 60)
         },
         Attack(name: "authentication older than max_age", expected: .authenticationTooOld) { context in
-            try await context.validate(try await context.token { $0["auth_time"] = Date().timeIntervalSince1970 - 3600 }, maxAge: 60)
+            try await context.validate(try await context.token { $0["auth_time"] = .number(Date().timeIntervalSince1970 - 3600) }, maxAge: 60)
         },
         // Redirect
         Attack(name: "state mismatch", expected: .stateMismatch) { context in

@@ -6,22 +6,22 @@ import Testing
 /// The RFC vectors, through this module's own API.
 @Suite("JOSE and PKCE vectors")
 struct JOSEVectorTests {
-    static func vector(_ name: String) throws -> [String: Any] {
+    static func vector(_ name: String) throws -> JSONValue {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Vectors").appendingPathComponent(name)
-        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        return try JSONValue(json: Data(contentsOf: url))
     }
 
-    static func jwk(_ object: Any?) throws -> JSONWebKey {
-        try JSONDecoder().decode(JSONWebKey.self, from: JSONSerialization.data(withJSONObject: try #require(object)))
+    static func jwk(_ object: JSONValue?) throws -> JSONWebKey {
+        try JSONDecoder().decode(JSONWebKey.self, from: try #require(object).json())
     }
 
     @Test("RFC 7636 App. B: the S256 challenge of the example verifier")
     func pkce() throws {
-        let cases = try #require(try Self.vector("rfc7636-pkce.json")["cases"] as? [[String: String]])
+        let cases = try #require(try Self.vector("rfc7636-pkce.json")["cases"]?.arrayValue)
         for vector in cases {
-            let pkce = try PKCE(verifier: try #require(vector["codeVerifier"]))
-            #expect(pkce.challenge == vector["codeChallenge"] && pkce.method == "S256")
+            let pkce = try PKCE(verifier: try #require(vector["codeVerifier"]?.stringValue))
+            #expect(pkce.challenge == vector["codeChallenge"]?.stringValue && pkce.method == "S256")
         }
         #expect(try PKCE.generate().verifier.count == 43)
         for bad in [String(repeating: "a", count: 42), String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "+", String(repeating: "é", count: 43)] {
@@ -32,17 +32,17 @@ struct JOSEVectorTests {
     @Test("RFC 7515 A.3: the ES256 JWS verifies through JWS and a JWKS")
     func rfc7515() throws {
         let file = try Self.vector("rfc7515-a3-es256.json")
-        let jws = try JWS(compact: try #require(file["jws"] as? String))
+        let jws = try JWS(compact: try #require(file["jws"]?.stringValue))
         #expect(jws.algorithm == .es256)
         try jws.verify(with: VerifyingKey(jwk: Self.jwk(file["jwk"])))
-        let set = try JWKSet(json: JSONSerialization.data(withJSONObject: ["keys": [try #require(file["jwk"])]]))
+        let set = try JWKSet(json: JSONValue.object(["keys": [try #require(file["jwk"])]]).json())
         #expect(try set.key(for: jws) != nil)
     }
 
     @Test("RFC 7515 A.2: the RS256 JWS verifies; RS256 never fits an EC key")
     func rfc7515RS256() throws {
         let file = try Self.vector("rfc7515-a2-rs256.json")
-        let jws = try JWS(compact: try #require(file["jws"] as? String))
+        let jws = try JWS(compact: try #require(file["jws"]?.stringValue))
         #expect(jws.algorithm == .rs256)
         let key = try VerifyingKey(jwk: Self.jwk(file["jwk"]))
         try jws.verify(with: key)
@@ -52,11 +52,11 @@ struct JOSEVectorTests {
     @Test("RFC 8037 A.4: the Ed25519 JWS is reproduced byte for byte and verifies")
     func rfc8037() throws {
         let file = try Self.vector("rfc8037-a4-ed25519.json")
-        let jwkObject = try #require(file["jwk"] as? [String: String])
-        let key = try SigningKey(ed25519Seed: Base64URL.decode(try #require(jwkObject["d"])))
-        let expected = try #require(file["jws"] as? String)
+        let jwkObject = try #require(file["jwk"])
+        let key = try SigningKey(ed25519Seed: Base64URL.decode(try #require(jwkObject["d"]?.stringValue)))
+        let expected = try #require(file["jws"]?.stringValue)
         // RFC 8037 A.4's header is exactly {"alg":"EdDSA"}: no kid, no typ.
-        let signed = try JWS.sign(payload: Data(try #require(file["payload"] as? String).utf8), with: key)
+        let signed = try JWS.sign(payload: Data(try #require(file["payload"]?.stringValue).utf8), with: key)
         #expect(signed == expected)
         let jws = try JWS(compact: expected)
         #expect(jws.algorithm == .edDSA)

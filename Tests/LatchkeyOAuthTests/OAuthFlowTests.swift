@@ -171,7 +171,7 @@ struct OAuthFlowTests {
     ])
     func tokenErrors(_ status: Int, _ code: String) async throws {
         let provider = try TestProvider()
-        let body = TestProvider.json(["error": code, "error_description": "described", "error_uri": "https://example.com/e"])
+        let body = TestProvider.json(["error": .string(code), "error_description": "described", "error_uri": "https://example.com/e"])
         await provider.configure { $0.forcedTokenError = (status, body) }
         try await TestServer.with(provider) { issuer in
             let client = try Self.client(issuer)

@@ -73,13 +73,13 @@ actor TestProvider {
     }
 
     /// A signed ID token with default claims, `change` applied.
-    func idToken(nonce: String?, accessToken: String?, subject: String = "user-42", key: SigningKey? = nil, keyID: String? = nil, _ change: (inout [String: Any]) -> Void = { _ in }) throws -> String {
+    func idToken(nonce: String?, accessToken: String?, subject: String = "user-42", key: SigningKey? = nil, keyID: String? = nil, _ change: (inout JSONValue) -> Void = { _ in }) throws -> String {
         let now = Date().timeIntervalSince1970
-        var claims: [String: Any] = ["iss": issuer, "sub": subject, "aud": clientID, "iat": now, "exp": now + 300, "auth_time": authTime]
-        if let nonce { claims["nonce"] = nonce }
-        if let accessToken { claims["at_hash"] = try IDTokenValidator.accessTokenHash(accessToken, algorithm: .es256) }
+        var claims: JSONValue = ["iss": .string(issuer), "sub": .string(subject), "aud": .string(clientID), "iat": .number(now), "exp": .number(now + 300), "auth_time": .number(authTime)]
+        if let nonce { claims["nonce"] = .string(nonce) }
+        if let accessToken { claims["at_hash"] = .string(try IDTokenValidator.accessTokenHash(accessToken, algorithm: .es256)) }
         change(&claims)
-        let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
+        let payload = try claims.json()
         return try JWS.sign(payload: payload, with: key ?? signingKey, keyID: keyID ?? self.keyID, type: "JWT")
     }
 
@@ -87,15 +87,15 @@ actor TestProvider {
 
     func discovery() -> String {
         let base = issuer
-        let document: [String: Any] = [
-            "issuer": switches.discoveryIssuer ?? base,
-            "authorization_endpoint": base + "/authorize",
-            "token_endpoint": base + "/token",
-            "jwks_uri": base + "/jwks",
-            "userinfo_endpoint": base + "/userinfo",
-            "revocation_endpoint": base + "/revoke",
+        let document: JSONValue = [
+            "issuer": .string(switches.discoveryIssuer ?? base),
+            "authorization_endpoint": "\(base)/authorize",
+            "token_endpoint": "\(base)/token",
+            "jwks_uri": "\(base)/jwks",
+            "userinfo_endpoint": "\(base)/userinfo",
+            "revocation_endpoint": "\(base)/revoke",
             "code_challenge_methods_supported": ["S256"],
-            "authorization_response_iss_parameter_supported": switches.advertiseIssParameter,
+            "authorization_response_iss_parameter_supported": .bool(switches.advertiseIssParameter),
             "id_token_signing_alg_values_supported": ["ES256"],
         ]
         return Self.json(document)
@@ -103,12 +103,12 @@ actor TestProvider {
 
     func jwks() throws -> String {
         jwksFetches += 1
-        var keys: [[String: Any]] = []
+        var keys: [JSONValue] = []
         for (kid, key) in publishedKeys {
             let jwk = try key.publicKey.jwk
-            keys.append(["kty": jwk.kty, "crv": jwk.crv ?? "", "x": jwk.x ?? "", "y": jwk.y ?? "", "kid": kid, "alg": "ES256", "use": "sig"])
+            keys.append(["kty": .string(jwk.kty), "crv": .string(jwk.crv ?? ""), "x": .string(jwk.x ?? ""), "y": .string(jwk.y ?? ""), "kid": .string(kid), "alg": "ES256", "use": "sig"])
         }
-        return Self.json(["keys": keys])
+        return Self.json(["keys": .array(keys)])
     }
 
     func token(form: [String: String], authorization: String?) async throws -> (Int, String) {
@@ -146,14 +146,14 @@ actor TestProvider {
     private func issueTokens(nonce: String?, subject: String, includeRefresh: Bool) throws -> String {
         let accessToken = UUID().uuidString
         accessTokens.insert(accessToken)
-        var response: [String: Any] = [
-            "access_token": accessToken, "token_type": "Bearer", "expires_in": 300,
-            "id_token": try idToken(nonce: nonce, accessToken: accessToken, subject: subject),
+        var response: JSONValue = [
+            "access_token": .string(accessToken), "token_type": "Bearer", "expires_in": 300,
+            "id_token": try .string(idToken(nonce: nonce, accessToken: accessToken, subject: subject)),
         ]
         if includeRefresh {
             let refreshToken = UUID().uuidString
             refreshTokens[refreshToken] = subject
-            response["refresh_token"] = refreshToken
+            response["refresh_token"] = .string(refreshToken)
         }
         return Self.json(response)
     }
@@ -174,8 +174,8 @@ actor TestProvider {
         return (200, Self.json(["sub": "user-42", "name": "Ada Lovelace"]))
     }
 
-    static func json(_ object: Any) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+    static func json(_ object: JSONValue) -> String {
+        String(decoding: (try? object.json()) ?? Data(), as: UTF8.self)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyOAuth
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,9 +81,9 @@ public final class RawConnection: @unchecked Sendable {
     /// Sends one whole request (`Connection: close`) and reads the answer to its end,
     /// waiting up to `seconds`: its status and body (a JSON object, or empty).
     public func exchange(
-        _ method: String, _ target: String, json: [String: Any]? = nil, headers: [String: String] = [:], within seconds: Double = 20
-    ) async throws -> (status: Int, body: [String: Any]) {
-        let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
+        _ method: String, _ target: String, json: JSONValue? = nil, headers: [String: String] = [:], within seconds: Double = 20
+    ) async throws -> (status: Int, body: JSONValue) {
+        let body = try json.map { try $0.json() } ?? Data()
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json\r\n"
         if json != nil { head += "Content-Type: application/json\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
@@ -95,7 +96,7 @@ public final class RawConnection: @unchecked Sendable {
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else { throw Outcome.closed }
         var payload = Data(answer[split.upperBound...])
         if headText.lowercased().contains("transfer-encoding: chunked") { payload = Self.dechunked(payload) }
-        return (status, (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] ?? [:])
+        return (status, (try? JSONValue(json: payload)) ?? [:])
     }
 
     private func readToEnd(_ seconds: Double) -> Data {
@@ -157,7 +158,7 @@ extension RawConnection {
     /// The tests' and the benchmark's floods (docs/SECURITY.md, "Limits").
     public static func flood(
         port: Int, count: Int, parallel: Int = 8, from source: @escaping @Sendable (Int) -> String,
-        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
+        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: JSONValue?)
     ) async -> [Int: Int] {
         await withTaskGroup(of: Int.self) { group in
             var tally: [Int: Int] = [:]

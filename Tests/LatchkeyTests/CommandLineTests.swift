@@ -39,14 +39,12 @@ struct CommandLineTests {
         init(_ description: String) { self.description = description }
     }
 
-    static func object(_ text: String) throws -> [String: Any] {
-        let parsed: Any
+    static func object(_ text: String) throws -> JSONValue {
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(text.utf8))
+            return try JSONValue(json: Data(text.utf8))
         } catch {
             throw TestSupportError("not JSON: \"\(text.prefix(500))\"")
         }
-        return try #require(parsed as? [String: Any], "\(text)")
     }
 
     @Test("admin create-identity → bind → list --json → authenticate --json → authorize --json → delete, with exit codes")
@@ -54,8 +52,8 @@ struct CommandLineTests {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try await Self.serve()
         defer { Self.stop(server) }
-        let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: store) }
+        let storeScratch = try TemporaryDirectory()
+        let store = storeScratch.url.appendingPathComponent("latchkey-cli")
         let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": store.path]
 
         let created = try await Self.latchkey(
@@ -63,34 +61,34 @@ struct CommandLineTests {
             environment: environment.merging(["LATCHKEY_ADMIN_TOKEN": Self.adminToken]) { $1 }
         )
         #expect(created.status == 0, "\(created.stderr)")
-        let identity = try #require((try Self.object(created.stdout)["identity"] as? [String: Any])?["id"] as? String)
-        let bindURL = try #require(try Self.object(created.stdout)["bindURL"] as? String)
+        let identity = try #require((try Self.object(created.stdout)["identity"])?["id"]?.stringValue)
+        let bindURL = try #require(try Self.object(created.stdout)["bindURL"]?.stringValue)
 
         let bound = try await Self.latchkey(["bind", bindURL, "--json"], environment: environment)
         #expect(bound.status == 0, "\(bound.stderr)")
-        let boundID = try #require((try Self.object(bound.stdout)["credential"] as? [String: Any])?["id"] as? String)
+        let boundID = try #require((try Self.object(bound.stdout)["credential"])?["id"]?.stringValue)
 
         let listed = try await Self.latchkey(["list", "--json"], environment: environment)
         #expect(listed.status == 0, "\(listed.stderr)")
         let listing = try Self.object(listed.stdout)
-        #expect((listing["damaged"] as? [Any])?.isEmpty == true, "list --json: \(listed.stdout)")
-        let credentials = try #require(listing["credentials"] as? [[String: Any]], "list --json: \(listed.stdout) \(listed.stderr)")
-        #expect(credentials.compactMap { $0["id"] as? String } == [boundID])
-        #expect(credentials.first?["issuer"] as? String == issuer.absoluteString)
-        #expect((credentials.first?["user"] as? [String: Any])?["name"] as? String == "ada")
+        #expect((listing["damaged"]?.arrayValue)?.isEmpty == true, "list --json: \(listed.stdout)")
+        let credentials = try #require(listing["credentials"]?.arrayValue, "list --json: \(listed.stdout) \(listed.stderr)")
+        #expect(credentials.compactMap { $0["id"]?.stringValue } == [boundID])
+        #expect(credentials.first?["issuer"]?.stringValue == issuer.absoluteString)
+        #expect((credentials.first?["user"])?["name"]?.stringValue == "ada")
 
         let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: environment)
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
         let tokens = try Self.object(signedIn.stdout)
-        #expect(tokens["accessToken"] is String && tokens["idToken"] is String && tokens["refreshToken"] is String && tokens["expiresAt"] is String)
-        let claims = try #require(tokens["claims"] as? [String: Any])
-        #expect(claims["sub"] as? String == identity && claims["iss"] as? String == issuer.absoluteString && claims["aud"] as? String == "latchkey-cli")
+        #expect(tokens["accessToken"]?.stringValue != nil && tokens["idToken"]?.stringValue != nil && tokens["refreshToken"]?.stringValue != nil && tokens["expiresAt"]?.stringValue != nil)
+        let claims = try #require(tokens["claims"])
+        #expect(claims["sub"]?.stringValue == identity && claims["iss"]?.stringValue == issuer.absoluteString && claims["aud"]?.stringValue == "latchkey-cli")
 
         let authorized = try await Self.latchkey(["authorize", "--issuer", issuer.absoluteString, "--json"], environment: environment)
         #expect(authorized.status == 0, "\(authorized.stderr)")
         let code = try Self.object(authorized.stdout)
-        #expect(code["code"] is String && code["state"] is String && code["codeVerifier"] is String)
-        #expect(code["redirectURI"] as? String == "http://127.0.0.1/callback")
+        #expect(code["code"]?.stringValue != nil && code["state"]?.stringValue != nil && code["codeVerifier"]?.stringValue != nil)
+        #expect(code["redirectURI"]?.stringValue == "http://127.0.0.1/callback")
 
         // Failures: one line on stderr, exit 1. Usage errors: exit 2.
         let wrongPassphrase = try await Self.latchkey(["list"], environment: environment.merging(["LATCHKEY_PASSPHRASE": "wrong"]) { $1 })
@@ -108,12 +106,12 @@ struct CommandLineTests {
         #expect(usedLink.status == 1 && usedLink.stderr.hasPrefix("latchkey: ") && usedLink.stderr.split(separator: "\n").count == 1, "\(usedLink.stderr)")
 
         let deleted = try await Self.latchkey(["delete", "--json", "--", boundID], environment: environment)
-        let deletedFlag = try Self.object(deleted.stdout)["deleted"] as? Bool
+        let deletedFlag = try Self.object(deleted.stdout)["deleted"]?.boolValue
         #expect(deleted.status == 0 && deletedFlag == true, "\(deleted.stderr)")
         let again = try await Self.latchkey(["delete", "--", boundID], environment: environment)
         #expect(again.status == 0 && again.stdout.contains("nothing deleted"))
         let empty = try await Self.latchkey(["list", "--json"], environment: environment)
-        #expect((try Self.object(empty.stdout)["credentials"] as? [Any])?.isEmpty == true, "\(empty.stdout)")
+        #expect((try Self.object(empty.stdout)["credentials"]?.arrayValue)?.isEmpty == true, "\(empty.stdout)")
         let none = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString], environment: environment)
         #expect(none.status == 1 && none.stderr.contains("no credential"))
     }
@@ -129,35 +127,35 @@ struct CommandLineTests {
         let importerEnvironment = ["LATCHKEY_PASSPHRASE": "second device passphrase", "LATCHKEY_STORE": stores[1].path, "LATCHKEY_ISSUER": issuer.absoluteString]
 
         let created = try await Self.latchkey(["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--json"], environment: exporterEnvironment)
-        let identity = try #require((try Self.object(created.stdout)["identity"] as? [String: Any])?["id"] as? String)
-        let bound = try await Self.latchkey(["bind", try #require(try Self.object(created.stdout)["bindURL"] as? String), "--json"], environment: exporterEnvironment)
-        let credential = try #require((try Self.object(bound.stdout)["credential"] as? [String: Any])?["id"] as? String)
+        let identity = try #require((try Self.object(created.stdout)["identity"])?["id"]?.stringValue)
+        let bound = try await Self.latchkey(["bind", try #require(try Self.object(created.stdout)["bindURL"]?.stringValue), "--json"], environment: exporterEnvironment)
+        let credential = try #require((try Self.object(bound.stdout)["credential"])?["id"]?.stringValue)
 
         // The exporter runs in the background; its first JSON line carries the code.
         let (exporter, output) = try ChildProcess.start(Self.binary, ["export", "--yes", "--no-qr", "--json", "--", credential], environment: exporterEnvironment)
         defer { if exporter.isRunning { exporter.terminate() } }
         let (first, transcript) = await ChildProcess.firstLine(of: output) { line in
-            (try? Self.object(String(line)))?["event"] as? String == "codeIssued"
+            (try? Self.object(String(line)))?["event"]?.stringValue == "codeIssued"
         }
         var text = transcript
-        let code = first.flatMap { (try? Self.object($0))?["code"] as? String }
+        let code = first.flatMap { (try? Self.object($0))?["code"]?.stringValue }
         let transferCode = try #require(code, "no code from export: \(text)")
 
         let imported = try await Self.latchkey(["import", transferCode.lowercased().replacingOccurrences(of: "-", with: " "), "--device-name", "ci-box", "--json"], environment: importerEnvironment)
         #expect(imported.status == 0, "\(imported.stderr)")
-        let importedID = try #require(((try Self.object(imported.stdout)["credentials"] as? [[String: Any]])?.first)?["id"] as? String)
+        let importedID = try #require(((try Self.object(imported.stdout)["credentials"]?.arrayValue)?.first)?["id"]?.stringValue)
         #expect(importedID != credential)
 
         text += String(decoding: await ChildProcess.drain(output), as: UTF8.self)
         _ = await ChildProcess.waitForExit(exporter)
         #expect(exporter.terminationStatus == 0, "\(text)")
         let events = text.split(separator: "\n").compactMap { try? Self.object(String($0)) }
-        #expect(events.compactMap { $0["event"] as? String }.suffix(2) == ["importRequested", "completed"])
-        #expect(events.last?["deviceName"] as? String == "ci-box")
+        #expect(events.compactMap { $0["event"]?.stringValue }.suffix(2) == ["importRequested", "completed"])
+        #expect(events.last?["deviceName"]?.stringValue == "ci-box")
 
         let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: importerEnvironment)
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
-        #expect((try Self.object(signedIn.stdout)["claims"] as? [String: Any])?["sub"] as? String == identity)
+        #expect((try Self.object(signedIn.stdout)["claims"])?["sub"]?.stringValue == identity)
 
         // A code that was never issued: one line, exit 1.
         let wrong = try await Self.latchkey(["import", "000-000-000", "--device-name", "x"], environment: importerEnvironment)
@@ -170,11 +168,11 @@ struct CommandLineTests {
         let run = try await Self.latchkey(["demo", "--json"], environment: [:])
         #expect(run.status == 0, "\(run.stderr)")
         let steps = run.stdout.split(separator: "\n").compactMap { try? Self.object(String($0)) }
-        #expect(steps.compactMap { $0["name"] as? String } == [
+        #expect(steps.compactMap { $0["name"]?.stringValue } == [
             "provider", "create-identity", "register", "list", "authenticate", "policy-step",
             "export", "import", "authenticate-imported", "delete", "clean-up",
         ])
-        #expect(steps.allSatisfy { $0["ok"] as? Bool == true })
+        #expect(steps.allSatisfy { $0["ok"]?.boolValue == true })
         let text = try await Self.latchkey(["demo"], environment: [:])
         #expect(text.status == 0 && text.stdout.contains("Step 11: Clean up") && text.stdout.contains("ID token claims: sub "))
     }
@@ -202,8 +200,8 @@ struct CommandLineTests {
         let response = try await URLSessionTransport().send(TransportRequest(
             method: "GET", url: issuer.appendingPathComponent("admin/outbox"), headers: ["Authorization": "Bearer \(CommandLineTests.adminToken)"]
         ))
-        let messages = ((try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any])?["messages"] as? [[String: Any]] ?? []
-        return messages.filter { $0["to"] as? String == address }.compactMap { $0["code"] as? String }
+        let messages = (try? JSONValue(json: response.body))?["messages"]?.arrayValue ?? []
+        return messages.filter { $0["to"]?.stringValue == address }.compactMap { $0["code"]?.stringValue }
     }
 
     @Test("signup → authenticate → recover on another device → authenticate; the old device is refused")
@@ -221,11 +219,11 @@ struct CommandLineTests {
             environment: first, answeringCodeFor: "grace@example.com", issuer: issuer
         )
         #expect(signedUp.status == 0, "\(signedUp.stderr)")
-        #expect(((try Self.object(signedUp.stdout)["credential"] as? [String: Any])?["user"] as? [String: Any])?["displayName"] as? String == "Grace Hopper")
+        #expect(((try Self.object(signedUp.stdout)["credential"])?["user"])?["displayName"]?.stringValue == "Grace Hopper")
 
         let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: first)
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
-        let subject = try #require((try Self.object(signedIn.stdout)["claims"] as? [String: Any])?["sub"] as? String)
+        let subject = try #require((try Self.object(signedIn.stdout)["claims"])?["sub"]?.stringValue)
 
         let recovered = try await Self.latchkey(
             ["recover", "--issuer", issuer.absoluteString, "--username", "grace", "--json"],
@@ -234,7 +232,7 @@ struct CommandLineTests {
         #expect(recovered.status == 0, "\(recovered.stderr)")
         let afterRecovery = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"], environment: second)
         #expect(afterRecovery.status == 0, "\(afterRecovery.stderr)")
-        #expect((try Self.object(afterRecovery.stdout)["claims"] as? [String: Any])?["sub"] as? String == subject)
+        #expect((try Self.object(afterRecovery.stdout)["claims"])?["sub"]?.stringValue == subject)
 
         let oldDevice = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString], environment: first)
         #expect(oldDevice.status == 1 && oldDevice.stderr.contains("revoked"), "\(oldDevice.stderr)")
@@ -249,11 +247,11 @@ struct CommandLineTests {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try await Self.serve(["--require-email-code"])
         defer { Self.stop(server) }
-        let store = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: store) }
+        let storeScratch = try TemporaryDirectory()
+        let store = storeScratch.url.appendingPathComponent("latchkey-cli")
         let environment = ["LATCHKEY_PASSPHRASE": "a long enough passphrase", "LATCHKEY_STORE": store.path, "LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]
         let created = try await Self.latchkey(["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--email", "ada@example.com", "--json"], environment: environment)
-        let bindURL = try #require(try Self.object(created.stdout)["bindURL"] as? String)
+        let bindURL = try #require(try Self.object(created.stdout)["bindURL"]?.stringValue)
 
         let withoutCode = try await Self.latchkey(["bind", bindURL], environment: environment)
         #expect(withoutCode.status == 1 && withoutCode.stderr.contains("--code"), "\(withoutCode.stderr)")
@@ -261,7 +259,7 @@ struct CommandLineTests {
         #expect(wrongCode.status == 1 && wrongCode.stderr.contains("wrong code"), "\(wrongCode.stderr)")
 
         let outbox = try await Self.latchkey(["admin", "outbox", "--idp", issuer.absoluteString, "--json"], environment: environment)
-        let code = try #require((try Self.object(outbox.stdout)["messages"] as? [[String: Any]])?.last?["code"] as? String)
+        let code = try #require((try Self.object(outbox.stdout)["messages"]?.arrayValue)?.last?["code"]?.stringValue)
         let bound = try await Self.latchkey(["bind", bindURL, "--code", code], environment: environment)
         #expect(bound.status == 0, "\(bound.stderr)")
     }

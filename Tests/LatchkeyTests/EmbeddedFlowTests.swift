@@ -3,6 +3,8 @@ import Latchkey
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyWebAuthn
+import LatchkeyTestSupport
+import LatchkeyProtocol
 import Testing
 import LatchkeyIdP
 
@@ -96,14 +98,14 @@ struct EmbeddedFlowTests {
             let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: vault.directory.appendingPathComponent("vault"), key: .keyFile(vault.keyFile)))
             let transport = URLSessionTransport()
             let job = try await transport.send(TransportRequest(method: "GET", url: otherBindURL, headers: ["Accept": "application/json"]))
-            let jobObject = try #require(try JSONSerialization.jsonObject(with: job.body) as? [String: Any])
+            let jobObject = try JSONValue(json: job.body)
             let publicKey = try #require(jobObject["publicKey"])
-            let options = try PublicKeyCredentialCreationOptionsJSON(json: JSONSerialization.data(withJSONObject: publicKey))
+            let options = try PublicKeyCredentialCreationOptionsJSON(json: publicKey.json())
             let (registration, _) = try authenticator.makeCredential(
                 options, origin: provider.origin,
                 attributes: ["issuer": provider.issuer.absoluteString, "state": "pending"]
             )
-            let submit = try #require((jobObject["submit"] as? String).flatMap(URL.init(string:)))
+            let submit = try #require((jobObject["submit"]?.stringValue).flatMap(URL.init(string:)))
             let submitted = try await transport.send(TransportRequest(
                 method: "POST", url: submit,
                 headers: ["Content-Type": "application/json"], body: try registration.json()
@@ -153,8 +155,8 @@ struct EmbeddedFlowTests {
             for deepLink in [false, true] {
                 let request = try await relyingApp.authorizationRequest(scopes: ["openid"])
                 let started = try await URLSessionTransport().send(TransportRequest(method: "GET", url: request.url, headers: ["Accept": "application/json"]))
-                let object = try #require(try JSONSerialization.jsonObject(with: started.body) as? [String: Any])
-                var authenticateURL = try #require((object["authenticateURL"] as? String).flatMap(URL.init(string:)))
+                let object = try JSONValue(json: started.body)
+                var authenticateURL = try #require((object["authenticateURL"]?.stringValue).flatMap(URL.init(string:)))
                 if deepLink {
                     var link = URLComponents()
                     link.scheme = "myapp"
@@ -290,8 +292,8 @@ struct EmbeddedFlowTests {
             let embedded = try vault.embedded(allowing: [provider.host])
             let (_, bindURL) = try await provider.createIdentity()
             let bound = try await embedded.registerCredential(from: bindURL)
-            let (status, _) = try await provider.admin("POST", "admin/credentials/\(bound.credential.id)/revoke")
-            #expect(status == 200)
+            let revocation = try await provider.admin.call(AdminAPI.revokeCredential, bound.credential.id)
+            #expect(revocation.status == 200)
 
             for _ in 0..<2 {
                 let error = await #expect(throws: LatchkeyError.self) {

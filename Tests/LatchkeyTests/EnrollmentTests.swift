@@ -2,6 +2,7 @@ import Foundation
 import Latchkey
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyTestSupport
 import Testing
 
 /// Self-service sign-up and account recovery against the in-process provider.
@@ -15,7 +16,7 @@ struct EnrollmentTests {
             switch step.name {
             case .verifyCode:
                 if wrongFirst, step.attempt == 1 { return .code("000000x") }
-                return .code(try await provider.code(sentTo: address))
+                return .code(try await provider.outboxCode(to: address))
             case .enrollProfile:
                 return StepAnswer(fields: profile)
             default:
@@ -137,30 +138,30 @@ struct EnrollmentTests {
     func noEnumeration() async throws {
         try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, _ in
             _ = try await provider.createIdentity("ada")
-            func start(_ username: String) async throws -> (Int, [String: Any]) {
-                try await provider.post("v1/recovery", ["username": username])
+            func start(_ username: String) async throws -> (Int, JSONValue) {
+                try await provider.post("v1/recovery", ["username": .string(username)])
             }
             let (knownStatus, known) = try await start("ada")
             let (unknownStatus, unknown) = try await start("nobody-here")
             #expect(knownStatus == 200 && unknownStatus == 200)
-            let knownStep = try #require(known["step"] as? [String: Any])
-            let unknownStep = try #require(unknown["step"] as? [String: Any])
-            #expect(knownStep["name"] as? String == unknownStep["name"] as? String)
-            #expect(knownStep["message"] as? String == unknownStep["message"] as? String)
-            #expect(Set(knownStep.keys) == Set(unknownStep.keys))
-            let knownSubmit = try #require((knownStep["submit"] as? String).flatMap(URL.init(string:)))
-            let unknownSubmit = try #require((unknownStep["submit"] as? String).flatMap(URL.init(string:)))
+            let knownStep = try #require(known["step"])
+            let unknownStep = try #require(unknown["step"])
+            #expect(knownStep["name"]?.stringValue == unknownStep["name"]?.stringValue)
+            #expect(knownStep["message"]?.stringValue == unknownStep["message"]?.stringValue)
+            #expect(Set(knownStep.objectValue?.keys ?? [:].keys) == Set(unknownStep.objectValue?.keys ?? [:].keys))
+            let knownSubmit = try #require((knownStep["submit"]?.stringValue).flatMap(URL.init(string:)))
+            let unknownSubmit = try #require((unknownStep["submit"]?.stringValue).flatMap(URL.init(string:)))
             #expect(knownSubmit.path.count == unknownSubmit.path.count)
 
             let (knownWrong, knownError) = try await provider.post(knownSubmit, ["code": "123456x"])
             let (unknownWrong, unknownError) = try await provider.post(unknownSubmit, ["code": "123456x"])
-            #expect(knownWrong == unknownWrong && knownError["error"] as? String == unknownError["error"] as? String)
-            #expect(knownError["error_description"] as? String == unknownError["error_description"] as? String)
+            #expect(knownWrong == unknownWrong && knownError["error"]?.stringValue == unknownError["error"]?.stringValue)
+            #expect(knownError["error_description"]?.stringValue == unknownError["error_description"]?.stringValue)
 
             // Sign-up with a taken name answers like a free one.
             let (takenStatus, taken) = try await provider.post("v1/signup", ["username": "ada"])
             let (freeStatus, free) = try await provider.post("v1/signup", ["username": "brand-new"])
-            #expect(takenStatus == freeStatus && (taken["step"] as? [String: Any])?["name"] as? String == (free["step"] as? [String: Any])?["name"] as? String)
+            #expect(takenStatus == freeStatus && (taken["step"])?["name"]?.stringValue == (free["step"])?["name"]?.stringValue)
         }
     }
 
@@ -171,51 +172,44 @@ struct EnrollmentTests {
         }) { provider, _ in
             _ = try await provider.createIdentity("ada")
             let (_, started) = try await provider.post("v1/recovery", ["username": "ada"])
-            let submitText = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+            let submitText = try #require((started["step"])?["submit"]?.stringValue)
             let submit = try #require(URL(string: submitText))
             var statuses: [String] = []
             for _ in 0..<6 {
                 let (_, answer) = try await provider.post(submit, ["code": "nope"])
-                statuses.append(answer["error"] as? String ?? "?")
+                statuses.append(answer["error"]?.stringValue ?? "?")
             }
             #expect(statuses == ["invalid_code", "invalid_code", "invalid_code", "invalid_code", "invalid_code", "not_found"])
             // The right code no longer helps this flow: it is gone.
-            let code = try await provider.code(sentTo: "ada@example.com")
-            #expect(try await provider.post(submit, ["code": code]).0 == 404)
+            let code = try await provider.outboxCode(to: "ada@example.com")
+            #expect(try await provider.post(submit, ["code": .string(code)]).0 == 404)
 
             // Per username there is no limit on starts (that would lock the owner out),
             // and a second flow shares the code the first one mailed.
             let (again, second) = try await provider.post("v1/recovery", ["username": "ada"])
             #expect(again == 200)
-            let secondText = try #require((second["step"] as? [String: Any])?["submit"] as? String)
+            let secondText = try #require((second["step"])?["submit"]?.stringValue)
             let secondSubmit = try #require(URL(string: secondText))
             #expect(try await provider.post("v1/recovery", ["username": "ghost"]).0 == 200)
             #expect(try await provider.post("v1/recovery", ["username": "ghost"]).0 == 200)
             // Per address: the fifth start from this address (four were let through) is refused.
             #expect(try await provider.post("v1/recovery", ["username": "ghost"]).0 == 429)
-            let (finished, answer) = try await provider.post(secondSubmit, ["code": code])
-            #expect(finished == 200 && answer["bindURL"] is String, "\(answer)")
+            let (finished, answer) = try await provider.post(secondSubmit, ["code": .string(code)])
+            #expect(finished == 200 && answer["bindURL"]?.stringValue != nil, "\(answer)")
         }
     }
 }
 
 extension ProviderHarness {
-    /// The newest code the outbox holds for `address`.
-    func code(sentTo address: String) async throws -> String {
-        let (_, outbox) = try await admin("GET", "admin/outbox")
-        let messages = (outbox["messages"] as? [[String: Any]] ?? []).filter { $0["to"] as? String == address }
-        return try #require(messages.last?["code"] as? String, "no code for \(address)")
-    }
-
     /// A JSON POST to the provider, without credentials.
-    func post(_ path: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
+    func post(_ path: String, _ body: JSONValue) async throws -> (Int, JSONValue) {
         try await post(issuer.appendingPathComponent(path), body)
     }
 
-    func post(_ url: URL, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
+    func post(_ url: URL, _ body: JSONValue) async throws -> (Int, JSONValue) {
         let response = try await URLSessionTransport().send(TransportRequest(
-            method: "POST", url: url, headers: ["Content-Type": "application/json"], body: try JSONSerialization.data(withJSONObject: body)
+            method: "POST", url: url, headers: ["Content-Type": "application/json"], body: try body.json()
         ))
-        return (response.status, (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:])
+        return (response.status, (try? JSONValue(json: response.body)) ?? [:])
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyTestSupport
 import Testing
 import LatchkeyIdP
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyTestSupport
 import Testing
 
@@ -11,8 +12,8 @@ extension HostileInputSuite {
         try #require(FileManager.default.isExecutableFile(atPath: LatchkeyServe.binary.path), "latchkey is built with the tests")
         let (server, ready, _) = try await OperationsTests.serve(["--port", "0", "--admin-listen", "127.0.0.1:0"])
         defer { ChildProcess.stop(server) }
-        let issuer = try #require((ready["issuer"] as? String).flatMap(URL.init(string:)))
-        let admin = try #require((ready["admin"] as? String).flatMap(URL.init(string:)))
+        let issuer = try #require(ready["issuer"]?.stringValue.flatMap(URL.init(string:)))
+        let admin = try #require(ready["admin"]?.stringValue.flatMap(URL.init(string:)))
         #expect(admin.port != issuer.port)
         for path in ["admin/outbox", "metrics", "healthz", "readyz", "health"] {
             #expect(try await OperationsTests.get(issuer.appendingPathComponent(path), token: CommandLineTests.adminToken).0 == 404, "public /\(path)")

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import Hummingbird
 import Latchkey
 import LatchkeyCrypto
@@ -65,8 +66,8 @@ extension HostileInputSuite {
         #expect(ignoring.status == 0 && ignoring.stderr.contains(damaged), "\(ignoring.stderr)")
         let json = try await CommandLineTests.latchkey(["list", "--json", "--ignore-damaged"], environment: environment)
         let object = try CommandLineTests.object(json.stdout)
-        #expect((object["damaged"] as? [[String: Any]])?.compactMap { $0["handle"] as? String } == [damaged], "\(json.stdout)")
-        #expect((object["credentials"] as? [Any])?.count == 1)
+        #expect((object["damaged"]?.arrayValue)?.compactMap { $0["handle"]?.stringValue } == [damaged], "\(json.stdout)")
+        #expect((object["credentials"]?.arrayValue)?.count == 1)
     }
 
     @Test("a copy of the vault shows no user name, RP ID, issuer, credential ID, counter or time")
@@ -79,7 +80,7 @@ extension HostileInputSuite {
         try await Self.withHostileBindServer { base in
             let bind = try await CommandLineTests.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t", "--json"], environment: environment)
             try #require(bind.status == 0, "\(bind.stderr)")
-            let id = try #require((try CommandLineTests.object(bind.stdout)["credential"] as? [String: Any])?["id"] as? String)
+            let id = try #require((try CommandLineTests.object(bind.stdout)["credential"])?["id"]?.stringValue)
             seen.withLock { $0 = (base.absoluteString, id) }
         }
         let (issuer, credentialID) = seen.withLock { $0 }

@@ -2,6 +2,7 @@ import Foundation
 import Latchkey
 import LatchkeyIdP
 import LatchkeyTestSupport
+import LatchkeyProtocol
 import Testing
 import LatchkeyOAuth
 
@@ -18,7 +19,7 @@ extension HostileInputSuite {
     /// `count` requests from the addresses `source(i)`, 4 at a time: their statuses.
     static func flood(
         _ provider: ProviderHarness, count: Int, from source: @escaping @Sendable (Int) -> String,
-        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: [String: String]?)
+        _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: JSONValue?)
     ) async -> [Int: Int] {
         await RawConnection.flood(port: provider.port, count: count, parallel: 4, from: source, request)
     }
@@ -51,7 +52,7 @@ extension HostileInputSuite {
         try await TransferTests.withDevices { devices in
             let credential = devices.credential.id
             let tally = await Self.flood(devices.provider, count: 1000, from: { Self.attacker($0 % 200) }) { _ in
-                ("POST", "/v1/transfers", ["credential": credential])
+                ("POST", "/v1/transfers", ["credential": .string(credential)])
             }
             #expect(tally == [201: 1000], "\(tally)")
             let export = TransferTests.ExportWatcher(devices.exporter, credential: credential)
@@ -95,8 +96,7 @@ extension HostileInputSuite {
                 ("POST", "/v1/recovery", ["username": "ada"])
             }
             #expect(tally == [200: 40], "\(tally)")
-            let (_, outbox) = try await provider.admin("GET", "admin/outbox")
-            let mails = (outbox["messages"] as? [[String: Any]] ?? []).filter { $0["to"] as? String == "ada@example.com" }
+            let mails = try await provider.outbox().filter { $0.to == "ada@example.com" }
             #expect(mails.count == 1, "40 starts in a minute mail the owner once: \(mails.count)")
             let asked = CallCounter<FlowStep>()
             let embedded = try vault.embedded(allowing: [provider.host], stepHandler: EnrollmentTests.outboxReader(provider, address: "ada@example.com", asked: asked))
@@ -106,9 +106,9 @@ extension HostileInputSuite {
 
     /// Starts a recovery for `username` from `source`: the code step's submit target.
     static func startRecovery(_ provider: ProviderHarness, _ username: String, from source: String) async throws -> String {
-        let (status, started) = try await provider.raw("POST", "/v1/recovery", json: ["username": username], from: source)
+        let (status, started) = try await provider.raw("POST", "/v1/recovery", json: ["username": .string(username)], from: source)
         #expect(status == 200)
-        return try #require((started["step"] as? [String: Any])?["submit"] as? String)
+        return try #require((started["step"])?["submit"]?.stringValue)
     }
 
     @Test("short recovery codes guessed across flows and addresses are capped per account; the owner recovers with the long code")
@@ -119,23 +119,22 @@ extension HostileInputSuite {
             for round in 0..<4 {
                 let submit = try await Self.startRecovery(provider, "ada", from: Self.attacker(round))
                 for guess in 0..<3 {
-                    let (_, answer) = try await provider.raw("POST", submit, json: ["code": String(format: "%08d", round * 10 + guess)], from: Self.attacker(round))
-                    refusals.append(answer["error"] as? String ?? "?")
+                    let (_, answer) = try await provider.raw("POST", submit, json: ["code": .string(String(format: "%08d", round * 10 + guess))], from: Self.attacker(round))
+                    refusals.append(answer["error"]?.stringValue ?? "?")
                 }
             }
             #expect(refusals == Array(repeating: "invalid_code", count: 10) + ["slow_down", "slow_down"], "\(refusals)")
 
             // The owner's right short code is refused too now; the long one from the same mail works.
             let submit = try await Self.startRecovery(provider, "ada", from: "127.0.0.1")
-            let (_, outbox) = try await provider.admin("GET", "admin/outbox")
-            let mail = try #require((outbox["messages"] as? [[String: Any]])?.last { $0["to"] as? String == "ada@example.com" })
-            let short = try #require(mail["code"] as? String)
-            let body = try #require(mail["body"] as? String)
+            let mail = try #require(try await provider.outbox().last { $0.to == "ada@example.com" })
+            let short = try #require(mail.code)
+            let body = mail.body
             let long = try #require(body.split(separator: "\n").last.map(String.init))
             #expect(long.count == 29 && !body.contains("ada@example.com"))
-            #expect(try await provider.raw("POST", submit, json: ["code": short], from: "127.0.0.1").0 == 429)
-            let (status, finished) = try await provider.raw("POST", submit, json: ["code": long.lowercased()], from: "127.0.0.1")
-            #expect(status == 200 && finished["bindURL"] is String, "\(finished)")
+            #expect(try await provider.raw("POST", submit, json: ["code": .string(short)], from: "127.0.0.1").0 == 429)
+            let (status, finished) = try await provider.raw("POST", submit, json: ["code": .string(long.lowercased())], from: "127.0.0.1")
+            #expect(status == 200 && finished["bindURL"]?.stringValue != nil, "\(finished)")
         }
     }
 
@@ -150,7 +149,7 @@ extension HostileInputSuite {
             for round in 0..<3 {
                 let submit = try await Self.startRecovery(provider, "ada", from: Self.attacker(round))
                 for guess in 0..<3 {
-                    statuses.append(try await provider.raw("POST", submit, json: ["code": String(format: "%08d", round * 10 + guess)], from: Self.attacker(round)).0)
+                    statuses.append(try await provider.raw("POST", submit, json: ["code": .string(String(format: "%08d", round * 10 + guess))], from: Self.attacker(round)).0)
                 }
             }
             #expect(statuses == Array(repeating: 400, count: 7) + [429, 429], "\(statuses)")
@@ -164,21 +163,21 @@ extension HostileInputSuite {
             for round in 0..<4 {
                 let source = Self.attacker(round)
                 let (_, started) = try await provider.raw("POST", "/v1/signup", json: ["username": "mallory\(round)"], from: source)
-                let profile = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+                let profile = try #require((started["step"])?["submit"]?.stringValue)
                 let (_, step) = try await provider.raw("POST", profile, json: ["givenName": "M", "email": "victim@example.com"], from: source)
-                let submit = try #require((step["step"] as? [String: Any])?["submit"] as? String)
+                let submit = try #require((step["step"])?["submit"]?.stringValue)
                 for guess in 0..<3 {
-                    let (_, answer) = try await provider.raw("POST", submit, json: ["code": String(format: "%08d", round * 10 + guess)], from: source)
-                    refusals.append(answer["error"] as? String ?? "?")
+                    let (_, answer) = try await provider.raw("POST", submit, json: ["code": .string(String(format: "%08d", round * 10 + guess))], from: source)
+                    refusals.append(answer["error"]?.stringValue ?? "?")
                 }
             }
             #expect(refusals == Array(repeating: "invalid_code", count: 10) + ["slow_down", "slow_down"], "\(refusals)")
             // Another address's sign-ups are not affected.
             let (_, started) = try await provider.raw("POST", "/v1/signup", json: ["username": "other"], from: Self.attacker(9))
-            let profile = try #require((started["step"] as? [String: Any])?["submit"] as? String)
+            let profile = try #require((started["step"])?["submit"]?.stringValue)
             let (_, step) = try await provider.raw("POST", profile, json: ["givenName": "O", "email": "other@example.com"], from: Self.attacker(9))
-            let submit = try #require((step["step"] as? [String: Any])?["submit"] as? String)
-            #expect(try await provider.raw("POST", submit, json: ["code": "00000000"], from: Self.attacker(9)).1["error"] as? String == "invalid_code")
+            let submit = try #require((step["step"])?["submit"]?.stringValue)
+            #expect(try await provider.raw("POST", submit, json: ["code": "00000000"], from: Self.attacker(9)).1["error"]?.stringValue == "invalid_code")
         }
     }
 
@@ -202,10 +201,10 @@ extension HostileInputSuite {
         try await ProviderHarness.withVault { provider, _ in
             func allowed(_ hint: String) async throws -> [String] {
                 let (_, started) = try await provider.raw("GET", Self.authorizeTarget(hint: hint), from: "127.0.0.1")
-                let authenticate = try #require(started["authenticateURL"] as? String)
+                let authenticate = try #require(started["authenticateURL"]?.stringValue)
                 let (_, challenge) = try await provider.raw("GET", authenticate, from: "127.0.0.1")
-                let options = challenge["publicKey"] as? [String: Any] ?? challenge
-                return (options["allowCredentials"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                let options = challenge["publicKey"] ?? challenge
+                return (options["allowCredentials"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
             }
             let lower = try await allowed("nobody")
             #expect(lower.count == 1)
@@ -219,7 +218,7 @@ extension HostileInputSuite {
 extension ProviderHarness {
     /// One request from `source` (any address in 127.0.0.0/8) over its own connection;
     /// `target` is a path with its query or a URL on this provider.
-    func raw(_ method: String, _ target: String, json: [String: Any]? = nil, from source: String) async throws -> (Int, [String: Any]) {
+    func raw(_ method: String, _ target: String, json: JSONValue? = nil, from source: String) async throws -> (Int, JSONValue) {
         var path = target
         if target.hasPrefix("http"), let components = URLComponents(string: target) {
             path = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import Hummingbird
 import Latchkey
 import LatchkeyTestSupport
@@ -24,26 +25,26 @@ extension HostileInputSuite {
         let router = Router()
         router.get("v1/bind/job") { request, _ in
             let base = "http://\(request.head.authority ?? "")"
-            let options: [String: Any] = [
+            let options: JSONValue = [
                 "publicKey": [
                     "rp": ["id": "127.0.0.1", "name": "Hostile"],
-                    "user": ["id": "dXNlcg", "name": hostileText, "displayName": hostileText],
+                    "user": ["id": "dXNlcg", "name": .string(hostileText), "displayName": .string(hostileText)],
                     "challenge": "Y2hhbGxlbmdlLWNoYWxsZW5nZS1jaGFsbGVuZ2UtMzI",
                     "pubKeyCredParams": [["type": "public-key", "alg": -7]],
                 ],
                 "submit": "\(base)/v1/bind/job",
             ]
-            return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: options), as: UTF8.self))
+            return try HostileProviderTests.json(String(decoding: options.json(), as: UTF8.self))
         }
         router.post("v1/bind/job") { request, _ in
             let posted = try await request.body.collect(upTo: 64 * 1024)
-            let id = (try? JSONSerialization.jsonObject(with: Data(posted.readableBytesView)) as? [String: Any])?["id"] as? String ?? ""
-            let answer: [String: Any] = ["credential": ["id": id], "postBindingRedirectURI": "https://app.example/\u{1B}[2Jdone\u{202E}"]
-            return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: answer), as: UTF8.self), status: .created)
+            let id = (try? JSONValue(json: Data(posted.readableBytesView)))?["id"]?.stringValue ?? ""
+            let answer: JSONValue = ["credential": ["id": .string(id)], "postBindingRedirectURI": "https://app.example/\u{1B}[2Jdone\u{202E}"]
+            return try HostileProviderTests.json(String(decoding: answer.json(), as: UTF8.self), status: .created)
         }
         router.get("v1/bind/refuse") { _, _ in
-            let answer = ["error": "access_denied", "error_description": hostileText]
-            return try HostileProviderTests.json(String(decoding: JSONSerialization.data(withJSONObject: answer), as: UTF8.self), status: .badRequest)
+            let answer: JSONValue = ["error": "access_denied", "error_description": .string(hostileText)]
+            return try HostileProviderTests.json(String(decoding: answer.json(), as: UTF8.self), status: .badRequest)
         }
         try await LiveServer.run(router, label: "hostile-terminal-provider", body)
     }
@@ -67,8 +68,8 @@ extension HostileInputSuite {
 
             let json = try await CommandLineTests.latchkey(["list", "--json"], environment: environment)
             #expect(Self.unsafeOnTerminal(json.stdout).isEmpty, "list --json printed \(Self.unsafeOnTerminal(json.stdout)) raw")
-            let listed = try #require(try CommandLineTests.object(json.stdout)["credentials"] as? [[String: Any]], "\(json.stdout)")
-            let names = listed.compactMap { ($0["user"] as? [String: Any])?["name"] as? String }
+            let listed = try #require(try CommandLineTests.object(json.stdout)["credentials"]?.arrayValue, "\(json.stdout)")
+            let names = listed.compactMap { ($0["user"])?["name"]?.stringValue }
             #expect(names == [Self.hostileText], "--json must keep the value exact: \(json.stdout)")
         }
     }

@@ -33,12 +33,12 @@ struct HostileInputSuite {
             guard let url else { throw Refusal(status: 0, error: "bad test URL") }
             let response = try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: headers, body: body))
             guard (200..<300).contains(response.status) else {
-                let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
-                throw Refusal(status: response.status, error: object?["error"] as? String ?? "-")
+                let object = try? JSONValue(json: response.body)
+                throw Refusal(status: response.status, error: object?["error"]?.stringValue ?? "-")
             }
         }
 
-        func json(_ object: Any) throws -> Data { try JSONSerialization.data(withJSONObject: object) }
+        func json(_ object: JSONValue) throws -> Data { try object.json() }
 
         var adminHeaders: [String: String] {
             ["Content-Type": "application/json", "Authorization": "Bearer \(ProviderHarness.adminToken)"]
@@ -265,9 +265,9 @@ struct HostileInputSuite {
         Attack("vault: a header from a newer format", "unsupportedFormat") { context in
             let (directory, _) = try newVault(context)
             let header = directory.appendingPathComponent("vault.json")
-            var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: header)) as? [String: Any])
+            var object = try #require(try JSONValue(json: Data(contentsOf: header)).objectValue)
             object["format"] = 99
-            try JSONSerialization.data(withJSONObject: object).write(to: header)
+            try JSONValue.object(object).json().write(to: header)
             _ = try KeyVault.open(at: directory, key: .keyFile(context.vault.keyFile))
         },
         Attack("vault: metadata over 64 KiB", "metadataTooLarge") { context in
@@ -485,12 +485,12 @@ struct HostileInputSuite {
             defer { other.cleanUp() }
             let device = try other.embedded(allowing: [context.provider.host])
             let bound = try await device.registerCredential(from: try await context.provider.bindURL(for: identity))
-            let (_, begun) = try await context.provider.post("v1/transfers", ["credential": context.credential.id])
-            let options = try PublicKeyCredentialRequestOptionsJSON(json: JSONSerialization.data(withJSONObject: begun))
+            let (_, begun) = try await context.provider.post("v1/transfers", ["credential": .string(context.credential.id)])
+            let options = try PublicKeyCredentialRequestOptionsJSON(json: begun.json())
             var relaxed = options
             relaxed.allowCredentials = nil
             let (assertion, _) = try device.authenticator.getAssertion(relaxed, origin: context.provider.origin, credentialID: bound.credential.credentialID)
-            try await context.send("POST", try #require(begun["submit"] as? String), body: try assertion.json(), headers: ["Content-Type": "application/json"])
+            try await context.send("POST", try #require(begun["submit"]?.stringValue), body: try assertion.json(), headers: ["Content-Type": "application/json"])
         },
     ]
 
@@ -658,11 +658,11 @@ struct HostileInputSuite {
         Attack("recovering the account revokes the old credential's tokens", "401 invalid_token") { context in
             // The thief holds tokens from the stolen device; the owner recovers on a new one.
             let stolen = try await context.exchange(try await context.authorize())
-            let (status, job) = try await context.provider.admin("POST", "admin/identities/\(try context.identityID)/bind-jobs", json: ["kind": "recovery"])
-            try #require(status == 201, "\(job)")
+            let reply = try await context.provider.admin.call(AdminAPI.createBindJob, try context.identityID, body: .init(kind: "recovery"))
+            let job = try #require(reply.answer, "\(reply.status)")
             let newDevice = try TemporaryVault()
             defer { newDevice.cleanUp() }
-            _ = try await newDevice.embedded(allowing: [context.provider.host]).registerCredential(from: try #require((job["bindURL"] as? String).flatMap(URL.init(string:))))
+            _ = try await newDevice.embedded(allowing: [context.provider.host]).registerCredential(from: try #require(URL(string: job.bindURL)))
             await #expect(throws: Refusal.self) { _ = try await context.refresh(stolen.refresh) }
             try await context.userInfo(stolen.access)
         },
@@ -824,16 +824,16 @@ extension HostileInputSuite.Context {
 
     /// A form POST to the provider; its JSON answer, or a ``HostileInputSuite/Refusal``.
     @discardableResult
-    func form(_ path: String, _ fields: [String: String]) async throws -> [String: Any] {
+    func form(_ path: String, _ fields: [String: String]) async throws -> JSONValue {
         var components = URLComponents()
         components.queryItems = fields.map { URLQueryItem(name: $0.key, value: $0.value) }
         let body = Data((components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8)
         let response = try await URLSessionTransport().send(TransportRequest(
             method: "POST", url: provider.issuer.appendingPathComponent(path), headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body
         ))
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
+        let object = (try? JSONValue(json: response.body)) ?? [:]
         guard (200..<300).contains(response.status) else {
-            throw HostileInputSuite.Refusal(status: response.status, error: object["error"] as? String ?? "-")
+            throw HostileInputSuite.Refusal(status: response.status, error: object["error"]?.stringValue ?? "-")
         }
         return object
     }
@@ -844,13 +844,13 @@ extension HostileInputSuite.Context {
             "grant_type": "authorization_code", "code": authorization.code, "redirect_uri": authorization.redirectURI.absoluteString,
             "code_verifier": authorization.codeVerifier, "client_id": "latchkey-cli",
         ])
-        return (try #require(answer["access_token"] as? String), try #require(answer["refresh_token"] as? String))
+        return (try #require(answer["access_token"]?.stringValue), try #require(answer["refresh_token"]?.stringValue))
     }
 
     /// A refresh (RFC 6749 §6): the new access and refresh token.
     func refresh(_ token: String) async throws -> (access: String, refresh: String) {
         let answer = try await form("token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": "latchkey-cli"])
-        return (try #require(answer["access_token"] as? String), try #require(answer["refresh_token"] as? String))
+        return (try #require(answer["access_token"]?.stringValue), try #require(answer["refresh_token"]?.stringValue))
     }
 
     /// The userinfo endpoint with `token`; throws the refusal when it is refused.
@@ -872,9 +872,4 @@ extension HostileInputSuite.Context {
 extension ProviderHarness {
     var origin: String { "\(issuer.scheme ?? "http")://\(issuer.host ?? ""):\(issuer.port ?? 80)" }
 
-    func bindURL(for identity: String, requireEmailCode: Bool) async throws -> URL {
-        let (status, job) = try await admin("POST", "admin/identities/\(identity)/bind-jobs", json: ["requireEmailCode": requireEmailCode])
-        try #require(status == 201, "\(job)")
-        return try #require((job["bindURL"] as? String).flatMap(URL.init(string:)))
-    }
 }

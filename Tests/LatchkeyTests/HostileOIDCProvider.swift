@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import Hummingbird
 import LatchkeyCrypto
 @testable import LatchkeyOAuth
@@ -36,19 +37,19 @@ enum HostileOIDCProvider {
         }
         router.post("v1/bind/job") { request, _ in
             let posted = try await request.body.collect(upTo: 64 * 1024)
-            let id = (try? JSONSerialization.jsonObject(with: Data(posted.readableBytesView)) as? [String: Any])?["id"] as? String ?? ""
-            return try json(["credential": ["id": id]], status: .created)
+            let id = (try? JSONValue(json: Data(posted.readableBytesView)))?["id"]?.stringValue ?? ""
+            return try json(["credential": ["id": .string(id)]], status: .created)
         }
         router.get(".well-known/openid-configuration") { request, _ in
             let base = "http://\(request.head.authority ?? "")"
             return try json([
-                "issuer": base, "authorization_endpoint": "\(base)/authorize", "token_endpoint": "\(base)/token", "jwks_uri": "\(base)/jwks",
+                "issuer": .string(base), "authorization_endpoint": "\(base)/authorize", "token_endpoint": "\(base)/token", "jwks_uri": "\(base)/jwks",
                 "code_challenge_methods_supported": ["S256"], "id_token_signing_alg_values_supported": ["ES256"],
             ])
         }
         router.get("jwks") { _, _ in
             let jwk = try key.publicKey.jwk
-            return try json(["keys": [["kty": jwk.kty, "crv": jwk.crv ?? "", "x": jwk.x ?? "", "y": jwk.y ?? "", "kid": "k1", "alg": "ES256", "use": "sig"]]])
+            return try json(["keys": [["kty": .string(jwk.kty), "crv": .string(jwk.crv ?? ""), "x": .string(jwk.x ?? ""), "y": .string(jwk.y ?? ""), "kid": "k1", "alg": "ES256", "use": "sig"]]])
         }
         // The authorization request's query travels through the authenticate URL, so the
         // redirect can carry its state and the code its nonce.
@@ -81,22 +82,23 @@ enum HostileOIDCProvider {
             let body = try await request.body.collect(upTo: 64 * 1024)
             let form = try FormEncoding.decode(Substring(String(buffer: body)))
             if lie == .tokenError {
-                return try json(["error": "invalid_grant", "error_description": HostileInputSuite.hostileText], status: .badRequest)
+                return try json(["error": "invalid_grant", "error_description": .string(HostileInputSuite.hostileText)], status: .badRequest)
             }
             let nonce = String(decoding: (try? Base64URL.decode(form["code"] ?? "")) ?? Data(), as: UTF8.self)
             let now = Date().timeIntervalSince1970
             let accessToken = "hostile-access-token"
-            let claims: [String: Any] = [
-                "iss": base, "sub": HostileInputSuite.hostileText, "aud": form["client_id"] ?? "", "iat": now, "exp": now + 300, "nonce": nonce,
-                "at_hash": try IDTokenValidator.accessTokenHash(accessToken, algorithm: .es256),
+            let claims: JSONValue = [
+                "iss": .string(base), "sub": .string(HostileInputSuite.hostileText), "aud": .string(form["client_id"] ?? ""),
+                "iat": .number(now), "exp": .number(now + 300), "nonce": .string(nonce),
+                "at_hash": .string(try IDTokenValidator.accessTokenHash(accessToken, algorithm: .es256)),
             ]
-            let idToken = try JWS.sign(payload: JSONSerialization.data(withJSONObject: claims), with: key, keyID: "k1", type: "JWT")
-            return try json(["access_token": accessToken, "token_type": "Bearer", "expires_in": 300, "id_token": idToken])
+            let idToken = try JWS.sign(payload: claims.json(), with: key, keyID: "k1", type: "JWT")
+            return try json(["access_token": .string(accessToken), "token_type": "Bearer", "expires_in": 300, "id_token": .string(idToken)])
         }
         try await LiveServer.run(router, label: "hostile-oidc-provider", body)
     }
 
-    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) throws -> Response {
-        Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object))))
+    static func json(_ object: JSONValue, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: try object.json())))
     }
 }

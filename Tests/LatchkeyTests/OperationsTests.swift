@@ -61,7 +61,7 @@ struct OperationsTests {
 
             // A refused assertion counts as a failure, by its error code.
             let (_, started) = try await provider.raw("GET", HostileInputSuite.authorizeTarget(hint: "ada"), from: "127.0.0.1")
-            let authenticate = try #require(started["authenticateURL"] as? String)
+            let authenticate = try #require(started["authenticateURL"]?.stringValue)
             _ = try await provider.raw("POST", authenticate, json: ["id": "x"], from: "127.0.0.1")
             let failures = try Self.parsePrometheus(try await Self.get(metrics, token: ProviderHarness.adminToken).1)
             #expect(failures["latchkey_sign_in_failures_total{error=\"invalid_request\"}"] == 1, "\(failures.keys.sorted())")
@@ -70,12 +70,12 @@ struct OperationsTests {
 
     /// `latchkey serve` with `arguments`, its ready line read: the process, the ready
     /// object, and everything it printed so far (stderr included).
-    static func serve(_ arguments: [String]) async throws -> (Process, [String: Any], String) {
+    static func serve(_ arguments: [String]) async throws -> (Process, JSONValue, String) {
         let (server, output) = try ChildProcess.start(
             LatchkeyServe.binary, ["serve", "--json"] + arguments, environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken], mergingErrors: true
         )
         let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"issuer\"") }
-        guard let line, let ready = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        guard let line, let ready = try? JSONValue(json: Data(line.utf8)) else {
             ChildProcess.stop(server)
             throw TestSupportError("latchkey serve did not start: \(transcript)")
         }
@@ -92,15 +92,15 @@ struct OperationsTests {
         )
         defer { ChildProcess.stop(server) }
         let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"issuer\"") }
-        let ready = try #require(line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(transcript)")
-        let issuer = try #require((ready["issuer"] as? String).flatMap(URL.init(string:)))
+        let ready = try #require(line.flatMap { try? JSONValue(json: Data($0.utf8)) }, "\(transcript)")
+        let issuer = try #require((ready["issuer"]?.stringValue).flatMap(URL.init(string:)))
         let (status, _, headers) = try await Self.get(issuer.appendingPathComponent("admin/outbox"), token: "a-wrong-token-for-the-log")
         #expect(status == 401)
         let requestID = try #require(headers["x-request-id"])
         let (logLine, logs) = await ChildProcess.firstLine(of: output) { $0.contains("admin authentication failed") }
-        let entry = try #require(logLine.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(logs)")
-        #expect(entry["request_id"] as? String == requestID)
-        #expect(entry["level"] as? String == "warning" && entry["time"] is String && entry["logger"] as? String == "latchkey-idp")
+        let entry = try #require(logLine.flatMap { try? JSONValue(json: Data($0.utf8)) }, "\(logs)")
+        #expect(entry["request_id"]?.stringValue == requestID)
+        #expect(entry["level"]?.stringValue == "warning" && entry["time"]?.stringValue != nil && entry["logger"]?.stringValue == "latchkey-idp")
         #expect(!logs.contains("a-wrong-token-for-the-log") && !logs.contains(CommandLineTests.adminToken.prefix(12)), "no token in the log")
     }
 }

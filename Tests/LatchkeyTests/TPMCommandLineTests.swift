@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 @testable import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
@@ -29,7 +30,7 @@ struct TPMCommandLineTests {
                 environment: ["LATCHKEY_ADMIN_TOKEN": CLI.adminToken]
             )
             #expect(created.status == 0, "\(created.stderr)")
-            return try #require(try CLI.object(created.stdout)["bindURL"] as? String)
+            return try #require(try CLI.object(created.stdout)["bindURL"]?.stringValue)
         }
 
         func stop() { CLI.stop(server) }
@@ -64,14 +65,14 @@ struct TPMCommandLineTests {
         func remove() { try? FileManager.default.removeItem(at: directory) }
     }
 
-    static func credential(_ run: ChildProcess.Output) throws -> [String: Any] {
-        try #require(try CLI.object(run.stdout)["credential"] as? [String: Any], "\(run.stdout) \(run.stderr)")
+    static func credential(_ run: ChildProcess.Output) throws -> JSONValue {
+        try #require(try CLI.object(run.stdout)["credential"], "\(run.stdout) \(run.stderr)")
     }
 
-    static func listed(_ store: Store, _ tpm: SoftwareTPM?) async throws -> [[String: Any]] {
+    static func listed(_ store: Store, _ tpm: SoftwareTPM?) async throws -> [JSONValue] {
         let listed = try await CLI.latchkey(["list", "--json"], environment: store.environment(tpm))
         #expect(listed.status == 0, "\(listed.stderr)")
-        return try #require(try CLI.object(listed.stdout)["credentials"] as? [[String: Any]], "\(listed.stdout)")
+        return try #require(try CLI.object(listed.stdout)["credentials"]?.arrayValue, "\(listed.stdout)")
     }
 
     static func signIn(_ provider: Provider, _ store: Store, _ tpm: SoftwareTPM?) async throws -> ChildProcess.Output {
@@ -89,28 +90,28 @@ struct TPMCommandLineTests {
         let bound = try await CLI.latchkey(["bind", try await provider.bindURL(for: "ada"), "--key-protection", "tpm", "--json"], environment: exporter.environment(first))
         #expect(bound.status == 0, "\(bound.stderr)")
         let credential = try Self.credential(bound)
-        #expect(credential["keyProtection"] as? String == "tpm" && credential["algorithm"] as? String == "ES256")
+        #expect(credential["keyProtection"]?.stringValue == "tpm" && credential["algorithm"]?.stringValue == "ES256")
         #expect(bound.stderr.contains("Key protection: tpm"), "\(bound.stderr)")
         let listing = try await Self.listed(exporter, first)
-        #expect(listing.count == 1 && listing.first?["keyProtection"] as? String == "tpm" && listing.first?["usable"] as? Bool == true, "\(listing)")
+        #expect(listing.count == 1 && listing.first?["keyProtection"]?.stringValue == "tpm" && listing.first?["usable"]?.boolValue == true, "\(listing)")
 
         let signedIn = try await Self.signIn(provider, exporter, first)
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
 
         // Export from the first TPM's vault (the approval is signed there), import into
         // the second's (a new key made there).
-        let id = try #require(credential["id"] as? String)
+        let id = try #require(credential["id"]?.stringValue)
         let (export, output) = try ChildProcess.start(CLI.binary, ["export", "--yes", "--no-qr", "--json", "--", id], environment: exporter.environment(first))
         defer { if export.isRunning { export.terminate() } }
-        let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"] as? String == "codeIssued" }
-        let code = try #require(line.flatMap { (try? CLI.object($0))?["code"] as? String }, "no code from export: \(transcript)")
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"]?.stringValue == "codeIssued" }
+        let code = try #require(line.flatMap { (try? CLI.object($0))?["code"]?.stringValue }, "no code from export: \(transcript)")
         let imported = try await CLI.latchkey(
             ["import", code, "--issuer", provider.issuer.absoluteString, "--device-name", "second", "--key-protection", "tpm", "--json"],
             environment: importer.environment(second)
         )
         #expect(imported.status == 0, "\(imported.stderr)")
-        let importedCredential = try #require((try CLI.object(imported.stdout)["credentials"] as? [[String: Any]])?.first, "\(imported.stdout)")
-        #expect(importedCredential["keyProtection"] as? String == "tpm")
+        let importedCredential = try #require((try CLI.object(imported.stdout)["credentials"]?.arrayValue)?.first, "\(imported.stdout)")
+        #expect(importedCredential["keyProtection"]?.stringValue == "tpm")
         _ = await ChildProcess.drain(output)
         #expect(await ChildProcess.waitForExit(export) == 0)
         let importerSignIn = try await Self.signIn(provider, importer, second)
@@ -157,8 +158,8 @@ struct TPMCommandLineTests {
         let refused = try await Self.signIn(provider, store, fresh)
         #expect(refused.status == 1 && refused.stderr.contains("another TPM") && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         let listing = try await Self.listed(store, fresh)
-        #expect(listing.count == 1 && listing.first?["usable"] as? Bool == false, "\(listing)")
-        #expect((listing.first?["unusableReason"] as? String)?.contains("another TPM") == true)
+        #expect(listing.count == 1 && listing.first?["usable"]?.boolValue == false, "\(listing)")
+        #expect((listing.first?["unusableReason"]?.stringValue)?.contains("another TPM") == true)
         let text = try await CLI.latchkey(["list"], environment: store.environment(fresh))
         #expect(text.status == 0 && text.stdout.contains("tpm key UNUSABLE"), "\(text.stdout)")
         #expect(try store.snapshot().filter { !$0.key.hasPrefix("keys/") } == before.filter { !$0.key.hasPrefix("keys/") })
@@ -184,7 +185,7 @@ struct TPMCommandLineTests {
         let before = try store.snapshot()
 
         let opened = try await CLI.latchkey(["list", "--json", "--vault-key", "tpm"], environment: store.environment(own, ["LATCHKEY_PASSPHRASE": ""]))
-        let openedCredentials = try CLI.object(opened.stdout)["credentials"] as? [Any]
+        let openedCredentials = try CLI.object(opened.stdout)["credentials"]?.arrayValue
         #expect(opened.status == 0 && openedCredentials?.count == 1, "\(opened.stderr)")
         let sealedSignIn = try await CLI.latchkey(
             ["authenticate", "--issuer", provider.issuer.absoluteString], environment: store.environment(own, noPassphrase)
@@ -208,13 +209,13 @@ struct TPMCommandLineTests {
         defer { store.remove() }
         let soft = try await CLI.latchkey(["bind", try await provider.bindURL(for: "ada"), "--key-protection", "auto", "--json"], environment: store.environment(nil))
         #expect(soft.status == 0, "\(soft.stderr)")
-        #expect(try Self.credential(soft)["keyProtection"] as? String == "software")
+        #expect(try Self.credential(soft)["keyProtection"]?.stringValue == "software")
         #expect(soft.stderr.contains("automatic: no TPM answers"), "\(soft.stderr)")
 
         let tpm = try await SoftwareTPM()
         let hard = try await CLI.latchkey(["bind", try await provider.bindURL(for: "grace"), "--key-protection", "auto", "--json"], environment: store.environment(tpm))
         #expect(hard.status == 0, "\(hard.stderr)")
-        #expect(try Self.credential(hard)["keyProtection"] as? String == "tpm")
+        #expect(try Self.credential(hard)["keyProtection"]?.stringValue == "tpm")
         #expect(hard.stderr.contains("automatic: a TPM answers at \(tpm.tcti)"), "\(hard.stderr)")
         let tpmOnly = try await CLI.latchkey(["bind", try await provider.bindURL(for: "alan"), "--key-protection", "tpm"], environment: store.environment(nil))
         #expect(tpmOnly.status == 1 && tpmOnly.stderr.contains("no TPM answers"), "\(tpmOnly.stderr)")
@@ -244,15 +245,15 @@ struct TPMCommandLineTests {
         let signedIn = try await Self.signIn(provider, store, back)
         #expect(signedIn.status == 0, "\(signedIn.stderr)")
         let listing = try await Self.listed(store, back)
-        #expect(listing.first?["usable"] as? Bool == true && (listing.first?["signCount"] as? Int ?? 0) >= 2, "\(listing)")
+        #expect(listing.first?["usable"]?.boolValue == true && (listing.first?["signCount"]?.intValue ?? 0) >= 2, "\(listing)")
 
         // Mid-flow, on a live connection: an export signs with the TPM as it opens the
         // transfer, then the TPM dies before the approval is signed.
-        let id = try #require(listing.first?["id"] as? String)
+        let id = try #require(listing.first?["id"]?.stringValue)
         let (export, output) = try ChildProcess.start(CLI.binary, ["export", "--yes", "--no-qr", "--json", "--", id], environment: store.environment(back), mergingErrors: true)
         defer { if export.isRunning { export.terminate() } }
-        let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"] as? String == "codeIssued" }
-        let code = try #require(line.flatMap { (try? CLI.object($0))?["code"] as? String }, "no code from export: \(transcript)")
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { (try? CLI.object(String($0)))?["event"]?.stringValue == "codeIssued" }
+        let code = try #require(line.flatMap { (try? CLI.object($0))?["code"]?.stringValue }, "no code from export: \(transcript)")
         back.kill()
         let importer = Store()
         defer { importer.remove() }

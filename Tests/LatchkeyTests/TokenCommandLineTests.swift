@@ -28,8 +28,8 @@ struct TokenCommandLineTests {
             environment: environment.merging(["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]) { $1 }
         )
         try #require(created.status == 0, "\(created.stderr)")
-        let identity = try #require((try CommandLineTests.object(created.stdout)["identity"] as? [String: Any])?["id"] as? String)
-        let bindURL = try #require(try CommandLineTests.object(created.stdout)["bindURL"] as? String)
+        let identity = try #require((try CommandLineTests.object(created.stdout)["identity"])?["id"]?.stringValue)
+        let bindURL = try #require(try CommandLineTests.object(created.stdout)["bindURL"]?.stringValue)
         let bound = try await CommandLineTests.latchkey(["bind", bindURL], environment: environment)
         try #require(bound.status == 0, "\(bound.stderr)")
         try await body(issuer, identity, environment)
@@ -42,8 +42,8 @@ struct TokenCommandLineTests {
     /// The one credential's sign count: each sign-in is one assertion.
     static func signCount(_ environment: [String: String]) async throws -> Int {
         let listed = try await latchkey(["list", "--json"], environment)
-        let credentials = try #require(try CommandLineTests.object(listed.stdout)["credentials"] as? [[String: Any]], "\(listed.stderr)")
-        return try #require(credentials.first?["signCount"] as? Int)
+        let credentials = try #require(try CommandLineTests.object(listed.stdout)["credentials"]?.arrayValue, "\(listed.stderr)")
+        return try #require(credentials.first?["signCount"]?.intValue)
     }
 
     @Test("authenticate --dpop, then api <issuer>/userinfo --dpop prints the userinfo; later calls use the kept tokens (no sign-in); logout revokes and forgets")
@@ -52,22 +52,22 @@ struct TokenCommandLineTests {
             let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--dpop", "--json"], environment)
             #expect(signedIn.status == 0, "\(signedIn.stderr)")
             let tokens = try CommandLineTests.object(signedIn.stdout)
-            #expect(tokens["tokenType"] as? String == "DPoP")
-            let accessToken = try #require(tokens["accessToken"] as? String)
+            #expect(tokens["tokenType"]?.stringValue == "DPoP")
+            let accessToken = try #require(tokens["accessToken"]?.stringValue)
             #expect(try await Self.signCount(environment) == 1)
 
             let userinfo = issuer.appendingPathComponent("userinfo").absoluteString
             let called = try await Self.latchkey(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop"], environment)
             #expect(called.status == 0, "\(called.stderr)")
             let claims = try CommandLineTests.object(called.stdout)
-            #expect(claims["sub"] as? String == identity && claims["preferred_username"] as? String == "ada", "\(called.stdout)")
+            #expect(claims["sub"]?.stringValue == identity && claims["preferred_username"]?.stringValue == "ada", "\(called.stdout)")
 
             // Within the token's lifetime: no sign-in, the same token.
             let again = try await Self.latchkey(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop", "--json"], environment)
             #expect(again.status == 0, "\(again.stderr)")
             let response = try CommandLineTests.object(again.stdout)
-            #expect(response["status"] as? Int == 200 && (response["body"] as? [String: Any])?["sub"] as? String == identity)
-            #expect((response["headers"] as? [String: Any])?["content-type"] as? String == "application/json")
+            #expect(response["status"]?.intValue == 200 && (response["body"])?["sub"]?.stringValue == identity)
+            #expect((response["headers"])?["content-type"]?.stringValue == "application/json")
             let printed = try await Self.latchkey(["token", "--issuer", issuer.absoluteString, "--dpop"], environment)
             #expect(printed.status == 0 && printed.stdout == accessToken + "\n", "\(printed.stderr)")
             #expect(try await Self.signCount(environment) == 1, "the kept tokens were used")

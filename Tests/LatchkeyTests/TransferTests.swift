@@ -3,6 +3,8 @@ import Foundation
 @testable import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyTestSupport
+import LatchkeyProtocol
 import Testing
 import LatchkeyWebAuthn
 
@@ -116,8 +118,8 @@ struct TransferTests {
             // The importer signs in as the same identity with its own credential.
             let tokens = try await devices.provider.signIn(devices.importer)
             #expect(tokens.claims?.subject == devices.identity)
-            let (_, listed) = try await devices.provider.admin("GET", "admin/identities/\(devices.identity)/credentials")
-            #expect((listed["credentials"] as? [[String: Any]])?.count == 2)
+            let listed = try await devices.provider.admin.call(AdminAPI.credentials, devices.identity)
+            #expect(listed.answer?.credentials.count == 2)
 
             // No private key byte crossed the wire, in any encoding.
             let pkcs8 = try #require(importedKey.software).pkcs8DERRepresentation
@@ -148,8 +150,8 @@ struct TransferTests {
             }
             #expect(error?.code == .transferDeclined)
             #expect(try await devices.importer.credentials().isEmpty)
-            let (_, listed) = try await devices.provider.admin("GET", "admin/identities/\(devices.identity)/credentials")
-            #expect((listed["credentials"] as? [[String: Any]])?.count == 1)
+            let listed = try await devices.provider.admin.call(AdminAPI.credentials, devices.identity)
+            #expect(listed.answer?.credentials.count == 1)
             _ = await export.finished()
             #expect(export.events.values.contains { if case .declined = $0 { true } else { false } })
         }
@@ -238,8 +240,8 @@ struct TransferTests {
             }
             #expect(missing?.code == .noCredential)
 
-            let (status, _) = try await devices.provider.admin("POST", "admin/credentials/\(devices.credential.id)/revoke")
-            #expect(status == 200)
+            let revocation = try await devices.provider.admin.call(AdminAPI.revokeCredential, devices.credential.id)
+            #expect(revocation.status == 200)
             var revoked: LatchkeyError?
             do {
                 for try await _ in devices.exporter.exportCredential(id: devices.credential.id) {}

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyCrypto
 @testable import LatchkeyWebAuthn
 import LatchkeyTestSupport
@@ -12,7 +13,7 @@ struct InteropTests {
     @Test("registrations and assertions verify with both libraries")
     func verifyWithPythonLibraries() throws {
         let fixture = try AuthenticatorFixture()
-        var cases: [[String: Any]] = []
+        var cases: [JSONValue] = []
         for (algorithm, name) in [(-7, "ES256"), (-8, "Ed25519")] {
             for attestation in [nil, "direct"] as [String?] {
                 let registrationChallenge = try SecureRandom.bytes(count: 32)
@@ -27,17 +28,17 @@ struct InteropTests {
                 )
                 cases.append([
                     "name": "\(name) \(attestation == nil ? "none" : "packed self")",
-                    "rpId": AuthenticatorFixture.rpID,
-                    "origin": AuthenticatorFixture.origin,
-                    "registrationChallenge": Base64URL.encode(registrationChallenge),
-                    "registration": try JSONSerialization.jsonObject(with: registration.json()),
-                    "assertionChallenge": Base64URL.encode(assertionChallenge),
-                    "assertion": try JSONSerialization.jsonObject(with: assertion.json()),
+                    "rpId": .string(AuthenticatorFixture.rpID),
+                    "origin": .string(AuthenticatorFixture.origin),
+                    "registrationChallenge": .string(Base64URL.encode(registrationChallenge)),
+                    "registration": try JSONValue(json: registration.json()),
+                    "assertionChallenge": .string(Base64URL.encode(assertionChallenge)),
+                    "assertion": try JSONValue(json: assertion.json()),
                 ])
             }
         }
         let input = fixture.directory.appendingPathComponent("interop.json")
-        try JSONSerialization.data(withJSONObject: cases).write(to: input)
+        try JSONValue.array(cases).json().write(to: input)
         let (status, output) = try PythonInterop.run("webauthn_interop.py", [input.path])
         print(output)
         #expect(status == 0, "\(output)")

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyCrypto
 @testable import LatchkeyWebAuthn
 import Testing
@@ -85,14 +86,14 @@ struct SoftwareAuthenticatorTests {
 
         let fixture = try Fixture()
         let (registration, _) = try fixture.authenticator.makeCredential(Fixture.creationOptions(), origin: Fixture.origin)
-        let object = try #require(try JSONSerialization.jsonObject(with: registration.json()) as? [String: Any])
-        let response = try #require(object["response"] as? [String: Any])
-        #expect(object["id"] as? String == object["rawId"] as? String)
-        #expect((object["clientExtensionResults"] as? [String: Any])?.isEmpty == true)
-        #expect(object["type"] as? String == "public-key")
-        #expect(response["publicKeyAlgorithm"] as? Int == -7 && response["transports"] as? [String] == ["internal"])
+        let object = try JSONValue(json: registration.json())
+        let response = try #require(object["response"])
+        #expect(object["id"]?.stringValue == object["rawId"]?.stringValue)
+        #expect(object["clientExtensionResults"]?.objectValue?.isEmpty == true)
+        #expect(object["type"]?.stringValue == "public-key")
+        #expect(response["publicKeyAlgorithm"]?.intValue == -7 && response["transports"]?.arrayValue?.compactMap(\.stringValue) == ["internal"])
         for field in ["clientDataJSON", "authenticatorData", "publicKey", "attestationObject"] {
-            let text = try #require(response[field] as? String, "\(field)")
+            let text = try #require(response[field]?.stringValue, "\(field)")
             #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"), "\(field)")
         }
         #expect(try RegistrationResponseJSON(json: registration.json()) == registration)

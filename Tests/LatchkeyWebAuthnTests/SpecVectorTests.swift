@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyCrypto
 @testable import LatchkeyWebAuthn
 import LatchkeyTestSupport
@@ -13,12 +14,16 @@ struct SpecVectorTests {
         func hex(_ name: String) throws -> Data { try Data(hex: try #require(fields[name], "vector field \(name)")) }
     }
 
+    /// The file's cases; its other members name the source.
+    struct VectorFile: Decodable {
+        var cases: [[String: String]]
+    }
+
     static let cases: [Case] = {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Vectors/webauthn-l3-section16.json")
         guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let cases = object["cases"] as? [[String: String]]
+              let cases = try? JSONDecoder().decode(VectorFile.self, from: data).cases
         else { return [] }
         return cases.map { Case(id: $0["id"] ?? "?", fields: $0) }
     }()

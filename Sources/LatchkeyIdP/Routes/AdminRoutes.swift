@@ -12,44 +12,47 @@ import LatchkeyOAuth
 enum AdminRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization) {
         let admin = provider.administration
-        @Sendable func authorize(_ request: Request, _ context: ProviderRequestContext) async throws {
-            try await authorization.check(request, context)
+        /// Registers `endpoint` behind the admin token; the handler answers its typed answer.
+        func on<Body, Answer>(
+            _ endpoint: AdminAPI.Endpoint<Body, Answer>, status: HTTPResponse.Status = .ok,
+            _ handle: @escaping @Sendable (Request, ProviderRequestContext) async throws -> Answer
+        ) {
+            guard let method = HTTPRequest.Method(endpoint.method) else { preconditionFailure("admin endpoint \(endpoint.template) has no valid method") }
+            router.on(RouterPath(endpoint.template), method: method) { request, context in
+                try await authorization.check(request, context)
+                return HTTPSupport.json(try await handle(request, context), status: status)
+            }
         }
-        router.post("admin/identities") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.createIdentity, status: .created) { request, context in
             let creation = try await HTTPSupport.decode(AdminAPI.IdentityCreation.self, from: request, expected: "a JSON object with a username")
             let (identity, bindURL) = try await admin.createIdentity(username: creation.username, email: creation.email, displayName: creation.displayName)
             context.logger.info("identity created", metadata: ["identity": .string(identity.id)])
-            return HTTPSupport.json(AdminAPI.IdentityCreated(identity: identity.adminView, bindURL: bindURL.absoluteString), status: .created)
+            return AdminAPI.IdentityCreated(identity: identity.adminView, bindURL: bindURL.absoluteString)
         }
-        router.get("admin/identities") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.listIdentities) { request, _ in
             let query = try HTTPSupport.query(request)
-            if let name = query["username"] {
+            if let name = query[AdminAPI.IdentityQuery.username] {
                 let found = try await admin.find(name)
-                return HTTPSupport.json(AdminAPI.IdentityPage(identities: found.map { [$0.adminView] } ?? []))
+                return AdminAPI.IdentityPage(identities: found.map { [$0.adminView] } ?? [])
             }
-            let limit = query["limit"].flatMap(Int.init) ?? 100
-            let page = try await admin.identities(after: query["after"], limit: limit)
+            let limit = query[AdminAPI.IdentityQuery.limit].flatMap(Int.init) ?? 100
+            let page = try await admin.identities(after: query[AdminAPI.IdentityQuery.after], limit: limit)
             let next = page.count == min(max(limit, 1), 500) ? page.last?.id : nil
-            return HTTPSupport.json(AdminAPI.IdentityPage(identities: page.map(\.adminView), next: next))
+            return AdminAPI.IdentityPage(identities: page.map(\.adminView), next: next)
         }
-        router.get("admin/identities/:identity") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.identity) { _, context in
             guard let identity = try await admin.find(try context.parameters.require("identity")) else {
                 throw ProviderError.notFound("no such identity")
             }
-            return HTTPSupport.json(AdminAPI.IdentityAnswer(identity: identity.adminView))
+            return AdminAPI.IdentityAnswer(identity: identity.adminView)
         }
-        router.delete("admin/identities/:identity") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.deleteIdentity) { _, context in
             let id = try context.parameters.require("identity")
             guard try await admin.deleteIdentity(id) else { throw ProviderError.notFound("no such identity") }
             context.logger.info("identity deleted", metadata: ["identity": .string(id)])
-            return HTTPSupport.json(AdminAPI.Deletion(deleted: true))
+            return AdminAPI.Deletion(deleted: true)
         }
-        router.post("admin/identities/:identity/bind-jobs") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.createBindJob, status: .created) { request, context in
             let identity = try context.parameters.require("identity")
             let body = try await HTTPSupport.body(request)
             let job = try body.isEmpty
@@ -62,36 +65,32 @@ enum AdminRoutes {
                 identityID: identity, kind: kind, lifetime: job.expiresIn,
                 postBindingRedirectURI: job.postBindingRedirectURI, requireEmailCode: job.requireEmailCode ?? false
             )
-            return HTTPSupport.json(AdminAPI.BindJobCreated(bindURL: url.absoluteString), status: .created)
+            return AdminAPI.BindJobCreated(bindURL: url.absoluteString)
         }
-        router.post("admin/resource-servers") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.createResourceServer, status: .created) { request, context in
             let creation = try await HTTPSupport.decode(AdminAPI.ResourceServerCreation.self, from: request, expected: "a JSON object with a name")
             let (id, secret) = try await provider.resourceServers.create(name: creation.name)
             context.logger.info("resource server created", metadata: ["resourceServer": .string(id)])
-            return HTTPSupport.json(AdminAPI.ResourceServerCreated(
+            return AdminAPI.ResourceServerCreated(
                 id: id, secret: secret, introspectionEndpoint: provider.context.url(ProtocolPath.introspection).absoluteString
-            ), status: .created)
+            )
         }
-        router.delete("admin/resource-servers/:server") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.deleteResourceServer) { _, context in
             guard try await provider.resourceServers.delete(try context.parameters.require("server")) else {
                 throw ProviderError.notFound("no such resource server")
             }
-            return HTTPSupport.json(AdminAPI.Deletion(deleted: true))
+            return AdminAPI.Deletion(deleted: true)
         }
-        router.get("admin/outbox") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.outbox) { _, _ in
             let messages = try await admin.outboxMessages().map { message in
                 AdminAPI.OutboxMessage(
                     to: message.to, subject: message.subject, body: message.body, code: message.code,
                     createdAt: Int(message.createdAt.timeIntervalSince1970)
                 )
             }
-            return HTTPSupport.json(AdminAPI.Outbox(messages: messages))
+            return AdminAPI.Outbox(messages: messages)
         }
-        router.get("admin/identities/:identity/credentials") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.credentials) { _, context in
             let identity = try context.parameters.require("identity")
             let list = try await admin.credentials(of: identity).map { credential in
                 AdminAPI.Credential(
@@ -101,22 +100,20 @@ enum AdminRoutes {
                     lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) }
                 )
             }
-            return HTTPSupport.json(AdminAPI.CredentialList(credentials: list))
+            return AdminAPI.CredentialList(credentials: list)
         }
-        router.post("admin/credentials/:credential/revoke") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.revokeCredential) { _, context in
             guard let id = try? Base64URL.decode(try context.parameters.require("credential")), !id.isEmpty, id.count <= 1023 else {
                 throw ProviderError.badRequest(.invalidRequest, "credential id is not base64url")
             }
             try await admin.revokeCredential(id)
             context.logger.info("credential revoked", metadata: ["credential": .string(String(Base64URL.encode(id).prefix(8)))])
-            return HTTPSupport.json(AdminAPI.Revocation(revoked: true))
+            return AdminAPI.Revocation(revoked: true)
         }
-        router.post("admin/signing-keys/rotate") { request, context in
-            try await authorize(request, context)
+        on(AdminAPI.rotateSigningKey, status: .created) { _, context in
             let (kid, signsFrom) = try await provider.context.signingKeys.rotate()
             context.logger.info("signing key rotation started", metadata: ["kid": .string(kid)])
-            return HTTPSupport.json(AdminAPI.KeyRotation(kid: kid, signsFrom: Int(signsFrom.timeIntervalSince1970)), status: .created)
+            return AdminAPI.KeyRotation(kid: kid, signsFrom: Int(signsFrom.timeIntervalSince1970))
         }
     }
 }

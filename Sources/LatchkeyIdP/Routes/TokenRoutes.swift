@@ -16,9 +16,7 @@ enum TokenRoutes {
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.token)) { request, context in
             let tokenRequest = TokenRequest(form: try await HTTPSupport.form(request))
-            context.logger.info("token request", metadata: [
-                "grant": .string(tokenRequest.grantType?.rawValue.logSafe(maximumLength: 64) ?? "-"), "client": .string(tokenRequest.clientID?.logSafe(maximumLength: 128) ?? "-"),
-            ])
+            context.logger.info("token request", metadata: ["grant": .string(tokenRequest.grantType?.rawValue ?? "-"), "client": .string(tokenRequest.clientID ?? "-")])
             let proofs = HTTPSupport.dpopProofs(request)
             let response = HTTPSupport.json(data: try await provider.tokens.token(tokenRequest, dpopProofs: proofs))
             return try withNonce(response, provider)

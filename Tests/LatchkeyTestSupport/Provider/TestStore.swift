@@ -1,23 +1,20 @@
-import Foundation
+public import Foundation
 import LatchkeyCrypto
-@testable import LatchkeyIdP
+public import LatchkeyIdP
 import Logging
 import PostgresNIO
-import Testing
 
 /// The engines provider tests run against: SQLite in a private data directory always,
 /// and PostgreSQL when `LATCHKEY_TEST_POSTGRES_URL` names a server (`.ci/run` starts one),
 /// each test in a database of its own that is dropped afterwards.
-enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum TestStore: String, CaseIterable, Sendable {
     case sqlite
     case postgres
 
-    var testDescription: String { rawValue }
-
-    static let postgresURL: String? = ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    public static let postgresURL: String? = ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// SQLite, and PostgreSQL when a server is configured (else the skip is said once).
-    static let available: [TestStore] = {
+    public static let available: [TestStore] = {
         guard postgresURL != nil else {
             print("LATCHKEY_TEST_POSTGRES_URL is not set: provider tests run against SQLite only; PostgreSQL runs were skipped")
             return [.sqlite]
@@ -26,14 +23,16 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }()
 
     /// A fresh store for one test, and what removes it.
-    func make() async throws -> (storage: ProviderConfiguration.Storage, storeKey: Data, cleanup: @Sendable () async -> Void) {
+    public func make() async throws -> (storage: ProviderConfiguration.Storage, storeKey: Data, cleanup: @Sendable () async -> Void) {
         let key = try SecureRandom.bytes(count: 32)
         switch self {
         case .sqlite:
-            let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-store-\(UUID().uuidString)")
-            return (.sqlite(directory: directory), key, { try? FileManager.default.removeItem(at: directory) })
+            // The data directory is made by the store, inside a private temporary directory.
+            let temporary = try TemporaryDirectory()
+            return (.sqlite(directory: temporary.url.appendingPathComponent("data")), key, { _ = temporary })
         case .postgres:
-            let base = try PostgresLocation(url: try #require(Self.postgresURL))
+            guard let url = Self.postgresURL else { throw TestSupportError("LATCHKEY_TEST_POSTGRES_URL is not set") }
+            let base = try PostgresLocation(url: url)
             let name = "latchkey_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
             try await Self.administer(base, "CREATE DATABASE \(name)")
             var location = base
@@ -44,7 +43,7 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a fresh store's storage and key, and removes the store after,
     /// whatever `body` did.
-    func with<Result: Sendable>(_ body: (ProviderConfiguration.Storage, Data) async throws -> Result) async throws -> Result {
+    public func with<Result: Sendable>(_ body: (ProviderConfiguration.Storage, Data) async throws -> Result) async throws -> Result {
         let store = try await make()
         let result: Swift.Result<Result, any Error>
         do {
@@ -57,7 +56,7 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 
     /// Runs one statement on the server's maintenance database (names here are ours).
-    static func administer(_ location: PostgresLocation, _ sql: String) async throws {
+    public static func administer(_ location: PostgresLocation, _ sql: String) async throws {
         let configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: .disable
@@ -70,25 +69,5 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
             throw error
         }
         try await connection.close()
-    }
-}
-
-extension Provider {
-    /// A provider over `configuration`'s store for `body`, its store closed afterwards
-    /// whether `body` throws or not (an unclosed SQLite connection traps when it is freed).
-    static func closing(_ configuration: ProviderConfiguration, _ body: (Provider) async throws -> Void) async throws {
-        let provider = try await Provider.open(configuration)
-        do {
-            try await body(provider)
-        } catch {
-            await provider.context.database.close()
-            throw error
-        }
-        await provider.context.database.close()
-    }
-
-    /// ``closing(_:_:)`` on an in-memory store.
-    static func withInMemoryStore(_ body: (Provider) async throws -> Void) async throws {
-        try await closing(ProviderConfiguration(adminToken: "t"), body)
     }
 }
