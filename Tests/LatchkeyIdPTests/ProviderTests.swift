@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 import LatchkeyTestSupport
 import Testing
@@ -39,14 +40,11 @@ struct ProviderTests {
 
     /// Admin creates an identity; the authenticator binds a credential from the bind URL.
     static func bind(_ issuer: URL, _ authenticator: SoftwareAuthenticator, username: String = "ada") async throws -> (identity: String, bindURL: URL) {
-        let (status, created) = try await request(
-            "POST", issuer.appendingPathComponent("admin/identities"),
-            json: try JSONSerialization.data(withJSONObject: ["username": username, "email": "\(username)@example.com"]),
-            headers: ["Authorization": "Bearer \(adminToken)"]
-        )
-        #expect(status == 201)
-        let bindURL = try Self.url(created["bindURL"]?.stringValue)
-        let identity = try #require((created["identity"])?["id"]?.stringValue)
+        let reply = try await admin(issuer).call(AdminAPI.createIdentity, body: .init(username: username, email: "\(username)@example.com"))
+        #expect(reply.status == 201)
+        let created = try #require(reply.answer)
+        let bindURL = try Self.url(created.bindURL)
+        let identity = created.identity.id
 
         let (_, job) = try await request("GET", bindURL)
         let options = try PublicKeyCredentialCreationOptionsJSON(json: job.json())
@@ -276,9 +274,9 @@ struct ProviderTests {
             let client = try Self.client(issuer)
             let kid = { (tokens: TokenSet) throws -> String? in try JWS(compact: try #require(tokens.idToken)).keyID }
             let before = try kid(try await Self.signIn(issuer, authenticator, client: client))
-            let (status, rotation) = try await Self.admin("POST", issuer, "admin/signing-keys/rotate")
-            #expect(status == 201)
-            let next = try #require(rotation["kid"]?.stringValue)
+            let rotation = try await Self.admin(issuer).call(AdminAPI.rotateSigningKey)
+            #expect(rotation.status == 201)
+            let next = try #require(rotation.answer?.kid)
             let (_, jwks) = try await Self.request("GET", issuer.appendingPathComponent("jwks"))
             #expect(Set((jwks["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: client)) == before, "not before the publication delay")
@@ -289,8 +287,9 @@ struct ProviderTests {
         }
     }
 
-    static func admin(_ method: String, _ issuer: URL, _ path: String, json: JSONValue? = nil) async throws -> (Int, JSONValue) {
-        try await request(method, issuer.appendingPathComponent(path), json: try json.map { try $0.json() }, headers: ["Authorization": "Bearer \(adminToken)"])
+    /// The admin API of the provider at `issuer`, with the harness's token.
+    static func admin(_ issuer: URL) -> AdminAPIClient {
+        AdminAPIClient(issuer: issuer, token: adminToken)
     }
 
     static func newAuthenticator(_ directory: URL) throws -> SoftwareAuthenticator {
@@ -303,17 +302,16 @@ struct ProviderTests {
     @Test("requireEmailCodeForBinding: a verify-code step first, its code in the outbox; wrong codes are counted", arguments: TestStore.available)
     func verifyCodeStep(engine: TestStore) async throws {
         try await Self.withProvider(engine, { $0.requireEmailCodeForBinding = true }) { issuer, authenticator in
-            let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "grace", "email": "grace@example.com"])
-            let bindURL = try Self.url(created["bindURL"])
+            let created = try #require(try await Self.admin(issuer).call(AdminAPI.createIdentity, body: .init(username: "grace", email: "grace@example.com")).answer)
+            let bindURL = try Self.url(created.bindURL)
             let (_, first) = try await Self.request("GET", bindURL)
             let step = try #require(first["step"])
             #expect(step["name"]?.stringValue == "verify-code" && (step["message"]?.stringValue)?.contains("g…@example.com") == true)
             let submit = try Self.url(step["submit"])
             // Binding straight away, skipping the step, is refused.
-            let (_, outbox) = try await Self.admin("GET", issuer, "admin/outbox")
-            let messages = try #require(outbox["messages"]?.arrayValue)
-            #expect(messages.count == 1 && messages[0]["to"]?.stringValue == "grace@example.com")
-            let code = try #require(messages[0]["code"]?.stringValue)
+            let messages = try #require(try await Self.admin(issuer).call(AdminAPI.outbox).answer?.messages)
+            #expect(messages.count == 1 && messages[0].to == "grace@example.com")
+            let code = try #require(messages[0].code)
             let wrong = code == "000000" ? "111111" : "000000"
             let (wrongStatus, wrongAnswer) = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": wrong]))
             #expect(wrongStatus == 400 && wrongAnswer["error"]?.stringValue == "invalid_code")
@@ -326,11 +324,10 @@ struct ProviderTests {
             #expect(bound == 201)
         }
         try await Self.withProvider(engine, { $0.requireEmailCodeForBinding = true }) { issuer, _ in
-            let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "mallory", "email": "m@example.com"])
-            let (_, first) = try await Self.request("GET", try Self.url(created["bindURL"]))
+            let created = try #require(try await Self.admin(issuer).call(AdminAPI.createIdentity, body: .init(username: "mallory", email: "m@example.com")).answer)
+            let (_, first) = try await Self.request("GET", try Self.url(created.bindURL))
             let submit = try Self.url((first["step"])?["submit"])
-            let (_, outbox) = try await Self.admin("GET", issuer, "admin/outbox")
-            let code = try #require((outbox["messages"]?.arrayValue)?.first?["code"]?.stringValue)
+            let code = try #require(try await Self.admin(issuer).call(AdminAPI.outbox).answer?.messages.first?.code)
             let wrong = code == "000000" ? "111111" : "000000"
             for _ in 0..<5 { _ = try await Self.request("POST", submit, json: try JSONSerialization.data(withJSONObject: ["code": wrong])) }
             // The sixth try fails even with the right code.
@@ -346,9 +343,11 @@ struct ProviderTests {
             let directoryScratch = try TemporaryDirectory()
             let directory = directoryScratch.url.appendingPathComponent("latchkey-idp-new")
             let newDevice = try Self.newAuthenticator(directory)
-            let (status, job) = try await Self.admin("POST", issuer, "admin/identities/\(identity)/bind-jobs", json: ["kind": "recovery", "postBindingRedirectURI": "https://app.example/welcome"])
-            #expect(status == 201)
-            let recoveryURL = try Self.url(job["bindURL"])
+            let job = try await Self.admin(issuer).call(
+                AdminAPI.createBindJob, identity, body: .init(kind: "recovery", postBindingRedirectURI: "https://app.example/welcome")
+            )
+            #expect(job.status == 201)
+            let recoveryURL = try Self.url(job.answer?.bindURL)
             let (_, options) = try await Self.request("GET", recoveryURL)
             let (registration, _) = try newDevice.makeCredential(PublicKeyCredentialCreationOptionsJSON(json: options.json()), origin: Self.origin(issuer))
             let (_, bound) = try await Self.request("POST", try Self.url(options["submit"]), json: try registration.json())
@@ -363,8 +362,8 @@ struct ProviderTests {
             } catch let error as OAuthError {
                 #expect(error.reason.contains("revoked"))
             }
-            let (_, list) = try await Self.admin("GET", issuer, "admin/identities/\(identity)/credentials")
-            let revoked = (list["credentials"]?.arrayValue)?.filter { $0["revoked"]?.boolValue == true }.count
+            let list = try await Self.admin(issuer).call(AdminAPI.credentials, identity)
+            let revoked = list.answer?.credentials.filter(\.revoked).count
             #expect(revoked == 1)
         }
     }
@@ -373,9 +372,9 @@ struct ProviderTests {
     func refusals(engine: TestStore) async throws {
         try await Self.withProvider(engine, { $0.authorizationCodeLifetime = 0.3 }) { issuer, authenticator in
             // Wrong origin: same RP ID, another port.
-            let (_, created) = try await Self.admin("POST", issuer, "admin/identities", json: ["username": "oscar"])
-            let identity = try #require((created["identity"])?["id"]?.stringValue)
-            let bindURL = try Self.url(created["bindURL"])
+            let created = try #require(try await Self.admin(issuer).call(AdminAPI.createIdentity, body: .init(username: "oscar")).answer)
+            let identity = created.identity.id
+            let bindURL = try Self.url(created.bindURL)
             let (_, options) = try await Self.request("GET", bindURL)
             let parsed = try PublicKeyCredentialCreationOptionsJSON(json: options.json())
             let (foreign, _) = try authenticator.makeCredential(parsed, origin: "http://127.0.0.1:1")
@@ -383,9 +382,9 @@ struct ProviderTests {
             #expect(foreignStatus == 400 && (foreignAnswer["error_description"]?.stringValue)?.contains("origin") == true)
 
             // Expired bind job.
-            let (_, shortJob) = try await Self.admin("POST", issuer, "admin/identities/\(identity)/bind-jobs", json: ["expiresIn": 1])
+            let shortJob = try await Self.admin(issuer).call(AdminAPI.createBindJob, identity, body: .init(expiresIn: 1))
             try await Task.sleep(for: .milliseconds(1100))
-            let (expiredStatus, expired) = try await Self.request("GET", try Self.url(shortJob["bindURL"]))
+            let (expiredStatus, expired) = try await Self.request("GET", try Self.url(shortJob.answer?.bindURL))
             #expect(expiredStatus == 400 && (expired["error_description"]?.stringValue)?.contains("expired") == true)
 
             // The original job still binds.

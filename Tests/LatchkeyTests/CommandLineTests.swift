@@ -121,8 +121,8 @@ struct CommandLineTests {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try await Self.serve()
         defer { Self.stop(server) }
-        let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
-        defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
+        let scratch = try TemporaryDirectory()
+        let stores = (0..<2).map { scratch.url.appendingPathComponent("store-\($0)") }
         let exporterEnvironment = ["LATCHKEY_PASSPHRASE": "first device passphrase", "LATCHKEY_STORE": stores[0].path, "LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]
         let importerEnvironment = ["LATCHKEY_PASSPHRASE": "second device passphrase", "LATCHKEY_STORE": stores[1].path, "LATCHKEY_ISSUER": issuer.absoluteString]
 
@@ -209,8 +209,8 @@ struct CommandLineTests {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "latchkey is built with the tests")
         let (server, issuer) = try await Self.serve(["--allow-signup"])
         defer { Self.stop(server) }
-        let stores = (0..<2).map { _ in URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-cli-\(UUID().uuidString)") }
-        defer { for store in stores { try? FileManager.default.removeItem(at: store) } }
+        let scratch = try TemporaryDirectory()
+        let stores = (0..<2).map { scratch.url.appendingPathComponent("store-\($0)") }
         let first = ["LATCHKEY_PASSPHRASE": "first device passphrase", "LATCHKEY_STORE": stores[0].path]
         let second = ["LATCHKEY_PASSPHRASE": "second device passphrase", "LATCHKEY_STORE": stores[1].path]
 
