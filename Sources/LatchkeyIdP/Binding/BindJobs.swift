@@ -143,7 +143,7 @@ struct BindJobs: Sendable {
         do {
             record = try context.relyingParty.verifyRegistration(response, challenge: challenge)
         } catch let error as WebAuthnError {
-            throw ProviderError.badRequest(.invalidRegistration, error.reason)
+            throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
         }
         let credential = StoredCredential(identityID: job.identityID, record: record, createdAt: now)
         try await context.database.transaction { transaction in

@@ -36,7 +36,7 @@ struct CredentialRegistry: Sendable {
                     \(record.transports.joined(separator: ",")), \(now))
                 """)
         } catch let error as StoreError where error.code == .duplicate {
-            throw ProviderError.badRequest(.invalidRegistration, "credential already registered")
+            throw ProviderError.badRequest(.invalidRegistration, "credential already registered", underlying: error)
         }
     }
 
@@ -104,7 +104,7 @@ extension ProviderContext {
         do {
             return try relyingParty.verifyAuthentication(response, challenge: challenge, credential: credential.record, allowedCredentialIDs: allowed).signCount
         } catch let error as WebAuthnError {
-            throw ProviderError.badRequest(.invalidAssertion, error.reason)
+            throw ProviderError.badRequest(.invalidAssertion, error.reason, underlying: error)
         }
     }
 }

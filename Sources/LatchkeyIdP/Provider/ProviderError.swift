@@ -1,3 +1,4 @@
+import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyOAuth
 
@@ -11,11 +12,20 @@ struct ProviderError: Error, Sendable {
     var challenge: String?
     /// A `DPoP-Nonce` to send along (RFC 9449 §8, §9: with `use_dpop_nonce`).
     var dpopNonce: String?
-    /// The error this answer stands for, for the log; never sent to the client.
+    /// The error this answer stands for: the log names it (``cause``); never sent to the
+    /// client.
     var underlying: (any Error)?
 
-    static func badRequest(_ error: ErrorCode, _ description: String) -> ProviderError {
-        ProviderError(status: 400, error: error, description: description)
+    static func badRequest(_ error: ErrorCode, _ description: String, underlying: (any Error)? = nil) -> ProviderError {
+        ProviderError(status: 400, error: error, description: description, underlying: underlying)
+    }
+
+    /// What the log says of ``underlying``: its type and, for Latchkey's own errors, its
+    /// code; never its text, which may quote the request.
+    var cause: String? {
+        guard let underlying else { return nil }
+        if let known = underlying as? any LatchkeyErrorTemplate { return "\(type(of: known)).\(known.code)" }
+        return "\(type(of: underlying))"
     }
 
     static func notFound(_ description: String) -> ProviderError {

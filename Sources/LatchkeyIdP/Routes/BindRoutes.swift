@@ -41,7 +41,7 @@ enum BindRoutes {
             do {
                 response = try RegistrationResponseJSON(json: try await HTTPSupport.body(request))
             } catch {
-                throw ProviderError.badRequest(.invalidRequest, "body is not a RegistrationResponseJSON")
+                throw ProviderError.badRequest(.invalidRequest, "body is not a RegistrationResponseJSON", underlying: error)
             }
             let (credential, redirect) = try await provider.bindJobs.complete(job: job, token: token, response: response)
             context.logger.info("credential bound", metadata: [

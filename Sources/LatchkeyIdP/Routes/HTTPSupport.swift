@@ -45,7 +45,7 @@ enum HTTPSupport {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
-            throw ProviderError.badRequest(.invalidRequest, "the body must be \(expected)")
+            throw ProviderError.badRequest(.invalidRequest, "the body must be \(expected)", underlying: error)
         }
     }
 
@@ -58,7 +58,7 @@ enum HTTPSupport {
         do {
             return try await body.collect(upTo: maximumBodySize)
         } catch {
-            throw ProviderError(status: 413, error: .invalidRequest, description: "request body over \(maximumBodySize) bytes")
+            throw ProviderError(status: 413, error: .invalidRequest, description: "request body over \(maximumBodySize) bytes", underlying: error)
         }
     }
 
@@ -207,9 +207,11 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as ProviderError {
             // The error code and description, never the request's secrets.
-            context.logger.info("request refused", metadata: [
+            var metadata: Logger.Metadata = [
                 "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.error.rawValue),
-            ])
+            ]
+            metadata["cause"] = error.cause.map(Logger.MetadataValue.string)
+            context.logger.info("request refused", metadata: metadata)
             var response = HTTPSupport.error(error.error, error.description, status: .init(code: error.status))
             if let challenge = error.challenge { response.headers[.wwwAuthenticate] = challenge }
             if let nonce = error.dpopNonce { response.headers[.init(DPoPProof.nonceHeaderName)!] = nonce }

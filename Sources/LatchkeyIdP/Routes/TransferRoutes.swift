@@ -102,7 +102,7 @@ enum TransferRoutes {
         } catch let error as ProviderError {
             throw error
         } catch {
-            throw ProviderError.badRequest(.invalidRequest, "body is not an AuthenticationResponseJSON")
+            throw ProviderError.badRequest(.invalidRequest, "body is not an AuthenticationResponseJSON", underlying: error)
         }
     }
 }

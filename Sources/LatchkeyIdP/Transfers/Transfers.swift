@@ -263,7 +263,7 @@ struct Transfers: Sendable {
         do {
             record = try context.relyingParty.verifyRegistration(registration, challenge: challenge)
         } catch let error as WebAuthnError {
-            throw ProviderError.badRequest(.invalidRegistration, error.reason)
+            throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
         }
         let jwk = try record.publicKey.verifyingKey.jwk
         let thumbprint = try jwk.thumbprint()
