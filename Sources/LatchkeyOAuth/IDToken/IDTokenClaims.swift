@@ -2,8 +2,7 @@ public import Foundation
 
 /// The claims of an ID token (OIDC Core §2, with `at_hash` of §3.1.3.6 and `amr` of RFC
 /// 8176): one type for the provider that signs them and the client that validates them.
-/// Decoded, every member is kept in ``all``; encoded, the members named here are written,
-/// times as whole seconds since 1970 and a single audience as a string.
+/// Every member is kept in ``all``, which is what is encoded.
 public struct IDTokenClaims: Codable, Sendable, Hashable {
     public let issuer: String
     public let subject: String
@@ -109,21 +108,9 @@ public struct IDTokenClaims: Codable, Sendable, Hashable {
         try self.init(decoder.singleValueContainer().decode([String: JSONValue].self))
     }
 
+    /// Writes ``all``: for claims built here, exactly the members named above (times in
+    /// whole seconds, a single audience as a string); for decoded ones, what was received.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(issuer, forKey: .issuer)
-        try container.encode(subject, forKey: .subject)
-        if audiences.count == 1 {
-            try container.encode(audiences[0], forKey: .audiences)
-        } else {
-            try container.encode(audiences, forKey: .audiences)
-        }
-        try container.encode(Int(expiresAt.timeIntervalSince1970), forKey: .expiresAt)
-        try container.encode(Int(issuedAt.timeIntervalSince1970), forKey: .issuedAt)
-        try container.encodeIfPresent(authorizedParty, forKey: .authorizedParty)
-        try container.encodeIfPresent(nonce, forKey: .nonce)
-        try container.encodeIfPresent(authTime.map { Int($0.timeIntervalSince1970) }, forKey: .authTime)
-        try container.encodeIfPresent(accessTokenHash, forKey: .accessTokenHash)
-        try container.encodeIfPresent(authenticationMethods, forKey: .authenticationMethods)
+        try JSONValue.object(all).encode(to: encoder)
     }
 }
