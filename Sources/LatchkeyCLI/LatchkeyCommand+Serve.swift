@@ -121,7 +121,7 @@ extension LatchkeyCommand {
             configuration.requiresDPoPNonce = requireDpopNonce
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
-            let ready = ServeReadiness(json: json, adminToken: tokenOrigin == .shown ? token : nil, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
+            let ready = ServeReadiness(json: json, adminToken: token, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
             let app = try await buildApplication(
                 configuration: configuration,
                 onServerRunning: { issuer in await ready.listening(issuer: issuer) },

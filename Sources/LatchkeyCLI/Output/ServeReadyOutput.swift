@@ -20,15 +20,16 @@ struct ServeReadyOutput: Encodable {
 /// supplied is theirs already, and a pipe may be a journal others read.
 actor ServeReadiness {
     private let json: Bool
+    /// The token, kept only when it may be shown (``AdminToken/Origin/shown``).
     private let adminToken: String?
     private let origin: AdminToken.Origin
     private let expectsAdminListener: Bool
     private var issuer: URL?
     private var admin: URL?
 
-    init(json: Bool, adminToken: String?, origin: AdminToken.Origin, expectsAdminListener: Bool) {
+    init(json: Bool, adminToken: String, origin: AdminToken.Origin, expectsAdminListener: Bool) {
         self.json = json
-        self.adminToken = adminToken
+        self.adminToken = origin == .shown ? adminToken : nil
         self.origin = origin
         self.expectsAdminListener = expectsAdminListener
     }

@@ -30,11 +30,9 @@ struct TokenEndpoint: Sendable {
         switch request.grantType {
         case .authorizationCode?:
             guard let code = request.code, code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
-            let redirectURI = request.redirectURI
-            let verifier = request.codeVerifier
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.CodeGrant
-                switch try await self.grants.redeemCode(code, clientID: client.id, redirectURI: redirectURI, verifier: verifier, now: now, in: transaction) {
+                switch try await self.grants.redeemCode(code, clientID: client.id, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction) {
                 case .refused(let error): return .refused(error)
                 case .accepted(let accepted): grant = accepted
                 }

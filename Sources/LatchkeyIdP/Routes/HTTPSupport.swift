@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import LatchkeyOAuth
 import LatchkeyProtocol
@@ -118,10 +119,18 @@ struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let trusted: [IPNetwork]
     let header: ForwardedHeader
+    /// ``header``'s field name, made once rather than per request.
+    private let field: HTTPField.Name
+
+    init(trusted: [IPNetwork], header: ForwardedHeader) {
+        self.trusted = trusted
+        self.header = header
+        field = HTTPField.Name(header.fieldName)!
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let client = ForwardedFor.client(peer: context.peerAddress, header: header, lines: request.headers[values: .init(header.fieldName)!], trusted: trusted)
+        let client = ForwardedFor.client(peer: context.peerAddress, header: header, lines: request.headers[values: field], trusted: trusted)
         if client != context.peerAddress { context.forwardedClient = client }
         return try await next(request, context)
     }
