@@ -10,7 +10,7 @@ struct StepAnswers: ParsableArguments {
 
     /// A step the command cannot answer here: one line naming what to pass.
     static func unanswerable(_ step: FlowStep, _ message: String) -> LatchkeyError {
-        LatchkeyError(code: .stepUnsupported, reason: message, step: step.name.rawValue)
+        LatchkeyError.stepUnsupported(reason: message, step: step.name.rawValue)
     }
 
     /// `givenName` → `given-name`, the option that supplies a profile field.

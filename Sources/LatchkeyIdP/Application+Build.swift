@@ -172,7 +172,7 @@ public func withReferenceProvider<Result: Sendable>(
         guard let issuer = await iterator.next() else {
             // The server ended before it listened: its error says why.
             try await group.waitForAll()
-            throw ReferenceProviderError(reason: "the provider stopped before it was listening on \(configuration.host):\(configuration.port)")
+            throw ReferenceProviderError(.stoppedBeforeListening, "the provider stopped before it was listening on \(configuration.host):\(configuration.port)")
         }
         let result: Swift.Result<Result, any Error>
         do {
@@ -184,12 +184,4 @@ public func withReferenceProvider<Result: Sendable>(
         try await group.waitForAll()
         return try result.get()
     }
-}
-
-/// The reference provider could not be run.
-public struct ReferenceProviderError: Error, CustomStringConvertible, Sendable {
-    public var reason: String
-    /// The server's own error, when it stopped with one.
-    public var underlying: (any Error)?
-    public var description: String { "ReferenceProviderError: \(reason)" + (underlying.map { " caused by \($0)" } ?? "") }
 }

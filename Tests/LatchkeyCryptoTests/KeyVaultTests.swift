@@ -45,7 +45,7 @@ struct KeyVaultTests {
         let other = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: other.vault.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         #expect(FileManager.default.createFile(atPath: other.vault.path + "/notes.txt", contents: Data()))
-        #expect(throws: KeyVaultError(code: .notAVault, reason: "")) { try KeyVault.open(at: other.vault, key: .keyFile(key)) }
+        #expect(throws: KeyVaultError.notAVault(reason: "")) { try KeyVault.open(at: other.vault, key: .keyFile(key)) }
     }
 
     @Test("create, list, sign, update, delete")
@@ -70,10 +70,10 @@ struct KeyVaultTests {
 
         try vault.deleteKey(first.handle)
         #expect(try vault.entries().map(\.handle) == [second.handle])
-        #expect(throws: KeyVaultError(code: .keyNotFound, reason: "")) { try vault.entry(first.handle) }
-        #expect(throws: KeyVaultError(code: .keyNotFound, reason: "")) { try vault.sign(Data(), with: first.handle) }
-        #expect(throws: KeyVaultError(code: .keyNotFound, reason: "")) { try vault.deleteKey(first.handle) }
-        #expect(throws: KeyVaultError(code: .keyNotFound, reason: "")) { try vault.updateMetadata(first.handle) { _ in } }
+        #expect(throws: KeyVaultError.keyNotFound(reason: "")) { try vault.entry(first.handle) }
+        #expect(throws: KeyVaultError.keyNotFound(reason: "")) { try vault.sign(Data(), with: first.handle) }
+        #expect(throws: KeyVaultError.keyNotFound(reason: "")) { try vault.deleteKey(first.handle) }
+        #expect(throws: KeyVaultError.keyNotFound(reason: "")) { try vault.updateMetadata(first.handle) { _ in } }
     }
 
     @Test("reopen with a passphrase, a key file and a systemd credential")
@@ -108,20 +108,20 @@ struct KeyVaultTests {
         let temporary = try TemporaryDirectory()
         let passphraseVault = temporary.url.appendingPathComponent("p")
         _ = try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("the right passphrase"))
-        #expect(throws: KeyVaultError(code: .wrongKey, reason: "")) { try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("a wrong passphrase")) }
-        #expect(throws: KeyVaultError(code: .keySourceMismatch, reason: "")) { try KeyVault.open(at: passphraseVault, key: .keyFile(temporary.keyFile())) }
+        #expect(throws: KeyVaultError.wrongKey(reason: "")) { try KeyVault.open(at: passphraseVault, key: VaultFixtures.passphrase("a wrong passphrase")) }
+        #expect(throws: KeyVaultError.keySourceMismatch(reason: "")) { try KeyVault.open(at: passphraseVault, key: .keyFile(temporary.keyFile())) }
 
         let keyVault = temporary.url.appendingPathComponent("k")
         _ = try KeyVault.open(at: keyVault, key: .keyFile(temporary.keyFile("a.key")))
-        #expect(throws: KeyVaultError(code: .wrongKey, reason: "")) { try KeyVault.open(at: keyVault, key: .keyFile(temporary.keyFile("b.key"))) }
-        #expect(throws: KeyVaultError(code: .keySourceUnavailable, reason: "")) {
+        #expect(throws: KeyVaultError.wrongKey(reason: "")) { try KeyVault.open(at: keyVault, key: .keyFile(temporary.keyFile("b.key"))) }
+        #expect(throws: KeyVaultError.keySourceUnavailable(reason: "")) {
             try KeyVault.open(at: keyVault, key: .keyFile(temporary.keyFile("short.key", bytes: Data(count: 31))))
         }
-        #expect(throws: KeyVaultError(code: .keySourceUnavailable, reason: "")) {
+        #expect(throws: KeyVaultError.keySourceUnavailable(reason: "")) {
             try KeyVault.open(at: keyVault, key: .keyFile(temporary.url.appendingPathComponent("missing.key")))
         }
         VaultKeySource.$credentialsDirectory.withValue("") {
-            #expect(throws: KeyVaultError(code: .keySourceUnavailable, reason: "")) {
+            #expect(throws: KeyVaultError.keySourceUnavailable(reason: "")) {
                 try KeyVault.open(at: keyVault, key: .systemdCredential(name: "latchkey"))
             }
         }
@@ -188,7 +188,7 @@ struct KeyVaultTests {
         #expect(problems[entries[4].handle] == .corruptRecord)
         #expect(problems[entries[5].handle] == .unsupportedFormat)
         #expect(try reopened.entries().count == 2)
-        #expect(throws: KeyVaultError(code: .corruptRecord, reason: "")) { try reopened.sign(Data(), with: entries[0].handle) }
+        #expect(throws: KeyVaultError.corruptRecord(reason: "")) { try reopened.sign(Data(), with: entries[0].handle) }
         // Nothing was rewritten or deleted behind the caller's back.
         #expect(FileManager.default.fileExists(atPath: paths[4]))
         #expect((try? Data(contentsOf: URL(fileURLWithPath: paths[4])))?.isEmpty == true)
@@ -203,13 +203,13 @@ struct KeyVaultTests {
         let text = try String(contentsOf: header, encoding: .utf8).replacingOccurrences(of: "\"format\" : 2", with: "\"format\" : 7")
         try text.write(to: header, atomically: false, encoding: .utf8)
         chmod(header.path, 0o600)
-        #expect(throws: KeyVaultError(code: .unsupportedFormat, reason: "")) { try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile)) }
+        #expect(throws: KeyVaultError.unsupportedFormat(reason: "")) { try KeyVault.open(at: temporary.vault, key: .keyFile(keyFile)) }
 
         let other = temporary.url.appendingPathComponent("other")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
         chmod(other.path, 0o700)
         try Data("x".utf8).write(to: other.appendingPathComponent("notes.txt"))
-        #expect(throws: KeyVaultError(code: .notAVault, reason: "")) { try KeyVault.open(at: other, key: .keyFile(keyFile)) }
+        #expect(throws: KeyVaultError.notAVault(reason: "")) { try KeyVault.open(at: other, key: .keyFile(keyFile)) }
     }
 
     @Test("no file in the vault holds a private key in clear, raw or encoded")
@@ -278,10 +278,10 @@ struct KeyVaultTests {
         #expect(KeyHandle(rawValue: "../../etc/passwd") == nil)
         #expect(KeyHandle(rawValue: String(repeating: "A", count: 32)) == nil)
         #expect(KeyHandle(rawValue: entry.handle.rawValue) == entry.handle)
-        #expect(throws: KeyVaultError(code: .metadataTooLarge, reason: "")) {
+        #expect(throws: KeyVaultError.metadataTooLarge(reason: "")) {
             try vault.createKey(.es256, metadata: Data(count: KeyVault.maximumMetadataByteCount + 1))
         }
-        #expect(throws: KeyVaultError(code: .metadataTooLarge, reason: "")) {
+        #expect(throws: KeyVaultError.metadataTooLarge(reason: "")) {
             try vault.updateMetadata(entry.handle) { $0 = Data(count: KeyVault.maximumMetadataByteCount + 1) }
         }
         #expect(try vault.entry(entry.handle).metadata.isEmpty)
@@ -322,6 +322,6 @@ struct VaultRecordParsingTests {
             .replacingOccurrences(of: "\"costFactor\" : 1024", with: "\"costFactor\" : 1099511627776")
         try text.write(to: header, atomically: false, encoding: .utf8)
         chmod(header.path, 0o600)
-        #expect(throws: KeyVaultError(code: .notAVault, reason: "")) { try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase()) }
+        #expect(throws: KeyVaultError.notAVault(reason: "")) { try KeyVault.open(at: temporary.vault, key: VaultFixtures.passphrase()) }
     }
 }

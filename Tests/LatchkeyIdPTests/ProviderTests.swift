@@ -66,7 +66,7 @@ struct ProviderTests {
         let (assertion, _) = try authenticator.getAssertion(options, origin: origin(issuer))
         let (posted, redirect) = try await request("POST", authenticateURL, json: try assertion.json())
         guard posted == 200 else {
-            throw OAuthError(code: .unexpectedStatus, reason: "authenticate answered \(posted): \(redirect["error_description"] ?? "")")
+            throw OAuthError.unexpectedStatus(reason: "authenticate answered \(posted): \(redirect["error_description"] ?? "")")
         }
         let redirectURL = try Self.url(redirect["redirectURL"]?.stringValue)
         let code = try await client.authorizationCode(from: redirectURL, for: authorization)
@@ -80,7 +80,7 @@ struct ProviderTests {
 
     static func url(_ value: JSONValue?) throws -> URL {
         guard let text = value?.stringValue, let url = URL(string: text) else {
-            throw OAuthError(code: .malformedResponse, reason: "expected a URL, got \(value.map { "\($0)" } ?? "nothing")")
+            throw OAuthError.malformedResponse(reason: "expected a URL, got \(value.map { "\($0)" } ?? "nothing")")
         }
         return url
     }
@@ -105,7 +105,7 @@ struct ProviderTests {
             let refreshed = try await client.refresh(tokens)
             #expect(refreshed.refreshToken != tokens.refreshToken && refreshed.idTokenClaims?.subject == identity)
             try await client.revoke(try #require(refreshed.refreshToken))
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(refreshed) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.refresh(refreshed) }
 
             // A second sign-in works, and the counter moved on.
             _ = try await Self.signIn(issuer, authenticator, client: client)
@@ -222,7 +222,7 @@ struct ProviderTests {
             let client = try Self.client(issuer)
             var sessions: [TokenSet] = []
             for _ in 0..<3 { sessions.append(try await Self.signIn(issuer, authenticator, client: client)) }
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(sessions[0]) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.refresh(sessions[0]) }
             let second = try await client.refresh(sessions[1])
             _ = try await client.refresh(sessions[2])
             // A refreshed token replaces its parent, so the count stays at the limit.
@@ -246,11 +246,11 @@ struct ProviderTests {
             let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"]?.stringValue), for: authorization)
 
             let other = try PKCE.generate()
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) {
+            await #expect(throws: OAuthError.tokenError(reason: "")) {
                 try await client.exchange(code: code, codeVerifier: other.verifier, redirectURI: authorization.redirectURI, nonce: authorization.nonce)
             }
             let tokens = try await client.exchange(code: code, for: authorization)
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.exchange(code: code, for: authorization) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.exchange(code: code, for: authorization) }
             // The replay revoked the tokens the code had produced.
             do {
                 _ = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: nil)
@@ -258,7 +258,7 @@ struct ProviderTests {
             } catch let error as OAuthError {
                 #expect(error.providerError?.error == .invalidToken)
             }
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(tokens) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.refresh(tokens) }
             // The authentication session is single use too.
             let replayedSession = try await Self.request("POST", authenticateURL, json: try assertion.json()).0
             #expect(replayedSession == 404)
@@ -420,7 +420,7 @@ struct ProviderTests {
             // An expired code.
             let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"]), for: secondRequest)
             try await Task.sleep(for: .milliseconds(400))
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.exchange(code: code, for: secondRequest) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.exchange(code: code, for: secondRequest) }
         }
     }
 }

@@ -172,7 +172,7 @@ struct StoreUnreachableTests {
     )
     func unreachable() async throws {
         try await TestStore.postgres.with { storage, storeKey in
-            guard case .postgres(var location) = storage else { throw StoreError(.invalidConfiguration, "not PostgreSQL") }
+            guard case .postgres(var location) = storage else { throw StoreError.invalidConfiguration("not PostgreSQL") }
             let relay = try TCPRelay(targetPort: location.port)
             location.port = relay.port
             var configuration = ProviderConfiguration(adminToken: ProviderTests.adminToken)

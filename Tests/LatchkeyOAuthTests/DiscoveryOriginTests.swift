@@ -28,7 +28,7 @@ struct DiscoveryOriginTests {
     func foreign(_ member: String) throws {
         let issuer = try #require(URL(string: "https://id.example.com"))
         for elsewhere in ["https://evil.example/x", "https://id.example.com:8443/x", "https://keys.id.example.com/x"] {
-            #expect(throws: OAuthError(code: .endpointOutsideIssuer, reason: "")) {
+            #expect(throws: OAuthError.endpointOutsideIssuer(reason: "")) {
                 _ = try ProviderMetadata.parse(Self.document("https://id.example.com", [member: elsewhere]), issuer: issuer)
             }
         }
@@ -40,7 +40,7 @@ struct DiscoveryOriginTests {
         let allowExample: @Sendable (URL) -> Bool = { $0.host?.hasSuffix("example.com") == true }
         _ = try ProviderMetadata.parse(Self.document("https://id.example.com", ["jwks_uri": "https://keys.example.com/jwks"]), issuer: issuer, allowingForeign: allowExample)
         let loopback = try #require(URL(string: "http://127.0.0.1:8080"))
-        #expect(throws: OAuthError(code: .endpointOutsideIssuer, reason: "")) {
+        #expect(throws: OAuthError.endpointOutsideIssuer(reason: "")) {
             _ = try ProviderMetadata.parse(Self.document("http://127.0.0.1:8080", ["token_endpoint": "http://127.0.0.1:9090/token"]), issuer: loopback, allowingForeign: { _ in true })
         }
     }

@@ -32,7 +32,7 @@ struct HostileInputTests {
         }
 
         func redirect(_ query: String) throws -> URL {
-            guard let url = URL(string: "http://127.0.0.1/callback?" + query) else { throw OAuthError(code: .malformedResponse, reason: "test URL") }
+            guard let url = URL(string: "http://127.0.0.1/callback?" + query) else { throw OAuthError.malformedResponse(reason: "test URL") }
             return url
         }
     }

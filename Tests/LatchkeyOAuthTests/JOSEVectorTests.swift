@@ -25,7 +25,7 @@ struct JOSEVectorTests {
         }
         #expect(try PKCE.generate().verifier.count == 43)
         for bad in [String(repeating: "a", count: 42), String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "+", String(repeating: "é", count: 43)] {
-            #expect(throws: OAuthError(code: .invalidPKCEVerifier, reason: "")) { try PKCE(verifier: bad) }
+            #expect(throws: OAuthError.invalidPKCEVerifier(reason: "")) { try PKCE(verifier: bad) }
         }
     }
 
@@ -46,7 +46,7 @@ struct JOSEVectorTests {
         #expect(jws.algorithm == .rs256)
         let key = try VerifyingKey(jwk: Self.jwk(file["jwk"]))
         try jws.verify(with: key)
-        #expect(throws: OAuthError(code: .algorithmKeyMismatch, reason: "")) { try jws.verify(with: SigningKey.generate(.es256).publicKey) }
+        #expect(throws: OAuthError.algorithmKeyMismatch(reason: "")) { try jws.verify(with: SigningKey.generate(.es256).publicKey) }
     }
 
     @Test("RFC 8037 A.4: the Ed25519 JWS is reproduced byte for byte and verifies")
@@ -75,7 +75,7 @@ struct JOSEVectorTests {
         let json = #"{"keys":[{"kty":"oct","k":"c2VjcmV0"},{"kty":"EC","crv":"P-384","x":"AA","y":"AA"},{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","use":"enc"},{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"ok"}]}"#
         let set = try JWKSet(json: Data(json.utf8))
         #expect(set.keys.map(\.keyID) == ["ok"])
-        #expect(throws: OAuthError(code: .malformedJWK, reason: "")) { try JWKSet(json: Data(#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.utf8)) }
-        #expect(throws: OAuthError(code: .malformedJWK, reason: "")) { try JWKSet(json: Data("[]".utf8)) }
+        #expect(throws: OAuthError.malformedJWK(reason: "")) { try JWKSet(json: Data(#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.utf8)) }
+        #expect(throws: OAuthError.malformedJWK(reason: "")) { try JWKSet(json: Data("[]".utf8)) }
     }
 }

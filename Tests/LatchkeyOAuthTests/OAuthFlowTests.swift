@@ -58,11 +58,11 @@ struct OAuthFlowTests {
             #expect(refreshed.refreshToken != tokens.refreshToken && refreshed.accessToken != tokens.accessToken)
             #expect(refreshed.idTokenClaims?.subject == "user-42")
             // The old refresh token was rotated out.
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(tokens) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.refresh(tokens) }
 
             try await client.revoke(try #require(refreshed.refreshToken))
             #expect(await provider.revoked == [refreshed.refreshToken])
-            await #expect(throws: OAuthError(code: .tokenError, reason: "")) { try await client.refresh(refreshed) }
+            await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.refresh(refreshed) }
         }
     }
 
@@ -94,7 +94,7 @@ struct OAuthFlowTests {
             let client = try Self.client(issuer)
             let (tokens, _) = try await Self.signIn(client, provider, issuer: issuer)
             await provider.configure { $0.refreshedIDTokenSubject = "someone-else" }
-            await #expect(throws: OAuthError(code: .refreshedTokenMismatch, reason: "")) { try await client.refresh(tokens) }
+            await #expect(throws: OAuthError.refreshedTokenMismatch(reason: "")) { try await client.refresh(tokens) }
         }
     }
 
@@ -128,7 +128,7 @@ struct OAuthFlowTests {
         let provider = try TestProvider()
         await provider.configure { $0.discoveryIssuer = "https://evil.example" }
         _ = try await TestServer.with(provider) { issuer in
-            await #expect(throws: OAuthError(code: .discoveryIssuerMismatch, reason: "")) { try await Self.client(issuer).metadata() }
+            await #expect(throws: OAuthError.discoveryIssuerMismatch(reason: "")) { try await Self.client(issuer).metadata() }
         }
     }
 
@@ -146,7 +146,7 @@ struct OAuthFlowTests {
             try await provider.rotateKey()
             let rotated = try await provider.idToken(nonce: "n", accessToken: nil)
             // The cache is younger than the refetch interval: a new kid cannot be fetched yet...
-            await #expect(throws: OAuthError(code: .unknownKey, reason: "")) { try await client.validateIDToken(rotated, expectations: .init(nonce: "n")) }
+            await #expect(throws: OAuthError.unknownKey(reason: "")) { try await client.validateIDToken(rotated, expectations: .init(nonce: "n")) }
             #expect(await provider.jwksFetches == 1)
         }
         // ...and with no minimum interval it is fetched exactly once.
@@ -160,7 +160,7 @@ struct OAuthFlowTests {
             _ = try await client.validateIDToken(try await second.idToken(nonce: nil, accessToken: nil), expectations: .init())
             #expect(await second.jwksFetches == 2)
             let unknown = try await second.idToken(nonce: nil, accessToken: nil, keyID: "made-up")
-            await #expect(throws: OAuthError(code: .unknownKey, reason: "")) { try await client.validateIDToken(unknown, expectations: .init()) }
+            await #expect(throws: OAuthError.unknownKey(reason: "")) { try await client.validateIDToken(unknown, expectations: .init()) }
             #expect(await second.jwksFetches == 3)
         }
     }

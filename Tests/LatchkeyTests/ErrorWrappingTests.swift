@@ -14,7 +14,7 @@ struct ErrorWrappingTests {
     func cryptoErrorThroughEmbedded() async throws {
         try await ProviderHarness.withVault({ $0.requireEmailCodeForBinding = true }) { provider, vault in
             // The app's step handler fails in a cryptographic operation of its own.
-            let raised = CryptoError(code: .invalidKey, reason: "the app's key is not on the curve")
+            let raised = CryptoError.invalidKey(reason: "the app's key is not on the curve")
             let embedded = try vault.embedded(allowing: [provider.host]) { _ in throw raised }
             let (_, bindURL) = try await provider.createIdentity()
             let error = try #require(await #expect(throws: LatchkeyError.self) { try await embedded.registerCredential(from: bindURL) })

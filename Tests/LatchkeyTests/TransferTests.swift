@@ -25,7 +25,7 @@ struct TransferTests {
                     for try await event in embedded.exportCredential(id: credential) { events.record(event) }
                     outcome.record(.success(()))
                 } catch {
-                    outcome.record(.failure(error as? LatchkeyError ?? LatchkeyError(code: .invalidArgument, reason: "\(error)")))
+                    outcome.record(.failure(error as? LatchkeyError ?? LatchkeyError.invalidArgument(reason: "\(error)")))
                 }
             }
         }
@@ -38,7 +38,7 @@ struct TransferTests {
                 if !outcome.values.isEmpty, let value = events.values.lazy.compactMap(match).last { return value }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            throw LatchkeyError(code: .invalidArgument, reason: "the awaited export event did not come; events: \(events.values)")
+            throw LatchkeyError.invalidArgument(reason: "the awaited export event did not come; events: \(events.values)")
         }
 
         func code() async throws -> TransferCode {

@@ -36,9 +36,9 @@ struct FormatTests {
             ("too deep", String(repeating: "81", count: 9) + "00"), ("too many items", "9a00010000"),
         ]
         for (name, hex) in refused {
-            #expect(throws: WebAuthnError(code: .malformedCBOR, reason: ""), "\(name)") { try CBOR.decode(try Data(hex: hex)) }
+            #expect(throws: WebAuthnError.malformedCBOR(reason: ""), "\(name)") { try CBOR.decode(try Data(hex: hex)) }
         }
-        #expect(throws: WebAuthnError(code: .malformedCBOR, reason: "")) { try CBOR.decode(Data(count: 70_000)) }
+        #expect(throws: WebAuthnError.malformedCBOR(reason: "")) { try CBOR.decode(Data(count: 70_000)) }
     }
 
     @Test("COSE keys convert both ways for ES256 and Ed25519; malformed ones are refused", arguments: SigningAlgorithm.allCases)
@@ -62,13 +62,13 @@ struct FormatTests {
             ("x as text", variant { $0 = $0.map { $0.key == .integer(-2) ? .init($0.key, .text("x")) : $0 } }),
         ]
         for (name, item) in malformed {
-            #expect(throws: WebAuthnError(code: .malformedCOSEKey, reason: ""), "\(name)") { try COSEKey(cbor: item) }
+            #expect(throws: WebAuthnError.malformedCOSEKey(reason: ""), "\(name)") { try COSEKey(cbor: item) }
         }
-        #expect(throws: WebAuthnError(code: .unsupportedAlgorithm, reason: "")) {
+        #expect(throws: WebAuthnError.unsupportedAlgorithm(reason: "")) {
             try COSEKey(cbor: variant { $0 = $0.map { $0.key == .integer(3) ? .init($0.key, .integer(-257)) : $0 } })
         }
         if algorithm == .es256 {
-            #expect(throws: WebAuthnError(code: .malformedCOSEKey, reason: "")) {
+            #expect(throws: WebAuthnError.malformedCOSEKey(reason: "")) {
                 try COSEKey(cbor: variant { $0 = $0.map { $0.key == .integer(-3) ? .init($0.key, .bytes(Data(count: 32))) : $0 } })
             }
         }
@@ -110,8 +110,8 @@ struct FormatTests {
             == "{\"type\":\"webauthn.create\",\"challenge\":\"\",\"origin\":\"https://a\\\"b\\\\c\\u0001é\",\"crossOrigin\":false}")
         #expect(try CollectedClientData(json: odd.serialized()) == odd)
         for bad in ["[]", "{}", #"{"type":"webauthn.get","challenge":"a=","origin":"x"}"#, #"{"type":1,"challenge":"","origin":"x"}"#, "not json"] {
-            #expect(throws: WebAuthnError(code: .malformedClientData, reason: ""), "\(bad)") { try CollectedClientData(json: Data(bad.utf8)) }
+            #expect(throws: WebAuthnError.malformedClientData(reason: ""), "\(bad)") { try CollectedClientData(json: Data(bad.utf8)) }
         }
-        #expect(throws: WebAuthnError(code: .malformedClientData, reason: "")) { try CollectedClientData(json: Data(count: 20_000)) }
+        #expect(throws: WebAuthnError.malformedClientData(reason: "")) { try CollectedClientData(json: Data(count: 20_000)) }
     }
 }

@@ -129,7 +129,7 @@ struct RelyingPartyTests {
         // A replay, or a counter going backwards, is refused once the stored counter moved on.
         let first = try relyingParty.verifyAuthentication(good, challenge: challenge, credential: credential)
         credential.signCount = first.signCount
-        #expect(throws: WebAuthnError(code: .signCountNotIncreased, reason: "")) {
+        #expect(throws: WebAuthnError.signCountNotIncreased(reason: "")) {
             try relyingParty.verifyAuthentication(good, challenge: challenge, credential: credential)
         }
     }

@@ -44,10 +44,10 @@ struct SoftwareAuthenticatorTests {
         let (first, credential) = try fixture.authenticator.makeCredential(Fixture.creationOptions(algorithms: [-257, -8, -7]), origin: Fixture.origin)
         #expect(credential.algorithm == .ed25519)
         #expect(first.rawId.data.count == SoftwareAuthenticator.credentialIDLength)
-        #expect(throws: WebAuthnError(code: .excludedCredentialExists, reason: "")) {
+        #expect(throws: WebAuthnError.excludedCredentialExists(reason: "")) {
             try fixture.authenticator.makeCredential(Fixture.creationOptions(exclude: [first.rawId.data]), origin: Fixture.origin)
         }
-        #expect(throws: WebAuthnError(code: .unsupportedAlgorithm, reason: "")) {
+        #expect(throws: WebAuthnError.unsupportedAlgorithm(reason: "")) {
             try fixture.authenticator.makeCredential(Fixture.creationOptions(algorithms: [-257]), origin: Fixture.origin)
         }
         // A TPM key is ES256 only: options offering EdDSA alone are refused before any
@@ -57,7 +57,7 @@ struct SoftwareAuthenticatorTests {
         }
         #expect(tpmOnlyEdDSA?.code == .unsupportedAlgorithm && tpmOnlyEdDSA?.reason.contains("TPM") == true)
         let (second, _) = try fixture.authenticator.makeCredential(Fixture.creationOptions(), origin: Fixture.origin)
-        #expect(throws: WebAuthnError(code: .credentialChoiceRequired, reason: "")) {
+        #expect(throws: WebAuthnError.credentialChoiceRequired(reason: "")) {
             try fixture.authenticator.getAssertion(Fixture.requestOptions(), origin: Fixture.origin)
         }
         #expect(try fixture.authenticator.candidates(for: Fixture.requestOptions(), origin: Fixture.origin).count == 2)
@@ -65,10 +65,10 @@ struct SoftwareAuthenticatorTests {
         #expect(assertion.rawId == second.rawId && used.metadata.signCount == 1)
         let (onlyAllowed, _) = try fixture.authenticator.getAssertion(Fixture.requestOptions(allow: [first.rawId.data]), origin: Fixture.origin)
         #expect(onlyAllowed.rawId == first.rawId)
-        #expect(throws: WebAuthnError(code: .noMatchingCredential, reason: "")) {
+        #expect(throws: WebAuthnError.noMatchingCredential(reason: "")) {
             try fixture.authenticator.getAssertion(Fixture.requestOptions(allow: [Data(count: 32)]), origin: Fixture.origin)
         }
-        #expect(throws: WebAuthnError(code: .noMatchingCredential, reason: "")) {
+        #expect(throws: WebAuthnError.noMatchingCredential(reason: "")) {
             try fixture.authenticator.getAssertion(PublicKeyCredentialRequestOptionsJSON(challenge: Data(count: 32), rpId: "other.example.org"), origin: "https://other.example.org")
         }
     }
@@ -81,7 +81,7 @@ struct SoftwareAuthenticatorTests {
         let bare = #"{"challenge":"AAEC","rpId":"example.com","allowCredentials":[],"userVerification":"preferred","unknown":1}"#
         #expect(try PublicKeyCredentialRequestOptionsJSON(json: Data(bare.utf8)).rpId == "example.com")
         for bad in ["{}", #"{"challenge":"AA=="}"#, #"{"challenge":5}"#, "[", String(repeating: " ", count: 300_000)] {
-            #expect(throws: WebAuthnError(code: .malformedJSON, reason: ""), "\(bad.prefix(20))") { try PublicKeyCredentialRequestOptionsJSON(json: Data(bad.utf8)) }
+            #expect(throws: WebAuthnError.malformedJSON(reason: ""), "\(bad.prefix(20))") { try PublicKeyCredentialRequestOptionsJSON(json: Data(bad.utf8)) }
         }
 
         let fixture = try Fixture()

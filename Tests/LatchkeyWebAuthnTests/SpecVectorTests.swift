@@ -65,12 +65,12 @@ struct SpecVectorTests {
         #expect(verified.signCount == 0)
 
         // A changed challenge or signature is refused with its own code.
-        #expect(throws: WebAuthnError(code: .challengeMismatch, reason: "")) {
+        #expect(throws: WebAuthnError.challengeMismatch(reason: "")) {
             try relyingParty.verifyAuthentication(assertion, challenge: Data(count: 32), credential: credential)
         }
         var forged = assertion
         forged.response.signature = Base64URLBytes(Data(try vector.hex("auth_signature").reversed()))
-        #expect(throws: WebAuthnError(code: .invalidSignature, reason: "")) {
+        #expect(throws: WebAuthnError.invalidSignature(reason: "")) {
             try relyingParty.verifyAuthentication(forged, challenge: try vector.hex("auth_challenge"), credential: credential)
         }
     }

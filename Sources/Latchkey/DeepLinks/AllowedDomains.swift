@@ -29,9 +29,7 @@ struct AllowedDomains: Sendable {
 
     func check(_ provider: ProviderAddress) throws {
         guard allows(provider.host) else {
-            throw LatchkeyError(
-                code: .domainNotAllowed,
-                reason: "\(provider.host) is not among this app's allowed domains; nothing was sent to it"
+            throw LatchkeyError.domainNotAllowed(reason: "\(provider.host) is not among this app's allowed domains; nothing was sent to it"
             )
         }
     }

@@ -19,20 +19,18 @@ struct ProviderAddress: Hashable, Sendable {
 
     init(_ url: URL) throws {
         guard url.absoluteString.utf8.count <= Self.maximumURLLength else {
-            throw LatchkeyError(code: .invalidArgument, reason: "the provider URL is over \(Self.maximumURLLength) characters")
+            throw LatchkeyError.invalidArgument(reason: "the provider URL is over \(Self.maximumURLLength) characters")
         }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(), !host.isEmpty,
               components.user == nil, components.password == nil
         else {
-            throw LatchkeyError(code: .invalidArgument, reason: "\(url.absoluteString) is not an absolute http(s) URL of an identity provider")
+            throw LatchkeyError.invalidArgument(reason: "\(url.absoluteString) is not an absolute http(s) URL of an identity provider")
         }
         do {
             try TransportPolicy.check(url)
         } catch {
-            throw LatchkeyError(
-                code: .domainNotAllowed,
-                reason: "\(scheme)://\(host) is refused: identity providers are reached over https (plain http only on loopback)",
+            throw LatchkeyError.domainNotAllowed(reason: "\(scheme)://\(host) is refused: identity providers are reached over https (plain http only on loopback)",
                 underlying: error
             )
         }
@@ -42,7 +40,7 @@ struct ProviderAddress: Hashable, Sendable {
         components.fragment = nil
         while components.path.hasSuffix("/") { components.path.removeLast() }
         guard let base = components.url else {
-            throw LatchkeyError(code: .invalidArgument, reason: "\(url.absoluteString) is not a usable provider URL")
+            throw LatchkeyError.invalidArgument(reason: "\(url.absoluteString) is not a usable provider URL")
         }
         self.base = base
         self.host = host

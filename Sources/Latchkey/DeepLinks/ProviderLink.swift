@@ -30,7 +30,7 @@ struct ProviderLink: Sendable {
             var components = URLComponents(url: provider.url("v1/\(kind.rawValue)/\(identifier)"), resolvingAgainstBaseURL: false)
             if let token { components?.queryItems = [URLQueryItem(name: ProtocolPath.tokenParameter, value: token)] }
             guard let url = components?.url else {
-                throw LatchkeyError(code: .invalidArgument, reason: "cannot build the \(kind.rawValue) URL")
+                throw LatchkeyError.invalidArgument(reason: "cannot build the \(kind.rawValue) URL")
             }
             return url
         }

@@ -89,9 +89,7 @@ extension Embedded {
         )
         let tokenSet = try await client.exchange(code: code, for: request, dpop: signer)
         if signer != nil, !tokenSet.isDPoPBound {
-            throw LatchkeyError(
-                code: .dpopNotBound,
-                reason: "\(client.configuration.issuer.absoluteString) issued \(tokenSet.tokenType) tokens where DPoP-bound ones were asked for: it does not support DPoP (RFC 9449)"
+            throw LatchkeyError.dpopNotBound(reason: "\(client.configuration.issuer.absoluteString) issued \(tokenSet.tokenType) tokens where DPoP-bound ones were asked for: it does not support DPoP (RFC 9449)"
             )
         }
         flow.emit(.tokensReceived)
@@ -176,7 +174,7 @@ extension Embedded {
         let provider = try ProviderAddress(issuer)
         try allowedDomains.check(provider)
         guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
-            throw LatchkeyError(code: .invalidArgument, reason: "the client id must be 1 to 256 characters")
+            throw LatchkeyError.invalidArgument(reason: "the client id must be 1 to 256 characters")
         }
         let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
         let request = try await client.authorizationRequest(scopes: scopes, additionalParameters: dpopJKT.map { [AuthorizationRequestParameters.Name.dpopJKT.rawValue: $0] } ?? [:])
@@ -220,7 +218,7 @@ extension Embedded {
         // client checks it against the request (or the caller does, for a URL-driven flow).
         let redirectText = try ProviderConversation.bounded(answer.decode(SignInExchange.Completed.self, "redirect").redirectURL, "redirectURL")
         guard let redirect = URL(string: redirectText), redirect.scheme != nil else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's redirectURL is not a URL")
+            throw LatchkeyError.malformedResponse(reason: "the provider's redirectURL is not a URL")
         }
         return (redirect, chosen)
     }
@@ -231,9 +229,7 @@ extension Embedded {
         let active = candidates.filter { $0.state != .revoked }
         if let requested {
             guard let match = candidates.first(where: { $0.id == requested }) else {
-                throw LatchkeyError(
-                    code: .noCredential,
-                    reason: "credential \(requested.prefix(12))… cannot sign in at \(provider.issuer); `credentials()` lists those bound there"
+                throw LatchkeyError.noCredential(reason: "credential \(requested.prefix(12))… cannot sign in at \(provider.issuer); `credentials()` lists those bound there"
                 )
             }
             guard match.state != .revoked else { throw Self.revoked(match) }
@@ -241,7 +237,7 @@ extension Embedded {
         }
         guard !active.isEmpty else {
             if let revoked = candidates.first { throw Self.revoked(revoked) }
-            throw LatchkeyError(code: .noCredential, reason: "no credential on this host is bound at \(provider.issuer); bind one from a bind URL first")
+            throw LatchkeyError.noCredential(reason: "no credential on this host is bound at \(provider.issuer); bind one from a bind URL first")
         }
         if active.count == 1 { return active[0] }
 
@@ -257,7 +253,7 @@ extension Embedded {
             flow.emit(.stepAnswered(.chooseCredential))
             if let id = answer.fields[Step.Field.Name.credential.rawValue], let match = active.first(where: { $0.id == id }) { return match }
             guard step.attempt < ProviderConversation.maximumAttempts else {
-                throw LatchkeyError(code: .invalidStepAnswer, reason: "the chosen credential is not one of those offered", step: FlowStep.Name.chooseCredential.rawValue)
+                throw LatchkeyError.invalidStepAnswer(reason: "the chosen credential is not one of those offered", step: FlowStep.Name.chooseCredential.rawValue)
             }
             step.attempt += 1
             step.previousError = "that credential is not one of those offered"
@@ -265,9 +261,7 @@ extension Embedded {
     }
 
     private static func revoked(_ credential: Credential) -> LatchkeyError {
-        LatchkeyError(
-            code: .credentialRevoked,
-            reason: "credential \(credential.id.prefix(12))… was revoked by the provider; delete it and bind a new one"
+        LatchkeyError.credentialRevoked(reason: "credential \(credential.id.prefix(12))… was revoked by the provider; delete it and bind a new one"
         )
     }
 }

@@ -47,11 +47,11 @@ extension Embedded {
             let reply = try await conversation.settle(conversation.post(submit, response: registration))
             let result = try reply.decode(BindExchange.Result.self, "bind confirmation")
             guard result.credential.id == credential.id else {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider confirmed a different credential than the one submitted")
+                throw LatchkeyError.malformedResponse(reason: "the provider confirmed a different credential than the one submitted")
             }
             redirect = try result.postBindingRedirectURI.map { text -> URL in
                 guard text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), url.scheme != nil else {
-                    throw LatchkeyError(code: .malformedResponse, reason: "postBindingRedirectURI is not a URL")
+                    throw LatchkeyError.malformedResponse(reason: "postBindingRedirectURI is not a URL")
                 }
                 return url
             }

@@ -40,14 +40,14 @@ extension Embedded {
         try allowedDomains.check(provider)
         let name = username.trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty, name.utf8.count <= 256 else {
-            throw LatchkeyError(code: .invalidArgument, reason: "the username must be 1 to 256 characters")
+            throw LatchkeyError.invalidArgument(reason: "the username must be 1 to 256 characters")
         }
         let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
         let started = try await conversation.post(provider.url(path), EnrollmentExchange.Start(username: name))
         let finished = try await conversation.settle(started, known: known)
         let bindURL = try finished.decode(EnrollmentExchange.Finished.self, "bind link").bindURL
         guard let link = try ProviderLink.parse(conversation.url(bindURL, named: "bindURL"), as: .bind) else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's bindURL is not a bind URL")
+            throw LatchkeyError.malformedResponse(reason: "the provider's bindURL is not a bind URL")
         }
         return (try await bind(link, conversation: conversation).credential, provider)
     }

@@ -155,7 +155,7 @@ extension Embedded {
             let handle: KeyHandle = if let entry { entry.handle } else { try await dpopKey(for: credential).handle }
             try authenticator.vault.updateMetadata(handle) { data in
                 guard var record = DPoPKeyRecord.decode(data) else {
-                    throw LatchkeyError(code: .vault, reason: "the DPoP key record is unreadable")
+                    throw LatchkeyError.vault(reason: "the DPoP key record is unreadable")
                 }
                 let previous = record.tokens.first { $0.issuer == provider.issuer && $0.clientID == tokens.clientID && $0.redirectURI == tokens.redirectURI.absoluteString }
                 data = try record.keep(CachedTokens(tokens, issuer: provider.issuer, scopes: scopes ?? previous?.scopes ?? []))

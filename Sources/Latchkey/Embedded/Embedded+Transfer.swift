@@ -38,11 +38,11 @@ extension Embedded {
         let flow = flow("importCredential")
         return try await flow.run {
             guard let transferCode = TransferCode(code) else {
-                throw LatchkeyError(code: .invalidTransferCode, reason: "a transfer code is 9 symbols, like 7KQ-4M2-X9A; check what the other device shows")
+                throw LatchkeyError.invalidTransferCode(reason: "a transfer code is 9 symbols, like 7KQ-4M2-X9A; check what the other device shows")
             }
             let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.count <= 64 else {
-                throw LatchkeyError(code: .invalidArgument, reason: "the device name must be 1 to 64 characters")
+                throw LatchkeyError.invalidArgument(reason: "the device name must be 1 to 64 characters")
             }
             let provider = try ProviderAddress(issuer)
             try allowedDomains.check(provider)
@@ -52,9 +52,7 @@ extension Embedded {
             do {
                 redeemed = try await conversation.post(provider.url(ProtocolPath.transferRedemption), ImportExchange.Redeem(code: transferCode.displayed))
             } catch let error as LatchkeyError where error.providerError?.error == .invalidCode {
-                throw LatchkeyError(
-                    code: .invalidTransferCode,
-                    reason: "the provider refused the code (\(error.providerError?.errorDescription ?? "invalid code")); use the code the other device shows now",
+                throw LatchkeyError.invalidTransferCode(reason: "the provider refused the code (\(error.providerError?.errorDescription ?? "invalid code")); use the code the other device shows now",
                     providerError: error.providerError
                 )
             }
@@ -81,15 +79,15 @@ extension Embedded {
                     switch outcome.state {
                     case .completed:
                         guard outcome.credential?.id == credential.id else {
-                            throw LatchkeyError(code: .malformedResponse, reason: "the provider bound a different credential than the one submitted")
+                            throw LatchkeyError.malformedResponse(reason: "the provider bound a different credential than the one submitted")
                         }
                         let imported = markActive(credential, logger: flow.logger)
                         flow.emit(.credentialRegistered(imported.id))
                         return [imported]
                     case .declined:
-                        throw LatchkeyError(code: .transferDeclined, reason: "the other device declined the import; nothing was added")
+                        throw LatchkeyError.transferDeclined(reason: "the other device declined the import; nothing was added")
                     case .cancelled, .expired, .failed:
-                        throw LatchkeyError(code: .transferEnded, reason: "the transfer ended (\(outcome.state)) before it was approved; start again with a new code")
+                        throw LatchkeyError.transferEnded(reason: "the transfer ended (\(outcome.state)) before it was approved; start again with a new code")
                     default:
                         continue
                     }
@@ -105,13 +103,13 @@ extension Embedded {
 
     private func runExport(id: String, flow: FlowContext, emit: (ExportEvent) -> Void) async throws {
         guard let credential = try storedCredentials().first(where: { $0.id == id }) else {
-            throw LatchkeyError(code: .noCredential, reason: "no credential \(id.prefix(12))… in this vault; `credentials()` lists them")
+            throw LatchkeyError.noCredential(reason: "no credential \(id.prefix(12))… in this vault; `credentials()` lists them")
         }
         guard credential.state != .revoked else {
-            throw LatchkeyError(code: .credentialRevoked, reason: "this credential was revoked by the provider; it cannot be exported")
+            throw LatchkeyError.credentialRevoked(reason: "this credential was revoked by the provider; it cannot be exported")
         }
         guard let issuer = credential.issuer else {
-            throw LatchkeyError(code: .noCredential, reason: "this credential does not record its provider, so it cannot be exported")
+            throw LatchkeyError.noCredential(reason: "this credential does not record its provider, so it cannot be exported")
         }
         let provider = try ProviderAddress(issuer)
         try allowedDomains.check(provider)
@@ -150,7 +148,7 @@ extension Embedded {
                     redeemed = true
                 case .importRequested:
                     guard let importer = reply.importer, let options = reply.publicKey, let approve = reply.approve, let decline = reply.decline else {
-                        throw LatchkeyError(code: .malformedResponse, reason: "the import request lacks the importer, its options or where to answer")
+                        throw LatchkeyError.malformedResponse(reason: "the import request lacks the importer, its options or where to answer")
                     }
                     let (request, expectedChallenge) = try Self.importRequest(importer, transferID: transferID)
                     emit(.importRequested(request))
@@ -163,7 +161,7 @@ extension Embedded {
                     flow.emit(.stepAnswered(.confirmImport))
                     if answer.fields[Step.Field.Name.approve.rawValue] == StepSubmission.yes {
                         guard options.challenge.data == expectedChallenge else {
-                            throw LatchkeyError(code: .malformedResponse, reason: "the approval challenge does not bind the importing device's key; nothing was signed")
+                            throw LatchkeyError.malformedResponse(reason: "the approval challenge does not bind the importing device's key; nothing was signed")
                         }
                         let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: credential.credentialID)
                         _ = try await conversation.post(conversation.url(approve, named: "approve"), response: assertion)
@@ -180,9 +178,9 @@ extension Embedded {
                     emit(.expired)
                     return
                 case .failed:
-                    throw LatchkeyError(code: .transferEnded, reason: "too many wrong codes were tried, so the provider closed the transfer; start a new export")
+                    throw LatchkeyError.transferEnded(reason: "too many wrong codes were tried, so the provider closed the transfer; start a new export")
                 default:
-                    throw LatchkeyError(code: .malformedResponse, reason: "the transfer is in a state this client does not know")
+                    throw LatchkeyError.malformedResponse(reason: "the transfer is in a state this client does not know")
                 }
             }
         } catch {
@@ -201,7 +199,7 @@ extension Embedded {
 
     private static func code(_ text: String?) throws -> TransferCode {
         guard let text, text.utf8.count <= 32, let code = TransferCode(text) else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's transfer code is malformed")
+            throw LatchkeyError.malformedResponse(reason: "the provider's transfer code is malformed")
         }
         return code
     }
@@ -214,7 +212,7 @@ extension Embedded {
     /// here from the importer's key, and the approval challenge recomputed from it.
     private static func importRequest(_ importer: ExportExchange.Importer, transferID: String) throws -> (request: ImportRequest, expectedChallenge: Data) {
         func malformed(_ what: String) -> LatchkeyError {
-            LatchkeyError(code: .malformedResponse, reason: "the import request's \(what) is malformed")
+            LatchkeyError.malformedResponse(reason: "the import request's \(what) is malformed")
         }
         let deviceName = importer.deviceName
         guard !deviceName.isEmpty, deviceName.count <= 64 else { throw malformed("device name") }

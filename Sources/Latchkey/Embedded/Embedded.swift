@@ -222,14 +222,10 @@ public final class Embedded: Sendable {
         guard let link = try ProviderLink.parse(url, as: kind) else {
             throw switch kind {
             case .bind:
-                LatchkeyError(
-                    code: .notABindURL,
-                    reason: "this is not a bind URL (expected https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)"
+                LatchkeyError.notABindURL(reason: "this is not a bind URL (expected https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)"
                 )
             case .authenticate:
-                LatchkeyError(
-                    code: .notAnAuthenticateURL,
-                    reason: "this is not an authenticate URL (expected https://<provider>/v1/authenticate/<session> or <scheme>://authenticate?api_base_url=…&session_id=…)"
+                LatchkeyError.notAnAuthenticateURL(reason: "this is not an authenticate URL (expected https://<provider>/v1/authenticate/<session> or <scheme>://authenticate?api_base_url=…&session_id=…)"
                 )
             }
         }

@@ -9,12 +9,12 @@ extension LatchkeyError {
     static func wrapping(_ error: any Error) -> LatchkeyError {
         switch error {
         case let error as LatchkeyError: error
-        case let error as CancellationError: LatchkeyError(code: .cancelled, reason: "the operation was cancelled", underlying: error)
+        case let error as CancellationError: LatchkeyError.cancelled(reason: "the operation was cancelled", underlying: error)
         case let error as OAuthError: LatchkeyError(error)
         case let error as KeyVaultError: LatchkeyError(error)
         case let error as WebAuthnError: LatchkeyError(error)
         case let error as CryptoError: LatchkeyError(error)
-        default: LatchkeyError(code: .invalidArgument, reason: "\(error)", underlying: error)
+        default: LatchkeyError.invalidArgument(reason: "\(error)", underlying: error)
         }
     }
 

@@ -28,8 +28,7 @@ struct DeadlineTransport: HTTPTransport {
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let response = first else {
-                throw allowed < requestTimeout ? Self.flowSpent(flow, request) : OAuthError(
-                    code: .timedOut, reason: "request to \(request.url.host ?? "the provider") took longer than \(Self.seconds(requestTimeout))"
+                throw allowed < requestTimeout ? Self.flowSpent(flow, request) : OAuthError.timedOut(reason: "request to \(request.url.host ?? "the provider") took longer than \(Self.seconds(requestTimeout))"
                 )
             }
             return response
@@ -37,9 +36,7 @@ struct DeadlineTransport: HTTPTransport {
     }
 
     private static func flowSpent(_ flow: FlowDeadline?, _ request: TransportRequest) -> OAuthError {
-        OAuthError(
-            code: .timedOut,
-            reason: "the flow spent its \(seconds(flow?.total ?? .zero)) waiting on providers; the request to \(request.url.host ?? "the provider") was stopped"
+        OAuthError.timedOut(reason: "the flow spent its \(seconds(flow?.total ?? .zero)) waiting on providers; the request to \(request.url.host ?? "the provider") was stopped"
         )
     }
 

@@ -31,9 +31,7 @@ struct FlowContext: Sendable {
     /// Asks the app's step handler; without one the flow ends with an error naming the step.
     func ask(_ step: FlowStep) async throws -> StepAnswer {
         guard let stepHandler else {
-            throw LatchkeyError(
-                code: .stepUnsupported,
-                reason: "the flow needs an answer to \"\(step.name)\"\(step.message.map { " (\($0))" } ?? "") and this app has no step handler for it",
+            throw LatchkeyError.stepUnsupported(reason: "the flow needs an answer to \"\(step.name)\"\(step.message.map { " (\($0))" } ?? "") and this app has no step handler for it",
                 step: step.name.rawValue
             )
         }
@@ -51,8 +49,7 @@ struct FlowContext: Sendable {
             wrapped.step = step.name.rawValue
             throw wrapped
         } catch {
-            throw LatchkeyError(
-                code: .invalidStepAnswer, reason: "the step handler for \"\(step.name)\" failed: \(error)", step: step.name.rawValue, underlying: error
+            throw LatchkeyError.invalidStepAnswer(reason: "the step handler for \"\(step.name)\" failed: \(error)", step: step.name.rawValue, underlying: error
             )
         }
     }

@@ -33,7 +33,7 @@ struct ProviderConversation: Sendable {
             do {
                 return try JSONDecoder().decode(type, from: body)
             } catch {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider's \(what) is malformed", underlying: error)
+                throw LatchkeyError.malformedResponse(reason: "the provider's \(what) is malformed", underlying: error)
             }
         }
     }
@@ -41,7 +41,7 @@ struct ProviderConversation: Sendable {
     /// A string a reply names, bounded and not empty.
     static func bounded(_ text: String, _ name: String, maximumLength: Int = ProviderAddress.maximumURLLength) throws -> String {
         guard !text.isEmpty, text.utf8.count <= maximumLength else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer lacks a usable \"\(name)\"")
+            throw LatchkeyError.malformedResponse(reason: "the provider's answer lacks a usable \"\(name)\"")
         }
         return text
     }
@@ -57,7 +57,7 @@ struct ProviderConversation: Sendable {
         do {
             body = try JSONEncoder().encode(message)
         } catch {
-            throw LatchkeyError(code: .invalidArgument, reason: "the request to \(url.path) cannot be encoded", underlying: error)
+            throw LatchkeyError.invalidArgument(reason: "the request to \(url.path) cannot be encoded", underlying: error)
         }
         return try await send(HTTPMethod.post, url, body: body)
     }
@@ -70,9 +70,7 @@ struct ProviderConversation: Sendable {
     /// A URL named in a reply, which must be on the provider's origin.
     func url(_ text: String, named name: String) throws -> URL {
         guard text.utf8.count <= ProviderAddress.maximumURLLength, let url = URL(string: text), provider.owns(url) else {
-            throw LatchkeyError(
-                code: .malformedResponse,
-                reason: "the provider's \"\(name)\" points outside \(provider.origin); the flow was stopped before anything was sent there"
+            throw LatchkeyError.malformedResponse(reason: "the provider's \"\(name)\" points outside \(provider.origin); the flow was stopped before anything was sent there"
             )
         }
         return url
@@ -80,7 +78,7 @@ struct ProviderConversation: Sendable {
 
     private func send(_ method: String, _ url: URL, body: Data?) async throws -> Reply {
         guard provider.owns(url) else {
-            throw LatchkeyError(code: .domainNotAllowed, reason: "\(url.host ?? "a URL") is not the provider \(provider.origin)")
+            throw LatchkeyError.domainNotAllowed(reason: "\(url.host ?? "a URL") is not the provider \(provider.origin)")
         }
         try Task.checkCancellation()
         var headers = ["Accept": ProtocolPath.jsonMediaType]
@@ -103,12 +101,12 @@ struct ProviderConversation: Sendable {
         } catch let error as DecodingError {
             switch error {
             case .typeMismatch(_, let context) where context.codingPath.isEmpty, .dataCorrupted(let context) where context.codingPath.isEmpty:
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider's answer to \(url.path) is not a JSON object", underlying: error)
+                throw LatchkeyError.malformedResponse(reason: "the provider's answer to \(url.path) is not a JSON object", underlying: error)
             default:
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a malformed step", underlying: error)
+                throw LatchkeyError.malformedResponse(reason: "the provider sent a malformed step", underlying: error)
             }
         } catch {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a malformed step", underlying: error)
+            throw LatchkeyError.malformedResponse(reason: "the provider sent a malformed step", underlying: error)
         }
         return Reply(status: response.status, body: response.body, step: envelope.step)
     }
@@ -121,21 +119,17 @@ struct ProviderConversation: Sendable {
         let said = description ?? code?.rawValue ?? "HTTP \(status)"
         switch code {
         case .credentialRevoked?:
-            return LatchkeyError(
-                code: .credentialRevoked,
-                reason: "the provider revoked this credential (\(said)); delete it and bind a new one",
+            return LatchkeyError.credentialRevoked(reason: "the provider revoked this credential (\(said)); delete it and bind a new one",
                 providerError: providerError
             )
         case .invalidGrant?, .notFound?:
-            return LatchkeyError(
-                code: .providerError,
-                reason: "the provider refused: \(said); the link or session may have expired or been used, so ask for a new one",
+            return LatchkeyError.providerError(reason: "the provider refused: \(said); the link or session may have expired or been used, so ask for a new one",
                 providerError: providerError
             )
         case .temporarilyUnavailable?, .slowDown?:
-            return LatchkeyError(code: .providerError, reason: "the provider is busy (\(said)); try again shortly", providerError: providerError)
+            return LatchkeyError.providerError(reason: "the provider is busy (\(said)); try again shortly", providerError: providerError)
         default:
-            return LatchkeyError(code: .providerError, reason: "the provider refused: \(said)", providerError: providerError)
+            return LatchkeyError.providerError(reason: "the provider refused: \(said)", providerError: providerError)
         }
     }
 
@@ -153,14 +147,12 @@ struct ProviderConversation: Sendable {
         while let sent = reply.step {
             rounds += 1
             guard rounds <= Self.maximumSteps else {
-                throw LatchkeyError(code: .malformedResponse, reason: "the provider asked for more than \(Self.maximumSteps) steps")
+                throw LatchkeyError.malformedResponse(reason: "the provider asked for more than \(Self.maximumSteps) steps")
             }
             let (step, submit) = try parseStep(sent)
             flow.emit(.stepRequested(step.name))
             guard FlowStep.Name.fromProvider.contains(step.name) else {
-                throw LatchkeyError(
-                    code: .stepUnsupported,
-                    reason: "the provider asks for a step this app does not support: \"\(step.name)\"\(step.message.map { " (\($0))" } ?? ""); update the app or ask the provider's administrator",
+                throw LatchkeyError.stepUnsupported(reason: "the provider asks for a step this app does not support: \"\(step.name)\"\(step.message.map { " (\($0))" } ?? ""); update the app or ask the provider's administrator",
                     step: step.name.rawValue
                 )
             }
@@ -185,12 +177,12 @@ struct ProviderConversation: Sendable {
             for field in step.fields {
                 guard let value = answer.fields[field.name] else {
                     if field.required {
-                        throw LatchkeyError(code: .invalidStepAnswer, reason: "the answer to \"\(step.name)\" lacks \(field.name)", step: step.name.rawValue)
+                        throw LatchkeyError.invalidStepAnswer(reason: "the answer to \"\(step.name)\" lacks \(field.name)", step: step.name.rawValue)
                     }
                     continue
                 }
                 guard value.utf8.count <= 1024 else {
-                    throw LatchkeyError(code: .invalidStepAnswer, reason: "the answer to \"\(step.name)\" has an over-long \(field.name)", step: step.name.rawValue)
+                    throw LatchkeyError.invalidStepAnswer(reason: "the answer to \"\(step.name)\" has an over-long \(field.name)", step: step.name.rawValue)
                 }
                 submitted[field.name] = value
             }
@@ -211,15 +203,15 @@ struct ProviderConversation: Sendable {
     private func parseStep(_ sent: Step) throws -> (FlowStep, URL) {
         let name = sent.name.rawValue
         guard ProviderLink.isSafe(name), name.utf8.count <= 64 else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the provider sent a step without a usable name")
+            throw LatchkeyError.malformedResponse(reason: "the provider sent a step without a usable name")
         }
         let message = sent.message.map { $0.displaySafe(maximumLength: 1024) }
         guard sent.fields.count <= 16 else {
-            throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has too many fields")
+            throw LatchkeyError.malformedResponse(reason: "the step \"\(name)\" has too many fields")
         }
         let fields = try sent.fields.map { field -> FlowStep.Field in
             guard ProviderLink.isSafe(field.name.rawValue), field.name.rawValue.utf8.count <= 64 else {
-                throw LatchkeyError(code: .malformedResponse, reason: "the step \"\(name)\" has a malformed field")
+                throw LatchkeyError.malformedResponse(reason: "the step \"\(name)\" has a malformed field")
             }
             return FlowStep.Field(name: field.name.rawValue, required: field.required, kind: field.kind.map { $0.displaySafe(maximumLength: 64) })
         }

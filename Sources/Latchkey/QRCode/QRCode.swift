@@ -34,7 +34,7 @@ public struct QRCode: Sendable {
     public init(text: String, errorCorrection: ErrorCorrection = .medium) throws {
         let segment = Segment(text)
         guard let version = (1...Self.maximumVersion).first(where: { segment.bitCount(version: $0) <= Self.dataCodewords(version: $0, errorCorrection) * 8 }) else {
-            throw LatchkeyError(code: .invalidArgument, reason: "the text is too long for a version \(Self.maximumVersion) QR code")
+            throw LatchkeyError.invalidArgument(reason: "the text is too long for a version \(Self.maximumVersion) QR code")
         }
         let data = segment.codewords(version: version, capacity: Self.dataCodewords(version: version, errorCorrection))
         let all = Self.interleave(data, version: version, errorCorrection)

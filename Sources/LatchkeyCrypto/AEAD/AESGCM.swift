@@ -36,7 +36,7 @@ public enum AESGCM {
         public init(combined: some DataProtocol) throws {
             let bytes = Data(combined)
             guard bytes.count >= AESGCM.nonceByteCount + AESGCM.tagByteCount else {
-                throw CryptoError(code: .invalidParameter, reason: "sealed box shorter than nonce and tag")
+                throw CryptoError.invalidParameter(reason: "sealed box shorter than nonce and tag")
             }
             nonce = bytes.prefix(AESGCM.nonceByteCount)
             ciphertext = bytes.dropFirst(AESGCM.nonceByteCount).dropLast(AESGCM.tagByteCount)
@@ -68,7 +68,7 @@ public enum AESGCM {
     ) throws -> Data {
         try validate(key: key, nonce: box.nonce, messageByteCount: box.ciphertext.count, aadByteCount: aad.count)
         guard box.tag.count == tagByteCount else {
-            throw CryptoError(code: .authenticationFailure, reason: "AES-GCM tag must be \(tagByteCount) bytes")
+            throw CryptoError.authenticationFailure(reason: "AES-GCM tag must be \(tagByteCount) bytes")
         }
         return try key.withUnsafeBytes { keyBytes in
             try OpenSSLCipher.openAES256GCM(
@@ -79,13 +79,13 @@ public enum AESGCM {
 
     private static func validate(key: SymmetricKey, nonce: Data, messageByteCount: Int, aadByteCount: Int) throws {
         guard key.byteCount == 32 else {
-            throw CryptoError(code: .invalidParameter, reason: "AES-256-GCM needs a 32-byte key, not \(key.byteCount) bytes")
+            throw CryptoError.invalidParameter(reason: "AES-256-GCM needs a 32-byte key, not \(key.byteCount) bytes")
         }
         guard (1...maximumNonceByteCount).contains(nonce.count) else {
-            throw CryptoError(code: .invalidParameter, reason: "AES-GCM nonce must be 1 to \(maximumNonceByteCount) bytes, not \(nonce.count)")
+            throw CryptoError.invalidParameter(reason: "AES-GCM nonce must be 1 to \(maximumNonceByteCount) bytes, not \(nonce.count)")
         }
         guard messageByteCount <= maximumMessageByteCount, aadByteCount <= maximumMessageByteCount else {
-            throw CryptoError(code: .invalidParameter, reason: "AES-GCM message or associated data over 1 GiB")
+            throw CryptoError.invalidParameter(reason: "AES-GCM message or associated data over 1 GiB")
         }
     }
 }

@@ -126,6 +126,6 @@ enum Base64Codec {
     }
 
     private static func malformed(_ why: String) -> CryptoError {
-        CryptoError(code: .invalidEncoding, reason: "malformed base64: \(why)")
+        CryptoError.invalidEncoding(reason: "malformed base64: \(why)")
     }
 }

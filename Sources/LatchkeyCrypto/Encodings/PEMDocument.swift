@@ -17,19 +17,19 @@ struct PEMDocument {
 
     init(parsing text: String, expectedLabel: String) throws {
         guard text.utf8.count <= Self.maximumTextSize else {
-            throw CryptoError(code: .invalidEncoding, reason: "PEM text over \(Self.maximumTextSize) bytes")
+            throw CryptoError.invalidEncoding(reason: "PEM text over \(Self.maximumTextSize) bytes")
         }
         let begin = "-----BEGIN \(expectedLabel)-----"
         let end = "-----END \(expectedLabel)-----"
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix(begin), trimmed.hasSuffix(end), trimmed.count >= begin.count + end.count else {
-            throw CryptoError(code: .invalidEncoding, reason: "not a single PEM \"\(expectedLabel)\" block")
+            throw CryptoError.invalidEncoding(reason: "not a single PEM \"\(expectedLabel)\" block")
         }
         let body = trimmed.utf8.dropFirst(begin.utf8.count).dropLast(end.utf8.count)
         let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
         let symbols = body.filter { !whitespace.contains($0) }
         guard !symbols.contains(UInt8(ascii: "-")) else {
-            throw CryptoError(code: .invalidEncoding, reason: "more than one PEM block")
+            throw CryptoError.invalidEncoding(reason: "more than one PEM block")
         }
         self.label = expectedLabel
         self.der = try Base64Codec.decode(symbols, table: Base64Codec.standardValues, padded: true)

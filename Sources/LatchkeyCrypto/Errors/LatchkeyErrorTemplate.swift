@@ -6,7 +6,10 @@
 /// `Type.code: reason [details] (file:line) caused by underlying`.
 ///
 /// Adopted by `CryptoError`, `KeyVaultError`, `WebAuthnError`, `OAuthError`,
-/// `LatchkeyError`, `StoreError` and `MailError`. No reason ever carries a secret.
+/// `LatchkeyError`, `StoreError`, `MailError`, `ReferenceProviderError` and the provider's
+/// internal `ProviderError`. Each has one factory per code in its `+Factories.swift`
+/// (`CryptoError.invalidKey(reason:)`), as swift-certificates' `CertificateError` has, so a
+/// call site names the kind first. No reason ever carries a secret.
 package protocol LatchkeyErrorTemplate: Error, Hashable, CustomStringConvertible {
     associatedtype Code: Hashable, Sendable, CustomStringConvertible
     /// What kind of failure this is.

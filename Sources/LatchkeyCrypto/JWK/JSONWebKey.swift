@@ -60,12 +60,12 @@ public struct JSONWebKey: Codable, Hashable, Sendable {
         case "OKP": members = [("crv", crv), ("kty", kty), ("x", x)]
         case "RSA": members = [("e", e), ("kty", kty), ("n", n)]
         default:
-            throw CryptoError(code: .unsupportedAlgorithm, reason: "no thumbprint rule for key type \"\(kty)\"")
+            throw CryptoError.unsupportedAlgorithm(reason: "no thumbprint rule for key type \"\(kty)\"")
         }
         var json = "{"
         for (index, (name, value)) in members.enumerated() {
             guard let value, !value.isEmpty, value.utf8.allSatisfy(Self.isPlainJSONCharacter) else {
-                throw CryptoError(code: .invalidKey, reason: "JWK member \"\(name)\" is missing or not plain text")
+                throw CryptoError.invalidKey(reason: "JWK member \"\(name)\" is missing or not plain text")
             }
             json += (index == 0 ? "" : ",") + "\"\(name)\":\"\(value)\""
         }
@@ -88,7 +88,7 @@ extension VerifyingKey {
     public init(jwk: JSONWebKey) throws {
         func member(_ name: String, _ value: String?) throws -> Data {
             guard let value else {
-                throw CryptoError(code: .invalidKey, reason: "JWK lacks \"\(name)\"")
+                throw CryptoError.invalidKey(reason: "JWK lacks \"\(name)\"")
             }
             return try Base64URL.decode(value)
         }
@@ -100,9 +100,7 @@ extension VerifyingKey {
         case ("RSA", nil):
             try self.init(rsaModulus: member("n", jwk.n), exponent: member("e", jwk.e))
         default:
-            throw CryptoError(
-                code: .unsupportedAlgorithm,
-                reason: "JWK kty \"\(jwk.kty)\" with crv \"\(jwk.crv ?? "none")\" is not supported"
+            throw CryptoError.unsupportedAlgorithm(reason: "JWK kty \"\(jwk.kty)\" with crv \"\(jwk.crv ?? "none")\" is not supported"
             )
         }
     }

@@ -16,10 +16,10 @@ public enum HKDF {
         outputByteCount: Int
     ) throws -> SymmetricKey {
         guard outputByteCount > 0, outputByteCount <= maximumOutputByteCount else {
-            throw CryptoError(code: .invalidParameter, reason: "HKDF-SHA-256 output must be 1 to \(maximumOutputByteCount) bytes, not \(outputByteCount)")
+            throw CryptoError.invalidParameter(reason: "HKDF-SHA-256 output must be 1 to \(maximumOutputByteCount) bytes, not \(outputByteCount)")
         }
         guard info.count <= maximumInfoByteCount else {
-            throw CryptoError(code: .invalidParameter, reason: "HKDF info over \(maximumInfoByteCount) bytes")
+            throw CryptoError.invalidParameter(reason: "HKDF info over \(maximumInfoByteCount) bytes")
         }
         let derived = try inputKeyMaterial.withUnsafeBytes { ikm in
             try OpenSSLKDF.hkdfSHA256(inputKeyMaterial: ikm, salt: salt, info: info, outputByteCount: outputByteCount)

@@ -36,13 +36,13 @@ public enum Scrypt {
         /// memory fits the bound.
         public func validate() throws {
             guard costFactor > 1, costFactor <= Self.maximumCostFactor, costFactor & (costFactor - 1) == 0 else {
-                throw CryptoError(code: .invalidParameter, reason: "scrypt N must be a power of two from 2 to 2^20")
+                throw CryptoError.invalidParameter(reason: "scrypt N must be a power of two from 2 to 2^20")
             }
             guard (1...32).contains(blockSize), (1...16).contains(parallelism) else {
-                throw CryptoError(code: .invalidParameter, reason: "scrypt r must be 1 to 32 and p 1 to 16")
+                throw CryptoError.invalidParameter(reason: "scrypt r must be 1 to 32 and p 1 to 16")
             }
             guard memoryBytes <= Self.maximumMemoryBytes else {
-                throw CryptoError(code: .invalidParameter, reason: "scrypt parameters need more than 1 GiB of memory")
+                throw CryptoError.invalidParameter(reason: "scrypt parameters need more than 1 GiB of memory")
             }
         }
     }
@@ -56,10 +56,10 @@ public enum Scrypt {
     ) throws -> SymmetricKey {
         try parameters.validate()
         guard outputByteCount > 0, outputByteCount <= 1024 else {
-            throw CryptoError(code: .invalidParameter, reason: "scrypt output must be 1 to 1024 bytes")
+            throw CryptoError.invalidParameter(reason: "scrypt output must be 1 to 1024 bytes")
         }
         guard password.count <= 1 << 16, salt.count <= 1 << 16 else {
-            throw CryptoError(code: .invalidParameter, reason: "scrypt password and salt are limited to 64 KiB")
+            throw CryptoError.invalidParameter(reason: "scrypt password and salt are limited to 64 KiB")
         }
         let derived = try OpenSSLKDF.scrypt(
             password: password,

@@ -97,7 +97,7 @@ enum OpenSSLKeys {
             }
             let group = String(nulTerminated: name)
             guard group == "prime256v1" || group == "P-256" else {
-                throw CryptoError(code: .unsupportedAlgorithm, reason: "EC curve \(group) is not supported; only P-256 is")
+                throw CryptoError.unsupportedAlgorithm(reason: "EC curve \(group) is not supported; only P-256 is")
             }
             return .p256
         }
@@ -107,12 +107,12 @@ enum OpenSSLKeys {
         if EVP_PKEY_is_a(key.pointer, "RSA") == 1 {
             let bits = Int(EVP_PKEY_get_bits(key.pointer))
             guard bits >= KeyInputLimits.minimumRSABits, bits <= KeyInputLimits.maximumRSABits else {
-                throw CryptoError(code: .invalidKey, reason: "RSA key of \(bits) bits; \(KeyInputLimits.minimumRSABits) to \(KeyInputLimits.maximumRSABits) are accepted")
+                throw CryptoError.invalidKey(reason: "RSA key of \(bits) bits; \(KeyInputLimits.minimumRSABits) to \(KeyInputLimits.maximumRSABits) are accepted")
             }
             return .rsa
         }
         OpenSSLErrorQueue.clear()
-        throw CryptoError(code: .unsupportedAlgorithm, reason: "key type is not P-256, Ed25519 or RSA")
+        throw CryptoError.unsupportedAlgorithm(reason: "key type is not P-256, Ed25519 or RSA")
     }
 
     // MARK: DER parsing
@@ -124,7 +124,7 @@ enum OpenSSLKeys {
     /// through `d2i_PUBKEY` (~190 µs in OpenSSL 3.0); everything else goes to OpenSSL.
     static func parsePublicKey(spkiDER der: some DataProtocol) throws -> (EVPKey, VerifyingKey.KeyType) {
         guard !der.isEmpty, der.count <= KeyInputLimits.maximumDERSize else {
-            throw CryptoError(code: .invalidKey, reason: "SubjectPublicKeyInfo of \(der.count) bytes (1 to \(KeyInputLimits.maximumDERSize) accepted)")
+            throw CryptoError.invalidKey(reason: "SubjectPublicKeyInfo of \(der.count) bytes (1 to \(KeyInputLimits.maximumDERSize) accepted)")
         }
         let bytes = Array(der)
         if bytes.count == SPKIPrefix.p256.count + 64, bytes.starts(with: SPKIPrefix.p256) {
@@ -154,7 +154,7 @@ enum OpenSSLKeys {
     /// Parses a PKCS#8 PrivateKeyInfo (RFC 5208) holding a P-256 or Ed25519 key.
     static func parsePrivateKey(pkcs8DER der: some DataProtocol) throws -> (EVPKey, SigningAlgorithm) {
         guard !der.isEmpty, der.count <= KeyInputLimits.maximumDERSize else {
-            throw CryptoError(code: .invalidKey, reason: "PKCS#8 key of \(der.count) bytes (1 to \(KeyInputLimits.maximumDERSize) accepted)")
+            throw CryptoError.invalidKey(reason: "PKCS#8 key of \(der.count) bytes (1 to \(KeyInputLimits.maximumDERSize) accepted)")
         }
         let parsed: OpaquePointer? = der.withContiguousBytes { bytes in
             let start = bytes.bindMemory(to: UInt8.self).baseAddress
@@ -171,7 +171,7 @@ enum OpenSSLKeys {
         switch try keyType(of: key) {
         case .p256: return (key, .es256)
         case .ed25519: return (key, .ed25519)
-        case .rsa: throw CryptoError(code: .unsupportedAlgorithm, reason: "RSA private keys are not supported for signing")
+        case .rsa: throw CryptoError.unsupportedAlgorithm(reason: "RSA private keys are not supported for signing")
         }
     }
 
@@ -181,7 +181,7 @@ enum OpenSSLKeys {
     /// on the curve. Far cheaper than parsing an SPKI in OpenSSL 3.0 (~28 µs vs ~200 µs).
     static func importP256(x: some DataProtocol, y: some DataProtocol) throws -> EVPKey {
         guard x.count == 32, y.count == 32 else {
-            throw CryptoError(code: .invalidKey, reason: "P-256 coordinates must be 32 bytes each")
+            throw CryptoError.invalidKey(reason: "P-256 coordinates must be 32 bytes each")
         }
         var point = [UInt8](repeating: 0x04, count: 1)
         point.append(contentsOf: x)
@@ -216,7 +216,7 @@ enum OpenSSLKeys {
         _ make: (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<UInt8>?, Int) -> OpaquePointer?
     ) throws -> EVPKey {
         guard raw.count == 32 else {
-            throw CryptoError(code: .invalidKey, reason: "an Ed25519 \(half) key is 32 bytes, not \(raw.count)")
+            throw CryptoError.invalidKey(reason: "an Ed25519 \(half) key is 32 bytes, not \(raw.count)")
         }
         let key = raw.withContiguousBytes { bytes in
             make(nil, "ED25519", nil, bytes.bindMemory(to: UInt8.self).baseAddress, 32)
@@ -232,7 +232,7 @@ enum OpenSSLKeys {
         guard n.count * 8 >= KeyInputLimits.minimumRSABits - 7, n.count * 8 <= KeyInputLimits.maximumRSABits,
               !e.isEmpty, e.count <= 8, e.last.map({ $0 & 1 == 1 }) == true
         else {
-            throw CryptoError(code: .invalidKey, reason: "RSA modulus must be 2048 to 8192 bits and the exponent odd and at most 64 bits")
+            throw CryptoError.invalidKey(reason: "RSA modulus must be 2048 to 8192 bits and the exponent odd and at most 64 bits")
         }
         // OSSL_PARAM big numbers are in native byte order.
         var nativeN = n

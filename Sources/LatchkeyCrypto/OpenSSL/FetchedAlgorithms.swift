@@ -28,9 +28,7 @@ final class FetchedAlgorithm: @unchecked Sendable {
     /// The fetched pointer, or a clear error when the provider lacks the algorithm.
     func get() throws -> OpaquePointer {
         guard let pointer else {
-            throw CryptoError(
-                code: .unsupportedAlgorithm,
-                reason: "OpenSSL has no \(description) (is the default provider available?)"
+            throw CryptoError.unsupportedAlgorithm(reason: "OpenSSL has no \(description) (is the default provider available?)"
             )
         }
         return pointer

@@ -76,7 +76,7 @@ enum OpenSSLCipher {
         guard authentic else {
             secureZero(&plaintext)
             OpenSSLErrorQueue.clear()
-            throw CryptoError(code: .authenticationFailure, reason: "AES-GCM authentication failed: wrong key, nonce, tag, associated data or ciphertext")
+            throw CryptoError.authenticationFailure(reason: "AES-GCM authentication failed: wrong key, nonce, tag, associated data or ciphertext")
         }
         return plaintext
     }

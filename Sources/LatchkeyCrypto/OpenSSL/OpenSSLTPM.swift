@@ -126,7 +126,7 @@ final class OpenSSLTPMContext: @unchecked Sendable {
     /// Loads `blob` into the TPM for the length of `body`.
     func withKey<T>(_ blob: Data, _ body: (EVPKey) throws -> T) throws -> T {
         guard blob.count <= KeyInputLimits.maximumDERSize else {
-            throw CryptoError(code: .invalidKey, reason: "a TPM key blob is at most \(KeyInputLimits.maximumDERSize) bytes")
+            throw CryptoError.invalidKey(reason: "a TPM key blob is at most \(KeyInputLimits.maximumDERSize) bytes")
         }
         return try locked {
             var loaded: OpaquePointer?
@@ -198,7 +198,7 @@ final class OpenSSLTPMContext: @unchecked Sendable {
         defer { CLatchkey_OPENSSL_free(bytes) }
         let blob = Data(bytes: bytes, count: length)
         guard blob.starts(with: Data("-----BEGIN TSS2 PRIVATE KEY-----".utf8)) else {
-            throw CryptoError(code: .tpmUnavailable, reason: "the TPM provider wrote something other than a TSS2 key blob")
+            throw CryptoError.tpmUnavailable(reason: "the TPM provider wrote something other than a TSS2 key blob")
         }
         return blob
     }

@@ -14,7 +14,7 @@ public enum ProcessProtection {
     public static func disableCoreDumps() throws {
         let failure = CLatchkey_disable_core_dumps()
         guard failure == 0 else {
-            throw CryptoError(code: .processProtection, reason: "could not disable core dumps (errno \(failure))")
+            throw CryptoError.processProtection(reason: "could not disable core dumps (errno \(failure))")
         }
     }
 }

@@ -6,7 +6,7 @@ public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(count: Int) throws -> Data {
         guard count >= 0, count <= 1 << 20 else {
-            throw CryptoError(code: .invalidParameter, reason: "random byte count must be 0 to 1 MiB")
+            throw CryptoError.invalidParameter(reason: "random byte count must be 0 to 1 MiB")
         }
         var data = Data(count: count)
         try data.withUnsafeMutableBytes { try OpenSSLRandom.fill($0) }
@@ -22,7 +22,7 @@ public enum SecureRandom {
     /// bias), for picking symbols of codes.
     public static func uniform(below upperBound: UInt32) throws -> UInt32 {
         guard upperBound > 0 else {
-            throw CryptoError(code: .invalidParameter, reason: "upper bound must be positive")
+            throw CryptoError.invalidParameter(reason: "upper bound must be positive")
         }
         let limit = UInt32.max - UInt32.max % upperBound
         while true {

@@ -20,7 +20,7 @@ public struct SymmetricKey: Sendable, CustomStringConvertible {
     /// A key of `byteCount` bytes from the CSPRNG.
     public static func random(byteCount: Int = 32) throws -> SymmetricKey {
         guard byteCount > 0, byteCount <= 1024 else {
-            throw CryptoError(code: .invalidParameter, reason: "a random key is 1 to 1024 bytes")
+            throw CryptoError.invalidParameter(reason: "a random key is 1 to 1024 bytes")
         }
         return SymmetricKey(storage: try SecureBytes(count: byteCount) { try OpenSSLRandom.fill($0) })
     }

@@ -17,7 +17,7 @@ public struct ECDSASignature: Hashable, Sendable {
     /// From the JOSE/P1363 form: exactly 64 bytes.
     public init(rawRepresentation raw: some DataProtocol) throws {
         guard raw.count == 2 * Self.scalarByteCount else {
-            throw CryptoError(code: .invalidSignatureEncoding, reason: "a raw P-256 signature is 64 bytes, not \(raw.count)")
+            throw CryptoError.invalidSignatureEncoding(reason: "a raw P-256 signature is 64 bytes, not \(raw.count)")
         }
         rawRepresentation = Data(raw)
     }
@@ -60,7 +60,7 @@ struct DERReader {
     var isAtEnd: Bool { bytes.isEmpty }
 
     static func malformed(_ why: String) -> CryptoError {
-        CryptoError(code: .invalidSignatureEncoding, reason: "malformed DER signature: \(why)")
+        CryptoError.invalidSignatureEncoding(reason: "malformed DER signature: \(why)")
     }
 
     /// Reads one element with `tag` and returns its contents.

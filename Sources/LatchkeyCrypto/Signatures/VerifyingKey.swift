@@ -40,7 +40,7 @@ public struct VerifyingKey: Sendable {
         } else if spki.count == SPKIPrefix.ed25519.count + 32, spki.starts(with: SPKIPrefix.ed25519) {
             keyType = .ed25519
         } else {
-            throw CryptoError(code: .invalidKey, reason: "not the SubjectPublicKeyInfo of a P-256 or Ed25519 key")
+            throw CryptoError.invalidKey(reason: "not the SubjectPublicKeyInfo of a P-256 or Ed25519 key")
         }
         self.spkiDER = spki
         self.openSSL = LazyPublicKey(parsed: nil, spki: spki)

@@ -17,7 +17,7 @@ public final class TLSClientConnection: Sendable {
     /// Writes all of `bytes`.
     public func write(_ bytes: Data) throws {
         try session.withLock { session in
-            guard let session else { throw CryptoError(code: .tlsFailure, reason: "the TLS connection is closed") }
+            guard let session else { throw CryptoError.tlsFailure(reason: "the TLS connection is closed") }
             try session.write(bytes)
         }
     }
@@ -25,7 +25,7 @@ public final class TLSClientConnection: Sendable {
     /// Up to `maximum` bytes as they arrive; empty when the peer closed the stream.
     public func read(maximum: Int = 16 * 1024) throws -> Data {
         try session.withLock { session in
-            guard let session else { throw CryptoError(code: .tlsFailure, reason: "the TLS connection is closed") }
+            guard let session else { throw CryptoError.tlsFailure(reason: "the TLS connection is closed") }
             return try session.read(maximum: maximum)
         }
     }

@@ -57,8 +57,7 @@ public final class TPM: Sendable {
             Self.shared.withLock { current in
                 if current === self { current = nil }
             }
-            throw CryptoError(
-                code: .tpmUnavailable, reason: error.reason + " (TPM at \(location), from \(Self.locationVariable))",
+            throw CryptoError.tpmUnavailable(reason: error.reason + " (TPM at \(location), from \(Self.locationVariable))",
                 openSSLErrors: error.openSSLErrors, file: error.file, line: error.line
             )
         }

@@ -22,7 +22,7 @@ public struct TPMSigningKey: Sendable {
     /// this public key.
     public init(wrappedKey: Data, publicKey: VerifyingKey, in tpm: TPM) throws {
         guard publicKey.keyType == .p256 else {
-            throw CryptoError(code: .invalidKey, reason: "a TPM signing key is P-256")
+            throw CryptoError.invalidKey(reason: "a TPM signing key is P-256")
         }
         self.tpm = tpm
         self.wrappedKey = wrappedKey
@@ -46,7 +46,7 @@ public struct TPMSigningKey: Sendable {
                 // The blob carries its public area; a blob for another key is refused
                 // before the TPM signs anything with it.
                 guard try Data(SPKIPrefix.p256) + context.publicPoint(key).dropFirst() == expected else {
-                    throw CryptoError(code: .tpmKeyUnusable, reason: "the TPM key blob holds another key than the one recorded")
+                    throw CryptoError.tpmKeyUnusable(reason: "the TPM key blob holds another key than the one recorded")
                 }
                 return try context.signES256(key, message)
             }

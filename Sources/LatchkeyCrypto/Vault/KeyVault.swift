@@ -95,9 +95,7 @@ public final class KeyVault: @unchecked Sendable {
         }
         let keys = try VaultKeys(root: root)
         guard let stored = try? Base64URL.decode(header.keyCheck), ConstantTime.isEqual(stored, keys.keyCheck) else {
-            throw KeyVaultError(
-                code: .wrongKey,
-                reason: header.keyKind == .scrypt ? "wrong passphrase for the vault at \(path)" : "wrong key for the vault at \(path)"
+            throw KeyVaultError.wrongKey(reason: header.keyKind == .scrypt ? "wrong passphrase for the vault at \(path)" : "wrong key for the vault at \(path)"
             )
         }
         let vault = KeyVault(directory: URL(fileURLWithPath: path), keys: keys)
@@ -134,7 +132,7 @@ public final class KeyVault: @unchecked Sendable {
     /// Writes a new vault's header and keys directory (caller holds the lock).
     private static func create(at path: String, headerPath: String, source: VaultKeySource, allowingWeakPassphrase: Bool) throws -> (VaultHeader, SymmetricKey) {
         if case .passphrase(let passphrase, _) = source, !allowingWeakPassphrase, let weakness = VaultKeySource.weakness(ofPassphrase: passphrase) {
-            throw KeyVaultError(code: .weakPassphrase, reason: weakness + "; nothing was created")
+            throw KeyVaultError.weakPassphrase(reason: weakness + "; nothing was created")
         }
         let allowed: Set<String> = [".lock", "keys"]
         let present = try VaultFiles.names(in: path)
@@ -144,9 +142,7 @@ public final class KeyVault: @unchecked Sendable {
         let leftovers = present.filter { $0.hasPrefix(VaultFiles.temporaryPrefix) }
         let keysEmpty = (try? VaultFiles.names(in: path + "/keys").isEmpty) ?? true
         guard Set(present).subtracting(leftovers).isSubset(of: allowed), keysEmpty else {
-            throw KeyVaultError(
-                code: .notAVault,
-                reason: "\(path) is not empty and has no \(VaultHeader.fileName); choose an empty or new directory for a vault"
+            throw KeyVaultError.notAVault(reason: "\(path) is not empty and has no \(VaultHeader.fileName); choose an empty or new directory for a vault"
             )
         }
         for name in leftovers {
@@ -187,23 +183,23 @@ public final class KeyVault: @unchecked Sendable {
             case .raw: "a key file or systemd credential"
             case .tpm: "its key sealed by this host's TPM (Latchkey's VaultKeySource.tpm; the command line's --vault-key tpm)"
             }
-            throw KeyVaultError(code: .keySourceMismatch, reason: "this vault opens with \(needs), not with the key given")
+            throw KeyVaultError.keySourceMismatch(reason: "this vault opens with \(needs), not with the key given")
         }
         switch source {
         case .passphrase(let passphrase, _):
             guard let salt = header.salt.flatMap({ try? Base64URL.decode($0) }), let parameters = header.scrypt else {
-                throw KeyVaultError(code: .notAVault, reason: "the vault header lacks its scrypt salt or parameters")
+                throw KeyVaultError.notAVault(reason: "the vault header lacks its scrypt salt or parameters")
             }
             do {
                 return try stretch(passphrase, salt: salt, parameters: parameters)
             } catch let error as CryptoError where error.code == .invalidParameter {
-                throw KeyVaultError(code: .notAVault, reason: "the vault header's scrypt parameters are out of bounds: \(error.reason)")
+                throw KeyVaultError.notAVault(reason: "the vault header's scrypt parameters are out of bounds: \(error.reason)")
             }
         case .keyFile, .systemdCredential:
             return try source.rawKey()
         case .tpm:
             guard let sealed = header.tpm else {
-                throw KeyVaultError(code: .notAVault, reason: "the vault header lacks its TPM-sealed key")
+                throw KeyVaultError.notAVault(reason: "the vault header lacks its TPM-sealed key")
             }
             return try sealed.unseal()
         }
@@ -271,7 +267,7 @@ public final class KeyVault: @unchecked Sendable {
     /// A missing TPM is ``KeyVaultError/Code/tpmUnavailable``.
     public func createKey(_ algorithm: SigningAlgorithm, metadata: Data, protection: KeyProtection = .software) throws -> VaultEntry {
         guard metadata.count <= Self.maximumMetadataByteCount else {
-            throw KeyVaultError(code: .metadataTooLarge, reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
+            throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
         }
         let handle = try KeyHandle.random()
         let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: algorithm, protection: protection)
@@ -285,9 +281,7 @@ public final class KeyVault: @unchecked Sendable {
             (key, publicKey) = (.software(software), software.publicKey)
         case .tpm:
             guard algorithm == .es256 else {
-                throw KeyVaultError(
-                    code: .unsupportedProtection,
-                    reason: "a TPM key is ES256 (P-256) only: TPMs have no \(algorithm.joseName); use software protection for it"
+                throw KeyVaultError.unsupportedProtection(reason: "a TPM key is ES256 (P-256) only: TPMs have no \(algorithm.joseName); use software protection for it"
                 )
             }
             let tpmKey: TPMSigningKey
@@ -315,7 +309,7 @@ public final class KeyVault: @unchecked Sendable {
         )
         try VaultFiles.withExclusiveLock(lockPath) {
             guard try VaultFiles.status(recordPath(handle)) == nil else {
-                throw KeyVaultError(code: .fileSystem, reason: "key handle collision", handle: handle)
+                throw KeyVaultError.fileSystem(reason: "key handle collision", handle: handle)
             }
             try writeRecord(record)
         }
@@ -356,7 +350,7 @@ public final class KeyVault: @unchecked Sendable {
                         // A record deleted between listing and reading is simply gone.
                         if error.code != .keyNotFound { part.problems.append(error) }
                     } catch {
-                        part.problems.append(KeyVaultError(code: .corruptRecord, reason: "record \(handle): \(error)", handle: handle))
+                        part.problems.append(KeyVaultError.corruptRecord(reason: "record \(handle): \(error)", handle: handle))
                     }
                     index += chunks
                 }
@@ -413,7 +407,7 @@ public final class KeyVault: @unchecked Sendable {
         if let cached = cacheLock.withLock({ unsealed[handle] }) {
             guard try VaultFiles.status(recordPath(handle)) != nil else {
                 _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
-                throw KeyVaultError(code: .keyNotFound, reason: "no key \(handle) in the vault", handle: handle)
+                throw KeyVaultError.keyNotFound(reason: "no key \(handle) in the vault", handle: handle)
             }
             return cached
         }
@@ -438,11 +432,11 @@ public final class KeyVault: @unchecked Sendable {
         try VaultFiles.withExclusiveLock(lockPath) {
             var record = try readRecord(handle)
             guard var metadata = try? Base64URL.decode(record.metadata) else {
-                throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable metadata", handle: handle)
+                throw KeyVaultError.corruptRecord(reason: "record \(handle): undecodable metadata", handle: handle)
             }
             try update(&metadata)
             guard metadata.count <= Self.maximumMetadataByteCount else {
-                throw KeyVaultError(code: .metadataTooLarge, reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)", handle: handle)
+                throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)", handle: handle)
             }
             record.metadata = Base64URL.encode(metadata)
             record.updatedAt = max(Date().timeIntervalSince1970, record.updatedAt)
@@ -465,14 +459,14 @@ public final class KeyVault: @unchecked Sendable {
         _ body: () async throws -> R
     ) async throws -> R {
         guard !name.isEmpty, name.utf8.count <= 32, name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "-") }) else {
-            throw KeyVaultError(code: .fileSystem, reason: "a vault lock name is 1 to 32 lowercase letters or '-'")
+            throw KeyVaultError.fileSystem(reason: "a vault lock name is 1 to 32 lowercase letters or '-'")
         }
         let path = directory.path + "/.lock-" + name
         let deadline = ContinuousClock.now + timeout
         var descriptor = try VaultFiles.tryExclusiveLock(path)
         while descriptor == nil {
             guard ContinuousClock.now < deadline else {
-                throw KeyVaultError(code: .fileSystem, reason: "the vault's \(name) lock was held by another process or task for over \(timeout)")
+                throw KeyVaultError.fileSystem(reason: "the vault's \(name) lock was held by another process or task for over \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(10))
             descriptor = try VaultFiles.tryExclusiveLock(path)
@@ -488,7 +482,7 @@ public final class KeyVault: @unchecked Sendable {
         }
         _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
         guard removed else {
-            throw KeyVaultError(code: .keyNotFound, reason: "no key \(handle) in the vault", handle: handle)
+            throw KeyVaultError.keyNotFound(reason: "no key \(handle) in the vault", handle: handle)
         }
     }
 }

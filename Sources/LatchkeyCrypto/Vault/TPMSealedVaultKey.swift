@@ -60,7 +60,7 @@ struct TPMSealedVaultKey: Codable, Sendable {
         // The vault must open before it is written: a TPM that made the key but cannot use
         // it (a policy, a broken provider) would otherwise leave a vault nothing opens.
         guard let check = try? sealed.unseal(), check == root else {
-            throw KeyVaultError(code: .tpmUnavailable, reason: "the TPM sealed a vault key it cannot unseal again; nothing was created")
+            throw KeyVaultError.tpmUnavailable(reason: "the TPM sealed a vault key it cannot unseal again; nothing was created")
         }
         return (sealed, root)
     }
@@ -74,7 +74,7 @@ struct TPMSealedVaultKey: Codable, Sendable {
               let salt = try? Base64URL.decode(salt), let sealed = try? Base64URL.decode(sealedRoot),
               sealed.count == AESGCM.nonceByteCount + VaultKeySource.rawKeyByteCount + AESGCM.tagByteCount
         else {
-            throw KeyVaultError(code: .notAVault, reason: "the vault header's TPM-sealed key is malformed")
+            throw KeyVaultError.notAVault(reason: "the vault header's TPM-sealed key is malformed")
         }
         var shared: Data
         do {
@@ -89,7 +89,7 @@ struct TPMSealedVaultKey: Codable, Sendable {
             tag: sealed.suffix(AESGCM.tagByteCount)
         )
         guard var root = try? AESGCM.open(box, using: Self.wrappingKey(shared, salt: salt), authenticating: Self.associatedData) else {
-            throw KeyVaultError(code: .wrongKey, reason: "the TPM-sealed vault key does not unseal (the vault header was altered)")
+            throw KeyVaultError.wrongKey(reason: "the TPM-sealed vault key does not unseal (the vault header was altered)")
         }
         defer { secureZero(&root) }
         return SymmetricKey(data: root)

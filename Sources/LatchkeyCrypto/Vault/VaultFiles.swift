@@ -24,29 +24,25 @@ enum VaultFiles {
     }
 
     static func failure(_ action: String, _ path: String) -> KeyVaultError {
-        KeyVaultError(code: .fileSystem, reason: "cannot \(action) \(path): \(errnoText())")
+        KeyVaultError.fileSystem(reason: "cannot \(action) \(path): \(errnoText())")
     }
 
     /// A swift-system failure (`Errno`, thrown after retrying `EINTR`) as a vault error.
     static func failure(_ action: String, _ path: String, _ error: any Error) -> KeyVaultError {
         let reason = (error as? Errno).map { String(cString: strerror($0.rawValue)) } ?? "\(error)"
-        return KeyVaultError(code: .fileSystem, reason: "cannot \(action) \(path): \(reason)")
+        return KeyVaultError.fileSystem(reason: "cannot \(action) \(path): \(reason)")
     }
 
     /// Throws unless `status` belongs to this user and grants nothing to group or others.
     static func checkPrivate(_ status: stat, path: String, isDirectory: Bool) throws {
         guard status.st_uid == geteuid() else {
-            throw KeyVaultError(
-                code: .insecurePermissions,
-                reason: "\(path) belongs to another user (uid \(status.st_uid)); a vault must be owned by the user that opens it"
+            throw KeyVaultError.insecurePermissions(reason: "\(path) belongs to another user (uid \(status.st_uid)); a vault must be owned by the user that opens it"
             )
         }
         guard status.st_mode & 0o077 == 0 else {
             let mode = String(status.st_mode & 0o777, radix: 8)
             let fix = isDirectory ? "chmod 700 \(path)" : "chmod 600 \(path)"
-            throw KeyVaultError(
-                code: .insecurePermissions,
-                reason: "\(path) is accessible by group or others (mode \(mode)); fix it with: \(fix)"
+            throw KeyVaultError.insecurePermissions(reason: "\(path) is accessible by group or others (mode \(mode)); fix it with: \(fix)"
             )
         }
     }
@@ -70,7 +66,7 @@ enum VaultFiles {
         let result = followLink ? stat(path, &status) : lstat(path, &status)
         guard result == 0 else { throw failure("inspect", path) }
         guard status.st_mode & S_IFMT == S_IFDIR else {
-            throw KeyVaultError(code: .notAVault, reason: "\(path) is not a directory")
+            throw KeyVaultError.notAVault(reason: "\(path) is not a directory")
         }
         try checkPrivate(status, path: path, isDirectory: true)
     }
@@ -98,18 +94,18 @@ enum VaultFiles {
         if descriptor < 0, errno == EPERM { descriptor = openFile(flags) }
         guard descriptor >= 0 else {
             if errno == ENOENT { throw KeyVaultError(code: missing, reason: "\(path) does not exist") }
-            if errno == ELOOP { throw KeyVaultError(code: .insecurePermissions, reason: "\(path) is a symbolic link; the vault refuses to follow links") }
+            if errno == ELOOP { throw KeyVaultError.insecurePermissions(reason: "\(path) is a symbolic link; the vault refuses to follow links") }
             throw failure("open", path)
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw failure("inspect", path) }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw KeyVaultError(code: .corruptRecord, reason: "\(path) is not a regular file")
+            throw KeyVaultError.corruptRecord(reason: "\(path) is not a regular file")
         }
         if requirePrivate { try checkPrivate(status, path: path, isDirectory: false) }
         guard Int(status.st_size) <= maximumSize else {
-            throw KeyVaultError(code: .corruptRecord, reason: "\(path) is \(status.st_size) bytes, over the \(maximumSize)-byte limit")
+            throw KeyVaultError.corruptRecord(reason: "\(path) is \(status.st_size) bytes, over the \(maximumSize)-byte limit")
         }
         var data = Data(count: Int(status.st_size) + 1)
         var total = 0
@@ -130,7 +126,7 @@ enum VaultFiles {
             }
         }
         guard total <= maximumSize else {
-            throw KeyVaultError(code: .corruptRecord, reason: "\(path) grew past the \(maximumSize)-byte limit while being read")
+            throw KeyVaultError.corruptRecord(reason: "\(path) grew past the \(maximumSize)-byte limit while being read")
         }
         data.removeSubrange(total...)
         return data

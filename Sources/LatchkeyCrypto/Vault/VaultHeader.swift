@@ -35,18 +35,16 @@ struct VaultHeader: Codable {
         // when the rest of it has changed shape.
         struct FormatOnly: Decodable { var format: Int }
         guard let format = try? JSONDecoder().decode(FormatOnly.self, from: data) else {
-            throw KeyVaultError(code: .notAVault, reason: "\(path) is not a Latchkey vault header")
+            throw KeyVaultError.notAVault(reason: "\(path) is not a Latchkey vault header")
         }
         guard (1...currentFormat).contains(format.format) else {
-            throw KeyVaultError(
-                code: .unsupportedFormat,
-                reason: "\(path) is vault format \(format.format); this Latchkey reads formats 1 to \(currentFormat) (upgrade Latchkey to open it)"
+            throw KeyVaultError.unsupportedFormat(reason: "\(path) is vault format \(format.format); this Latchkey reads formats 1 to \(currentFormat) (upgrade Latchkey to open it)"
             )
         }
         do {
             return try JSONDecoder().decode(VaultHeader.self, from: data)
         } catch {
-            throw KeyVaultError(code: .notAVault, reason: "\(path) is a damaged vault header", underlying: error)
+            throw KeyVaultError.notAVault(reason: "\(path) is a damaged vault header", underlying: error)
         }
     }
 

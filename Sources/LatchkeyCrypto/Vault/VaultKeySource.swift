@@ -67,18 +67,16 @@ public enum VaultKeySource: Sendable {
         let url: URL
         switch self {
         case .passphrase, .tpm:
-            throw KeyVaultError(code: .keySourceMismatch, reason: "a passphrase or TPM is not a raw key")
+            throw KeyVaultError.keySourceMismatch(reason: "a passphrase or TPM is not a raw key")
         case .keyFile(let file):
             url = file
         case .systemdCredential(let name):
             guard let directory = Self.credentialsDirectory ?? ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-                throw KeyVaultError(
-                    code: .keySourceUnavailable,
-                    reason: "CREDENTIALS_DIRECTORY is not set: run under systemd with LoadCredential=\(name):<file> (or set it for testing)"
+                throw KeyVaultError.keySourceUnavailable(reason: "CREDENTIALS_DIRECTORY is not set: run under systemd with LoadCredential=\(name):<file> (or set it for testing)"
                 )
             }
             guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
-                throw KeyVaultError(code: .keySourceUnavailable, reason: "invalid systemd credential name")
+                throw KeyVaultError.keySourceUnavailable(reason: "invalid systemd credential name")
             }
             url = URL(fileURLWithPath: directory).appendingPathComponent(name)
         }
@@ -93,9 +91,7 @@ public enum VaultKeySource: Sendable {
         )
         defer { secureZero(&bytes) }
         guard bytes.count == Self.rawKeyByteCount else {
-            throw KeyVaultError(
-                code: .keySourceUnavailable,
-                reason: "\(url.path) holds \(bytes.count) bytes; a vault key is exactly 32 random bytes"
+            throw KeyVaultError.keySourceUnavailable(reason: "\(url.path) holds \(bytes.count) bytes; a vault key is exactly 32 random bytes"
             )
         }
         return SymmetricKey(data: bytes)

@@ -98,7 +98,7 @@ struct VaultRecord {
     /// Errors name the handle and say what is wrong, never what the record holds.
     static func open(_ data: Data, expectedHandle: KeyHandle, keys: VaultKeys) throws -> VaultRecord {
         func corrupt(_ why: String) -> KeyVaultError {
-            KeyVaultError(code: .corruptRecord, reason: "record \(expectedHandle): \(why)", handle: expectedHandle)
+            KeyVaultError.corruptRecord(reason: "record \(expectedHandle): \(why)", handle: expectedHandle)
         }
         guard !data.isEmpty else { throw corrupt("empty file") }
         guard let object = try? FlatJSONObject(parsing: data) else {
@@ -110,9 +110,7 @@ struct VaultRecord {
             throw corrupt("no format version")
         }
         guard (1...VaultHeader.currentFormat).contains(format) else {
-            throw KeyVaultError(
-                code: .unsupportedFormat,
-                reason: "record \(expectedHandle) is format \(format); this Latchkey reads formats 1 to \(VaultHeader.currentFormat)",
+            throw KeyVaultError.unsupportedFormat(reason: "record \(expectedHandle) is format \(format); this Latchkey reads formats 1 to \(VaultHeader.currentFormat)",
                 handle: expectedHandle
             )
         }
@@ -159,8 +157,7 @@ struct VaultRecord {
         case let name?:
             // A kind of key storage this version does not know is reported, never guessed.
             guard let known = KeyProtection(rawValue: name), known != .tpm || algorithm == .es256 else {
-                throw KeyVaultError(
-                    code: .unsupportedFormat, reason: "record \(handle) keeps its key in a way this Latchkey does not know", handle: handle
+                throw KeyVaultError.unsupportedFormat(reason: "record \(handle) keeps its key in a way this Latchkey does not know", handle: handle
                 )
             }
             protection = known
@@ -200,7 +197,7 @@ struct VaultRecord {
         guard let publicKeyDER = try? Base64URL.decode(publicKey), let metadataBytes = try? Base64URL.decode(metadata),
               let key = try? VerifyingKey(deferredSPKI: publicKeyDER)
         else {
-            throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable fields", handle: handle)
+            throw KeyVaultError.corruptRecord(reason: "record \(handle): undecodable fields", handle: handle)
         }
         return VaultEntry(
             handle: handle,
@@ -222,7 +219,7 @@ struct VaultRecord {
         case .tpm:
             let blob = try unsealed(keys: keys)
             guard let publicKeyDER = try? Base64URL.decode(publicKey), let key = try? VerifyingKey(spkiDER: publicKeyDER) else {
-                throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable public key", handle: handle)
+                throw KeyVaultError.corruptRecord(reason: "record \(handle): undecodable public key", handle: handle)
             }
             let tpm: TPM
             do {
@@ -240,7 +237,7 @@ struct VaultRecord {
               let sealed = try? Base64URL.decode(sealedKey),
               sealed.count > AESGCM.tagByteCount
         else {
-            throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): undecodable sealed key", handle: handle)
+            throw KeyVaultError.corruptRecord(reason: "record \(handle): undecodable sealed key", handle: handle)
         }
         let box = AESGCM.SealedBox(
             nonce: nonceBytes,
@@ -251,7 +248,7 @@ struct VaultRecord {
             let context = Self.sealingContext(format: keyFormat, handle: handle, algorithm: algorithm, protection: protection)
             return try AESGCM.open(box, using: keys.sealing, authenticating: context)
         } catch {
-            throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not decrypt", handle: handle, underlying: error)
+            throw KeyVaultError.corruptRecord(reason: "record \(handle): the private key does not decrypt", handle: handle, underlying: error)
         }
     }
 
@@ -262,7 +259,7 @@ struct VaultRecord {
         guard let key = try? SigningKey(pkcs8DER: pkcs8), key.algorithm == algorithm,
               key.publicKey.spkiDER == (try? Base64URL.decode(publicKey))
         else {
-            throw KeyVaultError(code: .corruptRecord, reason: "record \(handle): the private key does not match the record", handle: handle)
+            throw KeyVaultError.corruptRecord(reason: "record \(handle): the private key does not match the record", handle: handle)
         }
         return key
     }

@@ -21,24 +21,24 @@ public enum AdminTokenFile {
             let count = read(existing, &bytes, bytes.count)
             let token = String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self).trimmingCharacters(in: .newlines)
             guard count > 0, count <= 1024, !token.isEmpty else {
-                throw StoreError(.keyUnavailable, "\(path) holds no admin token; remove it to have a new one made")
+                throw StoreError.keyUnavailable("\(path) holds no admin token; remove it to have a new one made")
             }
             return (token, path, false)
         }
         guard errno == ENOENT else {
-            throw StoreError(.keyUnavailable, "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw StoreError.keyUnavailable("cannot read \(path): \(String(cString: strerror(errno)))")
         }
         let token = try make()
         let descriptor = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw StoreError(.keyUnavailable, "cannot create \(path): \(String(cString: strerror(errno)))")
+            throw StoreError.keyUnavailable("cannot create \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         let bytes = Data((token + "\n").utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == bytes.count, fsync(descriptor) == 0 else {
             unlink(path)
-            throw StoreError(.keyUnavailable, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw StoreError.keyUnavailable("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         return (token, path, true)
     }

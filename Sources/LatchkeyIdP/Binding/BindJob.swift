@@ -35,7 +35,7 @@ struct BindJob: Sendable {
         id = try row.text(0)
         tokenHash = try row.blob(1)
         identityID = try row.text(2)
-        guard let kind = Kind(rawValue: try row.text(3)) else { throw StoreError(.corruptRow, "a bind job has an unknown kind") }
+        guard let kind = Kind(rawValue: try row.text(3)) else { throw StoreError.corruptRow("a bind job has an unknown kind") }
         self.kind = kind
         expiresAt = try row.date(4)
         postBindingRedirectURI = try row.optionalText(5)

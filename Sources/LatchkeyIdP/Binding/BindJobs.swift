@@ -43,7 +43,7 @@ struct BindJobs: Sendable {
                 \(postBindingRedirectURI), \(requireEmailCode || configuration.requireEmailCodeForBinding))
             """)
         guard let url = URL(string: context.url("v1/bind/\(id)", token: token)) else {
-            throw ProviderError(status: 500, error: .serverError, description: "cannot build the bind URL")
+            throw ProviderError.serverError("cannot build the bind URL")
         }
         return url
     }

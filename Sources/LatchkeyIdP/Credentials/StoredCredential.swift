@@ -30,13 +30,13 @@ struct StoredCredential: Sendable {
     init(row: SQLRow) throws {
         let signCount = try row.int(3)
         guard let counter = UInt32(exactly: signCount) else {
-            throw StoreError(.corruptRow, "a credential's signature counter is out of range")
+            throw StoreError.corruptRow("a credential's signature counter is out of range")
         }
         let publicKey: COSEKey
         do {
             publicKey = try COSEKey(encoded: try row.blob(2))
         } catch {
-            throw StoreError(.corruptRow, "a credential's public key does not parse", underlying: error)
+            throw StoreError.corruptRow("a credential's public key does not parse", underlying: error)
         }
         let transports = try row.text(9)
         record = RelyingParty.RegisteredCredential(

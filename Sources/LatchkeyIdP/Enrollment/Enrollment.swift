@@ -37,14 +37,14 @@ struct Enrollment: Sendable {
 
     init(row: SQLRow) throws {
         id = try row.text(0)
-        guard let kind = Kind(rawValue: try row.text(1)) else { throw StoreError(.corruptRow, "an enrollment has an unknown kind") }
+        guard let kind = Kind(rawValue: try row.text(1)) else { throw StoreError.corruptRow("an enrollment has an unknown kind") }
         self.kind = kind
         tokenHash = try row.blob(2)
         username = try row.text(3)
         identityID = try row.optionalText(4)
         if let profile = try row.optionalText(5) {
             guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(profile.utf8)) else {
-                throw StoreError(.corruptRow, "an enrollment's profile does not parse")
+                throw StoreError.corruptRow("an enrollment's profile does not parse")
             }
             self.profile = decoded
         }

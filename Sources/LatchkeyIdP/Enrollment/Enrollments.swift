@@ -23,7 +23,7 @@ struct Enrollments: Sendable {
     /// recovery (docs/SECURITY.md, "Limits").
     private func begin(_ kind: Enrollment.Kind, username: String, clientKey: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<(Enrollment, String)> {
         guard try await AttemptCounters.increment("enrollment-address|" + clientKey, now: now, in: transaction) <= configuration.maximumEnrollmentStartsPerAddress else {
-            return .refused(ProviderError(status: 429, error: .slowDown, description: "too many sign-ups or recoveries from this address; try again later"))
+            return .refused(ProviderError.slowDown("too many sign-ups or recoveries from this address; try again later"))
         }
         let token = try ProviderContext.randomToken()
         let enrollment = Enrollment(
@@ -50,7 +50,7 @@ struct Enrollments: Sendable {
     private func check(_ enrollment: Enrollment, _ typed: String, clientKey: String, now: Date, in transaction: any SQLTransaction) async throws -> ProviderError? {
         let addressKey = "code-address|" + clientKey
         guard try await AttemptCounters.count(addressKey, now: now, in: transaction) < configuration.maximumCodeFailuresPerAddress else {
-            return ProviderError(status: 429, error: .slowDown, description: "too many wrong codes from this address; try again later")
+            return ProviderError.slowDown("too many wrong codes from this address; try again later")
         }
         let target = enrollment.codeTarget ?? ""
         let form = MailedCode.form(of: typed)
@@ -60,10 +60,7 @@ struct Enrollments: Sendable {
             let recent = try await AttemptCounters.count(shortKey, now: now, in: transaction)
             let today = try await AttemptCounters.count(dailyKey, window: AttemptCounters.day, now: now, in: transaction)
             guard recent < configuration.maximumCodeFailuresPerAccount, today < configuration.maximumCodeFailuresPerAccountPerDay else {
-                return ProviderError(
-                    status: 429, error: .slowDown,
-                    description: "too many wrong codes were tried for this account; enter the long code from the e-mail instead"
-                )
+                return ProviderError.slowDown("too many wrong codes were tried for this account; enter the long code from the e-mail instead")
             }
         }
         let matches = try await MailedCode.matches(form, target: target, now: now, in: transaction)
@@ -100,7 +97,7 @@ struct Enrollments: Sendable {
     /// Starts a sign-up: the answer is always the `enroll-profile` step.
     func startSignUp(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
         guard configuration.selfRegistration else {
-            throw ProviderError(status: 403, error: .accessDenied, description: "this provider does not allow self-registration")
+            throw ProviderError.accessDenied("this provider does not allow self-registration")
         }
         let name = try Username.validated(username)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in
@@ -184,7 +181,7 @@ struct Enrollments: Sendable {
     /// mailbox nor takes anything from them.
     func startRecovery(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
         guard configuration.recovery else {
-            throw ProviderError(status: 403, error: .accessDenied, description: "this provider does not offer account recovery")
+            throw ProviderError.accessDenied("this provider does not offer account recovery")
         }
         let name = try Username.validated(username)
         let code = try MailedCode.generate()

@@ -53,11 +53,11 @@ struct DPoPBinding: Sendable {
 
     /// A refusal: 400 at the token endpoint (§5), 401 with a `DPoP` challenge at a
     /// resource (§7.1).
-    static func refusal(_ error: ErrorCode, _ description: String, resource: Bool) -> ProviderError {
-        guard resource else { return ProviderError.badRequest(error, description) }
+    static func refusal(_ code: ErrorCode, _ reason: String, resource: Bool) -> ProviderError {
+        guard resource else { return ProviderError.badRequest(code, reason) }
         return ProviderError(
-            status: 401, error: error, description: description,
-            challenge: "DPoP error=\"\(error.rawValue)\", algs=\"\(algorithms.joined(separator: " "))\""
+            status: 401, code: code, reason: reason,
+            challenge: "DPoP error=\"\(code.rawValue)\", algs=\"\(algorithms.joined(separator: " "))\""
         )
     }
 }

@@ -74,7 +74,7 @@ final class SigningKeys: Sendable {
     func current(now: Date = Date()) async throws -> Entry {
         let live = try await entries(now: now).filter { $0.signsFrom <= now && ($0.publishedUntil ?? .distantFuture) > now }
         guard let entry = live.max(by: { $0.signsFrom < $1.signsFrom }) else {
-            throw StoreError(.keyUnavailable, "no signing key is active now")
+            throw StoreError.keyUnavailable("no signing key is active now")
         }
         return entry
     }

@@ -21,7 +21,7 @@ struct TokenEndpoint: Sendable {
     /// The token endpoint's JSON answer (RFC 6749 §5.1). `dpopProofs` are the request's
     /// `DPoP` headers (RFC 9449 §5): a valid proof binds the grant's tokens to its key.
     func token(_ request: TokenRequest, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
-        guard let client = context.client(request.clientID) else { throw ProviderError(status: 401, error: .invalidClient, description: "unknown client") }
+        guard let client = context.client(request.clientID) else { throw ProviderError.invalidClient("unknown client") }
         let dpop = try self.dpop
         let proof = try dpop.proof(dpopProofs, method: HTTPMethod.post, url: context.url(ProtocolPath.token), now: now)
         if proof == nil, configuration.requiresDPoP {

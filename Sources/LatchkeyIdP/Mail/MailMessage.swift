@@ -20,8 +20,8 @@ struct MailMessage: Sendable {
 
     /// The message with its headers, CRLF line ends, ready for SMTP DATA or sendmail.
     func rendered(from: String, now: Date = Date()) throws -> Data {
-        guard Self.isPlainAddress(to) else { throw MailError(.invalidAddress, "the recipient address cannot be sent as it is") }
-        guard Self.isPlainAddress(from) else { throw MailError(.invalidConfiguration, "the sender address \(from) cannot be sent as it is") }
+        guard Self.isPlainAddress(to) else { throw MailError.invalidAddress("the recipient address cannot be sent as it is") }
+        guard Self.isPlainAddress(from) else { throw MailError.invalidConfiguration("the sender address \(from) cannot be sent as it is") }
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         let identifier = Base64URL.encode(try SecureRandom.bytes(count: 18))
         let formatter = DateFormatter()

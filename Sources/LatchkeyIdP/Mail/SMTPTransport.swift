@@ -29,10 +29,10 @@ struct SMTPTransport: MailTransport {
             guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), ["smtp", "smtps"].contains(scheme),
                   let host = components.host, !host.isEmpty, components.path.isEmpty || components.path == "/", components.query == nil
             else {
-                throw MailError(.invalidConfiguration, "the SMTP URL must be smtp://[user@]host[:port] or smtps://[user@]host[:port]")
+                throw MailError.invalidConfiguration("the SMTP URL must be smtp://[user@]host[:port] or smtps://[user@]host[:port]")
             }
             guard components.password == nil else {
-                throw MailError(.invalidConfiguration, "the SMTP URL must not carry a password: give it by file, environment or credential")
+                throw MailError.invalidConfiguration("the SMTP URL must not carry a password: give it by file, environment or credential")
             }
             self.host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             implicitTLS = scheme == "smtps"
@@ -81,7 +81,7 @@ private final class SMTPSession {
                 // Anything already sent after the 220 came before TLS and would be read as
                 // if inside it (the STARTTLS injection of CVE-2011-0411): refuse.
                 guard buffer.isEmpty else {
-                    throw MailError(.temporary, "\(settings.host) sent data after its STARTTLS answer; refusing it")
+                    throw MailError.temporary("\(settings.host) sent data after its STARTTLS answer; refusing it")
                 }
                 try startTLS()
                 // What the server said before TLS is forgotten (RFC 3207 §4.2).
@@ -91,7 +91,7 @@ private final class SMTPSession {
             // Codes are secrets: they cross a network only inside TLS. A server on this
             // host (a local MTA) may take them in clear.
             guard tls != nil || settings.isLoopback else {
-                throw MailError(.temporary, "\(settings.host) offers no STARTTLS; refusing to send codes or a password in clear (use smtps://, or a local MTA with --mail sendmail)")
+                throw MailError.temporary("\(settings.host) offers no STARTTLS; refusing to send codes or a password in clear (use smtps://, or a local MTA with --mail sendmail)")
             }
             if let user = settings.user {
                 let credentials = Data("\u{0}\(user)\u{0}\(settings.password ?? "")".utf8).base64EncodedString()
@@ -112,7 +112,7 @@ private final class SMTPSession {
     func deliver(_ data: Data, from: String, to: String) throws {
         let utf8 = !(from + to).unicodeScalars.allSatisfy(\.isASCII)
         if utf8, !capabilities.contains("SMTPUTF8") {
-            throw MailError(.recipientRefused, "\(settings.host) does not take non-ASCII addresses (no SMTPUTF8)")
+            throw MailError.recipientRefused("\(settings.host) does not take non-ASCII addresses (no SMTPUTF8)")
         }
         try expect(250, after: "MAIL FROM:<\(from)>" + (utf8 ? " SMTPUTF8" : ""))
         // From here on a refusal is about this recipient or this message, not the server.
@@ -137,7 +137,7 @@ private final class SMTPSession {
         do {
             tls = try TLSClientConnection(socket: socket, host: settings.host, trustedCertificatesFile: settings.trustedCertificatesFile)
         } catch {
-            throw MailError(.temporary, "TLS with \(settings.host) failed", underlying: error)
+            throw MailError.temporary("TLS with \(settings.host) failed", underlying: error)
         }
     }
 
@@ -186,7 +186,7 @@ private final class SMTPSession {
             let line = try readLine()
             size += line.utf8.count
             guard line.utf8.count >= 3, let code = Int(line.prefix(3)), size <= 64 * 1024 else {
-                throw MailError(.temporary, "\(settings.host) sent something that is not an SMTP reply")
+                throw MailError.temporary("\(settings.host) sent something that is not an SMTP reply")
             }
             lines.append(String(line.dropFirst(4)))
             if line.count == 3 || line[line.index(line.startIndex, offsetBy: 3)] == " " { return (code, lines) }
@@ -200,32 +200,32 @@ private final class SMTPSession {
                 buffer.removeSubrange(buffer.startIndex..<end.upperBound)
                 return line
             }
-            guard buffer.count <= 4096 else { throw MailError(.temporary, "\(settings.host) sent a line over 4 KiB") }
+            guard buffer.count <= 4096 else { throw MailError.temporary("\(settings.host) sent a line over 4 KiB") }
             let chunk = try readSome()
-            guard !chunk.isEmpty else { throw MailError(.temporary, "\(settings.host) closed the connection") }
+            guard !chunk.isEmpty else { throw MailError.temporary("\(settings.host) closed the connection") }
             buffer.append(chunk)
         }
     }
 
     private func readSome() throws -> Data {
         if let tls {
-            do { return try tls.read() } catch { throw MailError(.temporary, "reading from \(settings.host) failed", underlying: error) }
+            do { return try tls.read() } catch { throw MailError.temporary("reading from \(settings.host) failed", underlying: error) }
         }
         var bytes = [UInt8](repeating: 0, count: 4096)
         let count = recv(socket, &bytes, bytes.count, 0)
-        guard count >= 0 else { throw MailError(.temporary, "reading from \(settings.host) failed (errno \(errno); a timeout is EAGAIN)") }
+        guard count >= 0 else { throw MailError.temporary("reading from \(settings.host) failed (errno \(errno); a timeout is EAGAIN)") }
         return Data(bytes.prefix(count))
     }
 
     private func write(_ data: Data) throws {
         if let tls {
-            do { try tls.write(data) } catch { throw MailError(.temporary, "writing to \(settings.host) failed", underlying: error) }
+            do { try tls.write(data) } catch { throw MailError.temporary("writing to \(settings.host) failed", underlying: error) }
             return
         }
         var offset = 0
         while offset < data.count {
             let sent = data.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { throw MailError(.temporary, "writing to \(settings.host) failed (errno \(errno))") }
+            guard sent > 0 else { throw MailError.temporary("writing to \(settings.host) failed (errno \(errno))") }
             offset += sent
         }
     }
@@ -237,7 +237,7 @@ private final class SMTPSession {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var results: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &results) == 0, let first = results else {
-            throw MailError(.temporary, "cannot resolve the SMTP host \(host)")
+            throw MailError.temporary("cannot resolve the SMTP host \(host)")
         }
         defer { freeaddrinfo(first) }
         var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
@@ -251,6 +251,6 @@ private final class SMTPSession {
             if Glibc.connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return descriptor }
             Glibc.close(descriptor)
         }
-        throw MailError(.temporary, "cannot connect to the SMTP server \(host):\(port)")
+        throw MailError.temporary("cannot connect to the SMTP server \(host):\(port)")
     }
 }

@@ -31,11 +31,11 @@ struct SendmailTransport: MailTransport {
         var stdin: [Int32] = [-1, -1]
         var stderr: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &stdin) == 0 else {
-            throw MailError(.temporary, "cannot make a socket for \(path) (errno \(errno))")
+            throw MailError.temporary("cannot make a socket for \(path) (errno \(errno))")
         }
         defer { for descriptor in stdin where descriptor >= 0 { close(descriptor) } }
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &stderr) == 0 else {
-            throw MailError(.temporary, "cannot make a socket for \(path) (errno \(errno))")
+            throw MailError.temporary("cannot make a socket for \(path) (errno \(errno))")
         }
         defer { for descriptor in stderr where descriptor >= 0 { close(descriptor) } }
 
@@ -49,7 +49,7 @@ struct SendmailTransport: MailTransport {
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = argv.withUnsafeBufferPointer { posix_spawn(&pid, path, &actions, nil, $0.baseAddress!, environ) }
-        guard spawned == 0 else { throw MailError(.temporary, "cannot run \(path) (errno \(spawned))") }
+        guard spawned == 0 else { throw MailError.temporary("cannot run \(path) (errno \(spawned))") }
         close(stdin[1])
         stdin[1] = -1
         close(stderr[1])

@@ -92,7 +92,7 @@ final class ProviderContext: Sendable {
     var decoyKey: SymmetricKey {
         get throws {
             guard let key = readiness.withLock({ $0.decoyKey }) else {
-                throw ProviderError(status: 503, error: .temporarilyUnavailable, description: "the provider's store is not ready")
+                throw ProviderError.temporarilyUnavailable("the provider's store is not ready")
             }
             return key
         }
@@ -103,7 +103,7 @@ final class ProviderContext: Sendable {
     var tickets: TicketSealer {
         get throws {
             guard let tickets = readiness.withLock({ $0.tickets }) else {
-                throw ProviderError(status: 503, error: .temporarilyUnavailable, description: "the provider's store is not ready")
+                throw ProviderError.temporarilyUnavailable("the provider's store is not ready")
             }
             return tickets
         }
@@ -114,7 +114,7 @@ final class ProviderContext: Sendable {
     var dpopNonces: DPoPNonces {
         get throws {
             guard let nonces = readiness.withLock({ $0.dpopNonces }) else {
-                throw ProviderError(status: 503, error: .temporarilyUnavailable, description: "the provider's store is not ready")
+                throw ProviderError.temporarilyUnavailable("the provider's store is not ready")
             }
             return nonces
         }

@@ -20,7 +20,7 @@ struct StoreSealing: Sendable {
         do {
             return try AESGCM.open(AESGCM.SealedBox(combined: sealed), using: key, authenticating: Data("latchkey store: \(name)".utf8))
         } catch {
-            throw StoreError(.keyUnavailable, "the store's \(name) does not open with this store key; every instance needs the key the store was made with", underlying: error)
+            throw StoreError.keyUnavailable("the store's \(name) does not open with this store key; every instance needs the key the store was made with", underlying: error)
         }
     }
 

@@ -24,7 +24,7 @@ struct AdminAuthorization: Sendable {
     func check(_ request: Request, _ context: ProviderRequestContext) async throws {
         let address = context.limitKey
         guard await !failures.isExhausted(address) else {
-            throw ProviderError(status: 429, error: .slowDown, description: "too many failed admin authentications; try again in a minute")
+            throw ProviderError.slowDown("too many failed admin authentications; try again in a minute")
         }
         guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
             _ = await failures.allow(address)

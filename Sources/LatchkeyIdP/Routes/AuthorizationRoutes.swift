@@ -32,7 +32,7 @@ enum AuthorizationRoutes {
                 response = try await TransferRoutes.assertion(request)
                 redirect = try await provider.signIns.complete(session: session, response: response)
             } catch let error as ProviderError {
-                provider.context.metrics.signInFailed(error.error.rawValue)
+                provider.context.metrics.signInFailed(error.code.rawValue)
                 throw error
             }
             provider.context.metrics.signedIn()

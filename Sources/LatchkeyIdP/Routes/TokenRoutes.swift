@@ -33,7 +33,7 @@ enum TokenRoutes {
                 // No `WWW-Authenticate: Basic` (RFC 7662 does not ask for one): Foundation's
                 // URLSession on Linux stalls on a Basic challenge it has no credential for,
                 // and resource servers written with it would hang instead of reading the 401.
-                throw ProviderError(status: 401, error: .invalidClient, description: "introspection needs a resource server's credential (HTTP Basic)")
+                throw ProviderError.invalidClient("introspection needs a resource server's credential (HTTP Basic)")
             }
             return HTTPSupport.json(data: try await provider.introspection.introspect(introspection.token))
         }
@@ -42,7 +42,7 @@ enum TokenRoutes {
             // RFC 7009 §2.1: the client identifies itself (a public client by client_id) and
             // may revoke only its own tokens; an unknown client is refused, and another
             // client's token is left alone with the same 200.
-            guard let client = provider.context.client(revocation.clientID) else { throw ProviderError.invalidClient }
+            guard let client = provider.context.client(revocation.clientID) else { throw ProviderError.invalidClient("unknown client_id") }
             if let token = revocation.token { try await provider.tokens.revoke(token, clientID: client.id) }
             return Response(status: .ok)
         }

@@ -139,7 +139,7 @@ struct SignIns: Sendable {
         }
         let answer = AuthorizationResponseParameters(code: code, state: session.state, issuer: context.issuer.absoluteString)
         guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {
-            throw ProviderError(status: 500, error: .serverError, description: "cannot build the redirect")
+            throw ProviderError.serverError("cannot build the redirect")
         }
         return redirect
     }

@@ -29,10 +29,10 @@ enum LegacySnapshotImport {
         do {
             snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(contentsOf: stateURL))
         } catch {
-            throw StoreError(.corruptRow, "\(stateURL.path) (the state file of a version before the database) does not parse; move it away to start without it", underlying: error)
+            throw StoreError.corruptRow("\(stateURL.path) (the state file of a version before the database) does not parse; move it away to start without it", underlying: error)
         }
         guard snapshot.format == 1 else {
-            throw StoreError(.schemaTooNew, "\(stateURL.path) has an unknown format \(snapshot.format)")
+            throw StoreError.schemaTooNew("\(stateURL.path) has an unknown format \(snapshot.format)")
         }
         let keyPath = directory.appendingPathComponent(StoreFiles.legacySigningKeyName).path
         let legacyKey = try FileManager.default.fileExists(atPath: keyPath) ? SigningKey(pemRepresentation: String(contentsOfFile: keyPath, encoding: .utf8)) : nil
@@ -67,7 +67,7 @@ enum LegacySnapshotImport {
         }
         let imported = directory.appendingPathComponent(StoreFiles.legacyStateName + ".imported")
         guard rename(stateURL.path, imported.path) == 0 else {
-            throw StoreError(.engineFailure, "imported \(stateURL.path) but cannot rename it: \(String(cString: strerror(errno)))")
+            throw StoreError.engineFailure("imported \(stateURL.path) but cannot rename it: \(String(cString: strerror(errno)))")
         }
         // The old key file held the signing key in clear; it is sealed in the store now.
         if legacyKey != nil { unlink(keyPath) }

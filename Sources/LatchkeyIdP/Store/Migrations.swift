@@ -249,7 +249,7 @@ enum Migrations {
                 }
                 let version = try await transaction.first("SELECT version FROM latchkey_schema")?.int(0) ?? 0
                 guard version <= currentVersion else {
-                    throw StoreError(.schemaTooNew, "the database has schema version \(version); this build of Latchkey knows up to \(currentVersion). Run a newer latchkey, or restore a backup made for this one")
+                    throw StoreError.schemaTooNew("the database has schema version \(version); this build of Latchkey knows up to \(currentVersion). Run a newer latchkey, or restore a backup made for this one")
                 }
                 guard version < currentVersion else { return false }
                 for statement in ddl(steps[Int(version)], dialect) {

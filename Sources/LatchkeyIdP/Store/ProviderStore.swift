@@ -28,7 +28,7 @@ enum ProviderStore {
             }
         case .postgres(let location):
             guard let key = configuration.storeKey else {
-                throw StoreError(.keyUnavailable, "a PostgreSQL store needs a store key, the same on every instance: give --store-key-file or the systemd credential latchkey-store-key")
+                throw StoreError.keyUnavailable("a PostgreSQL store needs a store key, the same on every instance: give --store-key-file or the systemd credential latchkey-store-key")
             }
             let database = PostgresProviderDatabase(configuration: try location.clientConfiguration(), logger: logger)
             return Opened(database: database, storeKey: try storeKey(key))
@@ -36,7 +36,7 @@ enum ProviderStore {
     }
 
     private static func storeKey(_ bytes: Data) throws -> SymmetricKey {
-        guard bytes.count == 32 else { throw StoreError(.keyUnavailable, "the store key must be 32 bytes") }
+        guard bytes.count == 32 else { throw StoreError.keyUnavailable("the store key must be 32 bytes") }
         return SymmetricKey(data: bytes)
     }
 

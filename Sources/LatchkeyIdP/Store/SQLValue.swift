@@ -17,13 +17,13 @@ struct SQLRow: Sendable {
 
     private func value(_ index: Int) throws(StoreError) -> SQLValue {
         guard values.indices.contains(index) else {
-            throw StoreError(.corruptRow, "a row has \(values.count) columns; column \(index) was asked for")
+            throw StoreError.corruptRow("a row has \(values.count) columns; column \(index) was asked for")
         }
         return values[index]
     }
 
     private func mismatch(_ index: Int, _ expected: String) -> StoreError {
-        StoreError(.corruptRow, "column \(index) of a row is not \(expected)")
+        StoreError.corruptRow("column \(index) of a row is not \(expected)")
     }
 
     func int(_ index: Int) throws(StoreError) -> Int64 {

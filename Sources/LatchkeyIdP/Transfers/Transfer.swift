@@ -70,7 +70,7 @@ struct Transfer: Sendable {
                 nonce = try Base64URL.decode(stored.nonce)
                 approvalChallenge = try Base64URL.decode(stored.approvalChallenge)
             } catch {
-                throw StoreError(.corruptRow, "a transfer's pending import does not parse", underlying: error)
+                throw StoreError.corruptRow("a transfer's pending import does not parse", underlying: error)
             }
         }
 
@@ -124,7 +124,7 @@ struct Transfer: Sendable {
         id = try row.text(0)
         identityID = try row.text(1)
         exporterCredentialID = try row.blob(2)
-        guard let state = State(rawValue: try row.text(3)) else { throw StoreError(.corruptRow, "a transfer has an unknown state") }
+        guard let state = State(rawValue: try row.text(3)) else { throw StoreError.corruptRow("a transfer has an unknown state") }
         self.state = state
         expiresAt = try row.date(4)
         endedAt = try row.optionalDate(5)

@@ -77,7 +77,7 @@ struct Transfers: Sendable {
                 SELECT count(*) FROM transfers WHERE identity_id = \(credential.identityID) AND ended_at IS NULL AND expires_at > \(now)
                 """)?.int(0) ?? 0
             guard live < perIdentity else {
-                return .refused(ProviderError(status: 429, error: .slowDown, description: "this account has \(perIdentity) transfers going; finish or cancel one first"))
+                return .refused(ProviderError.slowDown("this account has \(perIdentity) transfers going; finish or cancel one first"))
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             var transfer = Transfer(
@@ -98,7 +98,7 @@ struct Transfers: Sendable {
         var tries = 0
         while try await transaction.first("SELECT 1 FROM transfers WHERE code_prefix = \(prefix) AND id <> \(transfer.id)") != nil {
             tries += 1
-            guard tries < 64 else { throw ProviderError(status: 503, error: .temporarilyUnavailable, description: "no free transfer code") }
+            guard tries < 64 else { throw ProviderError.temporarilyUnavailable("no free transfer code") }
             prefix = try CrockfordBase32.randomSymbols(count: Transfer.prefixLength)
         }
         let secret = try CrockfordBase32.randomSymbols(count: Transfer.codeLength - Transfer.prefixLength)
@@ -204,7 +204,7 @@ struct Transfers: Sendable {
         let challenge = try SecureRandom.bytes(count: 32)
         return try await context.database.transaction { transaction -> Verdict<(String, String, PublicKeyCredentialCreationOptionsJSON)> in
             guard try await AttemptCounters.count(counterKey, now: now, in: transaction) < maximumFailures else {
-                return .refused(ProviderError(status: 429, error: .slowDown, description: "too many wrong codes from this address; try again later"))
+                return .refused(ProviderError.slowDown("too many wrong codes from this address; try again later"))
             }
             func failure(_ description: String) async throws -> Verdict<(String, String, PublicKeyCredentialCreationOptionsJSON)> {
                 _ = try await AttemptCounters.increment(counterKey, now: now, in: transaction)

@@ -27,7 +27,7 @@ public struct AuthorizationRequest: Sendable {
         let nonce = Base64URL.encode(try SecureRandom.bytes(count: 32))
         let pkce = try PKCE.generate()
         guard let components = URLComponents(url: authorizationEndpoint, resolvingAgainstBaseURL: false) else {
-            throw OAuthError(code: .malformedResponse, reason: "the authorization endpoint is not a URL")
+            throw OAuthError.malformedResponse(reason: "the authorization endpoint is not a URL")
         }
         let parameters = AuthorizationRequestParameters(
             clientID: clientID, redirectURI: redirectURI.absoluteString, scope: scopes.joined(separator: " "), state: state, nonce: nonce,
@@ -37,7 +37,7 @@ public struct AuthorizationRequest: Sendable {
         let reserved = Set(parameters.formItems.map(\.0))
         let additional = additionalParameters.sorted(by: { $0.key < $1.key }).filter { !reserved.contains($0.key) }.map { ($0.key, $0.value) }
         guard let url = FormEncoding.url(components, appending: parameters.formItems + additional) else {
-            throw OAuthError(code: .malformedResponse, reason: "cannot build the authorization URL")
+            throw OAuthError.malformedResponse(reason: "cannot build the authorization URL")
         }
         self.url = url
         self.redirectURI = redirectURI
@@ -61,35 +61,33 @@ public struct AuthorizationRequest: Sendable {
               components.port == expected.port || expected.port == nil && LoopbackRedirect.isLoopback(expected),
               components.path == expected.path
         else {
-            throw OAuthError(code: .redirectURIMismatch, reason: "the redirect is not for \(redirectURI.absoluteString)")
+            throw OAuthError.redirectURIMismatch(reason: "the redirect is not for \(redirectURI.absoluteString)")
         }
         var parameters: [String: String] = [:]
         for item in components.queryItems ?? [] {
             guard parameters[item.name] == nil else {
-                throw OAuthError(code: .malformedResponse, reason: "the redirect repeats the parameter \(item.name)")
+                throw OAuthError.malformedResponse(reason: "the redirect repeats the parameter \(item.name)")
             }
             parameters[item.name] = item.value ?? ""
         }
         let response = AuthorizationResponseParameters(form: parameters)
         guard let returnedState = response.state, ConstantTime.isEqual(Data(returnedState.utf8), Data(state.utf8)) else {
-            throw OAuthError(code: .stateMismatch, reason: "the redirect's state does not match the request (possible CSRF); nothing in it is trusted")
+            throw OAuthError.stateMismatch(reason: "the redirect's state does not match the request (possible CSRF); nothing in it is trusted")
         }
         if let error = response.error {
-            throw OAuthError(
-                code: .authorizationError,
-                reason: "the provider refused the authorization request",
+            throw OAuthError.authorizationError(reason: "the provider refused the authorization request",
                 providerError: .init(error: error, description: response.errorDescription, uri: response.errorURI)
             )
         }
         if let issuer = response.issuer {
             guard issuer == expectedIssuer else {
-                throw OAuthError(code: .issuerMismatch, reason: "the redirect came from issuer \(issuer), not \(expectedIssuer) (RFC 9207 mix-up defence)")
+                throw OAuthError.issuerMismatch(reason: "the redirect came from issuer \(issuer), not \(expectedIssuer) (RFC 9207 mix-up defence)")
             }
         } else if issuerParameterRequired {
-            throw OAuthError(code: .issuerMismatch, reason: "the provider promises an iss parameter (RFC 9207) but the redirect has none")
+            throw OAuthError.issuerMismatch(reason: "the provider promises an iss parameter (RFC 9207) but the redirect has none")
         }
         guard let code = response.code, !code.isEmpty else {
-            throw OAuthError(code: .missingCode, reason: "the redirect carries no authorization code")
+            throw OAuthError.missingCode(reason: "the redirect carries no authorization code")
         }
         return code
     }

@@ -42,7 +42,7 @@ public enum DPoPProof {
         switch publicKey.keyType {
         case .p256: .es256
         case .ed25519: .edDSA
-        default: throw OAuthError(code: .algorithmNotAllowed, reason: "a DPoP key is ES256 or EdDSA")
+        default: throw OAuthError.algorithmNotAllowed(reason: "a DPoP key is ES256 or EdDSA")
         }
     }
 
@@ -64,7 +64,7 @@ public enum DPoPProof {
         issuedAt: Date, sign: (Data) throws -> Data
     ) throws -> String {
         guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
-            throw OAuthError(code: .invalidDPoPProof, reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
+            throw OAuthError.invalidDPoPProof(reason: "the HTTP method is upper-case letters (RFC 9110 §9)")
         }
         var claims = "{\"htm\":\"" + method + "\",\"htu\":" + htuJSON
         claims += ",\"iat\":\(Int(issuedAt.timeIntervalSince1970.rounded(.down))),\"jti\":\"" + Base64URL.encode(try SecureRandom.bytes(count: 16)) + "\""

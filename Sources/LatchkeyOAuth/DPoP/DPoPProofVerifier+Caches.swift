@@ -48,7 +48,7 @@ struct DPoPTargetCache: Sendable {
     func target(_ text: String) throws -> DPoPTarget {
         // A text that does not parse throws and is not kept.
         guard let target = try targets.value(text, make: { try DPoPTarget(text) }) else {
-            throw OAuthError(code: .invalidDPoPProof, reason: "htu: not a URL")
+            throw OAuthError.invalidDPoPProof(reason: "htu: not a URL")
         }
         return target
     }

@@ -44,7 +44,7 @@ public struct DPoPProofVerifier: Sendable {
         now: Date = Date()
     ) throws -> DPoPVerifiedProof {
         func refuse(_ why: String) -> OAuthError {
-            OAuthError(code: .invalidDPoPProof, reason: "DPoP proof: \(why)")
+            OAuthError.invalidDPoPProof(reason: "DPoP proof: \(why)")
         }
         guard proofs.count == 1, let proof = proofs.first else {
             throw refuse(proofs.isEmpty ? "none was sent" : "\(proofs.count) DPoP headers; exactly one is allowed")
@@ -96,7 +96,7 @@ public struct DPoPProofVerifier: Sendable {
         }
         if let nonceIsValid {
             guard let nonce = claims.string("nonce"), nonce.utf8.count <= 512, nonceIsValid(nonce) else {
-                throw OAuthError(code: .useDPoPNonce, reason: "DPoP proof: the server's current nonce is required")
+                throw OAuthError.useDPoPNonce(reason: "DPoP proof: the server's current nonce is required")
             }
         }
         return DPoPVerifiedProof(

@@ -18,7 +18,7 @@ struct DPoPTarget: Hashable {
 
     init(_ string: String) throws {
         func refuse(_ why: String) -> OAuthError {
-            OAuthError(code: .invalidDPoPProof, reason: "htu: \(why)")
+            OAuthError.invalidDPoPProof(reason: "htu: \(why)")
         }
         guard string.utf8.count <= Self.maximumLength else { throw refuse("over \(Self.maximumLength) bytes") }
         // Checked on the text itself: Foundation's parser quietly re-encodes a stray "%".

@@ -63,17 +63,15 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     /// https and accepted by `allowingForeign`. A document naming any other endpoint is
     /// refused whole, before anything is sent anywhere it names.
     static func parse(_ data: Data, issuer: URL, allowingForeign: @Sendable (URL) -> Bool = { _ in false }) throws -> ProviderMetadata {
-        guard data.count <= 256 * 1024 else { throw OAuthError(code: .responseTooLarge, reason: "discovery document over 256 KiB") }
+        guard data.count <= 256 * 1024 else { throw OAuthError.responseTooLarge(reason: "discovery document over 256 KiB") }
         let metadata: ProviderMetadata
         do {
             metadata = try JSONDecoder().decode(ProviderMetadata.self, from: data)
         } catch {
-            throw OAuthError(code: .malformedResponse, reason: "the discovery document lacks required endpoints or is not JSON", underlying: error)
+            throw OAuthError.malformedResponse(reason: "the discovery document lacks required endpoints or is not JSON", underlying: error)
         }
         guard metadata.issuer == issuer.absoluteString else {
-            throw OAuthError(
-                code: .discoveryIssuerMismatch,
-                reason: "the discovery document names issuer \(metadata.issuer), not the configured \(issuer.absoluteString)"
+            throw OAuthError.discoveryIssuerMismatch(reason: "the discovery document names issuer \(metadata.issuer), not the configured \(issuer.absoluteString)"
             )
         }
         let issuerOrigin = WebOrigin(issuer)
@@ -82,9 +80,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
             // An endpoint that passed the policy is http(s) with a host: it has an origin.
             let origin = WebOrigin(endpoint)
             guard (origin != nil && origin == issuerOrigin) || (endpoint.scheme?.lowercased() == "https" && allowingForeign(endpoint)) else {
-                throw OAuthError(
-                    code: .endpointOutsideIssuer,
-                    reason: "the discovery document puts \(name) on \(origin?.description ?? endpoint.absoluteString), not on the issuer's origin \(issuerOrigin?.description ?? issuer.absoluteString); nothing was sent there"
+                throw OAuthError.endpointOutsideIssuer(reason: "the discovery document puts \(name) on \(origin?.description ?? endpoint.absoluteString), not on the issuer's origin \(issuerOrigin?.description ?? issuer.absoluteString); nothing was sent there"
                 )
             }
         }

@@ -52,13 +52,13 @@ public struct TransportPolicy: Sendable {
     /// https, or http only for loopback hosts (RFC 8252 §8.3; RFC 6749 §3.1 and §3.2 require TLS).
     public static func check(_ url: URL) throws {
         guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else {
-            throw OAuthError(code: .insecureTransport, reason: "\(url.absoluteString) is not an absolute URL")
+            throw OAuthError.insecureTransport(reason: "\(url.absoluteString) is not an absolute URL")
         }
         switch scheme {
         case "https": return
         case "http" where LoopbackHost.contains(host): return
         default:
-            throw OAuthError(code: .insecureTransport, reason: "\(scheme)://\(host) is refused: use https (plain http only for loopback hosts)")
+            throw OAuthError.insecureTransport(reason: "\(scheme)://\(host) is refused: use https (plain http only for loopback hosts)")
         }
     }
 

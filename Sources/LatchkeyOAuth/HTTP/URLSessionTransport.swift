@@ -100,8 +100,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self, weak task] in
             guard let self, let entry = self.lock.withLock({ self.pending.removeValue(forKey: identifier) }) else { return }
             task?.cancel()
-            entry.continuation.resume(throwing: OAuthError(
-                code: .timedOut, reason: "request to \(task?.originalRequest?.url?.host ?? "the provider") took longer than \(Int(timeout)) s"
+            entry.continuation.resume(throwing: OAuthError.timedOut(reason: "request to \(task?.originalRequest?.url?.host ?? "the provider") took longer than \(Int(timeout)) s"
             ))
         }
     }
@@ -140,8 +139,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let entry = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
         if entry.tooLarge {
-            entry.continuation.resume(throwing: OAuthError(
-                code: .responseTooLarge, reason: "response from \(task.originalRequest?.url?.host ?? "the provider") exceeds \(policy.maximumResponseSize) bytes"
+            entry.continuation.resume(throwing: OAuthError.responseTooLarge(reason: "response from \(task.originalRequest?.url?.host ?? "the provider") exceeds \(policy.maximumResponseSize) bytes"
             ))
             return
         }
@@ -153,19 +151,17 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             // URLSession's own idle timeout (the same seconds as the deadline) can fire
             // first when the provider stalls between bytes: it is the same failure.
             if (error as? URLError)?.code == .timedOut {
-                entry.continuation.resume(throwing: OAuthError(
-                    code: .timedOut, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") took longer than \(Int(policy.timeout)) s",
+                entry.continuation.resume(throwing: OAuthError.timedOut(reason: "request to \(task.originalRequest?.url?.host ?? "the provider") took longer than \(Int(policy.timeout)) s",
                     underlying: error
                 ))
                 return
             }
-            entry.continuation.resume(throwing: OAuthError(
-                code: .network, reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)", underlying: error
+            entry.continuation.resume(throwing: OAuthError.network(reason: "request to \(task.originalRequest?.url?.host ?? "the provider") failed: \(error.localizedDescription)", underlying: error
             ))
             return
         }
         guard let http = task.response as? HTTPURLResponse else {
-            entry.continuation.resume(throwing: OAuthError(code: .network, reason: "no HTTP response"))
+            entry.continuation.resume(throwing: OAuthError.network(reason: "no HTTP response"))
             return
         }
         var headers: [String: String] = [:]

@@ -36,7 +36,7 @@ public struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
               components.user == nil, components.password == nil, components.path.isEmpty || components.path == "/",
               components.query == nil, components.fragment == nil, let origin = WebOrigin(url)
         else {
-            throw OAuthError(code: .invalidOrigin, reason: "\(text.prefix(256)) is not an origin (https://host[:port])")
+            throw OAuthError.invalidOrigin(reason: "\(text.prefix(256)) is not an origin (https://host[:port])")
         }
         try TransportPolicy.check(url)
         self = origin

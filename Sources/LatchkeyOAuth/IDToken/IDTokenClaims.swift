@@ -64,7 +64,7 @@ public struct IDTokenClaims: Codable, Sendable, Hashable {
     /// the claims it validated when the tokens arrived.
     package init(_ claims: [String: JSONValue]) throws {
         func missing(_ key: CodingKeys) -> OAuthError {
-            OAuthError(code: .claimMissing, reason: "ID token claim \"\(key.rawValue)\" is missing or of the wrong type")
+            OAuthError.claimMissing(reason: "ID token claim \"\(key.rawValue)\" is missing or of the wrong type")
         }
         guard let issuer = claims[CodingKeys.issuer.rawValue]?.stringValue else { throw missing(.issuer) }
         guard let subject = claims[CodingKeys.subject.rawValue]?.stringValue, !subject.isEmpty else { throw missing(.subject) }

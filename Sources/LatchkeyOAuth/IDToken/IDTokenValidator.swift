@@ -44,7 +44,7 @@ public struct IDTokenValidator: Sendable {
     public func validate(_ idToken: String, expectations: Expectations, keys: JWKSet) throws -> IDTokenClaims {
         let jws = try JWS(compact: idToken)
         guard let key = try keys.key(for: jws) else {
-            throw OAuthError(code: .unknownKey, reason: "no key fits kid \(jws.keyID ?? "(none)") and alg \(jws.algorithm)")
+            throw OAuthError.unknownKey(reason: "no key fits kid \(jws.keyID ?? "(none)") and alg \(jws.algorithm)")
         }
         return try validate(jws, key: key, expectations: expectations)
     }
@@ -60,39 +60,39 @@ public struct IDTokenValidator: Sendable {
     /// Steps 2-5 and 9-13, plus `at_hash` (§3.2.2.9 / §3.3.2.11).
     func check(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, expectations: Expectations) throws {
         guard claims.issuer == issuer else {
-            throw OAuthError(code: .invalidIssuer, reason: "ID token iss is \(claims.issuer), expected \(issuer)")
+            throw OAuthError.invalidIssuer(reason: "ID token iss is \(claims.issuer), expected \(issuer)")
         }
         guard claims.audiences.contains(clientID) else {
-            throw OAuthError(code: .invalidAudience, reason: "ID token aud does not include client \(clientID)")
+            throw OAuthError.invalidAudience(reason: "ID token aud does not include client \(clientID)")
         }
         if claims.audiences.count > 1 || claims.authorizedParty != nil {
             guard claims.authorizedParty == clientID else {
-                throw OAuthError(code: .invalidAuthorizedParty, reason: "ID token with several audiences must have azp = \(clientID)")
+                throw OAuthError.invalidAuthorizedParty(reason: "ID token with several audiences must have azp = \(clientID)")
             }
         }
         let now = expectations.now
         guard claims.expiresAt.addingTimeInterval(leeway) > now else {
-            throw OAuthError(code: .expired, reason: "ID token exp passed at \(claims.expiresAt)")
+            throw OAuthError.expired(reason: "ID token exp passed at \(claims.expiresAt)")
         }
         guard claims.issuedAt <= now.addingTimeInterval(leeway) else {
-            throw OAuthError(code: .issuedInFuture, reason: "ID token iat \(claims.issuedAt) is in the future")
+            throw OAuthError.issuedInFuture(reason: "ID token iat \(claims.issuedAt) is in the future")
         }
         if let nonce = expectations.nonce {
             guard let received = claims.nonce, ConstantTime.isEqual(Data(received.utf8), Data(nonce.utf8)) else {
-                throw OAuthError(code: .nonceMismatch, reason: "ID token nonce does not match the request's")
+                throw OAuthError.nonceMismatch(reason: "ID token nonce does not match the request's")
             }
         }
         if let maxAge = expectations.maxAge {
             guard let authTime = claims.authTime else {
-                throw OAuthError(code: .claimMissing, reason: "ID token claim \"auth_time\" is required when max_age was requested")
+                throw OAuthError.claimMissing(reason: "ID token claim \"auth_time\" is required when max_age was requested")
             }
             guard now.timeIntervalSince(authTime) <= maxAge + leeway else {
-                throw OAuthError(code: .authenticationTooOld, reason: "authentication at \(authTime) is older than max_age")
+                throw OAuthError.authenticationTooOld(reason: "authentication at \(authTime) is older than max_age")
             }
         }
         if let hash = claims.accessTokenHash, let accessToken = expectations.accessToken {
             guard ConstantTime.isEqual(Data(hash.utf8), Data(try Self.accessTokenHash(accessToken, algorithm: algorithm).utf8)) else {
-                throw OAuthError(code: .accessTokenHashMismatch, reason: "ID token at_hash does not match the access token")
+                throw OAuthError.accessTokenHashMismatch(reason: "ID token at_hash does not match the access token")
             }
         }
     }
@@ -111,7 +111,7 @@ public struct IDTokenValidator: Sendable {
         guard refreshed.issuer == original.issuer, refreshed.subject == original.subject,
               Set(refreshed.audiences) == Set(original.audiences), refreshed.authTime == original.authTime || refreshed.authTime == nil
         else {
-            throw OAuthError(code: .refreshedTokenMismatch, reason: "the refreshed ID token changed iss, sub, aud or auth_time")
+            throw OAuthError.refreshedTokenMismatch(reason: "the refreshed ID token changed iss, sub, aud or auth_time")
         }
     }
 }

@@ -48,12 +48,12 @@ extension JSONValue: ExpressibleByStringInterpolation, ExpressibleByIntegerLiter
     /// Any JSON text, bounded in size (1 MiB by default).
     public init(json data: Data, maximumSize: Int = 1 << 20) throws {
         guard data.count <= maximumSize else {
-            throw OAuthError(code: .responseTooLarge, reason: "JSON over \(maximumSize) bytes")
+            throw OAuthError.responseTooLarge(reason: "JSON over \(maximumSize) bytes")
         }
         do {
             self = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw OAuthError(code: .malformedResponse, reason: "not JSON", underlying: error)
+            throw OAuthError.malformedResponse(reason: "not JSON", underlying: error)
         }
     }
 

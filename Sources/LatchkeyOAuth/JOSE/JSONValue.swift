@@ -64,10 +64,10 @@ public enum JSONValue: Codable, Hashable, Sendable {
     /// Parses a JSON object, bounded in size; nesting is bounded by Foundation's decoder.
     static func object(from data: Data, maximumSize: Int = 1 << 20, what: String) throws -> [String: JSONValue] {
         guard data.count <= maximumSize else {
-            throw OAuthError(code: .responseTooLarge, reason: "\(what) over \(maximumSize) bytes")
+            throw OAuthError.responseTooLarge(reason: "\(what) over \(maximumSize) bytes")
         }
         guard let value = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
-            throw OAuthError(code: .malformedResponse, reason: "\(what) is not a JSON object")
+            throw OAuthError.malformedResponse(reason: "\(what) is not a JSON object")
         }
         return value
     }

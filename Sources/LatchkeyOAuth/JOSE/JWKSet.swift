@@ -31,13 +31,13 @@ public struct JWKSet: Sendable {
 
     /// Parses a JWKS document.
     public init(json: Data) throws {
-        guard json.count <= 256 * 1024 else { throw OAuthError(code: .responseTooLarge, reason: "JWKS over 256 KiB") }
+        guard json.count <= 256 * 1024 else { throw OAuthError.responseTooLarge(reason: "JWKS over 256 KiB") }
         struct Document: Decodable { var keys: [JSONValue] }
         guard let document = try? JSONDecoder().decode(Document.self, from: json) else {
-            throw OAuthError(code: .malformedJWK, reason: "JWKS is not an object with a keys array")
+            throw OAuthError.malformedJWK(reason: "JWKS is not an object with a keys array")
         }
         guard document.keys.count <= Self.maximumKeys else {
-            throw OAuthError(code: .malformedJWK, reason: "JWKS with \(document.keys.count) keys (at most \(Self.maximumKeys))")
+            throw OAuthError.malformedJWK(reason: "JWKS with \(document.keys.count) keys (at most \(Self.maximumKeys))")
         }
         var keys: [Key] = []
         for value in document.keys {
@@ -47,7 +47,7 @@ public struct JWKSet: Sendable {
             else { continue }
             keys.append(Key(keyID: jwk.kid, algorithm: jwk.alg, verifyingKey: key))
         }
-        guard !keys.isEmpty else { throw OAuthError(code: .malformedJWK, reason: "JWKS holds no usable signature key") }
+        guard !keys.isEmpty else { throw OAuthError.malformedJWK(reason: "JWKS holds no usable signature key") }
         self.keys = keys
     }
 
@@ -59,7 +59,7 @@ public struct JWKSet: Sendable {
         if let kid = jws.keyID {
             guard let named = keys.first(where: { $0.keyID == kid }) else { return nil }
             guard named.verifyingKey.keyType == jws.algorithm.keyType, named.algorithm == nil || named.algorithm == jws.algorithm.name else {
-                throw OAuthError(code: .algorithmKeyMismatch, reason: "JWS alg \(jws.algorithm) does not fit key \(kid)")
+                throw OAuthError.algorithmKeyMismatch(reason: "JWS alg \(jws.algorithm) does not fit key \(kid)")
             }
             return named.verifyingKey
         }

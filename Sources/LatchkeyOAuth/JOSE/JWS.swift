@@ -21,7 +21,7 @@ public struct JWS: Sendable {
     /// is not a JSON object, an `alg` outside the allow-list (`none`, `HS256`, ...), and a
     /// `crit` header (RFC 7515 §4.1.11: Latchkey understands no extensions, so any is fatal).
     public init(compact: String) throws {
-        func malformed(_ why: String) -> OAuthError { OAuthError(code: .malformedJWS, reason: "JWS: \(why)") }
+        func malformed(_ why: String) -> OAuthError { OAuthError.malformedJWS(reason: "JWS: \(why)") }
         guard compact.utf8.count <= Self.maximumSize else { throw malformed("over \(Self.maximumSize) bytes") }
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw malformed("\(parts.count) parts instead of 3 (JWE and JSON serializations are not accepted)") }
@@ -33,10 +33,10 @@ public struct JWS: Sendable {
         }
         guard let name = header["alg"]?.stringValue else { throw malformed("the header has no alg") }
         guard let algorithm = JWSAlgorithm(name: name) else {
-            throw OAuthError(code: .algorithmNotAllowed, reason: "JWS alg \"\(name)\" is not accepted (allowed: ES256, EdDSA, RS256)")
+            throw OAuthError.algorithmNotAllowed(reason: "JWS alg \"\(name)\" is not accepted (allowed: ES256, EdDSA, RS256)")
         }
         if header["crit"] != nil {
-            throw OAuthError(code: .unsupportedCriticalHeader, reason: "JWS header lists critical extensions Latchkey does not understand")
+            throw OAuthError.unsupportedCriticalHeader(reason: "JWS header lists critical extensions Latchkey does not understand")
         }
         if let kid = header["kid"], kid.stringValue == nil { throw malformed("kid is not a string") }
         self.header = header
@@ -51,20 +51,20 @@ public struct JWS: Sendable {
     /// names (an `alg` swapped to another key type is refused, not tried).
     public func verify(with key: VerifyingKey) throws {
         guard key.keyType == algorithm.keyType else {
-            throw OAuthError(code: .algorithmKeyMismatch, reason: "JWS alg \(algorithm) does not fit a \(key.keyType) key")
+            throw OAuthError.algorithmKeyMismatch(reason: "JWS alg \(algorithm) does not fit a \(key.keyType) key")
         }
         let signatureToCheck: Data
         if algorithm == .es256 {
             // RFC 7518 §3.4: r ‖ s, 64 bytes; OpenSSL wants DER.
             guard let raw = try? ECDSASignature(rawRepresentation: signature) else {
-                throw OAuthError(code: .invalidSignature, reason: "ES256 signature is not 64 bytes")
+                throw OAuthError.invalidSignature(reason: "ES256 signature is not 64 bytes")
             }
             signatureToCheck = raw.derRepresentation
         } else {
             signatureToCheck = signature
         }
         guard key.isValidSignature(signatureToCheck, for: signingInput) else {
-            throw OAuthError(code: .invalidSignature, reason: "the JWS signature does not verify")
+            throw OAuthError.invalidSignature(reason: "the JWS signature does not verify")
         }
     }
 

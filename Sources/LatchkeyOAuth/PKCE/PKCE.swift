@@ -31,7 +31,7 @@ public struct PKCE: Hashable, Sendable {
     public static func validate(verifier: String) throws {
         let bytes = verifier.utf8
         guard (43...128).contains(bytes.count), bytes.allSatisfy(isUnreserved) else {
-            throw OAuthError(code: .invalidPKCEVerifier, reason: "a PKCE verifier is 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'")
+            throw OAuthError.invalidPKCEVerifier(reason: "a PKCE verifier is 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'")
         }
     }
 

@@ -37,9 +37,7 @@ public struct AccessTokenTransport: HTTPTransport {
         let origin = WebOrigin(url)
         guard let origin, allowedOrigins.contains(origin) else {
             let named = origin?.description ?? url.absoluteString.prefix(256).description
-            throw OAuthError(
-                code: .originNotAllowed,
-                reason: "\(named) is not an origin this token may be sent to (allowed: \(allowedOrigins.map(\.description).sorted().joined(separator: ", ")))"
+            throw OAuthError.originNotAllowed(reason: "\(named) is not an origin this token may be sent to (allowed: \(allowedOrigins.map(\.description).sorted().joined(separator: ", ")))"
             )
         }
     }
@@ -48,7 +46,7 @@ public struct AccessTokenTransport: HTTPTransport {
         try Self.check(request.url, allowedOrigins: allowedOrigins)
         let names = Set(request.headers.keys.map { $0.lowercased() })
         guard !names.contains("authorization"), !names.contains(DPoPProof.headerName.lowercased()) else {
-            throw OAuthError(code: .conflictingHeaders, reason: "the request already carries an Authorization or DPoP header; AccessTokenTransport sets them")
+            throw OAuthError.conflictingHeaders(reason: "the request already carries an Authorization or DPoP header; AccessTokenTransport sets them")
         }
         try TransportPolicy.check(request.url)
         let accessToken = accessToken

@@ -70,7 +70,7 @@ public actor OAuthClient {
         if let cachedMetadata { return cachedMetadata }
         let response = try await send(TransportRequest(method: HTTPMethod.get, url: ProviderMetadata.discoveryURL(for: configuration.issuer), headers: ["Accept": "application/json"]))
         guard response.status == 200 else {
-            throw OAuthError(code: .unexpectedStatus, reason: "discovery answered HTTP \(response.status)")
+            throw OAuthError.unexpectedStatus(reason: "discovery answered HTTP \(response.status)")
         }
         let metadata = try ProviderMetadata.parse(response.body, issuer: configuration.issuer, allowingForeign: configuration.allowsForeignEndpoint)
         cachedMetadata = metadata
@@ -83,7 +83,7 @@ public actor OAuthClient {
     public func authorizationRequest(scopes: [String] = [OAuthScope.openID], maxAge: TimeInterval? = nil, additionalParameters: [String: String] = [:]) async throws -> AuthorizationRequest {
         let metadata = try await metadata()
         if let methods = metadata.codeChallengeMethodsSupported, !methods.contains(PKCE.challengeMethod) {
-            throw OAuthError(code: .endpointMissing, reason: "the provider does not support PKCE S256")
+            throw OAuthError.endpointMissing(reason: "the provider does not support PKCE S256")
         }
         return try AuthorizationRequest(
             authorizationEndpoint: metadata.authorizationEndpoint, clientID: configuration.clientID,
@@ -132,10 +132,10 @@ public actor OAuthClient {
     /// Tokens bound to a DPoP key are refreshed with a proof of it (`dpop`; RFC 9449 §5).
     public func refresh(_ tokens: TokenSet, scopes: [String]? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         guard let refreshToken = tokens.refreshToken else {
-            throw OAuthError(code: .tokenError, reason: "no refresh token to refresh with")
+            throw OAuthError.tokenError(reason: "no refresh token to refresh with")
         }
         if tokens.isDPoPBound, dpop == nil {
-            throw OAuthError(code: .tokenError, reason: "these tokens are bound to a DPoP key: refresh them with its DPoPSigner")
+            throw OAuthError.tokenError(reason: "these tokens are bound to a DPoP key: refresh them with its DPoPSigner")
         }
         if let running = refreshesInFlight[refreshToken] { return try await running.value }
         let task = Task { try await self.performRefresh(tokens, refreshToken: refreshToken, scopes: scopes, dpop: dpop) }
@@ -166,7 +166,7 @@ public actor OAuthClient {
     public func revoke(_ token: String, hint: TokenTypeHint? = .refreshToken) async throws {
         let metadata = try await metadata()
         guard let endpoint = metadata.revocationEndpoint else {
-            throw OAuthError(code: .endpointMissing, reason: "the provider has no revocation endpoint")
+            throw OAuthError.endpointMissing(reason: "the provider has no revocation endpoint")
         }
         let request = TokenRevocationRequest(token: token, tokenTypeHint: hint, clientID: publicClientID)
         let response = try await send(formRequest(endpoint, request))
@@ -178,7 +178,7 @@ public actor OAuthClient {
     public func userInfo(accessToken: String, expectedSubject: String?, dpop: DPoPSigner? = nil) async throws -> [String: JSONValue] {
         let metadata = try await metadata()
         guard let endpoint = metadata.userinfoEndpoint else {
-            throw OAuthError(code: .endpointMissing, reason: "the provider has no userinfo endpoint")
+            throw OAuthError.endpointMissing(reason: "the provider has no userinfo endpoint")
         }
         let response = try await sendWithDPoP(dpop) { dpop in
             var headers = ["Authorization": AccessTokenType.bearer.authorization(accessToken), "Accept": "application/json"]
@@ -188,7 +188,7 @@ public actor OAuthClient {
         guard response.status == 200 else { throw try Self.providerError(response, what: "userinfo") }
         let claims = try JSONValue.object(from: response.body, what: "userinfo response")
         if let expectedSubject, claims["sub"]?.stringValue != expectedSubject {
-            throw OAuthError(code: .subjectMismatch, reason: "userinfo sub does not match the ID token's")
+            throw OAuthError.subjectMismatch(reason: "userinfo sub does not match the ID token's")
         }
         return claims
     }
@@ -213,12 +213,12 @@ public actor OAuthClient {
             let metadata = try await metadata()
             let response = try await send(TransportRequest(method: HTTPMethod.get, url: metadata.jwksURI, headers: ["Accept": "application/json"]))
             guard response.status == 200 else {
-                throw OAuthError(code: .unexpectedStatus, reason: "JWKS answered HTTP \(response.status)")
+                throw OAuthError.unexpectedStatus(reason: "JWKS answered HTTP \(response.status)")
             }
             cachedKeys = (try JWKSet(json: response.body), now)
         }
         guard let key = try cachedKeys?.set.key(for: jws) else {
-            throw OAuthError(code: .unknownKey, reason: "no key in the provider's JWKS fits kid \(jws.keyID ?? "(none)") and alg \(jws.algorithm)")
+            throw OAuthError.unknownKey(reason: "no key in the provider's JWKS fits kid \(jws.keyID ?? "(none)") and alg \(jws.algorithm)")
         }
         return key
     }
@@ -274,8 +274,8 @@ public actor OAuthClient {
     /// An RFC 6749 §5.2 error response as an ``OAuthError``.
     static func providerError(_ response: TransportResponse, what: String) throws -> OAuthError {
         guard response.body.count <= 64 * 1024, let answer = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body), answer.error != nil else {
-            return OAuthError(code: .unexpectedStatus, reason: "\(what) answered HTTP \(response.status) without an OAuth error object")
+            return OAuthError.unexpectedStatus(reason: "\(what) answered HTTP \(response.status) without an OAuth error object")
         }
-        return OAuthError(code: .tokenError, reason: "\(what) refused the request (HTTP \(response.status))", providerError: answer)
+        return OAuthError.tokenError(reason: "\(what) refused the request (HTTP \(response.status))", providerError: answer)
     }
 }

@@ -34,15 +34,15 @@ public struct TokenSet: Sendable, CustomStringConvertible {
     /// answered (a server without DPoP answers Bearer, §5; a DPoP token nobody asked for
     /// is refused).
     static func parse(_ body: Data, now: Date, dpop: Bool = false) throws -> TokenSet {
-        guard body.count <= 256 * 1024 else { throw OAuthError(code: .responseTooLarge, reason: "token response over 256 KiB") }
+        guard body.count <= 256 * 1024 else { throw OAuthError.responseTooLarge(reason: "token response over 256 KiB") }
         let response: TokenResponse
         do {
             response = try JSONDecoder().decode(TokenResponse.self, from: body)
         } catch {
-            throw OAuthError(code: .malformedResponse, reason: "the token response is malformed: \(Self.describe(error))", underlying: error)
+            throw OAuthError.malformedResponse(reason: "the token response is malformed: \(Self.describe(error))", underlying: error)
         }
         guard response.tokenType == .bearer || (dpop && response.tokenType == .dpop) else {
-            throw OAuthError(code: .unsupportedTokenType, reason: "token_type \(response.tokenType.rawValue.prefix(64)) is not \(dpop ? "Bearer or DPoP" : "Bearer")")
+            throw OAuthError.unsupportedTokenType(reason: "token_type \(response.tokenType.rawValue.prefix(64)) is not \(dpop ? "Bearer or DPoP" : "Bearer")")
         }
         return TokenSet(
             accessToken: response.accessToken, tokenType: response.tokenType.rawValue, expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },

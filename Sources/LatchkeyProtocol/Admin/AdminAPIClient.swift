@@ -39,7 +39,7 @@ public struct AdminAPIClient: Sendable {
         _ endpoint: AdminAPI.Endpoint<Body, Answer>, _ parameters: [String] = [], query: [(String, String)] = [], body: Body? = nil
     ) async throws -> Reply<Answer> {
         guard let path = endpoint.path(parameters) else {
-            throw OAuthError(code: .malformedResponse, reason: "\(endpoint.template) takes \(endpoint.parameterNames.count) path parameters, not \(parameters.count)")
+            throw OAuthError.malformedResponse(reason: "\(endpoint.template) takes \(endpoint.parameterNames.count) path parameters, not \(parameters.count)")
         }
         var headers = ["Authorization": AccessTokenType.bearer.authorization(token), "Accept": "application/json"]
         var data: Data?

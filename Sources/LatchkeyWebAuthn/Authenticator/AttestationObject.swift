@@ -20,7 +20,7 @@ public struct AttestationObject: Hashable, Sendable {
     /// Parses an encoded attestation object.
     public init(encoded: Data) throws {
         func malformed(_ why: String) -> WebAuthnError {
-            WebAuthnError(code: .malformedAttestationObject, reason: "attestation object: \(why)")
+            WebAuthnError.malformedAttestationObject(reason: "attestation object: \(why)")
         }
         let item: CBOR
         do {

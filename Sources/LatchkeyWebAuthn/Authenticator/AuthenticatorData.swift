@@ -56,7 +56,7 @@ public struct AuthenticatorData: Hashable, Sendable {
         extensions: CBOR? = nil
     ) throws {
         guard rpIDHash.count == 32 else {
-            throw WebAuthnError(code: .malformedAuthenticatorData, reason: "rpIdHash must be 32 bytes")
+            throw WebAuthnError.malformedAuthenticatorData(reason: "rpIdHash must be 32 bytes")
         }
         var flags = flags.subtracting([.attestedCredentialData, .extensionData])
         if attestedCredentialData != nil { flags.insert(.attestedCredentialData) }
@@ -66,10 +66,10 @@ public struct AuthenticatorData: Hashable, Sendable {
         bytes.append(contentsOf: [UInt8(signCount >> 24), UInt8(signCount >> 16 & 0xFF), UInt8(signCount >> 8 & 0xFF), UInt8(signCount & 0xFF)])
         if let attested = attestedCredentialData {
             guard attested.aaguid.count == 16 else {
-                throw WebAuthnError(code: .malformedAuthenticatorData, reason: "AAGUID must be 16 bytes")
+                throw WebAuthnError.malformedAuthenticatorData(reason: "AAGUID must be 16 bytes")
             }
             guard attested.credentialID.count <= Self.maximumCredentialIDLength else {
-                throw WebAuthnError(code: .credentialIDTooLong, reason: "credential ID over 1023 bytes")
+                throw WebAuthnError.credentialIDTooLong(reason: "credential ID over 1023 bytes")
             }
             bytes.append(attested.aaguid)
             bytes.append(contentsOf: [UInt8(attested.credentialID.count >> 8), UInt8(attested.credentialID.count & 0xFF)])
@@ -88,7 +88,7 @@ public struct AuthenticatorData: Hashable, Sendable {
     /// Parses authenticator data.
     public init(bytes data: Data) throws {
         func malformed(_ why: String) -> WebAuthnError {
-            WebAuthnError(code: .malformedAuthenticatorData, reason: "authenticator data: \(why)")
+            WebAuthnError.malformedAuthenticatorData(reason: "authenticator data: \(why)")
         }
         let bytes = Data(data)
         guard bytes.count >= 37 else { throw malformed("\(bytes.count) bytes, at least 37 needed") }
@@ -104,7 +104,7 @@ public struct AuthenticatorData: Hashable, Sendable {
             let length = Int(bytes[offset + 16]) << 8 | Int(bytes[offset + 17])
             offset += 18
             guard length <= Self.maximumCredentialIDLength else {
-                throw WebAuthnError(code: .credentialIDTooLong, reason: "credential ID of \(length) bytes (at most 1023)")
+                throw WebAuthnError.credentialIDTooLong(reason: "credential ID of \(length) bytes (at most 1023)")
             }
             guard bytes.endIndex - offset >= length else { throw malformed("truncated credential ID") }
             let credentialID = bytes[offset..<offset + length]

@@ -59,7 +59,7 @@ public struct CollectedClientData: Hashable, Sendable {
     /// JSON, not only the canonical form, since clients may add members.
     public init(json: Data) throws {
         func malformed(_ why: String) -> WebAuthnError {
-            WebAuthnError(code: .malformedClientData, reason: "clientDataJSON: \(why)")
+            WebAuthnError.malformedClientData(reason: "clientDataJSON: \(why)")
         }
         guard json.count <= Self.maximumSize else { throw malformed("over \(Self.maximumSize) bytes") }
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {

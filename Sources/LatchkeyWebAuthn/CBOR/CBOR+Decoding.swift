@@ -18,7 +18,7 @@ extension CBOR {
     public static func decode(_ data: Data, limits: DecodingLimits = .init()) throws -> CBOR {
         let (item, consumed) = try decodePrefix(data, limits: limits)
         guard consumed == data.count else {
-            throw WebAuthnError(code: .malformedCBOR, reason: "\(data.count - consumed) bytes after the CBOR item")
+            throw WebAuthnError.malformedCBOR(reason: "\(data.count - consumed) bytes after the CBOR item")
         }
         return item
     }
@@ -27,7 +27,7 @@ extension CBOR {
     /// structures that are followed by more data, such as a COSE key in authenticator data).
     public static func decodePrefix(_ data: Data, limits: DecodingLimits = .init()) throws -> (CBOR, Int) {
         guard data.count <= limits.maximumSize else {
-            throw WebAuthnError(code: .malformedCBOR, reason: "CBOR input of \(data.count) bytes exceeds \(limits.maximumSize)")
+            throw WebAuthnError.malformedCBOR(reason: "CBOR input of \(data.count) bytes exceeds \(limits.maximumSize)")
         }
         return try data.withUnsafeBytes { raw in
             var reader = CBORReader(bytes: raw.bindMemory(to: UInt8.self), limits: limits)
@@ -49,7 +49,7 @@ private struct CBORReader {
     }
 
     func malformed(_ why: String) -> WebAuthnError {
-        WebAuthnError(code: .malformedCBOR, reason: "malformed CBOR at byte \(index): \(why)")
+        WebAuthnError.malformedCBOR(reason: "malformed CBOR at byte \(index): \(why)")
     }
 
     mutating func byte() throws -> UInt8 {

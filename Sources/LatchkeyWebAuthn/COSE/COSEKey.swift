@@ -30,7 +30,7 @@ public struct COSEKey: Hashable, Sendable {
         case .p256: algorithm = .es256
         case .ed25519: algorithm = .ed25519
         default:
-            throw WebAuthnError(code: .unsupportedAlgorithm, reason: "only ES256 and Ed25519 credential keys are supported")
+            throw WebAuthnError.unsupportedAlgorithm(reason: "only ES256 and Ed25519 credential keys are supported")
         }
         self.verifyingKey = verifyingKey
     }
@@ -38,7 +38,7 @@ public struct COSEKey: Hashable, Sendable {
     /// Parses a COSE_Key map.
     public init(cbor: CBOR) throws {
         func malformed(_ why: String) -> WebAuthnError {
-            WebAuthnError(code: .malformedCOSEKey, reason: "COSE key: \(why)")
+            WebAuthnError.malformedCOSEKey(reason: "COSE key: \(why)")
         }
         guard cbor.mapEntries != nil else { throw malformed("not a map") }
         guard cbor[Label.privateKey] == nil else { throw malformed("carries a private key") }
@@ -65,9 +65,7 @@ public struct COSEKey: Hashable, Sendable {
             }
             algorithm = .ed25519
         default:
-            throw WebAuthnError(
-                code: .unsupportedAlgorithm,
-                reason: "COSE key kty \(keyType), alg \(alg), crv \(curve) is not ES256/P-256 or EdDSA/Ed25519"
+            throw WebAuthnError.unsupportedAlgorithm(reason: "COSE key kty \(keyType), alg \(alg), crv \(curve) is not ES256/P-256 or EdDSA/Ed25519"
             )
         }
     }

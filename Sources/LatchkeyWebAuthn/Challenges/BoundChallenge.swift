@@ -13,7 +13,7 @@ public enum BoundChallenge {
         var input = Data(label.utf8)
         for field in fields {
             guard field.count <= Int(UInt16.max) else {
-                throw WebAuthnError(code: .malformedJSON, reason: "a bound challenge field is over 65535 bytes")
+                throw WebAuthnError.malformedJSON(reason: "a bound challenge field is over 65535 bytes")
             }
             input.append(UInt8(truncatingIfNeeded: field.count >> 8))
             input.append(UInt8(truncatingIfNeeded: field.count))

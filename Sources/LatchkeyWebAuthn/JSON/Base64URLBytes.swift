@@ -40,25 +40,25 @@ enum WebAuthnJSON {
     /// commonly send options (L3 §5.1.9 `parseCreationOptionsFromJSON` takes the inner object).
     static func decodeOptions<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         guard data.count <= maximumSize else {
-            throw WebAuthnError(code: .malformedJSON, reason: "options over \(maximumSize) bytes")
+            throw WebAuthnError.malformedJSON(reason: "options over \(maximumSize) bytes")
         }
         let decoder = JSONDecoder()
         if let wrapped = try? decoder.decode(WrappedOptions<T>.self, from: data) { return wrapped.publicKey }
         do {
             return try decoder.decode(T.self, from: data)
         } catch {
-            throw WebAuthnError(code: .malformedJSON, reason: "not valid \(T.self): \(Self.describe(error))", underlying: error)
+            throw WebAuthnError.malformedJSON(reason: "not valid \(T.self): \(Self.describe(error))", underlying: error)
         }
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         guard data.count <= maximumSize else {
-            throw WebAuthnError(code: .malformedJSON, reason: "\(T.self) over \(maximumSize) bytes")
+            throw WebAuthnError.malformedJSON(reason: "\(T.self) over \(maximumSize) bytes")
         }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            throw WebAuthnError(code: .malformedJSON, reason: "not valid \(T.self): \(Self.describe(error))", underlying: error)
+            throw WebAuthnError.malformedJSON(reason: "not valid \(T.self): \(Self.describe(error))", underlying: error)
         }
     }
 

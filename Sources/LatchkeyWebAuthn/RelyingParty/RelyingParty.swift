@@ -78,22 +78,22 @@ public struct RelyingParty: Sendable {
         let attestation = try AttestationObject(encoded: response.response.attestationObject.data)
         let authData = attestation.authenticatorData
         guard let attested = authData.attestedCredentialData else {
-            throw WebAuthnError(code: .malformedAuthenticatorData, reason: "registration without attested credential data")
+            throw WebAuthnError.malformedAuthenticatorData(reason: "registration without attested credential data")
         }
         guard response.rawId.data == attested.credentialID, response.id == Base64URLBytes(attested.credentialID).description else {
-            throw WebAuthnError(code: .credentialIDMismatch, reason: "id, rawId and the attested credential ID differ")
+            throw WebAuthnError.credentialIDMismatch(reason: "id, rawId and the attested credential ID differ")
         }
         // Steps 13-17.
         try checkAuthenticatorData(authData)
         // Step 19: the credential algorithm is one the RP asked for.
         guard allowedAlgorithms.contains(attested.credentialPublicKey.algorithm) else {
-            throw WebAuthnError(code: .algorithmNotAllowed, reason: "credential algorithm \(attested.credentialPublicKey.algorithm) not allowed")
+            throw WebAuthnError.algorithmNotAllowed(reason: "credential algorithm \(attested.credentialPublicKey.algorithm) not allowed")
         }
         // Steps 21-22: attestation statement.
         try verifyAttestation(attestation, credentialKey: attested.credentialPublicKey, clientDataHash: clientDataHash)
         // Step 25.
         guard attested.credentialID.count <= AuthenticatorData.maximumCredentialIDLength else {
-            throw WebAuthnError(code: .credentialIDTooLong, reason: "credential ID over 1023 bytes")
+            throw WebAuthnError.credentialIDTooLong(reason: "credential ID over 1023 bytes")
         }
         return RegisteredCredential(
             id: attested.credentialID,
@@ -121,11 +121,11 @@ public struct RelyingParty: Sendable {
     ) throws -> VerifiedAssertion {
         // Step 5.
         guard allowedCredentialIDs.isEmpty || allowedCredentialIDs.contains(response.rawId.data) else {
-            throw WebAuthnError(code: .credentialNotAllowed, reason: "the credential was not in allowCredentials")
+            throw WebAuthnError.credentialNotAllowed(reason: "the credential was not in allowCredentials")
         }
         // Step 6: the response names the stored credential.
         guard response.rawId.data == credential.id, response.id == Base64URLBytes(credential.id).description else {
-            throw WebAuthnError(code: .credentialIDMismatch, reason: "the response is for another credential")
+            throw WebAuthnError.credentialIDMismatch(reason: "the response is for another credential")
         }
         // Steps 8-14.
         let clientDataJSON = response.response.clientDataJSON.data
@@ -133,23 +133,21 @@ public struct RelyingParty: Sendable {
         try checkClientData(clientData, type: CollectedClientData.getType, challenge: challenge)
         let authData = try AuthenticatorData(bytes: response.response.authenticatorData.data)
         guard authData.attestedCredentialData == nil else {
-            throw WebAuthnError(code: .malformedAuthenticatorData, reason: "assertion with attested credential data")
+            throw WebAuthnError.malformedAuthenticatorData(reason: "assertion with attested credential data")
         }
         // Steps 15-18.
         try checkAuthenticatorData(authData)
         guard authData.flags.contains(.backupEligible) == credential.backupEligible else {
-            throw WebAuthnError(code: .backupEligibilityChanged, reason: "the backup eligibility flag changed since registration")
+            throw WebAuthnError.backupEligibilityChanged(reason: "the backup eligibility flag changed since registration")
         }
         // Steps 20-21: signature over authData ‖ SHA-256(clientDataJSON).
         let signed = authData.bytes + (try DigestAlgorithm.sha256.hash(clientDataJSON))
         guard credential.publicKey.verifyingKey.isValidSignature(response.response.signature.data, for: signed) else {
-            throw WebAuthnError(code: .invalidSignature, reason: "the assertion signature does not verify")
+            throw WebAuthnError.invalidSignature(reason: "the assertion signature does not verify")
         }
         // Step 22: a counter that does not grow signals a possible cloned authenticator.
         if authData.signCount != 0 || credential.signCount != 0, authData.signCount <= credential.signCount {
-            throw WebAuthnError(
-                code: .signCountNotIncreased,
-                reason: "signature counter \(authData.signCount) is not above the stored \(credential.signCount)"
+            throw WebAuthnError.signCountNotIncreased(reason: "signature counter \(authData.signCount) is not above the stored \(credential.signCount)"
             )
         }
         return VerifiedAssertion(
@@ -166,32 +164,32 @@ public struct RelyingParty: Sendable {
     /// §7.1 steps 7-10 / §7.2 steps 11-14.
     private func checkClientData(_ clientData: CollectedClientData, type: String, challenge: Data) throws {
         guard clientData.type == type else {
-            throw WebAuthnError(code: .wrongCeremonyType, reason: "client data type is \"\(clientData.type)\", expected \"\(type)\"")
+            throw WebAuthnError.wrongCeremonyType(reason: "client data type is \"\(clientData.type)\", expected \"\(type)\"")
         }
         guard ConstantTime.isEqual(clientData.challenge, challenge) else {
-            throw WebAuthnError(code: .challengeMismatch, reason: "the challenge is not the one issued")
+            throw WebAuthnError.challengeMismatch(reason: "the challenge is not the one issued")
         }
         guard origins.contains(clientData.origin) else {
-            throw WebAuthnError(code: .originMismatch, reason: "origin \(clientData.origin) is not expected")
+            throw WebAuthnError.originMismatch(reason: "origin \(clientData.origin) is not expected")
         }
         guard allowsCrossOrigin || (!clientData.crossOrigin && clientData.topOrigin == nil) else {
-            throw WebAuthnError(code: .crossOriginNotAllowed, reason: "the ceremony ran in a cross-origin context")
+            throw WebAuthnError.crossOriginNotAllowed(reason: "the ceremony ran in a cross-origin context")
         }
     }
 
     /// §7.1 steps 13-17 / §7.2 steps 15-18.
     private func checkAuthenticatorData(_ authData: AuthenticatorData) throws {
         guard ConstantTime.isEqual(authData.rpIDHash, try DigestAlgorithm.sha256.hash(Data(id.utf8))) else {
-            throw WebAuthnError(code: .rpIDHashMismatch, reason: "rpIdHash is not SHA-256 of \(id)")
+            throw WebAuthnError.rpIDHashMismatch(reason: "rpIdHash is not SHA-256 of \(id)")
         }
         guard authData.flags.contains(.userPresent) else {
-            throw WebAuthnError(code: .userNotPresent, reason: "the user-present flag is not set")
+            throw WebAuthnError.userNotPresent(reason: "the user-present flag is not set")
         }
         guard !requiresUserVerification || authData.flags.contains(.userVerified) else {
-            throw WebAuthnError(code: .userNotVerified, reason: "user verification was required")
+            throw WebAuthnError.userNotVerified(reason: "user verification was required")
         }
         guard authData.flags.contains(.backupEligible) || !authData.flags.contains(.backupState) else {
-            throw WebAuthnError(code: .backupStateWithoutEligibility, reason: "backup state set without backup eligibility")
+            throw WebAuthnError.backupStateWithoutEligibility(reason: "backup state set without backup eligibility")
         }
     }
 
@@ -200,28 +198,28 @@ public struct RelyingParty: Sendable {
         switch attestation.format {
         case "none":
             guard attestation.statement.mapEntries?.isEmpty == true else {
-                throw WebAuthnError(code: .invalidAttestation, reason: "a none attestation must have an empty statement")
+                throw WebAuthnError.invalidAttestation(reason: "a none attestation must have an empty statement")
             }
         case "packed":
             let statement = attestation.statement
             guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue else {
-                throw WebAuthnError(code: .invalidAttestation, reason: "packed statement without alg or sig")
+                throw WebAuthnError.invalidAttestation(reason: "packed statement without alg or sig")
             }
             if statement["x5c"] != nil {
                 guard acceptsUncheckedAttestation else {
-                    throw WebAuthnError(code: .unsupportedAttestationFormat, reason: "packed attestation with a certificate chain is not supported")
+                    throw WebAuthnError.unsupportedAttestationFormat(reason: "packed attestation with a certificate chain is not supported")
                 }
                 return
             }
             // Self attestation (§8.2 verification procedure, no x5c).
             guard alg == credentialKey.algorithm.coseIdentifier else {
-                throw WebAuthnError(code: .invalidAttestation, reason: "packed alg \(alg) differs from the credential's")
+                throw WebAuthnError.invalidAttestation(reason: "packed alg \(alg) differs from the credential's")
             }
             guard credentialKey.verifyingKey.isValidSignature(signature, for: attestation.authenticatorData.bytes + clientDataHash) else {
-                throw WebAuthnError(code: .invalidAttestation, reason: "the packed self-attestation signature does not verify")
+                throw WebAuthnError.invalidAttestation(reason: "the packed self-attestation signature does not verify")
             }
         default:
-            throw WebAuthnError(code: .unsupportedAttestationFormat, reason: "attestation format \"\(attestation.format)\" is not supported")
+            throw WebAuthnError.unsupportedAttestationFormat(reason: "attestation format \"\(attestation.format)\" is not supported")
         }
     }
 }

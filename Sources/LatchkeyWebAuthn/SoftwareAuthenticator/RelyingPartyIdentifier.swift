@@ -12,13 +12,13 @@ enum RelyingPartyIdentifier {
               components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil,
               components.user == nil, components.password == nil
         else {
-            throw WebAuthnError(code: .insecureOrigin, reason: "\(origin) is not an origin (scheme://host[:port])")
+            throw WebAuthnError.insecureOrigin(reason: "\(origin) is not an origin (scheme://host[:port])")
         }
         switch scheme {
         case "https": return host
         case "http" where LoopbackHost.contains(host): return host
         default:
-            throw WebAuthnError(code: .insecureOrigin, reason: "\(origin) is not https (plain http is allowed for loopback hosts only)")
+            throw WebAuthnError.insecureOrigin(reason: "\(origin) is not https (plain http is allowed for loopback hosts only)")
         }
     }
 
@@ -37,7 +37,7 @@ enum RelyingPartyIdentifier {
     static func validate(rpID: String, forHost host: String) throws {
         let rpID = rpID.lowercased()
         func refuse(_ why: String) -> WebAuthnError {
-            WebAuthnError(code: .invalidRelyingPartyID, reason: "RP ID \"\(rpID)\" is not valid for \(host): \(why)")
+            WebAuthnError.invalidRelyingPartyID(reason: "RP ID \"\(rpID)\" is not valid for \(host): \(why)")
         }
         guard !rpID.isEmpty, rpID.utf8.count <= 253,
               rpID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == ":" || $0 == "[" || $0 == "]") })

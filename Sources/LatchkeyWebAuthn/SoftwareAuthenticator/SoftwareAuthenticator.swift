@@ -56,16 +56,16 @@ public struct SoftwareAuthenticator: Sendable {
         do {
             entry = try vault.updateMetadata(handle) { data in
                 guard var metadata = CredentialMetadata.decode(data) else {
-                    throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable")
+                    throw WebAuthnError.vault(reason: "credential metadata is unreadable")
                 }
                 update(&metadata.attributes)
                 updated = metadata
                 data = try metadata.encoded()
             }
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
+            throw WebAuthnError.vault(reason: error.reason, underlying: error)
         }
-        guard let updated else { throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable") }
+        guard let updated else { throw WebAuthnError.vault(reason: "credential metadata is unreadable") }
         return Credential(handle: handle, metadata: updated, algorithm: entry.algorithm, protection: entry.protection)
     }
 
@@ -80,7 +80,7 @@ public struct SoftwareAuthenticator: Sendable {
         } catch let error as KeyVaultError where error.code == .keyNotFound {
             return false
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
+            throw WebAuthnError.vault(reason: error.reason, underlying: error)
         }
     }
 
@@ -103,19 +103,17 @@ public struct SoftwareAuthenticator: Sendable {
             .filter({ $0.type == "public-key" })
             .compactMap({ SigningAlgorithm(coseIdentifier: $0.alg) })
         guard let algorithm = protection == .tpm ? offered.first(where: { $0 == .es256 }) : offered.first else {
-            throw WebAuthnError(
-                code: .unsupportedAlgorithm,
-                reason: protection == .tpm
+            throw WebAuthnError.unsupportedAlgorithm(reason: protection == .tpm
                     ? "the relying party does not accept ES256, the only algorithm a TPM key has (no Ed25519 in a TPM)"
                     : "none of the requested algorithms is ES256 or EdDSA"
             )
         }
         let excluded = Set((options.excludeCredentials ?? []).map(\.id.data))
         if !excluded.isEmpty, try credentials(rpID: rpID).contains(where: { excluded.contains($0.metadata.credentialID.data) }) {
-            throw WebAuthnError(code: .excludedCredentialExists, reason: "this device already holds a credential the relying party excluded")
+            throw WebAuthnError.excludedCredentialExists(reason: "this device already holds a credential the relying party excluded")
         }
         guard options.user.id.data.count <= 64 else {
-            throw WebAuthnError(code: .malformedJSON, reason: "user.id over 64 bytes (§5.4.3)")
+            throw WebAuthnError.malformedJSON(reason: "user.id over 64 bytes (§5.4.3)")
         }
 
         let credentialID = try SecureRandom.bytes(count: Self.credentialIDLength)
@@ -128,7 +126,7 @@ public struct SoftwareAuthenticator: Sendable {
         do {
             entry = try vault.createKey(algorithm, metadata: metadata.encoded(), protection: protection)
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
+            throw WebAuthnError.vault(reason: error.reason, underlying: error)
         }
 
         let authenticatorData = try AuthenticatorData(
@@ -177,15 +175,15 @@ public struct SoftwareAuthenticator: Sendable {
         let chosen: Credential
         if let credentialID {
             guard let match = candidates.first(where: { $0.metadata.credentialID.data == credentialID }) else {
-                throw WebAuthnError(code: .noMatchingCredential, reason: "the chosen credential cannot answer this request")
+                throw WebAuthnError.noMatchingCredential(reason: "the chosen credential cannot answer this request")
             }
             chosen = match
         } else if candidates.count == 1, let only = candidates.first {
             chosen = only
         } else if candidates.isEmpty {
-            throw WebAuthnError(code: .noMatchingCredential, reason: "no credential on this device for \(options.rpId ?? origin)")
+            throw WebAuthnError.noMatchingCredential(reason: "no credential on this device for \(options.rpId ?? origin)")
         } else {
-            throw WebAuthnError(code: .credentialChoiceRequired, reason: "\(candidates.count) credentials fit; choose one")
+            throw WebAuthnError.credentialChoiceRequired(reason: "\(candidates.count) credentials fit; choose one")
         }
         let rpID = chosen.metadata.rpID
 
@@ -195,7 +193,7 @@ public struct SoftwareAuthenticator: Sendable {
         do {
             try vault.updateMetadata(chosen.handle) { data in
                 guard var current = CredentialMetadata.decode(data) else {
-                    throw WebAuthnError(code: .vault, reason: "credential metadata is unreadable")
+                    throw WebAuthnError.vault(reason: "credential metadata is unreadable")
                 }
                 current.signCount &+= 1
                 if current.signCount == 0 { current.signCount = 1 }
@@ -204,7 +202,7 @@ public struct SoftwareAuthenticator: Sendable {
                 data = try current.encoded()
             }
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
+            throw WebAuthnError.vault(reason: error.reason, underlying: error)
         }
 
         let authenticatorData = try AuthenticatorData(
@@ -217,7 +215,7 @@ public struct SoftwareAuthenticator: Sendable {
         do {
             signature = try vault.sign(authenticatorData.bytes + DigestAlgorithm.sha256.hash(clientDataJSON), with: chosen.handle)
         } catch let error as KeyVaultError {
-            throw WebAuthnError(code: .vault, reason: error.reason, underlying: error)
+            throw WebAuthnError.vault(reason: error.reason, underlying: error)
         }
         let response = AuthenticationResponseJSON(
             credentialID: metadata.credentialID.data,

@@ -30,7 +30,7 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
               components.scheme == "postgres" || components.scheme == "postgresql",
               let host = components.host, !host.isEmpty
         else {
-            throw StoreError(.invalidConfiguration, "the database URL must look like postgres://user@host:5432/database")
+            throw StoreError.invalidConfiguration("the database URL must look like postgres://user@host:5432/database")
         }
         self.host = host
         port = components.port ?? 5432
@@ -46,12 +46,12 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
                 case "disable": mode = .disable
                 case "allow", "prefer": mode = .prefer
                 case "require", "verify-ca", "verify-full": mode = .require
-                default: throw StoreError(.invalidConfiguration, "sslmode must be disable, prefer, require, verify-ca or verify-full")
+                default: throw StoreError.invalidConfiguration("sslmode must be disable, prefer, require, verify-ca or verify-full")
                 }
             case "sslrootcert":
                 rootCertificatePath = item.value
             default:
-                throw StoreError(.invalidConfiguration, "unknown database URL parameter \(item.name) (known: sslmode, sslrootcert)")
+                throw StoreError.invalidConfiguration("unknown database URL parameter \(item.name) (known: sslmode, sslrootcert)")
             }
         }
         tls = mode

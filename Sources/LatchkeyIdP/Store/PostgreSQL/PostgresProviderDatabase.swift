@@ -96,7 +96,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
             }
             Task {
                 try? await Task.sleep(for: deadline)
-                if once.resume(with: .failure(StoreError(.unavailable, "PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+                if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
             }
         }
     }
@@ -132,25 +132,25 @@ final class PostgresProviderDatabase: ProviderDatabase {
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         guard let error = error as? PSQLError else {
-            return StoreError(.engineFailure, "the PostgreSQL store failed", underlying: error)
+            return StoreError.engineFailure("the PostgreSQL store failed", underlying: error)
         }
         if error.code == .server, let state = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? state
             switch state {
-            case "23505": return StoreError(.duplicate, "a row with that key exists", underlying: error)
-            case "40001", "40P01": return StoreError(.conflict, "concurrent transactions kept conflicting", underlying: error)
-            case "53100": return StoreError(.diskFull, "PostgreSQL's disk is full; nothing of the failed write was kept", underlying: error)
+            case "23505": return StoreError.duplicate("a row with that key exists", underlying: error)
+            case "40001", "40P01": return StoreError.conflict("concurrent transactions kept conflicting", underlying: error)
+            case "53100": return StoreError.diskFull("PostgreSQL's disk is full; nothing of the failed write was kept", underlying: error)
             case _ where state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53"):
-                return StoreError(.unavailable, "PostgreSQL is unavailable: \(message)", underlying: error)
+                return StoreError.unavailable("PostgreSQL is unavailable: \(message)", underlying: error)
             default:
-                return StoreError(.engineFailure, "PostgreSQL refused a statement: \(message) (SQLSTATE \(state))", underlying: error)
+                return StoreError.engineFailure("PostgreSQL refused a statement: \(message) (SQLSTATE \(state))", underlying: error)
             }
         }
         switch error.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .queryCancelled:
-            return StoreError(.unavailable, "PostgreSQL is unreachable", underlying: error)
+            return StoreError.unavailable("PostgreSQL is unreachable", underlying: error)
         default:
-            return StoreError(.engineFailure, "the PostgreSQL store failed (\(error.code))", underlying: error)
+            return StoreError.engineFailure("the PostgreSQL store failed (\(error.code))", underlying: error)
         }
     }
 }
@@ -194,7 +194,7 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
         case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
         case .void: return .null
         default:
-            throw StoreError(.corruptRow, "column \(cell.columnName) has PostgreSQL type \(cell.dataType), which the store never writes")
+            throw StoreError.corruptRow("column \(cell.columnName) has PostgreSQL type \(cell.dataType), which the store never writes")
         }
     }
 }

@@ -50,7 +50,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         do {
             connection = try await SQLiteConnection.open(storage: storage, logger: logger)
         } catch {
-            throw StoreError(.engineFailure, "cannot open the SQLite database", underlying: error)
+            throw StoreError.engineFailure("cannot open the SQLite database", underlying: error)
         }
         let database = SQLiteProviderDatabase(connection: connection)
         do {
@@ -158,19 +158,19 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         guard let sqlite = error as? SQLiteError else {
-            return StoreError(.engineFailure, "the SQLite database failed", underlying: error)
+            return StoreError.engineFailure("the SQLite database failed", underlying: error)
         }
         switch sqlite.reason {
         case .full:
-            return StoreError(.diskFull, "the disk holding the SQLite database is full; nothing of the failed write was kept", underlying: sqlite)
+            return StoreError.diskFull("the disk holding the SQLite database is full; nothing of the failed write was kept", underlying: sqlite)
         case .constraint, .constraintUniqueFailed, .constraintPrimaryKeyFailed, .constraintForeignKeyFailed:
-            return StoreError(.duplicate, "a row with that key exists", underlying: sqlite)
+            return StoreError.duplicate("a row with that key exists", underlying: sqlite)
         case .busy, .busyTimeout, .locked:
-            return StoreError(.unavailable, "the SQLite database is locked by another process", underlying: sqlite)
+            return StoreError.unavailable("the SQLite database is locked by another process", underlying: sqlite)
         case .corrupt, .notADatabase:
-            return StoreError(.engineFailure, "the SQLite database file is damaged or not a database", underlying: sqlite)
+            return StoreError.engineFailure("the SQLite database file is damaged or not a database", underlying: sqlite)
         default:
-            return StoreError(.engineFailure, "the SQLite database failed", underlying: sqlite)
+            return StoreError.engineFailure("the SQLite database failed", underlying: sqlite)
         }
     }
 }
@@ -212,7 +212,7 @@ private final class PendingTransaction<Result: Sendable>: QueuedTransaction {
         case .success(let result):
             if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: result) }
         case nil:
-            continuation.resume(throwing: commitError ?? StoreError(.engineFailure, "the transaction was never run"))
+            continuation.resume(throwing: commitError ?? StoreError.engineFailure("the transaction was never run"))
         }
     }
 }
