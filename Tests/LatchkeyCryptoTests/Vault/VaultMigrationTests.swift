@@ -8,7 +8,7 @@ import Testing
 /// SIGKILLed at any moment leaves a vault that opens and finishes the job.
 @Suite("Key vault migration from format 1")
 struct VaultMigrationTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/vault-format-1")
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/vault-format-1")
 
     /// A private copy of the fixture and its key file.
     static func copy(into temporary: TemporaryDirectory) throws -> (vault: URL, keyFile: URL) {

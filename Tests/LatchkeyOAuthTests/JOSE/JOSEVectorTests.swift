@@ -7,7 +7,8 @@ import Testing
 @Suite("JOSE and PKCE vectors")
 struct JOSEVectorTests {
     static func vector(_ name: String) throws -> JSONValue {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        // This file is Tests/LatchkeyOAuthTests/JOSE/JOSEVectorTests.swift: four levels below the root.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Vectors").appendingPathComponent(name)
         return try JSONValue(json: Data(contentsOf: url))
     }
