@@ -196,6 +196,9 @@ let package = Package(
             dependencies: [
                 "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

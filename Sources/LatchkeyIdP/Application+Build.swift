@@ -27,8 +27,7 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (URL) async -> Void = { _ in },
     onAdminServerRunning: @escaping @Sendable (URL) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    var logger = Logger(label: "latchkey-idp")
-    logger.logLevel = configuration.logLevel
+    let logger = configuration.logger
     let store = try await ProviderStore.open(configuration, logger: logger)
     let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: logger)
     let provider = Provider(context: context)
@@ -160,8 +159,7 @@ public func withReferenceProvider<Result: Sendable>(
         continuation.yield(issuer)
         continuation.finish()
     }
-    var logger = Logger(label: "latchkey-idp")
-    logger.logLevel = configuration.logLevel
+    let logger = configuration.logger
     let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {

@@ -114,6 +114,10 @@ public struct ProviderConfiguration: Sendable {
     public var forwardedHeader: ForwardedHeader = .xForwardedFor
     /// Log level of the provider's structured logs (swift-log).
     public var logLevel: Logger.Level = .info
+    /// Where the provider's logs go, for an embedder (or a test) that keeps them apart
+    /// from the process's: makes the handler for a logger's label. Nil: the handler
+    /// `LoggingSystem` was bootstrapped with, as `latchkey serve` sets it up.
+    public var logHandler: (@Sendable (String) -> any LogHandler)?
     /// Wrong codes allowed before a bind job, or a transfer, is dead.
     public var maximumCodeAttempts = 5
     /// How long a transfer (device linking) may take in all, and how long each of its
@@ -188,5 +192,14 @@ public struct ProviderConfiguration: Sendable {
         self.issuer = issuer
         self.adminToken = adminToken
         self.clients = clients
+    }
+}
+
+extension ProviderConfiguration {
+    /// The provider's logger: ``logHandler``'s when one is set, at ``logLevel``.
+    var logger: Logger {
+        var logger = logHandler.map { Logger(label: "latchkey-idp", factory: $0) } ?? Logger(label: "latchkey-idp")
+        logger.logLevel = logLevel
+        return logger
     }
 }

@@ -13,7 +13,7 @@ public enum ProviderSeeding {
     @discardableResult
     public static func seedIdentities(_ count: Int, prefix: String = "seed-", configuration: ProviderConfiguration, rowsPerTransaction: Int = 10_000) async throws -> Duration {
         let start = ContinuousClock.now
-        let store = try await ProviderStore.open(configuration, logger: Logger(label: "latchkey-seed"))
+        let store = try await ProviderStore.open(configuration, logger: configuration.logger)
         do {
             try await insert(count, prefix: prefix, into: store.database, rowsPerTransaction: rowsPerTransaction)
         } catch {

@@ -6,14 +6,17 @@ import Logging
 
 /// The reference provider in-process on 127.0.0.1 port 0 over a fresh store of a
 /// ``TestStore`` engine, reached over real HTTP: its issuer, a typed admin client
-/// (``AdminAPIClient``), and a private temporary directory for the test's own files. The
-/// one way tests start a provider in-process; `latchkey serve` as a process is
-/// ``LatchkeyServe``.
+/// (``AdminAPIClient``), its log (``LogCapture``), and a private temporary directory for
+/// the test's own files. The one way tests start a provider in-process; `latchkey serve`
+/// as a process is ``LatchkeyServe``. Tests of one route's logic that need no socket
+/// call the router directly with HummingbirdTesting (LatchkeyIdPTests' `RouteTests`).
 public struct ProviderHarness: Sendable {
     public static let adminToken = "harness-admin-token-for-the-provider-tests"
 
     public let issuer: URL
     public let admin: AdminAPIClient
+    /// What the provider logged (at info and above unless `configure` says otherwise).
+    public let logs: LogCapture
     /// Removed when the run ends.
     public let directory: TemporaryDirectory
 
@@ -28,21 +31,23 @@ public struct ProviderHarness: Sendable {
     }
 
     /// Runs the provider for `body` over a fresh store of `engine` (in memory unless one
-    /// is given), with logs at warning; the store is removed afterwards.
+    /// is given), its log captured in ``logs``; the store is removed afterwards.
     public static func run(
         _ engine: TestStore? = nil,
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (ProviderHarness) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
+        let logs = LogCapture()
         func start(_ storage: ProviderConfiguration.Storage?, _ storeKey: Data?) async throws {
             var configuration = ProviderConfiguration(adminToken: adminToken)
-            configuration.logLevel = .warning
+            configuration.logLevel = .info
+            configuration.logHandler = logs.handler
             if let storage { configuration.storage = storage }
             if let storeKey { configuration.storeKey = storeKey }
             configure(&configuration)
             try await withReferenceProvider(configuration: configuration) { issuer in
-                try await body(ProviderHarness(issuer: issuer, admin: AdminAPIClient(issuer: issuer, token: adminToken), directory: directory))
+                try await body(ProviderHarness(issuer: issuer, admin: AdminAPIClient(issuer: issuer, token: adminToken), logs: logs, directory: directory))
             }
         }
         if let engine {
