@@ -151,6 +151,14 @@ extension OAuthError {
         OAuthError(code: .useDPoPNonce, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
     }
 
+    /// A `private_key_jwt` client assertion that does not verify or breaks a rule of
+    /// RFC 7523 §3 (``ClientAssertion/verify(_:clientID:keys:audiences:now:leeway:)``).
+    public static func invalidClientAssertion(
+        reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> OAuthError {
+        OAuthError(code: .invalidClientAssertion, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
+    }
+
     public static func malformedJWK(
         reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
     ) -> OAuthError {

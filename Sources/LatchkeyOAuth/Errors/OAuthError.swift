@@ -77,6 +77,9 @@ extension OAuthError {
         /// A DPoP proof without the nonce the server requires, or with a stale one
         /// (RFC 9449 §8, §9); a provider answers `use_dpop_nonce` with a fresh `DPoP-Nonce`.
         public static let useDPoPNonce = Code("useDPoPNonce")
+        /// A `private_key_jwt` client assertion that does not verify or breaks a rule of
+        /// RFC 7523 §3 (``ClientAssertion/verify(_:clientID:keys:audiences:now:leeway:)``).
+        public static let invalidClientAssertion = Code("invalidClientAssertion")
         public static let malformedJWK = Code("malformedJWK")
         public static let algorithmNotAllowed = Code("algorithmNotAllowed")
         public static let algorithmKeyMismatch = Code("algorithmKeyMismatch")

@@ -14,4 +14,8 @@ public struct GrantType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let authorizationCode = GrantType(rawValue: "authorization_code")
     /// RFC 6749 §6: a refresh token for new tokens.
     public static let refreshToken = GrantType(rawValue: "refresh_token")
+    /// RFC 6749 §4.4: a client's own tokens, for itself, on its own authentication.
+    public static let clientCredentials = GrantType(rawValue: "client_credentials")
+    /// RFC 8628 §3.4: a device code, once a person approved it, for their tokens.
+    public static let deviceCode = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
 }

@@ -17,6 +17,10 @@ public actor OAuthClient {
         /// `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-encoded, then
         /// base64 in an `Authorization: Basic` header.
         case clientSecretBasic(secret: String)
+        /// `private_key_jwt` (RFC 7523 §2.2, OIDC Core §9): a fresh ``ClientAssertion``
+        /// signed by the client's key in every authenticated request, its `aud` the issuer
+        /// identifier unless `audience` says the token endpoint.
+        case privateKeyJWT(ClientAssertionSigner, audience: ClientAssertion.Audience = .issuer)
     }
 
     public struct Configuration: Sendable {
@@ -162,6 +166,22 @@ public actor OAuthClient {
         return refreshed
     }
 
+    /// Tokens for the client itself (RFC 6749 §4.4): a service signing in as itself, by
+    /// its own authentication (``ClientAuthentication/privateKeyJWT(_:audience:)`` or a
+    /// secret), with no person and so no ID token or refresh token expected. With `dpop`,
+    /// the access token comes back bound to that key (RFC 9449 §5).
+    public func clientCredentials(scopes: [String]? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+        if case .none = configuration.authentication {
+            throw OAuthError.tokenError(reason: "the client credentials grant needs a client that authenticates (a client key or secret), not a public client (RFC 6749 §4.4)")
+        }
+        let metadata = try await metadata()
+        let request = TokenRequest(grantType: .clientCredentials, scope: scopes?.joined(separator: " "))
+        var tokens = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
+        // No person signed in: an ID token here would say nothing this grant asked for.
+        tokens.idToken = nil
+        return tokens
+    }
+
     /// Revokes a token (RFC 7009 §2.1). Success, or an unknown token, is HTTP 200.
     public func revoke(_ token: String, hint: TokenTypeHint? = .refreshToken) async throws {
         let metadata = try await metadata()
@@ -169,7 +189,7 @@ public actor OAuthClient {
             throw OAuthError.endpointMissing(reason: "the provider has no revocation endpoint")
         }
         let request = TokenRevocationRequest(token: token, tokenTypeHint: hint, clientID: publicClientID)
-        let response = try await send(formRequest(endpoint, request))
+        let response = try await send(try formRequest(endpoint, request))
         guard response.status == 200 else { throw try Self.providerError(response, what: "revocation") }
     }
 
@@ -237,21 +257,30 @@ public actor OAuthClient {
         return nil
     }
 
-    private func formRequest(_ endpoint: URL, _ message: some FormParameters) -> TransportRequest {
+    private func formRequest(_ endpoint: URL, _ message: some FormParameters) throws -> TransportRequest {
         var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        var items = message.formItems
         switch configuration.authentication {
         case .none:
             break
         case .clientSecretBasic(let secret):
             let credentials = FormEncoding.escape(configuration.clientID) + ":" + FormEncoding.escape(secret)
             headers["Authorization"] = "Basic " + Data(credentials.utf8).base64EncodedString()
+        case .privateKeyJWT(let signer, let audience):
+            // The issuer identifier as discovery gave it (checked equal to ours), or the
+            // URL this very request goes to.
+            let aud = audience == .issuer ? (cachedMetadata?.issuer ?? configuration.issuer.absoluteString) : endpoint.absoluteString
+            let assertion = try ClientAssertion.make(clientID: configuration.clientID, audience: aud, signer: signer)
+            items += ClientAuthenticationParameters(
+                clientID: configuration.clientID, clientAssertionType: ClientAssertion.assertionType, clientAssertion: assertion
+            ).formItems
         }
-        return TransportRequest(method: HTTPMethod.post, url: endpoint, headers: headers, body: FormEncoding.encode(message.formItems))
+        return TransportRequest(method: HTTPMethod.post, url: endpoint, headers: headers, body: FormEncoding.encode(items))
     }
 
     private func tokenRequest(_ endpoint: URL, _ message: TokenRequest, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         let response = try await sendWithDPoP(dpop) { dpop in
-            var request = formRequest(endpoint, message)
+            var request = try formRequest(endpoint, message)
             if let dpop { request.headers.merge(try dpop.headers(method: HTTPMethod.post, url: endpoint)) { $1 } }
             return request
         }
