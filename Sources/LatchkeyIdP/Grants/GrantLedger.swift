@@ -195,13 +195,17 @@ struct GrantLedger: Sendable {
     }
 
     /// RFC 7009 §2.1: a refresh token takes its whole family with it; an access token
-    /// only itself. Unknown tokens, and tokens of another client, are ignored.
+    /// only itself (a client credentials one included). Unknown tokens, and tokens of another client, are ignored.
     func revokeToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
         let hash = try ProviderContext.hash(token)
         guard let row = try await transaction.first("""
             SELECT t.family_id, t.kind, f.client_id FROM tokens t JOIN grant_families f ON f.id = t.family_id WHERE t.hash = \(hash)
             """)
-        else { return }
+        else {
+            // A client credentials token has no family: only its own client revokes it.
+            try await transaction.execute("DELETE FROM client_tokens WHERE hash = \(hash) AND client_id = \(clientID)")
+            return
+        }
         guard try row.text(2) == clientID else { return }
         if try row.text(1) == TokenKind.refresh.rawValue {
             try await revokeFamily(try row.text(0), now: now, in: transaction)

@@ -21,7 +21,7 @@ struct Introspection: Sendable {
                 FROM tokens t JOIN grant_families f ON f.id = t.family_id
                 WHERE t.hash = \(hash) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
                 """)
-            else { return .inactive }
+            else { return try await clientToken(hash, now: now, in: transaction) }
             let jkt = try row.optionalText(4)
             return IntrospectionResponse(
                 active: true, subject: try row.text(0), clientID: try row.text(1), scope: try row.text(2),
@@ -30,5 +30,19 @@ struct Introspection: Sendable {
             )
         }
         return try TokenEndpoint.encode(answer)
+    }
+
+    /// A client credentials token (RFC 6749 §4.4): its subject is the client itself.
+    private func clientToken(_ hash: Data, now: Date, in transaction: any SQLTransaction) async throws -> IntrospectionResponse {
+        guard let row = try await transaction.first("""
+            SELECT client_id, scope, expires_at, dpop_jkt FROM client_tokens WHERE hash = \(hash) AND expires_at > \(now)
+            """)
+        else { return .inactive }
+        let jkt = try row.optionalText(3)
+        return IntrospectionResponse(
+            active: true, subject: try row.text(0), clientID: try row.text(0), scope: try row.text(1),
+            expiresAt: Int(try row.date(2).timeIntervalSince1970), issuer: context.issuer.absoluteString,
+            tokenType: jkt == nil ? .bearer : .dpop, confirmation: jkt.map(IntrospectionResponse.Confirmation.init(jkt:))
+        )
     }
 }

@@ -18,10 +18,13 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    /// The token endpoint's JSON answer (RFC 6749 §5.1). `dpopProofs` are the request's
-    /// `DPoP` headers (RFC 9449 §5): a valid proof binds the grant's tokens to its key.
-    func token(_ request: TokenRequest, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
-        guard let client = context.client(request.clientID) else { throw ProviderError.invalidClient("unknown client") }
+    /// The token endpoint's JSON answer (RFC 6749 §5.1) to `client`, already authenticated
+    /// (``ClientAuthenticator``). `dpopProofs` are the request's `DPoP` headers (RFC 9449
+    /// §5): a valid proof binds the grant's tokens to its key.
+    func token(_ request: TokenRequest, client: RegisteredClient, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
+        if let grant = request.grantType, Self.grants.contains(grant), !client.allows(grant) {
+            throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the \(grant.rawValue) grant")
+        }
         let dpop = try self.dpop
         let proof = try dpop.proof(dpopProofs, method: HTTPMethod.post, url: context.url(ProtocolPath.token), now: now)
         if proof == nil, configuration.requiresDPoP {
@@ -61,9 +64,45 @@ struct TokenEndpoint: Sendable {
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: nil, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
+        case .clientCredentials?:
+            return try await clientCredentials(request, client: client, proof: proof, now: now)
         default:
-            throw ProviderError.badRequest(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+            throw ProviderError.badRequest(
+                .unsupportedGrantType, "grant_type must be one of " + Self.grants.filter { $0 != .deviceCode }.map(\.rawValue).joined(separator: ", ")
+            )
         }
+    }
+
+    /// The grants this endpoint knows (discovery's `grant_types_supported`).
+    static let grants: [GrantType] = [.authorizationCode, .refreshToken, .clientCredentials]
+
+    /// RFC 6749 §4.4: an access token for a confidential client itself, `sub` = its id, no
+    /// ID token and no refresh token (§4.4.3), its scope within the client's registered
+    /// scopes (a scope it lacks is `invalid_scope`, §5.2), bound to the DPoP key of the
+    /// request's proof when there is one.
+    private func clientCredentials(_ request: TokenRequest, client: RegisteredClient, proof: DPoPVerifiedProof?, now: Date) async throws -> Data {
+        guard client.isConfidential else {
+            throw ProviderError.badRequest(.unauthorizedClient, "the client credentials grant is for clients that authenticate (RFC 6749 §4.4)")
+        }
+        let requested = (request.scope ?? "").split(separator: " ").map(String.init)
+        let allowed = client.scopes ?? []
+        guard request.scope.map({ $0.utf8.count <= 2048 }) ?? true, requested.allSatisfy(allowed.contains) else {
+            throw ProviderError.badRequest(.invalidScope, "the client asked for a scope it is not registered for")
+        }
+        let scope = Array(Set(requested)).sorted().joined(separator: " ")
+        let access = try ProviderContext.randomToken()
+        let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
+        try await context.database.transaction { transaction in
+            if let proof { try await self.dpop.spend(proof, resource: false, in: transaction) }
+            try await transaction.execute("""
+                INSERT INTO client_tokens (hash, client_id, scope, dpop_jkt, created_at, expires_at)
+                VALUES (\(try ProviderContext.hash(access)), \(client.id), \(scope), \(proof?.thumbprint), \(now), \(expiresAt))
+                """)
+        }
+        return try Self.encode(TokenResponse(
+            accessToken: access, tokenType: proof == nil ? .bearer : .dpop, expiresIn: configuration.accessTokenLifetime,
+            refreshToken: nil, idToken: nil, scope: scope.isEmpty ? nil : scope
+        ))
     }
 
     private struct Issued: Sendable {

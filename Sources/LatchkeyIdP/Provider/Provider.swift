@@ -19,6 +19,9 @@ struct Provider: Sendable {
     let transfers: Transfers
     let enrollments: Enrollments
     let administration: Administration
+    /// Registered clients (RFC 6749 §2) and how each authenticates (RFC 7523).
+    let clients: ClientRegistry
+    let clientAuthenticator: ClientAuthenticator
 
     init(context: ProviderContext) {
         self.context = context
@@ -28,6 +31,8 @@ struct Provider: Sendable {
         outbox = Outbox()
         bindJobs = BindJobs(context: context, identities: identities, credentials: credentials, outbox: outbox)
         signIns = SignIns(context: context, identities: identities, credentials: credentials, grants: grants)
+        clients = ClientRegistry(context: context)
+        clientAuthenticator = ClientAuthenticator(context: context, registry: clients)
         tokens = TokenEndpoint(context: context, grants: grants, identities: identities)
         introspection = Introspection(context: context)
         resourceServers = ResourceServers(context: context)

@@ -142,8 +142,4 @@ final class ProviderContext: Sendable {
         guard let at = address.firstIndex(of: "@"), at > address.startIndex else { return "your address" }
         return String(address[address.startIndex]) + "…" + address[at...]
     }
-
-    func client(_ id: String?) -> ProviderConfiguration.Client? {
-        configuration.clients.first { $0.id == id }
-    }
 }

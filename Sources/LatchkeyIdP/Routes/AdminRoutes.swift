@@ -8,7 +8,8 @@ import LatchkeyOAuth
 
 /// The admin API, behind a bearer token compared in constant time (docs/PROTOCOL.md,
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
-/// revoke), bind jobs for an existing identity, the outbox, signing-key rotation.
+/// revoke), bind jobs for an existing identity, registered clients, the outbox,
+/// signing-key rotation.
 enum AdminRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization) {
         let admin = provider.administration
@@ -79,6 +80,23 @@ enum AdminRoutes {
             guard try await provider.resourceServers.delete(try context.parameters.require("server")) else {
                 throw ProviderError.notFound("no such resource server")
             }
+            return AdminAPI.Deletion(deleted: true)
+        }
+        on(AdminAPI.createClient, status: .created) { request, context in
+            let registration = try await HTTPSupport.decode(
+                AdminAPI.Client.self, from: request, expected: "a JSON object with id, grantTypes and optionally name, jwks, redirectURIs, scopes"
+            )
+            let client = try await provider.clients.create(registration)
+            context.logger.info("client registered", metadata: ["client": .string(client.id), "grants": .string(client.grantTypes.joined(separator: " "))])
+            return client
+        }
+        on(AdminAPI.listClients) { _, _ in
+            AdminAPI.ClientList(clients: try await provider.clients.list())
+        }
+        on(AdminAPI.deleteClient) { _, context in
+            let id = try context.parameters.require("client")
+            guard try await provider.clients.delete(id) else { throw ProviderError.notFound("no such client") }
+            context.logger.info("client deleted", metadata: ["client": .string(id)])
             return AdminAPI.Deletion(deleted: true)
         }
         on(AdminAPI.outbox) { _, _ in

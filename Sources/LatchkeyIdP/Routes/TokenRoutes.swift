@@ -15,10 +15,15 @@ enum TokenRoutes {
 
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.post(RouterPath(ProtocolPath.token)) { request, context in
-            let tokenRequest = TokenRequest(form: try await HTTPSupport.form(request))
-            context.logger.info("token request", metadata: ["grant": .string(tokenRequest.grantType?.rawValue ?? "-"), "client": .string(tokenRequest.clientID ?? "-")])
+            let form = try await HTTPSupport.form(request)
+            let tokenRequest = TokenRequest(form: form)
+            let authentication = ClientAuthenticationParameters(form: form)
+            context.logger.info("token request", metadata: [
+                "grant": .string(tokenRequest.grantType?.rawValue ?? "-"), "client": .string(authentication.clientID ?? "-"),
+            ])
+            let client = try await provider.clientAuthenticator.authenticate(authentication, endpoint: provider.context.url(ProtocolPath.token))
             let proofs = HTTPSupport.dpopProofs(request)
-            let response = HTTPSupport.json(data: try await provider.tokens.token(tokenRequest, dpopProofs: proofs))
+            let response = HTTPSupport.json(data: try await provider.tokens.token(tokenRequest, client: client, dpopProofs: proofs))
             return try withNonce(response, provider)
         }
         router.get(RouterPath(ProtocolPath.userInfo)) { request, _ in
@@ -38,11 +43,14 @@ enum TokenRoutes {
             return HTTPSupport.json(data: try await provider.introspection.introspect(introspection.token))
         }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
-            let revocation = TokenRevocationRequest(form: try await HTTPSupport.form(request))
-            // RFC 7009 §2.1: the client identifies itself (a public client by client_id) and
-            // may revoke only its own tokens; an unknown client is refused, and another
-            // client's token is left alone with the same 200.
-            guard let client = provider.context.client(revocation.clientID) else { throw ProviderError.invalidClient("unknown client_id") }
+            let form = try await HTTPSupport.form(request)
+            let revocation = TokenRevocationRequest(form: form)
+            // RFC 7009 §2.1: the client authenticates (a public client names itself by
+            // client_id) and may revoke only its own tokens; an unknown client is refused,
+            // and another client's token is left alone with the same 200.
+            let client = try await provider.clientAuthenticator.authenticate(
+                ClientAuthenticationParameters(form: form), endpoint: provider.context.url(ProtocolPath.revocation)
+            )
             if let token = revocation.token { try await provider.tokens.revoke(token, clientID: client.id) }
             return Response(status: .ok)
         }

@@ -45,9 +45,13 @@ struct SignIns: Sendable {
     /// Checks an authorization request and answers its session, sealed: nothing is stored
     /// until an assertion completes it.
     func start(_ parameters: AuthorizationRequestParameters, now: Date = Date()) async throws -> String {
-        guard let client = context.client(parameters.clientID) else {
+        guard let registered = try await ClientRegistry(context: context).client(parameters.clientID) else {
             throw ProviderError.badRequest(.invalidClient, "unknown client_id")
         }
+        guard registered.allows(.authorizationCode) else {
+            throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the authorization code grant")
+        }
+        let client = registered.configuration
         guard let redirectURI = parameters.redirectURI, redirectURI.utf8.count <= 2048, Self.redirectMatches(redirectURI, client) else {
             throw ProviderError.badRequest(.invalidRequest, "redirect_uri is not registered for this client")
         }

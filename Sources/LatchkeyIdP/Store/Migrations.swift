@@ -214,6 +214,35 @@ enum Migrations {
             created_at BIGINT NOT NULL
         )
         """,
+        // 5: registered clients (RFC 6749 §2), each public or keyed for private_key_jwt
+        // (RFC 7523); the assertions' jti seen, kept until their exp; client credentials
+        // tokens (RFC 6749 §4.4), which have no person and so no grant family.
+        """
+        CREATE TABLE clients (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            jwks TEXT,
+            grant_types TEXT NOT NULL,
+            redirect_uris TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE client_assertions (
+            id_hash {BLOB} PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX client_assertions_expiry ON client_assertions (expires_at);
+        CREATE TABLE client_tokens (
+            hash {BLOB} PRIMARY KEY,
+            client_id TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+            scope TEXT NOT NULL,
+            dpop_jkt TEXT,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX client_tokens_client ON client_tokens (client_id);
+        CREATE INDEX client_tokens_expiry ON client_tokens (expires_at)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -20,6 +20,8 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     public var grantTypesSupported: [String]?
     public var subjectTypesSupported: [String]?
     public var tokenEndpointAuthMethodsSupported: [String]?
+    /// RFC 8414 §2: the algorithms a `private_key_jwt` assertion may be signed with.
+    public var tokenEndpointAuthSigningAlgValuesSupported: [String]?
     public var codeChallengeMethodsSupported: [String]?
     public var authorizationResponseIssParameterSupported: Bool?
     public var idTokenSigningAlgValuesSupported: [String]?
@@ -38,6 +40,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case grantTypesSupported = "grant_types_supported"
         case subjectTypesSupported = "subject_types_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case tokenEndpointAuthSigningAlgValuesSupported = "token_endpoint_auth_signing_alg_values_supported"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"

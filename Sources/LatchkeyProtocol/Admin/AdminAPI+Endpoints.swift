@@ -77,6 +77,11 @@ extension AdminAPI {
     public static let revokeCredential = Endpoint<Empty, Revocation>(HTTPMethod.post, "admin/credentials/:credential/revoke")
     public static let createResourceServer = Endpoint<ResourceServerCreation, ResourceServerCreated>(HTTPMethod.post, "admin/resource-servers")
     public static let deleteResourceServer = Endpoint<Empty, Deletion>(HTTPMethod.delete, "admin/resource-servers/:server")
+    /// Registers a client (``Client``); `409 conflict` if the id is taken.
+    public static let createClient = Endpoint<Client, Client>(HTTPMethod.post, "admin/clients")
+    public static let listClients = Endpoint<Empty, ClientList>(HTTPMethod.get, "admin/clients")
+    /// Deletes a client and the tokens issued to it.
+    public static let deleteClient = Endpoint<Empty, Deletion>(HTTPMethod.delete, "admin/clients/:client")
     public static let outbox = Endpoint<Empty, Outbox>(HTTPMethod.get, "admin/outbox")
     public static let rotateSigningKey = Endpoint<Empty, KeyRotation>(HTTPMethod.post, "admin/signing-keys/rotate")
 }

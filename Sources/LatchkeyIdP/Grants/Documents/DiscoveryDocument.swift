@@ -21,9 +21,10 @@ enum DiscoveryDocument {
         metadata.introspectionEndpoint = context.url(ProtocolPath.introspection)
         metadata.scopesSupported = supportedScopes
         metadata.responseTypesSupported = [AuthorizationRequestParameters.codeResponseType]
-        metadata.grantTypesSupported = [GrantType.authorizationCode.rawValue, GrantType.refreshToken.rawValue]
+        metadata.grantTypesSupported = TokenEndpoint.grants.map(\.rawValue)
         metadata.subjectTypesSupported = ["public"]
-        metadata.tokenEndpointAuthMethodsSupported = ["none"]
+        metadata.tokenEndpointAuthMethodsSupported = ["none", "private_key_jwt"]
+        metadata.tokenEndpointAuthSigningAlgValuesSupported = [JWSAlgorithm.es256.name, JWSAlgorithm.edDSA.name]
         metadata.codeChallengeMethodsSupported = [PKCE.challengeMethod]
         metadata.authorizationResponseIssParameterSupported = true
         metadata.idTokenSigningAlgValuesSupported = [JWSAlgorithm.es256.name]

@@ -1,0 +1,149 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+
+/// The clients the provider knows: the configured ones (`ProviderConfiguration.clients`,
+/// the built-in `latchkey-cli`) and those registered through the admin API, kept in the
+/// `clients` table so every instance sees them (docs/PROTOCOL.md, "Clients").
+struct ClientRegistry: Sendable {
+    let context: ProviderContext
+
+    /// Grants a registered client may hold.
+    static let grants: [GrantType] = [.authorizationCode, .refreshToken, .clientCredentials, .deviceCode]
+    /// Registered clients at most: each costs a row and a JWK Set.
+    static let maximumClients = 10_000
+    /// Keys in a client's JWK Set at most (rotation needs two; a few more for overlap).
+    static let maximumKeys = 8
+
+    /// The client with `id`; nil when none.
+    func client(_ id: String?) async throws -> RegisteredClient? {
+        guard let id, ProtocolIdentifier.isValid(id, maximumLength: 128) else { return nil }
+        if let configured = context.configuration.clients.first(where: { $0.id == id }) {
+            return RegisteredClient(configured: configured)
+        }
+        guard let row = try await context.database.transaction({ transaction in
+            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes FROM clients WHERE id = \(id)")
+        }) else { return nil }
+        return try Self.client(row)
+    }
+
+    /// Registers a client after checking everything a stranger with the admin token could
+    /// get wrong: the id's characters, known grants only, keys that parse (only their
+    /// public members are read and kept, so a pasted private key leaves nothing secret), redirect URIs that are absolute and fragment-free, scope tokens of RFC 6749
+    /// §3.3. Throws `409 conflict` for a taken id.
+    func create(_ registration: AdminAPI.Client, now: Date = Date()) async throws -> AdminAPI.Client {
+        let client = try Self.validated(registration)
+        guard !context.configuration.clients.contains(where: { $0.id == client.id }) else {
+            throw ProviderError(status: 409, code: .conflict, reason: "client id \(client.id) is the provider's own")
+        }
+        let jwks = try client.jwks.map { String(decoding: try TokenEndpoint.encode($0), as: UTF8.self) }
+        let grants = client.grantTypes.joined(separator: " ")
+        let redirects = client.redirectURIs.joined(separator: " ")
+        let scopes = client.scopes.joined(separator: " ")
+        try await context.database.transaction { transaction in
+            let count = try await transaction.first("SELECT COUNT(*) FROM clients")?.int(0) ?? 0
+            guard count < Self.maximumClients else {
+                throw ProviderError(status: 409, code: .conflict, reason: "the provider holds \(Self.maximumClients) clients; delete one first")
+            }
+            let inserted = try await transaction.first("""
+                INSERT INTO clients (id, name, jwks, grant_types, redirect_uris, scopes, created_at)
+                VALUES (\(client.id), \(client.name), \(jwks), \(grants), \(redirects), \(scopes), \(now))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """)
+            guard inserted != nil else { throw ProviderError(status: 409, code: .conflict, reason: "a client with id \(client.id) exists") }
+        }
+        var created = client
+        created.createdAt = Int(now.timeIntervalSince1970)
+        return created
+    }
+
+    /// The registered clients, by id.
+    func list() async throws -> [AdminAPI.Client] {
+        try await context.database.transaction { transaction in
+            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, created_at FROM clients ORDER BY id")
+                .map { row in
+                    let client = try Self.client(row)
+                    return AdminAPI.Client(
+                        id: client.id, name: client.name, jwks: client.jwks, grantTypes: client.grantTypes.map(\.rawValue),
+                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], createdAt: Int(try row.date(6).timeIntervalSince1970)
+                    )
+                }
+        }
+    }
+
+    /// Deletes a registered client with its tokens; false when there was none.
+    func delete(_ id: String) async throws -> Bool {
+        try await context.database.transaction { transaction in
+            try await transaction.execute("DELETE FROM client_tokens WHERE client_id = \(id)")
+            return try await transaction.first("DELETE FROM clients WHERE id = \(id) RETURNING id") != nil
+        }
+    }
+
+    private static func client(_ row: SQLRow) throws -> RegisteredClient {
+        let jwks = try row.optionalText(2).map { text -> JWKSDocument in
+            guard let document = try? JSONDecoder().decode(JWKSDocument.self, from: Data(text.utf8)) else {
+                throw StoreError.corruptRow("clients.jwks of \(try row.text(0)) is not a JWK Set")
+            }
+            return document
+        }
+        func words(_ column: Int) throws -> [String] { try row.text(column).split(separator: " ").map(String.init) }
+        return try RegisteredClient(
+            id: row.text(0), name: row.text(1), jwks: jwks, grantTypes: words(3).map(GrantType.init(rawValue:)),
+            redirectURIs: words(4), scopes: words(5)
+        )
+    }
+
+    /// A registration with every field checked (see ``create(_:now:)``).
+    static func validated(_ registration: AdminAPI.Client) throws -> AdminAPI.Client {
+        func refuse(_ why: String) -> ProviderError { .badRequest(.invalidRequest, why) }
+        guard ProtocolIdentifier.isValid(registration.id, maximumLength: 128),
+              registration.id.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._:".unicodeScalars.contains($0) })
+        else { throw refuse("client id must be 1 to 128 letters, digits or -._:") }
+        let name = registration.name.trimmingCharacters(in: .whitespaces)
+        guard (1...128).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw refuse("name must be 1 to 128 characters without control characters")
+        }
+        let grants = Array(Set(registration.grantTypes)).sorted()
+        guard !grants.isEmpty, grants.allSatisfy({ grant in Self.grants.contains { $0.rawValue == grant } }) else {
+            throw refuse("grantTypes must name one or more of " + Self.grants.map(\.rawValue).joined(separator: ", "))
+        }
+        if grants.contains(GrantType.clientCredentials.rawValue), registration.jwks == nil {
+            throw refuse("client_credentials needs a JWK Set: a public client cannot authenticate (RFC 6749 §4.4)")
+        }
+        if grants.contains(GrantType.authorizationCode.rawValue), registration.redirectURIs.isEmpty {
+            throw refuse("authorization_code needs at least one redirect URI")
+        }
+        guard registration.redirectURIs.count <= 16, registration.redirectURIs.allSatisfy(Self.isRedirectURI) else {
+            throw refuse("redirectURIs must be at most 16 absolute http(s) URIs without a fragment or spaces")
+        }
+        guard registration.scopes.count <= 64, registration.scopes.allSatisfy(Self.isScopeToken) else {
+            throw refuse("scopes must be at most 64 scope tokens (RFC 6749 §3.3: printable ASCII, no space, quote or backslash)")
+        }
+        if let jwks = registration.jwks {
+            guard (1...maximumKeys).contains(jwks.keys.count) else { throw refuse("jwks must hold 1 to \(maximumKeys) keys") }
+            for key in jwks.keys {
+                guard (try? VerifyingKey(jwk: key)) != nil, key.kty == "EC" || key.kty == "OKP" else {
+                    throw refuse("jwks holds a key that is not a usable P-256 or Ed25519 public key")
+                }
+            }
+            guard (try? JWKSet(json: TokenEndpoint.encode(jwks))) != nil else { throw refuse("jwks is not a usable JWK Set") }
+        }
+        return AdminAPI.Client(
+            id: registration.id, name: name, jwks: registration.jwks, grantTypes: grants,
+            redirectURIs: registration.redirectURIs, scopes: Array(Set(registration.scopes)).sorted()
+        )
+    }
+
+    static func isRedirectURI(_ text: String) -> Bool {
+        guard text.utf8.count <= 512, !text.contains(" "), let url = URL(string: text), url.fragment == nil,
+              let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host?.isEmpty == false
+        else { return false }
+        return true
+    }
+
+    /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.
+    static func isScopeToken(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
+    }
+}

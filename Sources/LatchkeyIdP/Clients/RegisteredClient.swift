@@ -1,0 +1,47 @@
+import Foundation
+import LatchkeyOAuth
+import LatchkeyProtocol
+
+/// An OAuth client the provider knows (RFC 6749 §2): the built-in `latchkey-cli` (and
+/// any other configured one), or one registered through the admin API and kept in the
+/// store. A client with keys is confidential and authenticates with `private_key_jwt`
+/// only (RFC 7523 §2.2, ``ClientAuthenticator``); one without is public.
+struct RegisteredClient: Sendable {
+    var id: String
+    var name: String
+    /// The client's JWK Set as registered, and parsed once for verification.
+    var jwks: JWKSDocument?
+    var keys: JWKSet?
+    var grantTypes: [GrantType]
+    var redirectURIs: [String]
+    /// The most a client credentials token may carry; nil for a configured client, which
+    /// gets the provider's supported scopes as before.
+    var scopes: [String]?
+
+    var isConfidential: Bool { keys != nil }
+
+    func allows(_ grant: GrantType) -> Bool { grantTypes.contains(grant) }
+
+    /// A configured client: public, for the authorization code grant and refresh.
+    init(configured client: ProviderConfiguration.Client) {
+        id = client.id
+        name = client.id
+        grantTypes = [.authorizationCode, .refreshToken]
+        redirectURIs = client.redirectURIs
+    }
+
+    init(id: String, name: String, jwks: JWKSDocument?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?) throws {
+        self.id = id
+        self.name = name
+        self.jwks = jwks
+        self.keys = try jwks.map { try JWKSet(json: TokenEndpoint.encode($0)) }
+        self.grantTypes = grantTypes
+        self.redirectURIs = redirectURIs
+        self.scopes = scopes
+    }
+
+    /// The configured shape of this client, for the code flow's redirect checks.
+    var configuration: ProviderConfiguration.Client {
+        ProviderConfiguration.Client(id: id, redirectURIs: redirectURIs)
+    }
+}

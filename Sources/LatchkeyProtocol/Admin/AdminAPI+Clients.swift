@@ -1,0 +1,45 @@
+public import LatchkeyOAuth
+
+extension AdminAPI {
+    /// A registered OAuth client (RFC 6749 §2) as the admin API shows it and takes it.
+    ///
+    /// With a JWK Set the client is confidential and authenticates with `private_key_jwt`
+    /// only (RFC 7523 §2.2); without one it is public (a CLI, a device) and names itself by
+    /// `client_id`. `grantTypes` are what it may use at `/token` (`authorization_code`,
+    /// `refresh_token`, `client_credentials`, the device code grant), `redirectURIs` what an
+    /// authorization may return to (compared exactly, RFC 9700 §4.1.3), `scopes` the most it
+    /// may ask for.
+    public struct Client: Codable, Hashable, Sendable {
+        public var id: String
+        public var name: String
+        public var jwks: JWKSDocument?
+        public var grantTypes: [String]
+        public var redirectURIs: [String]
+        public var scopes: [String]
+        /// Seconds since 1970; absent in a registration.
+        public var createdAt: Int?
+
+        public init(
+            id: String, name: String? = nil, jwks: JWKSDocument? = nil, grantTypes: [String], redirectURIs: [String] = [],
+            scopes: [String] = [], createdAt: Int? = nil
+        ) {
+            self.id = id
+            self.name = name ?? id
+            self.jwks = jwks
+            self.grantTypes = grantTypes
+            self.redirectURIs = redirectURIs
+            self.scopes = scopes
+            self.createdAt = createdAt
+        }
+    }
+
+    /// `GET /admin/clients`: the registered clients, by id (the built-in `latchkey-cli`
+    /// is not listed: it is part of the provider, not of its store).
+    public struct ClientList: Codable, Hashable, Sendable {
+        public var clients: [Client]
+
+        public init(clients: [Client]) {
+            self.clients = clients
+        }
+    }
+}
