@@ -30,6 +30,14 @@ extension LatchkeyError {
         LatchkeyError(code: .noCredential, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
     }
 
+    /// No client key for that provider and client id: make one
+    /// (``Embedded/clientKey(issuer:clientID:)``) and register its JWK Set first.
+    public static func clientKeyMissing(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .clientKeyMissing, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
+
     /// This vault already holds a credential for the user at that provider (the
     /// provider excluded it, WebAuthn §5.4 `excludeCredentials`).
     public static func credentialExists(

@@ -61,6 +61,9 @@ extension LatchkeyError {
         public static let domainNotAllowed = Code("domainNotAllowed")
         /// No credential in this vault fits the provider (or the one asked for is absent).
         public static let noCredential = Code("noCredential")
+        /// No client key for that provider and client id: make one
+        /// (``Embedded/clientKey(issuer:clientID:)``) and register its JWK Set first.
+        public static let clientKeyMissing = Code("clientKeyMissing")
         /// This vault already holds a credential for the user at that provider (the
         /// provider excluded it, WebAuthn §5.4 `excludeCredentials`).
         public static let credentialExists = Code("credentialExists")
