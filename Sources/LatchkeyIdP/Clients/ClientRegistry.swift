@@ -136,10 +136,9 @@ struct ClientRegistry: Sendable {
     }
 
     static func isRedirectURI(_ text: String) -> Bool {
-        guard text.utf8.count <= 512, !text.contains(" "), let url = URL(string: text), url.fragment == nil,
-              let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host?.isEmpty == false
-        else { return false }
-        return true
+        // An http(s) URL with a host is what has a web origin.
+        guard text.utf8.count <= 512, !text.contains(" "), let url = URL(string: text), url.fragment == nil else { return false }
+        return WebOrigin(url) != nil
     }
 
     /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.
