@@ -81,17 +81,17 @@ struct ClientRegistry: Sendable {
     }
 
     private static func client(_ row: SQLRow) throws -> RegisteredClient {
-        let jwks = try row.optionalText(2).map { text -> JWKSDocument in
-            guard let document = try? JSONDecoder().decode(JWKSDocument.self, from: Data(text.utf8)) else {
-                throw StoreError.corruptRow("clients.jwks of \(try row.text(0)) is not a JWK Set")
-            }
-            return document
-        }
         func words(_ column: Int) throws -> [String] { try row.text(column).split(separator: " ").map(String.init) }
-        return try RegisteredClient(
-            id: row.text(0), name: row.text(1), jwks: jwks, grantTypes: words(3).map(GrantType.init(rawValue:)),
-            redirectURIs: words(4), scopes: words(5)
-        )
+        do {
+            return try RegisteredClient(
+                id: row.text(0), name: row.text(1), jwks: row.optionalText(2).map { Data($0.utf8) },
+                grantTypes: words(3).map(GrantType.init(rawValue:)), redirectURIs: words(4), scopes: words(5)
+            )
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.corruptRow("clients.jwks of \(try row.text(0)) is not a JWK Set", underlying: error)
+        }
     }
 
     /// A registration with every field checked (see ``create(_:now:)``).

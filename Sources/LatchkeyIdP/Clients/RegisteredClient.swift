@@ -30,11 +30,12 @@ struct RegisteredClient: Sendable {
         redirectURIs = client.redirectURIs
     }
 
-    init(id: String, name: String, jwks: JWKSDocument?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?) throws {
+    /// A stored client; `jwks` is its JWK Set as stored, read once into both forms.
+    init(id: String, name: String, jwks: Data?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?) throws {
         self.id = id
         self.name = name
-        self.jwks = jwks
-        self.keys = try jwks.map { try JWKSet(json: TokenEndpoint.encode($0)) }
+        self.jwks = try jwks.map { try JSONDecoder().decode(JWKSDocument.self, from: $0) }
+        self.keys = try jwks.map { try JWKSet(json: $0) }
         self.grantTypes = grantTypes
         self.redirectURIs = redirectURIs
         self.scopes = scopes
