@@ -6,14 +6,20 @@ import LatchkeyOAuth
 extension LatchkeyCommand {
     /// Options of `authorize` and `authenticate --issuer`.
     struct ClientOptions: ParsableArguments {
+        /// The provider's built-in public client.
+        static let defaultClientID = "latchkey-cli"
+
         @Option(help: ArgumentHelp("The OAuth client id.", valueName: "id"))
-        var clientID = "latchkey-cli"
+        var clientID = defaultClientID
 
         @Option(help: ArgumentHelp("The redirect URI registered for the client.", valueName: "uri"))
         var redirectURI = "http://127.0.0.1/callback"
 
-        @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to request (repeatable).", valueName: "scope"))
-        var scopes: [String] = ["openid", "profile"]
+        @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to request (repeatable; default: openid profile, none for --client-credentials).", valueName: "scope"))
+        var scope: [String] = []
+
+        /// The scopes a person's sign-in asks for.
+        var scopes: [String] { scope.isEmpty ? ["openid", "profile"] : scope }
 
         @Option(parsing: .unconditional, help: ArgumentHelp("The credential to sign with, when several fit (an id may start with '-').", valueName: "id"))
         var credential: String?

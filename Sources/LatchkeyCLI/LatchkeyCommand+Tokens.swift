@@ -16,12 +16,38 @@ extension LatchkeyCommand {
         @Flag(help: "Use tokens bound to the credential's DPoP key (RFC 9449); a sign-in, when one is needed, asks for them.")
         var dpop = false
 
+        @Flag(help: "The client's own tokens (RFC 6749 §4.4), authenticated with its client key (see `latchkey client-key`), instead of a person's sign-in.")
+        var clientCredentials = false
+
+        @Option(help: ArgumentHelp("With --client-credentials: the client assertion's aud, the provider's issuer identifier (default, per draft-ietf-oauth-rfc7523bis) or its token endpoint URL (for providers that still demand it).", valueName: "issuer|token-endpoint"))
+        var assertionAudience: AssertionAudience?
+
         @OptionGroup var client: ClientOptions
 
-        /// Valid tokens: kept ones, refreshed ones, or a new sign-in, in that order; never
-        /// `rejected` again.
+        enum AssertionAudience: String, ExpressibleByArgument, CaseIterable {
+            case issuer
+            case tokenEndpoint = "token-endpoint"
+        }
+
+        func validate() throws {
+            if !clientCredentials {
+                guard assertionAudience == nil else { throw ValidationError("--assertion-audience goes with --client-credentials") }
+            } else {
+                guard client.credential == nil else { throw ValidationError("--credential names a person's credential; --client-credentials signs with the client key") }
+                guard client.clientID != ClientOptions.defaultClientID else { throw ValidationError("--client-credentials needs --client-id: the client registered with your client key") }
+            }
+        }
+
+        /// Valid tokens: kept ones, refreshed ones, or a new sign-in (for a client, a new
+        /// client credentials grant), in that order; never `rejected` again.
         func validTokens(_ embedded: Embedded, issuer: URL, rejected: Tokens? = nil) async throws -> Tokens {
-            try await embedded.validTokens(
+            if clientCredentials {
+                return try await embedded.clientCredentials(
+                    issuer: issuer, clientID: client.clientID, scopes: client.scope.isEmpty ? nil : client.scope,
+                    audience: assertionAudience == .tokenEndpoint ? .tokenEndpoint : .issuer, dpop: dpop, rejected: rejected
+                )
+            }
+            return try await embedded.validTokens(
                 issuer: issuer, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes,
                 credential: client.credential, proofOfPossession: dpop ? .dpop : nil, rejected: rejected
             )

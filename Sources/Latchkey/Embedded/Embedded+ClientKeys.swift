@@ -2,6 +2,7 @@ public import Foundation
 import LatchkeyCrypto
 public import LatchkeyOAuth
 import LatchkeyWebAuthn
+import Logging
 
 extension Embedded {
     /// The client key for `clientID` at `issuer`, made now when there is none (ES256,
@@ -37,12 +38,16 @@ extension Embedded {
         }
     }
 
-    /// Deletes the client key; false when there was none. The provider keeps the public
+    /// Deletes the client key with its kept tokens and their DPoP key; false when there
+    /// was none. The provider keeps the public
     /// key registered until its operator removes it: it can verify nothing new.
     @discardableResult
     public func deleteClientKey(issuer: URL, clientID: String) throws -> Bool {
         guard let key = try existingClientKey(issuer: issuer, clientID: clientID) else { return false }
         do {
+            for (entry, record) in try dpopKeyRecords() where record.credential == key.handle.rawValue {
+                try authenticator.vault.deleteKey(entry.handle)
+            }
             try authenticator.vault.deleteKey(key.handle)
         } catch {
             throw LatchkeyError.wrapping(error)
@@ -54,30 +59,62 @@ extension Embedded {
     /// (``clientKey(issuer:clientID:)``, which must exist and be registered at the
     /// provider): no person, so no ID token and no refresh token. `audience` is the
     /// assertions' `aud` (the issuer identifier unless the provider demands its token
-    /// endpoint); with `dpop` the token is bound to a DPoP key of its own, not the client key.
+    /// endpoint); with `dpop` the token is bound to a DPoP key of its own, kept in the
+    /// vault beside the client key and never the client key itself.
+    ///
+    /// Tokens are kept in the vault per (issuer, client, scope set) and handed out again
+    /// while good for `minimumValidity` seconds more, under the vault's `tokens` lock (so
+    /// processes arriving together ask the provider once); `rejected` — a token a resource
+    /// server just refused — is never handed out again.
     public func clientCredentials(
-        issuer: URL, clientID: String, scopes: [String]? = nil, audience: ClientAssertion.Audience = .issuer, dpop: Bool = false
+        issuer: URL, clientID: String, scopes: [String]? = nil, audience: ClientAssertion.Audience = .issuer, dpop: Bool = false,
+        minimumValidity: TimeInterval = 30, rejected: Tokens? = nil
     ) async throws -> Tokens {
-        do {
+        let flow = flow("clientCredentials")
+        return try await flow.run {
             let address = try clientKeyAddress(issuer)
             guard let key = try existingClientKey(issuer: address.base, clientID: clientID) else {
                 throw LatchkeyError.clientKeyMissing(reason: "no client key for \(clientID) at \(address.issuer): make one with clientKey(issuer:clientID:) and register its JWK Set")
             }
             let vault = authenticator.vault
-            let handle = key.handle
-            let entry = try vault.entry(handle)
-            let signer = try ClientAssertionSigner(publicKey: entry.publicKey) { try vault.sign($0, with: handle) }
-            var oauth = OAuthClient.Configuration(
-                issuer: address.base, clientID: clientID, redirectURI: address.base,
-                authentication: .privateKeyJWT(signer, audience: audience), transport: transport
-            )
-            let allowedDomains = allowedDomains
-            oauth.allowsForeignEndpoint = { allowedDomains.allows($0.host ?? "") }
-            let proof = dpop ? try DPoPSigner(key: SigningKey.generate(.es256)) : nil
-            let tokens = try await OAuthClient(configuration: oauth).clientCredentials(scopes: scopes, dpop: proof)
-            return Tokens(tokenSet: tokens, issuer: address.base, clientID: clientID, redirectURI: address.base, dpop: proof)
-        } catch {
-            throw LatchkeyError.wrapping(error)
+            return try await vault.withExclusiveAccess("tokens") {
+                let requested = scopes ?? []
+                let record = configuration.cachesTokens || dpop ? try await dpopKey(owner: key.handle, protection: key.keyProtection) : nil
+                let proof = try record.map(dpopSigner)
+                if let record, let kept = DPoPKeyRecord.decode(record.metadata) {
+                    for cached in kept.tokens.reversed() where cached.fits(clientCredentialsOf: address.issuer, clientID: clientID, scopes: requested) {
+                        guard let tokens = cached.tokens(issuerURL: address.base, dpop: proof, credentialID: nil), dpop == (tokens.dpop != nil) else { continue }
+                        let refused = rejected.map { ConstantTime.isEqual(Data($0.accessToken.utf8), Data(tokens.accessToken.utf8)) } ?? false
+                        if tokens.isValid(for: minimumValidity), !refused {
+                            flow.logger.debug("client tokens from the cache", metadata: ["provider": .string(address.issuer)])
+                            return tokens
+                        }
+                    }
+                }
+                let handle = key.handle
+                let entry = try vault.entry(handle)
+                let signer = try ClientAssertionSigner(publicKey: entry.publicKey) { try vault.sign($0, with: handle) }
+                var oauth = OAuthClient.Configuration(
+                    issuer: address.base, clientID: clientID, redirectURI: address.base,
+                    authentication: .privateKeyJWT(signer, audience: audience), transport: transport
+                )
+                let allowedDomains = allowedDomains
+                oauth.allowsForeignEndpoint = { allowedDomains.allows($0.host ?? "") }
+                let tokenSet = try await OAuthClient(configuration: oauth).clientCredentials(scopes: scopes, dpop: dpop ? proof : nil)
+                flow.emit(.tokensReceived)
+                let tokens = Tokens(tokenSet: tokenSet, issuer: address.base, clientID: clientID, redirectURI: address.base, dpop: dpop ? proof : nil)
+                if configuration.cachesTokens, let record {
+                    do {
+                        try vault.updateMetadata(record.handle) { data in
+                            guard var current = DPoPKeyRecord.decode(data) else { throw LatchkeyError.vault(reason: "the DPoP key record is unreadable") }
+                            data = try current.keep(CachedTokens(clientCredentials: tokens, issuer: address.issuer, scopes: requested))
+                        }
+                    } catch {
+                        flow.logger.warning("client tokens not kept in the vault", metadata: ["cause": .string("\(error)")])
+                    }
+                }
+                return tokens
+            }
         }
     }
 

@@ -58,15 +58,21 @@ extension Embedded {
     /// example algorithm, and the only one a TPM has), protected as the credential's key
     /// is. When several exist (a vault from elsewhere), the oldest is used.
     func dpopKey(for credential: Credential) async throws -> VaultEntry {
+        try await dpopKey(owner: credential.handle, protection: credential.keyProtection)
+    }
+
+    /// The DPoP key record of the vault record `owner` (a credential or a client key),
+    /// made now under the `dpop-keys` lock when it has none, protected as `protection` says.
+    func dpopKey(owner: KeyHandle, protection: KeyProtection) async throws -> VaultEntry {
         let vault = authenticator.vault
-        if let existing = try dpopKeyRecords().first(where: { $0.record.credential == credential.handle.rawValue }) {
+        if let existing = try dpopKeyRecords().first(where: { $0.record.credential == owner.rawValue }) {
             return existing.entry
         }
         return try await vault.withExclusiveAccess("dpop-keys") {
-            if let existing = try dpopKeyRecords().first(where: { $0.record.credential == credential.handle.rawValue }) {
+            if let existing = try dpopKeyRecords().first(where: { $0.record.credential == owner.rawValue }) {
                 return existing.entry
             }
-            return try vault.createKey(.es256, metadata: DPoPKeyRecord(credential: credential.handle).encoded(), protection: credential.keyProtection)
+            return try vault.createKey(.es256, metadata: DPoPKeyRecord(credential: owner).encoded(), protection: protection)
         }
     }
 

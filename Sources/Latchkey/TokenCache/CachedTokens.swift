@@ -27,6 +27,9 @@ struct CachedTokens: Codable, Sendable {
     var claims: [String: JSONValue]?
     /// Seconds since 1970: the newest of several entries that fit is used.
     var storedAt: Double
+    /// `client_credentials` for a client's own tokens (RFC 6749 §4.4), kept per scope set
+    /// in its client key's record; nil for a person's sign-in.
+    var grant: String?
 
     init(_ tokens: Tokens, issuer: String, scopes: [String]) {
         self.issuer = issuer
@@ -43,20 +46,34 @@ struct CachedTokens: Codable, Sendable {
         storedAt = Date().timeIntervalSince1970
     }
 
+    /// A client's own tokens (``grant`` `client_credentials`) for exactly `scopes`.
+    init(clientCredentials tokens: Tokens, issuer: String, scopes: [String]) {
+        self.init(tokens, issuer: issuer, scopes: Array(Set(scopes)).sorted())
+        grant = GrantType.clientCredentials.rawValue
+    }
+
     /// Whether this entry answers a request for `scopes` from that client.
     func fits(issuer: String, clientID: String, redirectURI: URL, scopes requested: [String]) -> Bool {
-        self.issuer == issuer && self.clientID == clientID && self.redirectURI == redirectURI.absoluteString
+        grant == nil && self.issuer == issuer && self.clientID == clientID && self.redirectURI == redirectURI.absoluteString
             && Set(requested).isSubset(of: Set(scopes))
     }
 
-    /// Whether `other` is for the same issuer, client and redirect URI (so it replaces this one).
+    /// Whether this entry is the client's own tokens for exactly `scopes` (a token for
+    /// more scopes than asked is not handed to a caller that asked for fewer).
+    func fits(clientCredentialsOf issuer: String, clientID: String, scopes requested: [String]) -> Bool {
+        grant == GrantType.clientCredentials.rawValue && self.issuer == issuer && self.clientID == clientID && Set(requested) == Set(scopes)
+    }
+
+    /// Whether `other` is for the same issuer, client and redirect URI (and, for a
+    /// client's own tokens, the same scopes), so it replaces this one.
     func sameClient(as other: CachedTokens) -> Bool {
-        issuer == other.issuer && clientID == other.clientID && redirectURI == other.redirectURI
+        issuer == other.issuer && clientID == other.clientID && redirectURI == other.redirectURI && grant == other.grant
+            && (grant == nil || Set(scopes) == Set(other.scopes))
     }
 
     /// The tokens again, presented through `dpop` when they are bound to it. Nil when the
     /// entry does not read back as tokens (then it is ignored, never trusted half-way).
-    func tokens(issuerURL: URL, dpop: DPoPSigner?, credentialID: String) -> Tokens? {
+    func tokens(issuerURL: URL, dpop: DPoPSigner?, credentialID: String?) -> Tokens? {
         guard let redirect = URL(string: redirectURI), !accessToken.isEmpty else { return nil }
         let validated = claims.flatMap { try? IDTokenClaims($0) }
         let set = TokenSet(

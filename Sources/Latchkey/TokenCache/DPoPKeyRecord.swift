@@ -16,7 +16,8 @@ struct DPoPKeyRecord: Codable, Sendable {
     static let maximumEntries = 8
 
     var kind: String
-    /// The ``KeyHandle`` of the credential's record.
+    /// The ``KeyHandle`` of the record whose tokens these are: a credential's, or a client
+    /// key's (``ClientKey``, whose own tokens are kept here per scope set).
     var credential: String
     var tokens: [CachedTokens]
 
