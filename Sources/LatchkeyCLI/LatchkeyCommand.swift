@@ -13,7 +13,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Passwordless, passkey-style sign-in for Linux.",
-        subcommands: [Demo.self, Bind.self, List.self, Authorize.self, Authenticate.self, Token.self, API.self, ClientKeyCommand.self, Logout.self, Export.self, Import.self, Delete.self, SignUp.self, Recover.self, Serve.self, Admin.self]
+        subcommands: [Demo.self, Bind.self, List.self, Authorize.self, Authenticate.self, Token.self, API.self, ClientKeyCommand.self, Login.self, Approve.self, Deny.self, Logout.self, Export.self, Import.self, Delete.self, SignUp.self, Recover.self, Serve.self, Admin.self]
     )
 
     static func main() async {

@@ -27,6 +27,12 @@ enum Terminal {
         return ask(prompt)
     }
 
+    /// A yes/no question; only `y` or `yes` is yes, and no terminal means no.
+    static func confirm(_ prompt: String) -> Bool {
+        guard isInteractive, let answer = ask(prompt)?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return answer == "y" || answer == "yes"
+    }
+
     static func note(_ text: String) {
         TextOutput.error(text)
     }

@@ -129,6 +129,18 @@ public struct ProviderConfiguration: Sendable {
     /// Transfers one identity may have going at once; only a holder of one of its
     /// credentials can open one (docs/SECURITY.md, "Limits").
     public var maximumTransfersPerIdentity = 3
+    /// The device authorization grant (RFC 8628): how long a device code lives, the
+    /// polling interval it starts with, and how many may be waiting at once per client and
+    /// per client address (each is a row until it expires; docs/SECURITY.md, "Limits").
+    public var deviceCodeLifetime: TimeInterval = 600
+    public var deviceCodeInterval = 5
+    public var maximumLiveDeviceCodesPerClient = 1000
+    public var maximumLiveDeviceCodesPerAddress = 10
+    /// Wrong user codes one client address may enter in ten minutes, and all addresses
+    /// together (RFC 8628 §5.1: a user code is guessable by design, ~34.6 bits, so the
+    /// whole code space is rate limited too, not only each address).
+    public var maximumUserCodeFailuresPerAddress = 20
+    public var maximumUserCodeFailures = 1000
     /// Policy: anyone may create an identity at the sign-up endpoint (a profile step,
     /// then a code to the given e-mail, then a credential). Off by default.
     public var selfRegistration = false

@@ -79,7 +79,7 @@ extension Embedded {
             let vault = authenticator.vault
             return try await vault.withExclusiveAccess("tokens") {
                 let requested = scopes ?? []
-                let record = configuration.cachesTokens || dpop ? try await dpopKey(owner: key.handle, protection: key.keyProtection) : nil
+                let record = configuration.cachesTokens || dpop ? try await dpopKey(owner: key.handle.rawValue, protection: key.keyProtection) : nil
                 let proof = try record.map(dpopSigner)
                 if let record, let kept = DPoPKeyRecord.decode(record.metadata) {
                     for cached in kept.tokens.reversed() where cached.fits(clientCredentialsOf: address.issuer, clientID: clientID, scopes: requested) {

@@ -58,21 +58,21 @@ extension Embedded {
     /// example algorithm, and the only one a TPM has), protected as the credential's key
     /// is. When several exist (a vault from elsewhere), the oldest is used.
     func dpopKey(for credential: Credential) async throws -> VaultEntry {
-        try await dpopKey(owner: credential.handle, protection: credential.keyProtection)
+        try await dpopKey(owner: credential.handle.rawValue, protection: credential.keyProtection)
     }
 
     /// The DPoP key record of the vault record `owner` (a credential or a client key),
     /// made now under the `dpop-keys` lock when it has none, protected as `protection` says.
-    func dpopKey(owner: KeyHandle, protection: KeyProtection) async throws -> VaultEntry {
+    func dpopKey(owner: String, protection: KeyProtection) async throws -> VaultEntry {
         let vault = authenticator.vault
-        if let existing = try dpopKeyRecords().first(where: { $0.record.credential == owner.rawValue }) {
+        if let existing = try dpopKeyRecords().first(where: { $0.record.credential == owner }) {
             return existing.entry
         }
         return try await vault.withExclusiveAccess("dpop-keys") {
-            if let existing = try dpopKeyRecords().first(where: { $0.record.credential == owner.rawValue }) {
+            if let existing = try dpopKeyRecords().first(where: { $0.record.credential == owner }) {
                 return existing.entry
             }
-            return try vault.createKey(.es256, metadata: DPoPKeyRecord(credential: owner).encoded(), protection: protection)
+            return try vault.createKey(.es256, metadata: DPoPKeyRecord(owner: owner).encoded(), protection: protection)
         }
     }
 

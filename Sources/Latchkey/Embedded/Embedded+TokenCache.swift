@@ -69,10 +69,48 @@ extension Embedded {
                         }
                     }
                 }
+                if credential == nil, let device = try await deviceGrantTokens(
+                    flow, provider: provider, clientID: clientID, scopes: scopes, dpop: pop == .dpop, minimumValidity: minimumValidity, rejected: rejected
+                ) {
+                    return device
+                }
                 return try await signInForTokens(
                     flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, proofOfPossession: pop
                 )
             }
+        }
+    }
+
+    /// Kept tokens of a device sign-in (``deviceAuthorization(issuer:clientID:scopes:dpop:)``)
+    /// for this issuer and client: valid ones, or those refreshed and kept again; nil when
+    /// there are none (or their refresh token was refused, when they are forgotten).
+    private func deviceGrantTokens(
+        _ flow: FlowContext, provider: ProviderAddress, clientID: String, scopes: [String], dpop: Bool, minimumValidity: TimeInterval, rejected: Tokens?
+    ) async throws -> Tokens? {
+        guard let (entry, kept) = try cachedDeviceTokens(provider: provider, clientID: clientID, scopes: scopes),
+              let cached = kept.first(where: { !dpop || $0.dpop != nil })
+        else { return nil }
+        let refused = rejected.map { ConstantTime.isEqual(Data($0.accessToken.utf8), Data(cached.accessToken.utf8)) } ?? false
+        if cached.isValid(for: minimumValidity), !refused { return cached }
+        guard cached.refreshToken != nil else { return nil }
+        let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: provider.base)
+        let matches: (CachedTokens) -> Bool = { $0.accessToken == cached.accessToken }
+        do {
+            let refreshed = try await client.refresh(cached.tokenSet, dpop: cached.dpop)
+            flow.emit(.tokensReceived)
+            let tokens = Tokens(tokenSet: refreshed, issuer: provider.base, clientID: clientID, redirectURI: provider.base, dpop: cached.dpop)
+            if configuration.cachesTokens {
+                try authenticator.vault.updateMetadata(entry.handle) { data in
+                    guard var current = DPoPKeyRecord.decode(data) else { return }
+                    let scopes = current.tokens.first(where: matches)?.scopes ?? scopes
+                    current.tokens.removeAll(where: matches)
+                    data = try current.keep(CachedTokens(deviceGrant: tokens, issuer: provider.issuer, scopes: scopes))
+                }
+            }
+            return tokens
+        } catch let error as OAuthError where error.providerError?.error == .invalidGrant {
+            try? removeKept(from: entry.handle, where: matches)
+            return nil
         }
     }
 
@@ -99,7 +137,8 @@ extension Embedded {
                 var result = Logout(forgotten: 0, revocationFailures: [])
                 let credentials = try storedCredentials().filter { $0.belongs(to: provider) && (credential == nil || $0.id == credential) }
                 for (entry, record) in try dpopKeyRecords() {
-                    guard credentials.contains(where: { $0.handle.rawValue == record.credential }) else { continue }
+                    let deviceSignIns = credential == nil && record.credential == DPoPKeyRecord.deviceGrantOwner
+                    guard deviceSignIns || credentials.contains(where: { $0.handle.rawValue == record.credential }) else { continue }
                     let leaving = record.tokens.filter { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
                     guard !leaving.isEmpty else { continue }
                     for cached in leaving {

@@ -166,6 +166,20 @@ extension LatchkeyError {
         LatchkeyError(code: .dpopNotBound, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
     }
 
+    /// The person denied the device's sign-in (RFC 8628 §3.5 `access_denied`).
+    public static func deviceAccessDenied(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .deviceAccessDenied, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
+
+    /// The device code expired before anyone approved it (RFC 8628 §3.5 `expired_token`).
+    public static func deviceCodeExpired(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .deviceCodeExpired, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
+
     /// A WebAuthn check failed on this side (RP ID, origin, algorithm).
     public static func webAuthn(
         reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line

@@ -24,6 +24,8 @@ extension LatchkeyError {
         case .timedOut: (.timeout, "\(error.reason); the provider is slow or not answering", nil)
         case .insecureTransport, .endpointOutsideIssuer: (.domainNotAllowed, error.reason, nil)
         case .responseTooLarge, .malformedResponse, .unexpectedStatus: (.malformedResponse, error.reason, nil)
+        case .deviceAccessDenied: (.deviceAccessDenied, error.reason, error.providerError)
+        case .deviceCodeExpired: (.deviceCodeExpired, error.reason, error.providerError)
         default:
             if let providerError = error.providerError {
                 // The reason is for people and logs: the provider's words made safe to show

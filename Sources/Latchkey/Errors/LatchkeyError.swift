@@ -107,6 +107,10 @@ extension LatchkeyError {
         /// DPoP-bound tokens were asked for and the provider issued bearer tokens: it does
         /// not support DPoP (RFC 9449 §5). No tokens were kept.
         public static let dpopNotBound = Code("dpopNotBound")
+        /// The person denied the device's sign-in (RFC 8628 §3.5 `access_denied`).
+        public static let deviceAccessDenied = Code("deviceAccessDenied")
+        /// The device code expired before anyone approved it (RFC 8628 §3.5 `expired_token`).
+        public static let deviceCodeExpired = Code("deviceCodeExpired")
         /// A WebAuthn check failed on this side (RP ID, origin, algorithm).
         public static let webAuthn = Code("webAuthn")
         /// The caller cancelled the operation.

@@ -58,6 +58,17 @@ struct CachedTokens: Codable, Sendable {
             && Set(requested).isSubset(of: Set(scopes))
     }
 
+    /// A device sign-in's tokens (``grant`` the RFC 8628 grant type).
+    init(deviceGrant tokens: Tokens, issuer: String, scopes: [String]) {
+        self.init(tokens, issuer: issuer, scopes: scopes)
+        grant = GrantType.deviceCode.rawValue
+    }
+
+    /// Whether this entry is a device sign-in at `issuer` for `clientID` covering `scopes`.
+    func fits(deviceGrantOf issuer: String, clientID: String, scopes requested: [String]) -> Bool {
+        grant == GrantType.deviceCode.rawValue && self.issuer == issuer && self.clientID == clientID && Set(requested).isSubset(of: Set(scopes))
+    }
+
     /// Whether this entry is the client's own tokens for exactly `scopes` (a token for
     /// more scopes than asked is not handed to a caller that asked for fewer).
     func fits(clientCredentialsOf issuer: String, clientID: String, scopes requested: [String]) -> Bool {
@@ -68,7 +79,7 @@ struct CachedTokens: Codable, Sendable {
     /// client's own tokens, the same scopes), so it replaces this one.
     func sameClient(as other: CachedTokens) -> Bool {
         issuer == other.issuer && clientID == other.clientID && redirectURI == other.redirectURI && grant == other.grant
-            && (grant == nil || Set(scopes) == Set(other.scopes))
+            && (grant != GrantType.clientCredentials.rawValue || Set(scopes) == Set(other.scopes))
     }
 
     /// The tokens again, presented through `dpop` when they are bound to it. Nil when the

@@ -14,6 +14,9 @@ struct DPoPKeyRecord: Codable, Sendable {
     static let kind = "dpop"
     /// Sign-ins kept per credential; the oldest goes first.
     static let maximumEntries = 8
+    /// The owner of the record that keeps device sign-ins (RFC 8628): no credential on
+    /// this host signed them in.
+    static let deviceGrantOwner = "device-grant"
 
     var kind: String
     /// The ``KeyHandle`` of the record whose tokens these are: a credential's, or a client
@@ -21,9 +24,9 @@ struct DPoPKeyRecord: Codable, Sendable {
     var credential: String
     var tokens: [CachedTokens]
 
-    init(credential: KeyHandle) {
+    init(owner: String) {
         kind = Self.kind
-        self.credential = credential.rawValue
+        credential = owner
         tokens = []
     }
 

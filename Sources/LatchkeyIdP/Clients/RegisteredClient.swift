@@ -22,11 +22,12 @@ struct RegisteredClient: Sendable {
 
     func allows(_ grant: GrantType) -> Bool { grantTypes.contains(grant) }
 
-    /// A configured client: public, for the authorization code grant and refresh.
+    /// A configured client: public, for the authorization code grant, refresh, and the
+    /// device grant (RFC 8628; `latchkey login --device` with no client of its own).
     init(configured client: ProviderConfiguration.Client) {
         id = client.id
         name = client.id
-        grantTypes = [.authorizationCode, .refreshToken]
+        grantTypes = [.authorizationCode, .refreshToken, .deviceCode]
         redirectURIs = client.redirectURIs
     }
 

@@ -47,18 +47,29 @@ struct GrantLedger: Sendable {
         var dpopJKT: String?
     }
 
-    /// Starts a family for a verified sign-in and issues its code; returns the code.
-    func issueCode(
-        identityID: String, credentialID: Data, clientID: String, scope: String, redirectURI: String,
-        codeChallenge: String, nonce: String?, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
+    /// Starts a family for a verified sign-in (an authorization code's, or a device
+    /// approval's, RFC 8628); returns its id.
+    func startFamily(
+        identityID: String, credentialID: Data, clientID: String, scope: String, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
     ) async throws -> String {
         let familyID = try ProviderContext.randomToken()
-        let code = try ProviderContext.randomToken()
         try await transaction.execute("""
             INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt)
             VALUES (\(familyID), \(identityID), \(credentialID), \(clientID), \(scope), \(now), \(now),
                 \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), \(dpopJKT))
             """)
+        return familyID
+    }
+
+    /// Starts a family for a verified sign-in and issues its code; returns the code.
+    func issueCode(
+        identityID: String, credentialID: Data, clientID: String, scope: String, redirectURI: String,
+        codeChallenge: String, nonce: String?, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
+    ) async throws -> String {
+        let familyID = try await startFamily(
+            identityID: identityID, credentialID: credentialID, clientID: clientID, scope: scope, dpopJKT: dpopJKT, now: now, in: transaction
+        )
+        let code = try ProviderContext.randomToken()
         try await transaction.execute("""
             INSERT INTO authorization_codes (code_hash, family_id, redirect_uri, code_challenge, nonce, expires_at)
             VALUES (\(try ProviderContext.hash(code)), \(familyID), \(redirectURI), \(codeChallenge), \(nonce),

@@ -9,6 +9,8 @@ struct TokenEndpoint: Sendable {
     let context: ProviderContext
     let grants: GrantLedger
     let identities: IdentityDirectory
+    /// The device grant's codes (RFC 8628), which its polls redeem.
+    let devices: DeviceAuthorizations
 
     private var configuration: ProviderConfiguration { context.configuration }
     /// DPoP checks, with the server nonces when `--require-dpop-nonce` is on.
@@ -66,15 +68,36 @@ struct TokenEndpoint: Sendable {
             return try await response(issued, clientID: client.id, now: now)
         case .clientCredentials?:
             return try await clientCredentials(request, client: client, proof: proof, now: now)
+        case .deviceCode?:
+            // RFC 8628 §3.4–3.5: a refusal (pending, slow_down, denied, expired) is
+            // committed with the poll's time; an approval is spent once, its tokens bound
+            // to the DPoP key of the poll's proof when there is one.
+            guard let deviceCode = request.deviceCode else { throw ProviderError.badRequest(.invalidRequest, "device_code is required") }
+            let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
+                let familyID: String
+                switch try await self.devices.redeem(deviceCode, clientID: client.id, now: now, in: transaction) {
+                case .refused(let error): return .refused(error)
+                case .accepted(let accepted): familyID = accepted
+                }
+                guard let family = try await transaction.first("""
+                    SELECT identity_id, scope, auth_time, expires_at FROM grant_families WHERE id = \(familyID) AND revoked_at IS NULL
+                    """)
+                else {
+                    return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
+                }
+                let bound = try await self.bindDPoP(proof, boundTo: nil, familyID: familyID, in: transaction)
+                try await self.grants.limitFamilies(identityID: try family.text(0), clientID: client.id, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: try family.date(3), withRefresh: true, now: now, in: transaction)
+                return .accepted(Issued(identityID: try family.text(0), scope: try family.text(1), nonce: nil, authTime: try family.date(2), tokens: tokens, dpopBound: bound))
+            }.get()
+            return try await response(issued, clientID: client.id, now: now)
         default:
-            throw ProviderError.badRequest(
-                .unsupportedGrantType, "grant_type must be one of " + Self.grants.filter { $0 != .deviceCode }.map(\.rawValue).joined(separator: ", ")
-            )
+            throw ProviderError.badRequest(.unsupportedGrantType, "grant_type must be one of " + Self.grants.map(\.rawValue).joined(separator: ", "))
         }
     }
 
     /// The grants this endpoint knows (discovery's `grant_types_supported`).
-    static let grants: [GrantType] = [.authorizationCode, .refreshToken, .clientCredentials]
+    static let grants: [GrantType] = [.authorizationCode, .refreshToken, .clientCredentials, .deviceCode]
 
     /// RFC 6749 §4.4: an access token for a confidential client itself, `sub` = its id, no
     /// ID token and no refresh token (§4.4.3), its scope within the client's registered

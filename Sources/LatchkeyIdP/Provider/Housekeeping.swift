@@ -32,6 +32,7 @@ struct Housekeeping: Service {
             try await SpentTickets.prune(now: now, in: transaction)
             try await DPoPBinding.prune(now: now, in: transaction)
             try await ClientAuthenticator.prune(now: now, in: transaction)
+            try await DeviceAuthorizations.prune(now: now, in: transaction)
             try await transaction.execute("DELETE FROM bind_jobs WHERE expires_at <= \(now)")
             // Codes are kept a while past expiry, so a late replay still finds its family.
             try await transaction.execute("DELETE FROM authorization_codes WHERE expires_at <= \(now.addingTimeInterval(-configuration.authorizationCodeLifetime))")

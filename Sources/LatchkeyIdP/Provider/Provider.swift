@@ -22,6 +22,8 @@ struct Provider: Sendable {
     /// Registered clients (RFC 6749 §2) and how each authenticates (RFC 7523).
     let clients: ClientRegistry
     let clientAuthenticator: ClientAuthenticator
+    /// The device authorization grant (RFC 8628) and its approval with a passkey.
+    let devices: DeviceAuthorizations
 
     init(context: ProviderContext) {
         self.context = context
@@ -33,7 +35,8 @@ struct Provider: Sendable {
         signIns = SignIns(context: context, identities: identities, credentials: credentials, grants: grants)
         clients = ClientRegistry(context: context)
         clientAuthenticator = ClientAuthenticator(context: context, registry: clients)
-        tokens = TokenEndpoint(context: context, grants: grants, identities: identities)
+        devices = DeviceAuthorizations(context: context, credentials: credentials, grants: grants)
+        tokens = TokenEndpoint(context: context, grants: grants, identities: identities, devices: devices)
         introspection = Introspection(context: context)
         resourceServers = ResourceServers(context: context)
         transfers = Transfers(context: context, identities: identities, credentials: credentials)

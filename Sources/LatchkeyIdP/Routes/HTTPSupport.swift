@@ -166,6 +166,8 @@ struct RateLimitMiddleware: RouterMiddleware {
     /// after the endpoint; nil for endpoints that are not limited.
     static func bucket(_ template: Substring) -> String? {
         if template == ProtocolPath.token { return ProtocolPath.token }
+        if template == ProtocolPath.deviceAuthorization { return ProtocolPath.deviceAuthorization }
+        if template.hasPrefix(ProtocolPath.deviceApproval) { return ProtocolPath.deviceApproval }
         if template.hasPrefix(ProtocolPath.authenticate + "/") { return ProtocolPath.authenticate }
         if template.hasPrefix(ProtocolPath.bind + "/"), template.hasSuffix("/code") { return ProtocolPath.bind + "/code" }
         if template.hasPrefix(ProtocolPath.transfers) { return ProtocolPath.transfers }

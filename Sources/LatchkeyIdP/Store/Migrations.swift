@@ -243,6 +243,28 @@ enum Migrations {
         CREATE INDEX client_tokens_client ON client_tokens (client_id);
         CREATE INDEX client_tokens_expiry ON client_tokens (expires_at)
         """,
+        // 6: the device authorization grant (RFC 8628): one row per device code (kept as
+        // its hash), its user code (unique while it lives), who asked from where, and how
+        // it ended; an approval starts a grant family that the device's poll draws on.
+        """
+        CREATE TABLE device_codes (
+            device_hash {BLOB} PRIMARY KEY,
+            user_code TEXT NOT NULL UNIQUE,
+            client_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            requester TEXT NOT NULL,
+            requester_key TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            interval_seconds BIGINT NOT NULL,
+            polled_at BIGINT,
+            status TEXT NOT NULL,
+            family_id TEXT
+        );
+        CREATE INDEX device_codes_expiry ON device_codes (expires_at);
+        CREATE INDEX device_codes_client ON device_codes (client_id);
+        CREATE INDEX device_codes_requester ON device_codes (requester_key)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -15,6 +15,8 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     public var revocationEndpoint: URL?
     /// RFC 8414 §2 (RFC 7662).
     public var introspectionEndpoint: URL?
+    /// RFC 8628 §4: where a device starts the device authorization grant.
+    public var deviceAuthorizationEndpoint: URL?
     public var scopesSupported: [String]?
     public var responseTypesSupported: [String]?
     public var grantTypesSupported: [String]?
@@ -35,6 +37,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case userinfoEndpoint = "userinfo_endpoint"
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
         case scopesSupported = "scopes_supported"
         case responseTypesSupported = "response_types_supported"
         case grantTypesSupported = "grant_types_supported"
@@ -95,6 +98,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         var all = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint), ("jwks_uri", jwksURI)]
         if let userinfoEndpoint { all.append(("userinfo_endpoint", userinfoEndpoint)) }
         if let revocationEndpoint { all.append(("revocation_endpoint", revocationEndpoint)) }
+        if let deviceAuthorizationEndpoint { all.append(("device_authorization_endpoint", deviceAuthorizationEndpoint)) }
         return all
     }
 }

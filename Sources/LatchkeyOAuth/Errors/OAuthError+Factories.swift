@@ -97,6 +97,18 @@ extension OAuthError {
         OAuthError(code: .missingCode, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
     }
 
+    public static func deviceAccessDenied(
+        reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> OAuthError {
+        OAuthError(code: .deviceAccessDenied, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
+    }
+
+    public static func deviceCodeExpired(
+        reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> OAuthError {
+        OAuthError(code: .deviceCodeExpired, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
+    }
+
     public static func tokenError(
         reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
     ) -> OAuthError {

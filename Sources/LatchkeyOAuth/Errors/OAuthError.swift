@@ -62,6 +62,10 @@ extension OAuthError {
         public static let issuerMismatch = Code("issuerMismatch")
         public static let missingCode = Code("missingCode")
         public static let tokenError = Code("tokenError")
+        /// RFC 8628 §3.5 `access_denied`: the person denied the device's sign-in.
+        public static let deviceAccessDenied = Code("deviceAccessDenied")
+        /// RFC 8628 §3.5 `expired_token`, or the device code ran out while polling.
+        public static let deviceCodeExpired = Code("deviceCodeExpired")
         public static let unsupportedTokenType = Code("unsupportedTokenType")
         public static let discoveryIssuerMismatch = Code("discoveryIssuerMismatch")
         public static let endpointMissing = Code("endpointMissing")

@@ -30,4 +30,8 @@ public struct OAuthErrorCode: RawRepresentable, Codable, Hashable, Sendable, Cus
     public static let useDPoPNonce = OAuthErrorCode(rawValue: "use_dpop_nonce")
     /// RFC 8628 §3.5 (and Latchkey's limits): too many requests; try again later.
     public static let slowDown = OAuthErrorCode(rawValue: "slow_down")
+    /// RFC 8628 §3.5: the person has not approved or denied the device yet; poll again.
+    public static let authorizationPending = OAuthErrorCode(rawValue: "authorization_pending")
+    /// RFC 8628 §3.5: the device code has expired; start again.
+    public static let expiredToken = OAuthErrorCode(rawValue: "expired_token")
 }

@@ -245,19 +245,19 @@ public actor OAuthClient {
 
     // MARK: HTTP
 
-    private func send(_ request: TransportRequest) async throws -> TransportResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         try TransportPolicy.check(request.url)
         return try await configuration.transport.send(request)
     }
 
     /// The `client_id` a public client puts in its requests (RFC 6749 §3.2.1); nil for a
     /// client that authenticates.
-    private var publicClientID: String? {
+    var publicClientID: String? {
         if case .none = configuration.authentication { return configuration.clientID }
         return nil
     }
 
-    private func formRequest(_ endpoint: URL, _ message: some FormParameters) throws -> TransportRequest {
+    func formRequest(_ endpoint: URL, _ message: some FormParameters) throws -> TransportRequest {
         var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         var items = message.formItems
         switch configuration.authentication {
@@ -278,7 +278,7 @@ public actor OAuthClient {
         return TransportRequest(method: HTTPMethod.post, url: endpoint, headers: headers, body: FormEncoding.encode(items))
     }
 
-    private func tokenRequest(_ endpoint: URL, _ message: TokenRequest, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+    func tokenRequest(_ endpoint: URL, _ message: TokenRequest, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         let response = try await sendWithDPoP(dpop) { dpop in
             var request = try formRequest(endpoint, message)
             if let dpop { request.headers.merge(try dpop.headers(method: HTTPMethod.post, url: endpoint)) { $1 } }

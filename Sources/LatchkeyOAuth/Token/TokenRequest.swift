@@ -1,5 +1,5 @@
 /// A token request (RFC 6749 §4.1.3 with RFC 7636 §4.5's `code_verifier`, and §6 for a
-/// refresh), as the client sends it and the provider's token endpoint reads it.
+/// refresh, RFC 8628 §3.4 for a device code), as the client sends it and the provider's token endpoint reads it.
 public struct TokenRequest: FormParameters, Hashable {
     public enum Name: String, CaseIterable, Sendable {
         case grantType = "grant_type"
@@ -9,6 +9,7 @@ public struct TokenRequest: FormParameters, Hashable {
         case refreshToken = "refresh_token"
         case scope
         case clientID = "client_id"
+        case deviceCode = "device_code"
     }
 
     public var grantType: GrantType?
@@ -20,10 +21,12 @@ public struct TokenRequest: FormParameters, Hashable {
     /// A public client names itself here (RFC 6749 §3.2.1); a confidential one
     /// authenticates instead.
     public var clientID: String?
+    /// RFC 8628 §3.4: the device code of a device authorization grant.
+    public var deviceCode: String?
 
     public init(
         grantType: GrantType?, code: String? = nil, redirectURI: String? = nil, codeVerifier: String? = nil,
-        refreshToken: String? = nil, scope: String? = nil, clientID: String? = nil
+        refreshToken: String? = nil, scope: String? = nil, clientID: String? = nil, deviceCode: String? = nil
     ) {
         self.grantType = grantType
         self.code = code
@@ -32,13 +35,15 @@ public struct TokenRequest: FormParameters, Hashable {
         self.refreshToken = refreshToken
         self.scope = scope
         self.clientID = clientID
+        self.deviceCode = deviceCode
     }
 
     public init(form: [String: String]) {
         self.init(
             grantType: form[Name.grantType.rawValue].map(GrantType.init(rawValue:)), code: form[Name.code.rawValue],
             redirectURI: form[Name.redirectURI.rawValue], codeVerifier: form[Name.codeVerifier.rawValue],
-            refreshToken: form[Name.refreshToken.rawValue], scope: form[Name.scope.rawValue], clientID: form[Name.clientID.rawValue]
+            refreshToken: form[Name.refreshToken.rawValue], scope: form[Name.scope.rawValue], clientID: form[Name.clientID.rawValue],
+            deviceCode: form[Name.deviceCode.rawValue]
         )
     }
 
@@ -51,6 +56,7 @@ public struct TokenRequest: FormParameters, Hashable {
         items.add(.refreshToken, refreshToken)
         items.add(.scope, scope)
         items.add(.clientID, clientID)
+        items.add(.deviceCode, deviceCode)
         return items.items
     }
 }

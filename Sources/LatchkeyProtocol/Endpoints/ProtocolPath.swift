@@ -17,6 +17,10 @@ public enum ProtocolPath {
     public static let revocation = "revoke"
     /// Token introspection for resource servers (RFC 7662).
     public static let introspection = "introspect"
+    /// RFC 8628 §3.1: a device starts the device authorization grant (section 7).
+    public static let deviceAuthorization = "device_authorization"
+    /// RFC 8628 §3.2's `verification_uri`: where a person enters the user code (section 7).
+    public static let deviceVerification = "device"
 
     /// `POST`: an exporter starts a transfer (section 5).
     public static let transfers = "v1/transfers"
@@ -28,6 +32,9 @@ public enum ProtocolPath {
     public static let recovery = "v1/recovery"
     /// `GET v1/bind/<job>?token=`: a bind URL's path prefix (section 2).
     public static let bind = "v1/bind"
+    /// `POST`: look up a user code to approve or deny; `POST v1/device/<session>`: the
+    /// decision (section 7).
+    public static let deviceApproval = "v1/device"
     /// `GET v1/authenticate/<session>`: an authenticate URL's path prefix (section 3).
     public static let authenticate = "v1/authenticate"
 

@@ -188,7 +188,7 @@ struct TokenCacheTests {
             )
             return Tokens(tokenSet: set, issuer: issuer, clientID: client, redirectURI: callback)
         }
-        var record = DPoPKeyRecord(credential: try #require(KeyHandle(rawValue: "0123456789abcdef0123456789abcdef")))
+        var record = DPoPKeyRecord(owner: try #require(KeyHandle(rawValue: "0123456789abcdef0123456789abcdef")).rawValue)
         for index in 0..<12 { _ = try record.keep(CachedTokens(tokens("client-\(index)"), issuer: issuer.absoluteString, scopes: [])) }
         #expect(record.tokens.map(\.clientID) == (4..<12).map { "client-\($0)" })
         // The same client again replaces its entry and becomes the newest.

@@ -19,6 +19,7 @@ enum DiscoveryDocument {
         metadata.userinfoEndpoint = context.url(ProtocolPath.userInfo)
         metadata.revocationEndpoint = context.url(ProtocolPath.revocation)
         metadata.introspectionEndpoint = context.url(ProtocolPath.introspection)
+        metadata.deviceAuthorizationEndpoint = context.url(ProtocolPath.deviceAuthorization)
         metadata.scopesSupported = supportedScopes
         metadata.responseTypesSupported = [AuthorizationRequestParameters.codeResponseType]
         metadata.grantTypesSupported = TokenEndpoint.grants.map(\.rawValue)

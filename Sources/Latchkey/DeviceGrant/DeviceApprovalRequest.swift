@@ -1,0 +1,22 @@
+public import Foundation
+
+/// A device's sign-in waiting for approval, as the provider describes it to the person
+/// about to approve (``Embedded/approveDevice(issuer:userCode:decision:credential:confirm:)``).
+/// Show all of it: a person may be approving a code someone else started (device-code
+/// phishing, docs/SECURITY.md), and the client, the scopes and where and when the request
+/// came from are how they can tell. Every text is the provider's, to display as untrusted.
+public struct DeviceApprovalRequest: Sendable, Hashable {
+    public let userCode: String
+    public let clientID: String
+    public let clientName: String
+    public let scopes: [String]
+    public let requestedAt: Date?
+    /// The network address the device asked from, as the provider saw it.
+    public let requestedFrom: String
+    public let expiresAt: Date?
+}
+
+/// What a person decided about a device's sign-in.
+public enum DeviceDecision: String, Sendable, Hashable {
+    case approve, deny
+}

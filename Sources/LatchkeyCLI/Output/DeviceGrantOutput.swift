@@ -1,0 +1,27 @@
+import Foundation
+import Latchkey
+
+/// `login --device --json`: the first line, the code to show (RFC 8628 §3.2).
+struct DeviceCodeOutput: Encodable {
+    var event = "code"
+    var userCode: String
+    var verificationURI: String
+    var verificationURIComplete: String?
+    var expiresAt: String
+    var interval: Int
+
+    init(_ prompt: DeviceCodePrompt) {
+        userCode = prompt.userCode
+        verificationURI = prompt.verificationURI.absoluteString
+        verificationURIComplete = prompt.verificationURIComplete?.absoluteString
+        expiresAt = ISO8601DateFormatter().string(from: prompt.expiresAt)
+        interval = prompt.interval
+    }
+}
+
+/// `approve --json` and `deny --json`.
+struct DeviceDecisionOutput: Encodable {
+    var userCode: String
+    /// `approve`, `deny`, or `none` when the person said no at the prompt.
+    var decision: String
+}

@@ -1,0 +1,227 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyWebAuthn
+
+/// The device authorization grant (RFC 8628) on the provider side: a device asks for a
+/// code (§3.1–3.2), a person approves or denies it with a passkey from a device that
+/// holds one (our approval exchange, docs/PROTOCOL.md section 7; the code alone never
+/// decides), and the device's polls of the token endpoint (§3.4–3.5) get the answer.
+///
+/// User codes are guessable by design (~34.6 bits), so wrong entries are counted per
+/// address and over the whole code space (§5.1), and the live codes a client or an address
+/// may hold are capped, since each is a row until it expires (docs/SECURITY.md, "Limits").
+struct DeviceAuthorizations: Sendable {
+    let context: ProviderContext
+    let credentials: CredentialRegistry
+    let grants: GrantLedger
+
+    private var configuration: ProviderConfiguration { context.configuration }
+
+    /// The statuses of a device code.
+    enum Status: String {
+        case pending, approved, denied, spent
+    }
+
+    // MARK: The device asks (RFC 8628 §3.1, §3.2)
+
+    /// Issues a device code and a user code for `client` (already authenticated when it
+    /// has keys). `requester` is the address the request came from, shown to the approver;
+    /// `requesterKey` its limit key.
+    func start(
+        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, now: Date = Date()
+    ) async throws -> DeviceAuthorizationResponse {
+        guard client.allows(.deviceCode) else {
+            throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the device authorization grant")
+        }
+        guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
+        let scope = SignIns.grantedScope(request.scope)
+        let deviceCode = try ProviderContext.randomToken()
+        let deviceHash = try ProviderContext.hash(deviceCode)
+        let expiresAt = now.addingTimeInterval(configuration.deviceCodeLifetime)
+        let perClient = configuration.maximumLiveDeviceCodesPerClient
+        let perAddress = configuration.maximumLiveDeviceCodesPerAddress
+        let interval = configuration.deviceCodeInterval
+        let userCode = try await context.database.transaction { transaction -> String in
+            let live = try await transaction.first("""
+                SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client.id) AND expires_at > \(now)),
+                    (SELECT count(*) FROM device_codes WHERE requester_key = \(requesterKey) AND expires_at > \(now))
+                """)
+            guard try live?.int(0) ?? 0 < Int64(perClient) else {
+                throw ProviderError.slowDown("this client has too many device codes waiting; try again later")
+            }
+            guard try live?.int(1) ?? 0 < Int64(perAddress) else {
+                throw ProviderError.slowDown("too many device codes waiting from this address; try again later")
+            }
+            // A code still in use is never handed out twice; an expired one may be reused.
+            for _ in 0..<8 {
+                let candidate = try Self.randomUserCode()
+                try await transaction.execute("DELETE FROM device_codes WHERE user_code = \(candidate) AND expires_at <= \(now)")
+                guard try await transaction.first("SELECT 1 FROM device_codes WHERE user_code = \(candidate)") == nil else { continue }
+                try await transaction.execute("""
+                    INSERT INTO device_codes (device_hash, user_code, client_id, scope, requester, requester_key, created_at, expires_at, interval_seconds, status)
+                    VALUES (\(deviceHash), \(candidate), \(client.id), \(scope), \(requester), \(requesterKey), \(now), \(expiresAt),
+                        \(Int64(interval)), \(Status.pending.rawValue))
+                    """)
+                return candidate
+            }
+            throw ProviderError.temporarilyUnavailable("no free user code; try again")
+        }
+        let verification = context.url(ProtocolPath.deviceVerification)
+        var complete = URLComponents(url: verification, resolvingAgainstBaseURL: false)
+        complete?.queryItems = [URLQueryItem(name: "user_code", value: DeviceUserCode.display(userCode))]
+        return DeviceAuthorizationResponse(
+            deviceCode: deviceCode, userCode: DeviceUserCode.display(userCode), verificationURI: verification,
+            verificationURIComplete: complete?.url, expiresIn: Int(configuration.deviceCodeLifetime), interval: interval
+        )
+    }
+
+    /// 8 characters drawn uniformly from the RFC 8628 §6.1 alphabet (bytes ≥ 240 are
+    /// dropped, so no character is likelier than another).
+    static func randomUserCode() throws -> String {
+        var code = ""
+        while code.count < DeviceUserCode.length {
+            for byte in try SecureRandom.bytes(count: 16) where byte < 240 && code.count < DeviceUserCode.length {
+                code.append(DeviceUserCode.alphabet[Int(byte) % DeviceUserCode.alphabet.count])
+            }
+        }
+        return code
+    }
+
+    // MARK: The device polls (RFC 8628 §3.4, §3.5)
+
+    /// The grant family of an approved device code, spent now; otherwise the refusal
+    /// RFC 8628 §3.5 prescribes (`authorization_pending`, `slow_down` — which lengthens
+    /// the code's interval by 5 s — `access_denied`, `expired_token`), committed with the
+    /// poll's time.
+    func redeem(_ deviceCode: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<String> {
+        guard deviceCode.utf8.count <= 256 else { return .refused(.badRequest(.invalidGrant, "unknown device code")) }
+        let hash = try ProviderContext.hash(deviceCode)
+        guard let row = try await transaction.first("""
+            SELECT client_id, expires_at, interval_seconds, polled_at, status, family_id FROM device_codes WHERE device_hash = \(hash)
+            """), try row.text(0) == clientID
+        else {
+            return .refused(.badRequest(.invalidGrant, "unknown device code"))
+        }
+        let status = Status(rawValue: try row.text(4))
+        if status == .spent { return .refused(.badRequest(.invalidGrant, "this device code was already used")) }
+        guard try row.date(1) > now else { return .refused(.badRequest(.expiredToken, "the device code has expired; start again")) }
+        switch status {
+        case .denied?:
+            return .refused(.badRequest(.accessDenied, "the sign-in was denied"))
+        case .approved?:
+            guard let familyID = try row.optionalText(5) else { throw ProviderError.serverError("an approved device code has no grant") }
+            try await transaction.execute("UPDATE device_codes SET status = \(Status.spent.rawValue), polled_at = \(now) WHERE device_hash = \(hash)")
+            return .accepted(familyID)
+        default:
+            let interval = try row.int(2)
+            if let polled = try row.optionalDate(3), now.timeIntervalSince(polled) < Double(interval) {
+                try await transaction.execute("""
+                    UPDATE device_codes SET interval_seconds = \(interval + 5), polled_at = \(now) WHERE device_hash = \(hash)
+                    """)
+                return .refused(.badRequest(.slowDown, "polled faster than every \(interval) s; wait \(interval + 5) s between polls from now on"))
+            }
+            try await transaction.execute("UPDATE device_codes SET polled_at = \(now) WHERE device_hash = \(hash)")
+            return .refused(.badRequest(.authorizationPending, "waiting for the person to approve"))
+        }
+    }
+
+    // MARK: A person decides (docs/PROTOCOL.md section 7)
+
+    /// What the device asked for, with request options bound to its code. A wrong or
+    /// expired code counts against the address and against the whole code space; past
+    /// either limit, even a right code is refused until the window passes.
+    func lookup(userCode typed: String, requesterKey: String, now: Date = Date()) async throws -> DeviceApprovalExchange.Request {
+        let addressKey = "user-code|" + requesterKey
+        let globalKey = "user-code|*"
+        let perAddress = configuration.maximumUserCodeFailuresPerAddress
+        let overall = configuration.maximumUserCodeFailures
+        let found = try await context.database.transaction { transaction -> Verdict<(Data, String, String, Date, String, Date)> in
+            guard try await AttemptCounters.count(addressKey, now: now, in: transaction) < perAddress else {
+                return .refused(.slowDown("too many wrong codes from this address; try again later"))
+            }
+            guard try await AttemptCounters.count(globalKey, now: now, in: transaction) < overall else {
+                return .refused(.slowDown("too many wrong codes are being tried; try again later"))
+            }
+            guard let code = DeviceUserCode.normalise(typed),
+                  let row = try await transaction.first("""
+                    SELECT device_hash, client_id, scope, created_at, requester, expires_at FROM device_codes
+                    WHERE user_code = \(code) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
+                    """)
+            else {
+                try await AttemptCounters.increment(addressKey, now: now, in: transaction)
+                try await AttemptCounters.increment(globalKey, now: now, in: transaction)
+                return .refused(.badRequest(.invalidCode, "unknown, expired or already decided code"))
+            }
+            return .accepted((try row.blob(0), try row.text(1), try row.text(2), try row.date(3), try row.text(4), try row.date(5)))
+        }.get()
+        let (deviceHash, clientID, scope, requestedAt, requester, expiresAt) = found
+        let client = try await ClientRegistry(context: context).client(clientID)
+        let session = DeviceApprovalSession(
+            id: try ProviderContext.randomToken(), deviceHash: deviceHash, challenge: try SecureRandom.bytes(count: 32),
+            expiresAt: min(expiresAt, now.addingTimeInterval(configuration.authenticationSessionLifetime))
+        )
+        let ticket = try context.tickets.seal(session, purpose: DeviceApprovalSession.purpose)
+        let dates = ISO8601DateFormatter()
+        return DeviceApprovalExchange.Request(
+            userCode: DeviceUserCode.display(DeviceUserCode.normalise(typed) ?? typed), clientID: clientID, clientName: client?.name ?? clientID,
+            scope: scope.split(separator: " ").map(String.init), requestedAt: dates.string(from: requestedAt), requestedFrom: requester,
+            expiresAt: dates.string(from: expiresAt),
+            publicKey: PublicKeyCredentialRequestOptionsJSON(challenge: session.challenge, rpId: context.relyingParty.id, allowCredentials: nil, userVerification: "preferred"),
+            submit: context.url("\(ProtocolPath.deviceApproval)/\(ticket)").absoluteString
+        )
+    }
+
+    /// Verifies the assertion over the session's challenge and records the decision: an
+    /// approval starts a grant family for the signer's identity that the device's next
+    /// poll draws on; a denial ends the code. Either only while the code is pending.
+    func decide(session ticket: String, _ decision: DeviceApprovalExchange.Decision, now: Date = Date()) async throws {
+        guard ticket.utf8.count <= 4096, let session = try context.tickets.open(DeviceApprovalSession.self, from: ticket, purpose: DeviceApprovalSession.purpose),
+              session.expiresAt > now
+        else {
+            throw ProviderError.notFound("unknown, used or expired approval session")
+        }
+        guard [DeviceApprovalExchange.Choice.approve, .deny].contains(decision.decision) else {
+            throw ProviderError.badRequest(.invalidRequest, "decision is approve or deny")
+        }
+        let response = decision.credential
+        let credential = try await context.database.transaction { transaction in
+            guard try await !SpentTickets.isSpent(session.id, in: transaction) else {
+                throw ProviderError.notFound("unknown, used or expired approval session")
+            }
+            return try await self.credentials.signer(response.rawId.data, in: transaction)
+        }
+        let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: [])
+        try await context.database.transaction { transaction -> Verdict<Void> in
+            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
+                return .refused(.notFound("unknown, used or expired approval session"))
+            }
+            try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
+            guard let row = try await transaction.first("""
+                SELECT client_id, scope FROM device_codes
+                WHERE device_hash = \(session.deviceHash) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
+                """)
+            else {
+                return .refused(.badRequest(.invalidCode, "this code has expired or was already decided"))
+            }
+            if decision.decision == .approve {
+                let familyID = try await self.grants.startFamily(
+                    identityID: credential.identityID, credentialID: credential.record.id, clientID: try row.text(0), scope: try row.text(1),
+                    now: now, in: transaction
+                )
+                try await transaction.execute("""
+                    UPDATE device_codes SET status = \(Status.approved.rawValue), family_id = \(familyID) WHERE device_hash = \(session.deviceHash)
+                    """)
+            } else {
+                try await transaction.execute("UPDATE device_codes SET status = \(Status.denied.rawValue) WHERE device_hash = \(session.deviceHash)")
+            }
+            return .accepted(())
+        }.get()
+    }
+
+    /// Drops device codes a while after they expire.
+    static func prune(now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM device_codes WHERE expires_at <= \(now.addingTimeInterval(-600))")
+    }
+}
