@@ -201,6 +201,44 @@ struct TPMCommandLineTests {
         #expect(try store.snapshot()["vault.json"] == before["vault.json"])
     }
 
+    @Test("a client key in the TPM: client-key --key-protection tpm, registered at latchkey serve and at the Authlib provider; client credentials signed in the TPM at both; no TPM, no token")
+    func clientKeyInTPM() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let store = Store()
+        defer { store.remove() }
+        let tpm = try await SoftwareTPM()
+        let key = ["--issuer", provider.issuer.absoluteString, "--client-id", "tpm-job"]
+        let made = try await CLI.latchkey(["client-key", "--key-protection", "tpm", "--json"] + key, environment: store.environment(tpm))
+        try #require(made.status == 0, "\(made.stderr)")
+        let shown = try CLI.object(made.stdout)
+        #expect(shown["keyProtection"]?.stringValue == "tpm")
+        let jwks = try #require(shown["jwks"]).json()
+        let jwksFile = store.directory.appendingPathComponent("jwks.json")
+        try jwks.write(to: jwksFile)
+        let registered = try await CLI.latchkey(
+            ["admin", "create-client", "--idp", provider.issuer.absoluteString, "--client-id", "tpm-job", "--jwks", jwksFile.path, "--grant", "client_credentials", "--scope", "jobs"],
+            environment: ["LATCHKEY_ADMIN_TOKEN": CLI.adminToken]
+        )
+        try #require(registered.status == 0, "\(registered.stderr)")
+        let token = try await CLI.latchkey(["token", "--client-credentials", "--scope", "jobs", "--dpop", "--json"] + key, environment: store.environment(tpm))
+        #expect(token.status == 0 && (try? CLI.object(token.stdout)["tokenType"]?.stringValue) == "DPoP", "\(token.stderr)")
+        // Without the TPM the key cannot sign: a typed failure, not a token.
+        let noTPM = try await CLI.latchkey(["token", "--client-credentials", "--scope", "jobs"] + key, environment: store.environment(nil))
+        #expect(noTPM.status == 1 && noTPM.stderr.contains("TPM"), "\(noTPM.stderr)")
+
+        try #require(AuthlibProvider.available, "python3 with authlib and flask (.ci/run installs them)")
+        let authlib = try await AuthlibProvider()
+        let elsewhere = ["--issuer", authlib.issuer.absoluteString, "--client-id", "tpm-job"]
+        let second = try await CLI.latchkey(["client-key", "--key-protection", "tpm"] + elsewhere, environment: store.environment(tpm))
+        try #require(second.status == 0, "\(second.stderr)")
+        try await authlib.register(clientID: "tpm-job", jwks: Data(second.stdout.utf8), grantTypes: ["client_credentials"], scope: "jobs")
+        let there = try await CLI.latchkey(
+            ["token", "--client-credentials", "--scope", "jobs", "--assertion-audience", "token-endpoint"] + elsewhere, environment: store.environment(tpm)
+        )
+        #expect(there.status == 0 && !there.stdout.isEmpty, "\(there.stderr)")
+    }
+
     @Test("--key-protection auto picks software when no TPM answers, the TPM when one does, and says which")
     func automatic() async throws {
         let provider = try await Provider.start()

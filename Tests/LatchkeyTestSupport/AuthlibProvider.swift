@@ -1,0 +1,56 @@
+public import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An independent OAuth provider on loopback for the interop tests:
+/// `Tests/Interop/authlib_provider.py` (Authlib and Flask from PyPI, which `.ci/run`
+/// installs), with RFC 7523 `private_key_jwt` client credentials and the RFC 8628 device
+/// grant, and test-only endpoints to register clients and decide device codes.
+public final class AuthlibProvider: Sendable {
+    public let issuer: URL
+    private let process: Process
+
+    /// Whether python3 has Authlib and Flask.
+    public static var available: Bool { PythonInterop.available(["authlib", "flask"]) }
+
+    public init() async throws {
+        let script = PythonInterop.scripts.appendingPathComponent("authlib_provider.py").path
+        let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script], mergingErrors: true)
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("READY ") }
+        guard let line, let issuer = URL(string: String(line.dropFirst(6))) else {
+            ChildProcess.stop(process)
+            throw TestSupportError("the Authlib provider did not start: \(transcript)")
+        }
+        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        self.process = process
+        self.issuer = issuer
+    }
+
+    deinit {
+        ChildProcess.stop(process)
+    }
+
+    /// Registers a client: public without `jwks`, else authenticated by `private_key_jwt`.
+    public func register(clientID: String, jwks: Data? = nil, grantTypes: [String], scope: String = "") async throws {
+        var body: [String: Any] = ["client_id": clientID, "grant_types": grantTypes, "scope": scope]
+        if let jwks { body["jwks"] = try JSONSerialization.jsonObject(with: jwks) }
+        try await post("test/clients", body, expecting: 201)
+    }
+
+    /// Plays the person at the verification page: approves or denies `userCode`.
+    public func decide(userCode: String, approve: Bool) async throws {
+        try await post("test/device/decide", ["user_code": userCode, "approve": approve], expecting: 200)
+    }
+
+    private func post(_ path: String, _ body: [String: Any], expecting status: Int) async throws {
+        var request = URLRequest(url: issuer.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == status else {
+            throw TestSupportError("Authlib provider \(path): \(String(decoding: data, as: UTF8.self))")
+        }
+    }
+}
