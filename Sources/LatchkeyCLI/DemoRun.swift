@@ -79,6 +79,8 @@ final class DemoRun {
         var provider = ProviderConfiguration(adminToken: Base64URL.encode(try SecureRandom.bytes(count: 24)))
         // Quiet: the shutdown at the end logs the cancelled listener at error level.
         provider.logLevel = .critical
+        // The device sign-in step polls every second instead of every five.
+        provider.deviceCodeInterval = 1
         let adminToken = provider.adminToken
         guard let redirectURI = Self.redirectURI else { throw CommandFailure("bad redirect URI") }
         try await withReferenceProvider(configuration: provider) { issuer in
@@ -206,6 +208,57 @@ final class DemoRun {
                 let tokens = try await deviceTwo.authenticate(issuer: issuer, clientID: Self.clientID, redirectURI: redirectURI)
                 guard tokens.claims?.subject == identity else { throw CommandFailure("device 2 signed in as someone else") }
                 return ((), Report(lines: ["Signed in as \(identity), the same identity as device 1, with a different key."], details: ["subject": .string(identity)]))
+            }
+
+            try await step("client-credentials", "A service gets a token with its own key (private_key_jwt, client credentials)") {
+                let service = try device("service", host: host, stepHandler: nil)
+                let key = try await service.clientKey(issuer: issuer, clientID: "backup-job")
+                let jwks = try JSONDecoder().decode(JWKSDocument.self, from: key.publicJWKSet)
+                _ = try await admin.send(AdminAPI.createClient, body: AdminAPI.Client(id: "backup-job", jwks: jwks, grantTypes: [GrantType.clientCredentials.rawValue], scopes: ["backup"]))
+                let tokens = try await service.clientCredentials(issuer: issuer, clientID: "backup-job", scopes: ["backup"], dpop: true)
+                let again = try await service.clientCredentials(issuer: issuer, clientID: "backup-job", scopes: ["backup"], dpop: true)
+                guard again.accessToken == tokens.accessToken else { throw CommandFailure("the service's token was not kept") }
+                return ((), Report(
+                    lines: [
+                        "The service made a client key in its vault (kid \(key.keyID)); its public JWK Set was registered",
+                        "as client backup-job (`latchkey admin create-client --jwks`), as one would paste it into Keycloak or Okta.",
+                        "It signed an RFC 7523 assertion (iss = sub = backup-job, aud = the issuer) and got a \(tokens.tokenType) token",
+                        "for scope \(tokens.tokenSet.scope ?? "-") with no ID token: no person signed in. A second ask reused the kept token.",
+                    ],
+                    details: ["clientID": .string("backup-job"), "keyID": .string(key.keyID), "tokenType": .string(tokens.tokenType)]
+                ))
+            }
+
+            try await step("device-grant", "A headless device signs in by code; device 1 approves with its passkey (RFC 8628)") {
+                let headless = try device("device-3", host: host, stepHandler: nil)
+                var shown: DeviceCodePrompt?
+                var tokens: Tokens?
+                var approval: Task<Void, any Error>?
+                for try await event in headless.deviceAuthorization(issuer: issuer, clientID: Self.clientID, scopes: ["openid", "profile"]) {
+                    switch event {
+                    case .code(let prompt):
+                        shown = prompt
+                        approval = Task {
+                            try await deviceOne.approveDevice(issuer: issuer, userCode: prompt.userCode, credential: first.id) { request in
+                                notes.add("Device 1 was shown: client \(request.clientID), scope \(request.scopes.joined(separator: " ")), asked from \(request.requestedFrom); it approved.")
+                                return true
+                            }
+                        }
+                    case .pending, .slowDown:
+                        break
+                    case .signedIn(let received):
+                        tokens = received
+                    }
+                }
+                try await approval?.value
+                guard let prompt = shown, let tokens, tokens.claims?.subject == identity else { throw CommandFailure("the device did not sign in as ada") }
+                return ((), Report(
+                    lines: ["Device 3 holds no credential. It asked for a code and showed \(prompt.userCode) with \(prompt.verificationURI.absoluteString)",
+                            "(and a QR code of \(prompt.verificationURIComplete?.absoluteString ?? "-")); on device 1: latchkey approve \(prompt.userCode)."]
+                        + notes.take()
+                        + ["Device 3 polled /token until then and got tokens for \(identity) (ID token without a nonce, as RFC 8628 has none)."],
+                    details: ["userCode": .string(prompt.userCode), "subject": .string(identity)]
+                ))
             }
 
             try await step("delete", "Delete the credential from device 2") {

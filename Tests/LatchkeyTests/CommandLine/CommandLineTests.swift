@@ -170,11 +170,11 @@ struct CommandLineTests {
         let steps = run.stdout.split(separator: "\n").compactMap { try? Self.object(String($0)) }
         #expect(steps.compactMap { $0["name"]?.stringValue } == [
             "provider", "create-identity", "register", "list", "authenticate", "policy-step",
-            "export", "import", "authenticate-imported", "delete", "clean-up",
+            "export", "import", "authenticate-imported", "client-credentials", "device-grant", "delete", "clean-up",
         ])
         #expect(steps.allSatisfy { $0["ok"]?.boolValue == true })
         let text = try await Self.latchkey(["demo"], environment: [:])
-        #expect(text.status == 0 && text.stdout.contains("Step 11: Clean up") && text.stdout.contains("ID token claims: sub "))
+        #expect(text.status == 0 && text.stdout.contains("Step 13: Clean up") && text.stdout.contains("ID token claims: sub "))
     }
 
     /// Runs `latchkey arguments… --code -` and, once the provider has e-mailed a new code
