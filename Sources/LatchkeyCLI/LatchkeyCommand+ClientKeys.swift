@@ -19,6 +19,9 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("The OAuth client id registered at the provider.", valueName: "id"))
         var clientID: String
 
+        @Flag(help: "Print the public key as PEM (for providers that take PEM, such as Auth0) instead of a JWK Set.")
+        var pem = false
+
         @Flag(help: "Delete the key (and the tokens kept with it) instead; the provider keeps the public key until its operator removes it.")
         var delete = false
 
@@ -43,6 +46,7 @@ extension LatchkeyCommand {
             let key = try await embedded.clientKey(issuer: issuerURL, clientID: clientID)
             Terminal.note("\(existed ? "Client key" : "New client key") for \(TextOutput.field(clientID)) at \(TextOutput.field(issuerURL.absoluteString)): kid \(key.keyID), \(key.keyProtection) key")
             if store.json { return try JSONOutput.print(ClientKeyOutput(key, created: !existed)) }
+            if pem { return FileHandle.standardOutput.write(Data(key.publicKeyPEM.utf8)) }
             // The JWK Set alone on stdout: `latchkey client-key … | latchkey admin create-client --jwks -`.
             TextOutput.line(String(decoding: key.publicJWKSet, as: UTF8.self))
         }

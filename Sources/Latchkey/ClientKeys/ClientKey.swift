@@ -12,6 +12,9 @@ public struct ClientKey: Sendable, Hashable {
     public let keyID: String
     /// `{"keys":[{"kty":"EC","crv":"P-256","x","y","kid","alg":"ES256","use":"sig"}]}`.
     public let publicJWKSet: Data
+    /// The public key as a PEM `PUBLIC KEY` block (RFC 7468 §13), for providers that take
+    /// PEM instead of a JWK Set (Auth0's Private Key JWT credentials).
+    public let publicKeyPEM: String
     public let keyProtection: KeyProtection
     let handle: KeyHandle
 }

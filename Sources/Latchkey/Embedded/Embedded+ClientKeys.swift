@@ -139,7 +139,7 @@ extension Embedded {
         }
         return ClientKey(
             issuer: issuer, clientID: record.clientID, keyID: signer.keyID, publicJWKSet: try signer.publicJWKSet,
-            keyProtection: entry.protection, handle: entry.handle
+            publicKeyPEM: entry.publicKey.pemRepresentation, keyProtection: entry.protection, handle: entry.handle
         )
     }
 }

@@ -13,6 +13,7 @@ struct ClientKeyOutput: Encodable {
     /// Whether this run made the key.
     var created: Bool
     var jwks: JSONValue
+    var publicKeyPEM: String
 
     init(_ key: ClientKey, created: Bool) throws {
         issuer = key.issuer.absoluteString
@@ -21,5 +22,6 @@ struct ClientKeyOutput: Encodable {
         keyProtection = key.keyProtection.rawValue
         self.created = created
         jwks = try JSONDecoder().decode(JSONValue.self, from: key.publicJWKSet)
+        publicKeyPEM = key.publicKeyPEM
     }
 }

@@ -36,6 +36,10 @@ struct ClientCommandLineTests {
         #expect(shownObject["created"] == .bool(false))
         #expect(shownObject["keyID"]?.stringValue == jwk["kid"]?.stringValue && shownObject["jwks"] == jwks)
 
+        let pem = try await Self.latchkey(["client-key", "--pem"] + key, environment)
+        #expect(pem.stdout.hasPrefix("-----BEGIN PUBLIC KEY-----\n") && pem.stdout.hasSuffix("-----END PUBLIC KEY-----\n"), "\(pem.stdout)")
+        #expect(shownObject["publicKeyPEM"]?.stringValue == pem.stdout)
+
         // Not registered yet: the provider refuses the client.
         let unregistered = try await Self.latchkey(["token", "--client-credentials"] + key, environment)
         #expect(unregistered.status == 1 && unregistered.stderr.contains("invalid_client"), "\(unregistered.stderr)")
