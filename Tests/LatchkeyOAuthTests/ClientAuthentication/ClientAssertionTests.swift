@@ -31,6 +31,27 @@ struct ClientAssertionTests {
         }
     }
 
+    @Test("RFC 7523 §2.2: the example request's members read back as the RFC spells them; §3's rules are the library's")
+    func rfcExample() throws {
+        let vector = try JOSEVectorTests.vector("rfc7523-client-authentication.json")
+        let form = try FormEncoding.decode(Substring(try #require(vector["tokenRequestForm"]?.stringValue)))
+        let request = TokenRequest(form: form)
+        #expect(request.grantType?.rawValue == vector["grantType"]?.stringValue && request.code == vector["code"]?.stringValue)
+        let authentication = ClientAuthenticationParameters(form: form)
+        #expect(authentication.clientAssertionType == vector["clientAssertionType"]?.stringValue)
+        #expect(ClientAssertion.assertionType == vector["clientAssertionType"]?.stringValue)
+        let rules = try #require(vector["rules"])
+        #expect(ClientAssertion.maximumLifetime == rules["maximumLifetimeSeconds"]?.numberValue.map { TimeInterval($0) })
+        #expect(ClientAssertion.lifetime == rules["clientLifetimeSeconds"]?.numberValue.map { TimeInterval($0) })
+        // The made assertion follows them: iss = sub = the client, a 128-bit jti, 300 s.
+        let fixture = try Fixture()
+        let made = try ClientAssertion.make(clientID: Self.clientID, audience: Self.issuer, signer: fixture.signer)
+        let claims = try fixture.verify(made)
+        #expect(claims.issuer == Self.clientID && claims.subject == Self.clientID)
+        #expect(try Base64URL.decode(claims.id).count * 8 == Int(rules["jtiRandomBits"]?.numberValue ?? 0))
+        #expect(claims.expiresAt.timeIntervalSince(claims.issuedAt) == ClientAssertion.lifetime)
+    }
+
     static func claims(
         iss: String = clientID, sub: String = clientID, aud: JSONValue = .string(issuer), jti: String = "a-unique-id",
         iat: Double = Date().timeIntervalSince1970, lifetime: Double = 300
