@@ -54,6 +54,7 @@ extension LatchkeyCommand {
                 case .pending:
                     break
                 case .slowDown(let interval):
+                    if store.json { try JSONOutput.printLine(DeviceSlowDownOutput(interval: interval)) }
                     Terminal.note("The provider asked to poll more slowly: every \(interval) s now.")
                 case .signedIn(let tokens):
                     if store.json { return try JSONOutput.printLine(TokensOutput(tokens)) }

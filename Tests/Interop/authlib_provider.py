@@ -8,7 +8,8 @@ Authlib checks a client assertion's aud against its token endpoint URL (RFC 7523
 first written), so Latchkey's client is run with --assertion-audience token-endpoint here.
 
 Test-only endpoints (the provider has no people and no pages, so the test plays both):
-  POST /test/clients         {"client_id", "jwks"?, "grant_types": [...], "scope": "..."}
+  POST /test/clients         {"client_id", "jwks"?, "grant_types": [...], "scope": "...",
+                              "slow_down_first"?: true (its device codes' first poll is slow_down)}
   POST /test/device/decide   {"user_code", "approve": true|false}
   GET  /api/whoami           a resource: the bearer token's client and scope
 Prints "READY <issuer>" once it listens on 127.0.0.1 (a free port); runs until killed.
@@ -37,7 +38,8 @@ ISSUER = None
 
 
 class Client(ClientMixin):
-    def __init__(self, client_id, jwks, grant_types, scope):
+    def __init__(self, client_id, jwks, grant_types, scope, slow_down_first=False):
+        self.slow_down_first = slow_down_first
         self.client_id = client_id
         self.jwks = jwks
         self.grant_types = grant_types
@@ -115,7 +117,10 @@ class DeviceCodeGrantWithPolling(DeviceCodeGrant):
             now = time.time()
             last = data.get("last_poll")
             data["last_poll"] = now
-            if last is not None and now - last < data["interval"]:
+            client = CLIENTS.get(data["client_id"])
+            forced = client is not None and client.slow_down_first and not data.get("slowed")
+            if forced or (last is not None and now - last < data["interval"]):
+                data["slowed"] = True
                 data["interval"] += 5
                 return True
             return False
@@ -202,7 +207,7 @@ def device_authorization():
 @app.post("/test/clients")
 def register():
     body = request.get_json()
-    client = Client(body["client_id"], body.get("jwks"), body["grant_types"], body.get("scope", ""))
+    client = Client(body["client_id"], body.get("jwks"), body["grant_types"], body.get("scope", ""), bool(body.get("slow_down_first")))
     with LOCK:
         CLIENTS[client.client_id] = client
     return jsonify({"registered": client.client_id}), 201

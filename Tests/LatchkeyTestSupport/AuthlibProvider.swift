@@ -32,8 +32,9 @@ public final class AuthlibProvider: Sendable {
     }
 
     /// Registers a client: public without `jwks`, else authenticated by `private_key_jwt`.
-    public func register(clientID: String, jwks: Data? = nil, grantTypes: [String], scope: String = "") async throws {
-        var body: [String: Any] = ["client_id": clientID, "grant_types": grantTypes, "scope": scope]
+    /// With `slowDownFirst`, the first poll of each of its device codes is `slow_down`.
+    public func register(clientID: String, jwks: Data? = nil, grantTypes: [String], scope: String = "", slowDownFirst: Bool = false) async throws {
+        var body: [String: Any] = ["client_id": clientID, "grant_types": grantTypes, "scope": scope, "slow_down_first": slowDownFirst]
         if let jwks { body["jwks"] = try JSONSerialization.jsonObject(with: jwks) }
         try await post("test/clients", body, expecting: 201)
     }

@@ -19,6 +19,13 @@ struct DeviceCodeOutput: Encodable {
     }
 }
 
+/// `login --device --json`: the provider asked to poll more slowly (RFC 8628 §3.5).
+struct DeviceSlowDownOutput: Encodable {
+    var event = "slowDown"
+    /// Seconds between polls from now on.
+    var interval: Int
+}
+
 /// `approve --json` and `deny --json`.
 struct DeviceDecisionOutput: Encodable {
     var userCode: String

@@ -13,8 +13,8 @@ struct AuthlibInteropTests {
         try await CommandLineTests.latchkey(arguments, environment: environment)
     }
 
-    static func environment(_ scratch: TemporaryDirectory) -> [String: String] {
-        ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": scratch.url.appendingPathComponent("vault").path]
+    static func environment(_ scratch: TemporaryDirectory) throws -> [String: String] {
+        try CommandLineTests.vaultKeyEnvironment(scratch, "vault")
     }
 
     @Test("client credentials with the vault's client key: refused with aud = issuer (Authlib wants its token endpoint), accepted with --assertion-audience token-endpoint, kept, and used by api")
@@ -22,7 +22,7 @@ struct AuthlibInteropTests {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
         let provider = try await AuthlibProvider()
         let scratch = try TemporaryDirectory()
-        let environment = Self.environment(scratch)
+        let environment = try Self.environment(scratch)
         let issuer = provider.issuer.absoluteString
         let key = ["--issuer", issuer, "--client-id", "report-job"]
         let made = try await Self.latchkey(["client-key"] + key, environment)
@@ -42,18 +42,20 @@ struct AuthlibInteropTests {
         #expect(answer["client_id"]?.stringValue == "report-job" && answer["scope"]?.stringValue == "reports")
     }
 
-    @Test("device grant: login --device polls Authlib, is approved, and keeps the tokens; a denial fails the login")
+    @Test("device grant: login --device polls Authlib, slows down when told (5 s more), is approved, and keeps the tokens; a denial fails the login")
     func deviceGrant() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
         let provider = try await AuthlibProvider()
-        try await provider.register(clientID: "kiosk", grantTypes: ["urn:ietf:params:oauth:grant-type:device_code"], scope: "openid profile")
+        try await provider.register(clientID: "kiosk", grantTypes: ["urn:ietf:params:oauth:grant-type:device_code"], scope: "openid profile", slowDownFirst: true)
         let scratch = try TemporaryDirectory()
-        let environment = Self.environment(scratch)
+        let environment = try Self.environment(scratch)
         let issuer = provider.issuer
 
         let (login, output, code) = try await DeviceCommandLineTests.startLogin(issuer, environment, ["--client-id", "kiosk"])
         defer { ChildProcess.stop(login) }
-        try await Task.sleep(for: .milliseconds(2500))
+        let (slowed, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"slowDown\"") }
+        let slowDown = try CommandLineTests.object(try #require(slowed, "no slow_down reported: \(transcript)"))
+        #expect(slowDown["interval"]?.numberValue == 6, "1 s + 5 s (RFC 8628 §3.5)")
         try await provider.decide(userCode: code, approve: true)
         let rest = String(decoding: await ChildProcess.drain(output), as: UTF8.self)
         #expect(await ChildProcess.waitForExit(login) == 0, "\(rest)")

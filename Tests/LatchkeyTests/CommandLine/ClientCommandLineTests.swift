@@ -20,7 +20,7 @@ struct ClientCommandLineTests {
         let (server, issuer) = try await CommandLineTests.serve()
         defer { CommandLineTests.stop(server) }
         let scratch = try TemporaryDirectory()
-        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": scratch.url.appendingPathComponent("vault").path]
+        let environment = try CommandLineTests.vaultKeyEnvironment(scratch, "vault")
         let key = ["--issuer", issuer.absoluteString, "--client-id", "backup-job"]
 
         let made = try await Self.latchkey(["client-key"] + key, environment)

@@ -21,6 +21,17 @@ struct CommandLineTests {
         return run
     }
 
+    /// An environment whose vault `name` in `scratch` opens with a raw 32-byte key given
+    /// as a systemd credential (no scrypt): for tests that run many commands, so their
+    /// CPU does not starve the tests running beside them.
+    static func vaultKeyEnvironment(_ scratch: TemporaryDirectory, _ name: String) throws -> [String: String] {
+        let credentials = try scratch.subdirectory("credentials-\(name)")
+        let file = credentials.appendingPathComponent("latchkey-vault-key")
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        return ["CREDENTIALS_DIRECTORY": credentials.path, "LATCHKEY_STORE": scratch.url.appendingPathComponent(name).path]
+    }
+
     static func stop(_ process: Process) {
         ChildProcess.stop(process)
     }

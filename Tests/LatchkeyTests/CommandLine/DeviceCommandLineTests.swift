@@ -28,7 +28,7 @@ struct DeviceCommandLineTests {
     func deviceSignIn() async throws {
         try await TokenCommandLineTests.withBoundStore { issuer, identity, approver in
             let scratch = try TemporaryDirectory()
-            let device = ["LATCHKEY_PASSPHRASE": "another horse battery staple", "LATCHKEY_STORE": scratch.url.appendingPathComponent("device").path]
+            let device = try CommandLineTests.vaultKeyEnvironment(scratch, "device")
 
             let (login, output, code) = try await Self.startLogin(issuer, device)
             defer { ChildProcess.stop(login) }
