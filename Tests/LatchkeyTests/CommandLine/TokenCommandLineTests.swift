@@ -22,7 +22,7 @@ struct TokenCommandLineTests {
         let (server, issuer) = try await CommandLineTests.serve(serveArguments)
         defer { CommandLineTests.stop(server) }
         let store = try TemporaryDirectory()
-        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": store.url.appendingPathComponent("vault").path]
+        let environment = try CommandLineTests.vaultKeyEnvironment(store, "vault")
         let created = try await CommandLineTests.latchkey(
             ["admin", "create-identity", "--idp", issuer.absoluteString, "--username", "ada", "--json"],
             environment: environment.merging(["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken]) { $1 }
@@ -197,7 +197,7 @@ struct TokenCommandLineTests {
     @Test("authenticate --dpop and api --dpop at a provider that answers with bearer tokens fail, naming DPoP")
     func providerWithoutDPoP() async throws {
         let store = try TemporaryDirectory()
-        let environment = ["LATCHKEY_PASSPHRASE": "correct horse battery staple", "LATCHKEY_STORE": store.url.appendingPathComponent("vault").path]
+        let environment = try CommandLineTests.vaultKeyEnvironment(store, "vault")
         try await HostileOIDCProvider.run(.subject) { base in
             let bind = try await Self.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment)
             try #require(bind.status == 0, "\(bind.stderr)")

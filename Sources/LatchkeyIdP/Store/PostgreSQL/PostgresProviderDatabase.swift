@@ -39,9 +39,10 @@ final class PostgresProviderDatabase: ProviderDatabase {
         while true {
             attempt += 1
             do {
-                return try await withDeadline {
+                return try await withDeadline { heartbeat in
                     try await self.client.withConnection { connection in
-                        try await Self.runTransaction(on: connection, logger: self.logger, body)
+                        heartbeat.beat()
+                        return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, body)
                     }
                 }
             } catch let error as PSQLError {
@@ -53,11 +54,12 @@ final class PostgresProviderDatabase: ProviderDatabase {
     }
 
     private static func runTransaction<Result: Sendable>(
-        on connection: PostgresConnection, logger: Logger,
+        on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat,
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
-        let transaction = PostgresTransactionHandle(connection: connection, logger: logger)
+        heartbeat.beat()
+        let transaction = PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat)
         let result: Result
         do {
             result = try await body(transaction)
@@ -74,29 +76,39 @@ final class PostgresProviderDatabase: ProviderDatabase {
         return result
     }
 
-    /// Fails with ``StoreError/Code-swift.struct/unavailable`` when no connection comes
-    /// within the deadline: the pool keeps trying to connect in the background, and the
-    /// provider answers 503 meanwhile instead of holding requests.
+    /// Fails with ``StoreError/Code-swift.struct/unavailable`` when PostgreSQL goes
+    /// `connectionDeadline` without answering: no connection comes, or a statement gets no
+    /// reply. The pool keeps trying to connect in the background, and the provider answers
+    /// 503 meanwhile instead of holding requests. The deadline runs from the last answer
+    /// (``Heartbeat``), not from the start: a long transaction that keeps getting answers,
+    /// such as a migration on a busy server, is not cut short.
     ///
     /// The operation runs in a task of its own that the caller does not wait for past the
     /// deadline: a task group would wait for its child even after cancelling it, and a
     /// postgres-nio query on a connection cut mid-flight (the outage test's relay) can
     /// ignore cancellation and never finish, which held a whole test run.
-    private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable (Heartbeat) async throws -> Result) async throws -> Result {
         let deadline = connectionDeadline
         let once = ResumeOnce<Result>()
+        let heartbeat = Heartbeat()
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             let work = Task {
                 do {
-                    once.resume(with: .success(try await operation()))
+                    once.resume(with: .success(try await operation(heartbeat)))
                 } catch {
                     once.resume(with: .failure(error))
                 }
             }
             Task {
-                try? await Task.sleep(for: deadline)
-                if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+                while true {
+                    let last = heartbeat.last
+                    try? await Task.sleep(until: last.advanced(by: deadline), clock: .continuous)
+                    guard !once.isDone else { return }
+                    guard heartbeat.last == last else { continue }
+                    if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+                    return
+                }
             }
         }
     }
@@ -161,6 +173,7 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
     // keep it past its end (postgres-nio's withConnection contract).
     let connection: PostgresConnection
     let logger: Logger
+    let heartbeat: Heartbeat
 
     func query(_ statement: SQLStatement) async throws -> [SQLRow] {
         var bindings = PostgresBindings(capacity: statement.binds.count)
@@ -173,6 +186,7 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
             }
         }
         let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
+        heartbeat.beat()
         var result: [SQLRow] = []
         for try await row in rows {
             var values: [SQLValue] = []
@@ -200,8 +214,23 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
 }
 
 /// A continuation resumed by whichever of several racing tasks gets there first.
+/// When PostgreSQL last answered within one transaction: the deadline counts from here.
+final class Heartbeat: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+
+    var last: ContinuousClock.Instant { instant.withLock { $0 } }
+
+    func beat() {
+        instant.withLock { $0 = ContinuousClock.now }
+    }
+}
+
 private final class ResumeOnce<Value: Sendable>: Sendable {
     private let pending = Mutex<CheckedContinuation<Value, any Error>?>(nil)
+    private let done = Mutex(false)
+
+    /// Whether the continuation has been resumed.
+    var isDone: Bool { done.withLock { $0 } }
 
     func set(_ continuation: CheckedContinuation<Value, any Error>) {
         pending.withLock { $0 = continuation }
@@ -214,6 +243,7 @@ private final class ResumeOnce<Value: Sendable>: Sendable {
             defer { current = nil }
             return current
         }) else { return false }
+        done.withLock { $0 = true }
         continuation.resume(with: outcome)
         return true
     }
