@@ -81,7 +81,7 @@ extension Embedded {
 
     /// The OAuth client for a device grant: authenticated with the client key when this
     /// vault holds one for the client, public otherwise.
-    private func deviceGrantClient(_ provider: ProviderAddress, clientID: String) throws -> OAuthClient {
+    func deviceGrantClient(_ provider: ProviderAddress, clientID: String) throws -> OAuthClient {
         var authentication = OAuthClient.ClientAuthentication.none
         if let key = try existingClientKey(issuer: provider.base, clientID: clientID) {
             let vault = authenticator.vault

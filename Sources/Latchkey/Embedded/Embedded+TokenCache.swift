@@ -93,7 +93,8 @@ extension Embedded {
         let refused = rejected.map { ConstantTime.isEqual(Data($0.accessToken.utf8), Data(cached.accessToken.utf8)) } ?? false
         if cached.isValid(for: minimumValidity), !refused { return cached }
         guard cached.refreshToken != nil else { return nil }
-        let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: provider.base)
+        // Refreshed as the device signed in: with its client key when it has one.
+        let client = try deviceGrantClient(provider, clientID: clientID)
         let matches: (CachedTokens) -> Bool = { $0.accessToken == cached.accessToken }
         do {
             let refreshed = try await client.refresh(cached.tokenSet, dpop: cached.dpop)

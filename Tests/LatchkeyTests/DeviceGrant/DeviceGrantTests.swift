@@ -94,6 +94,15 @@ struct DeviceGrantTests {
             #expect(signedIn.tokenType == "DPoP" && signedIn.claims?.nonce == nil && signedIn.refreshToken != nil)
             let kept = try await device.validTokens(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, scopes: ["openid"], proofOfPossession: .dpop)
             #expect(kept.accessToken == signedIn.accessToken, "the device's kept sign-in answers validTokens")
+            // Near expiry (here: asked to last longer than they do), they are refreshed with
+            // a proof of the same key, and kept again.
+            let refreshed = try await device.validTokens(
+                issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, scopes: ["openid"],
+                proofOfPossession: .dpop, minimumValidity: 100_000
+            )
+            #expect(refreshed.accessToken != signedIn.accessToken && refreshed.tokenType == "DPoP")
+            let again = try await device.validTokens(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, scopes: ["openid"], proofOfPossession: .dpop)
+            #expect(again.accessToken == refreshed.accessToken, "the refreshed tokens were kept")
         }
     }
 }
