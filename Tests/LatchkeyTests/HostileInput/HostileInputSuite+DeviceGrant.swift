@@ -124,4 +124,41 @@ extension HostileInputSuite {
             #expect(unknown == 401 && unknownError == "invalid_client")
         }
     }
+
+    @Test("live device codes are capped per client too, whatever the addresses")
+    func liveCodesCappedPerClient() async throws {
+        try await DeviceGrantTests.withDevices({ $0.maximumLiveDeviceCodesPerClient = 2 }) { provider, _, _ in
+            _ = try await DeviceGrantTests.startDevice(provider)
+            _ = try await DeviceGrantTests.startDevice(provider)
+            let (status, error, _) = try await DeviceGrantTests.post(provider, ProtocolPath.deviceAuthorization, DeviceAuthorizationRequest(clientID: "latchkey-cli").formItems)
+            #expect(status == 429 && error == "slow_down")
+        }
+    }
+
+    @Test("oversized or made-up device grant inputs are refused with their codes: a 2 KiB scope, a 1 KiB or unknown device code, a decision that is neither, a forged session")
+    func malformedDeviceInputs() async throws {
+        try await DeviceGrantTests.withDevices { provider, _, _ in
+            let scope = String(repeating: "s", count: 2048)
+            #expect(try await DeviceGrantTests.post(provider, ProtocolPath.deviceAuthorization, DeviceAuthorizationRequest(clientID: "latchkey-cli", scope: scope).formItems).1 == "invalid_request")
+            #expect(try await DeviceGrantTests.poll(provider, String(repeating: "d", count: 1024)).1 == "invalid_grant")
+            #expect(try await DeviceGrantTests.poll(provider, "made-up-device-code").1 == "invalid_grant")
+            let missing = try await DeviceGrantTests.post(provider, ProtocolPath.token, TokenRequest(grantType: .deviceCode, clientID: "latchkey-cli").formItems)
+            #expect(missing.1 == "invalid_request")
+
+            let started = try await DeviceGrantTests.startDevice(provider)
+            let lookup = try await URLSessionTransport().send(TransportRequest(
+                method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval),
+                headers: ["Content-Type": "application/json"], body: try JSONEncoder().encode(DeviceApprovalExchange.Lookup(userCode: started.userCode))
+            ))
+            let request = try JSONDecoder().decode(DeviceApprovalExchange.Request.self, from: lookup.body)
+            let submit = try #require(URL(string: request.submit))
+            let maybe = Data(#"{"decision":"maybe","credential":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"AA","authenticatorData":"AA","signature":"AA"}}}"#.utf8)
+            let undecided = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.post, url: submit, headers: ["Content-Type": "application/json"], body: maybe))
+            #expect(undecided.status == 400)
+            let forged = provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval).appendingPathComponent(String(repeating: "A", count: 300))
+            let forgedAnswer = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.post, url: forged, headers: ["Content-Type": "application/json"], body: maybe))
+            #expect(forgedAnswer.status == 404 || forgedAnswer.status == 400, "\(forgedAnswer.status)")
+            #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "authorization_pending", "nothing was decided")
+        }
+    }
 }
