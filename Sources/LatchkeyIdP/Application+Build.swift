@@ -40,6 +40,7 @@ public func buildApplication(
     AuthorizationRoutes.add(to: routes, provider: provider)
     TokenRoutes.add(to: routes, provider: provider)
     DeviceRoutes.add(to: routes, provider: provider)
+    AuthorizationChallengeRoutes.add(to: routes, provider: provider)
     TransferRoutes.add(to: routes, provider: provider)
     EnrollmentRoutes.add(to: routes, provider: provider)
     var services: [any Service] = [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)]

@@ -111,7 +111,10 @@ struct GrantLedger: Sendable {
         guard try row.date(8) > now else {
             return .refused(.badRequest(.invalidGrant, "authorization code expired"))
         }
-        guard redirectURI == grant.redirectURI else {
+        // A code from the authorization challenge endpoint was asked for with no redirect
+        // URI and is redeemed without one (draft-ietf-oauth-first-party-apps-04 §6); it is
+        // stored as "", which no redirect-flow code has.
+        guard (redirectURI ?? "") == grant.redirectURI else {
             return .refused(.badRequest(.invalidGrant, "redirect_uri differs from the authorization request"))
         }
         guard let verifier, (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {

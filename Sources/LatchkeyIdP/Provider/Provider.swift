@@ -24,6 +24,8 @@ struct Provider: Sendable {
     let clientAuthenticator: ClientAuthenticator
     /// The device authorization grant (RFC 8628) and its approval with a passkey.
     let devices: DeviceAuthorizations
+    /// The authorization challenge endpoint (draft-ietf-oauth-first-party-apps) with passkeys.
+    let challenges: AuthorizationChallenges
 
     init(context: ProviderContext) {
         self.context = context
@@ -37,6 +39,8 @@ struct Provider: Sendable {
         clientAuthenticator = ClientAuthenticator(context: context, registry: clients)
         devices = DeviceAuthorizations(context: context, credentials: credentials, grants: grants)
         tokens = TokenEndpoint(context: context, grants: grants, identities: identities, devices: devices)
+        let tokens = tokens
+        challenges = AuthorizationChallenges(context: context, signIns: signIns, credentials: credentials, grants: grants) { try tokens.dpop }
         introspection = Introspection(context: context)
         resourceServers = ResourceServers(context: context)
         transfers = Transfers(context: context, identities: identities, credentials: credentials)

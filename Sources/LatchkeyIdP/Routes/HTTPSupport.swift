@@ -167,6 +167,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     static func bucket(_ template: Substring) -> String? {
         if template == ProtocolPath.token { return ProtocolPath.token }
         if template == ProtocolPath.deviceAuthorization { return ProtocolPath.deviceAuthorization }
+        if template == ProtocolPath.authorizationChallenge { return ProtocolPath.authorizationChallenge }
         if template.hasPrefix(ProtocolPath.deviceApproval) { return ProtocolPath.deviceApproval }
         if template.hasPrefix(ProtocolPath.authenticate + "/") { return ProtocolPath.authenticate }
         if template.hasPrefix(ProtocolPath.bind + "/"), template.hasSuffix("/code") { return ProtocolPath.bind + "/code" }

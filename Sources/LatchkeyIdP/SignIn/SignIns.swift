@@ -42,6 +42,18 @@ struct SignIns: Sendable {
         return granted.joined(separator: " ")
     }
 
+    /// The PKCE challenge of a request: S256 is required (RFC 7636 §4.2: BASE64URL of a
+    /// SHA-256, 43 characters that decode to 32 bytes).
+    static func codeChallenge(_ challenge: String?, method: String?) throws -> String {
+        guard method == PKCE.challengeMethod, let challenge else {
+            throw ProviderError.badRequest(.invalidRequest, "PKCE with code_challenge_method=S256 is required")
+        }
+        guard challenge.utf8.count == 43, (try? Base64URL.decode(challenge))?.count == 32 else {
+            throw ProviderError.badRequest(.invalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the verifier")
+        }
+        return challenge
+    }
+
     /// Checks an authorization request and answers its session, sealed: nothing is stored
     /// until an assertion completes it.
     func start(_ parameters: AuthorizationRequestParameters, now: Date = Date()) async throws -> String {
@@ -58,13 +70,7 @@ struct SignIns: Sendable {
         guard parameters.responseType == AuthorizationRequestParameters.codeResponseType else {
             throw ProviderError.badRequest(.unsupportedResponseType, "only response_type=code is supported")
         }
-        guard parameters.codeChallengeMethod == PKCE.challengeMethod, let challenge = parameters.codeChallenge else {
-            throw ProviderError.badRequest(.invalidRequest, "PKCE with code_challenge_method=S256 is required")
-        }
-        // RFC 7636 §4.2: BASE64URL(SHA-256(verifier)), 43 characters that decode to 32 bytes.
-        guard challenge.utf8.count == 43, (try? Base64URL.decode(challenge))?.count == 32 else {
-            throw ProviderError.badRequest(.invalidRequest, "code_challenge must be the 43-character base64url SHA-256 of the verifier")
-        }
+        let challenge = try Self.codeChallenge(parameters.codeChallenge, method: parameters.codeChallengeMethod)
         for (name, value) in [(AuthorizationRequestParameters.Name.state, parameters.state), (.nonce, parameters.nonce), (.scope, parameters.scope)]
         where (value?.utf8.count ?? 0) > 1024 {
             throw ProviderError.badRequest(.invalidRequest, "\(name.rawValue) is over 1024 bytes")
@@ -74,22 +80,7 @@ struct SignIns: Sendable {
             throw ProviderError.badRequest(.invalidRequest, "dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key")
         }
         let tickets = try context.tickets
-        var allowed: [Data] = []
-        if let hint = parameters.loginHint, hint.utf8.count <= 256 {
-            let decoyKey = try context.decoyKey
-            allowed = try await context.database.transaction { transaction in
-                guard let identity = try await self.identities.named(hint, in: transaction) else { return [] }
-                return try await self.credentials.liveIDs(of: identity.id, in: transaction)
-            }
-            // An unknown name (or one without credentials) gets a stable decoy credential
-            // ID, keyed on the name as names are compared, so the options tell neither
-            // whether it exists nor how it is spelled.
-            if allowed.isEmpty {
-                allowed = [try HMAC.authenticationCode(for: Data("login_hint:\(Username.key(hint))".utf8), using: decoyKey)]
-            } else if allowed.count > Self.maximumAllowedCredentials {
-                allowed = []
-            }
-        }
+        let allowed = try await allowedCredentials(loginHint: parameters.loginHint)
         let session = SignInSession(
             id: try ProviderContext.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters.state,
             nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope),
@@ -97,6 +88,24 @@ struct SignIns: Sendable {
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
         return try tickets.seal(session, purpose: SignInSession.purpose)
+    }
+
+    /// `allowCredentials` for a sign-in naming `loginHint` (OIDC Core §3.1.2.1): that
+    /// identity's live credentials; an unknown name (or one without credentials) gets a
+    /// stable decoy credential ID, keyed on the name as names are compared, so the options
+    /// tell neither whether it exists nor how it is spelled; too many, or no hint, give an
+    /// empty list (a discoverable credential, whose assertion must name its user).
+    func allowedCredentials(loginHint hint: String?) async throws -> [Data] {
+        guard let hint, hint.utf8.count <= 256 else { return [] }
+        let decoyKey = try context.decoyKey
+        let allowed = try await context.database.transaction { transaction in
+            guard let identity = try await self.identities.named(hint, in: transaction) else { return [Data]() }
+            return try await self.credentials.liveIDs(of: identity.id, in: transaction)
+        }
+        if allowed.isEmpty {
+            return [try HMAC.authenticationCode(for: Data("login_hint:\(Username.key(hint))".utf8), using: decoyKey)]
+        }
+        return allowed.count > Self.maximumAllowedCredentials ? [] : allowed
     }
 
     /// The session sealed in `ticket`, if it is one and has not expired.

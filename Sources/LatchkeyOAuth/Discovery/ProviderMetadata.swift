@@ -17,6 +17,9 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     public var introspectionEndpoint: URL?
     /// RFC 8628 §4: where a device starts the device authorization grant.
     public var deviceAuthorizationEndpoint: URL?
+    /// draft-ietf-oauth-first-party-apps-04 §8: where a first-party app asks for a code
+    /// without a browser.
+    public var authorizationChallengeEndpoint: URL?
     public var scopesSupported: [String]?
     public var responseTypesSupported: [String]?
     public var grantTypesSupported: [String]?
@@ -38,6 +41,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case authorizationChallengeEndpoint = "authorization_challenge_endpoint"
         case scopesSupported = "scopes_supported"
         case responseTypesSupported = "response_types_supported"
         case grantTypesSupported = "grant_types_supported"
@@ -99,6 +103,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         if let userinfoEndpoint { all.append(("userinfo_endpoint", userinfoEndpoint)) }
         if let revocationEndpoint { all.append(("revocation_endpoint", revocationEndpoint)) }
         if let deviceAuthorizationEndpoint { all.append(("device_authorization_endpoint", deviceAuthorizationEndpoint)) }
+        if let authorizationChallengeEndpoint { all.append(("authorization_challenge_endpoint", authorizationChallengeEndpoint)) }
         return all
     }
 }

@@ -32,6 +32,11 @@ public struct OAuthErrorCode: RawRepresentable, Codable, Hashable, Sendable, Cus
     public static let slowDown = OAuthErrorCode(rawValue: "slow_down")
     /// RFC 8628 §3.5: the person has not approved or denied the device yet; poll again.
     public static let authorizationPending = OAuthErrorCode(rawValue: "authorization_pending")
+    /// draft-ietf-oauth-first-party-apps-04 §5.2.2.1: more is needed before a code (403).
+    public static let insufficientAuthorization = OAuthErrorCode(rawValue: "insufficient_authorization")
+    /// draft-ietf-oauth-first-party-apps-04 §5.2.2.1: the `auth_session` is unknown,
+    /// expired, spent or not this client's.
+    public static let invalidSession = OAuthErrorCode(rawValue: "invalid_session")
     /// RFC 8628 §3.5: the device code has expired; start again.
     public static let expiredToken = OAuthErrorCode(rawValue: "expired_token")
 }

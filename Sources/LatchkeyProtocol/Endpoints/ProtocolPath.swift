@@ -19,6 +19,9 @@ public enum ProtocolPath {
     public static let introspection = "introspect"
     /// RFC 8628 §3.1: a device starts the device authorization grant (section 7).
     public static let deviceAuthorization = "device_authorization"
+    /// draft-ietf-oauth-first-party-apps-04 §4.1: the authorization challenge endpoint
+    /// (section 8).
+    public static let authorizationChallenge = "authorize-challenge"
     /// RFC 8628 §3.2's `verification_uri`: where a person enters the user code (section 7).
     public static let deviceVerification = "device"
 

@@ -20,6 +20,7 @@ enum DiscoveryDocument {
         metadata.revocationEndpoint = context.url(ProtocolPath.revocation)
         metadata.introspectionEndpoint = context.url(ProtocolPath.introspection)
         metadata.deviceAuthorizationEndpoint = context.url(ProtocolPath.deviceAuthorization)
+        metadata.authorizationChallengeEndpoint = context.url(ProtocolPath.authorizationChallenge)
         metadata.scopesSupported = supportedScopes
         metadata.responseTypesSupported = [AuthorizationRequestParameters.codeResponseType]
         metadata.grantTypesSupported = TokenEndpoint.grants.map(\.rawValue)

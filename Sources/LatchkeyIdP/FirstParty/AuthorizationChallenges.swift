@@ -1,0 +1,124 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyWebAuthn
+
+/// The authorization challenge endpoint (draft-ietf-oauth-first-party-apps-04) with
+/// passkeys (docs/PROTOCOL.md section 8): a first-party app posts its authorization
+/// request, gets `insufficient_authorization` with an `auth_session` and WebAuthn request
+/// options, posts the assertion with that `auth_session`, and gets an authorization code —
+/// no browser, no redirect. The assertion is verified exactly as at the authenticate
+/// endpoint (counter, user handle, origin, RP ID).
+///
+/// Nothing is stored before the assertion: the `auth_session` is sealed, like a sign-in
+/// session. A first request with a DPoP proof binds the session to that key (§9.6.1): the
+/// second request and the token request must prove the same key, and the code and its
+/// tokens are bound to it. A refused request (no proof, another key, a bad assertion)
+/// spends nothing, so the flow stays usable for the rightful client; a completed session
+/// is spent, and presenting it again is `invalid_session`.
+struct AuthorizationChallenges: Sendable {
+    let context: ProviderContext
+    let signIns: SignIns
+    let credentials: CredentialRegistry
+    let grants: GrantLedger
+    let dpop: @Sendable () throws -> DPoPBinding
+
+    /// What the endpoint answers: more is needed (403), or the code (200).
+    enum Answer: Sendable {
+        case insufficientAuthorization(AuthorizationChallengeExchange.InsufficientAuthorization)
+        case code(AuthorizationChallengeExchange.AuthorizationCode)
+    }
+
+    func answer(
+        _ request: AuthorizationChallengeRequest, client: RegisteredClient, dpopProofs: [String], now: Date = Date()
+    ) async throws -> Answer {
+        let url = context.url(ProtocolPath.authorizationChallenge)
+        let binding = try dpop()
+        let proof = try binding.proof(dpopProofs, method: HTTPMethod.post, url: url, now: now)
+        guard let ticket = request.authSession else {
+            guard request.webauthnResponse == nil else {
+                throw ProviderError.badRequest(.invalidRequest, "webauthn_response goes with the auth_session it answers")
+            }
+            return .insufficientAuthorization(try await start(request, client: client, proof: proof, now: now))
+        }
+        let session = try open(ticket, client: client, now: now)
+        // §9.6.1: a session bound to a key is used only with a proof of that key.
+        if let jkt = session.dpopJKT {
+            guard let proof else {
+                throw ProviderError.badRequest(.invalidDPoPProof, "this auth_session is bound to a DPoP key: send a proof of it")
+            }
+            guard ConstantTime.isEqual(Data(jkt.utf8), Data(proof.thumbprint.utf8)) else {
+                throw ProviderError.badRequest(.invalidDPoPProof, "the DPoP proof is made with another key than the one this auth_session is bound to")
+            }
+        }
+        guard let text = request.webauthnResponse else {
+            // Asked again: the same options, for the same session.
+            return .insufficientAuthorization(.init(authSession: ticket, webauthn: options(session)))
+        }
+        let response: AuthenticationResponseJSON
+        do {
+            response = try AuthenticationResponseJSON(json: Data(text.utf8))
+        } catch {
+            throw ProviderError.badRequest(.invalidRequest, "webauthn_response is not an AuthenticationResponseJSON", underlying: error)
+        }
+        let credential = try await context.database.transaction { transaction in
+            guard try await !SpentTickets.isSpent(session.id, in: transaction) else {
+                throw ProviderError.badRequest(.invalidSession, "this auth_session was already used")
+            }
+            return try await self.credentials.signer(response.rawId.data, in: transaction)
+        }
+        let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
+        let code = try await context.database.transaction { transaction in
+            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
+                throw ProviderError.badRequest(.invalidSession, "this auth_session was already used")
+            }
+            if let proof, session.dpopJKT != nil { try await binding.spend(proof, resource: false, in: transaction) }
+            try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
+            return try await self.grants.issueCode(
+                identityID: credential.identityID, credentialID: credential.record.id, clientID: session.clientID, scope: session.scope,
+                redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT, now: now, in: transaction
+            )
+        }
+        return .code(.init(authorizationCode: code))
+    }
+
+    /// The first request (§5.1): checked as an authorization request is, then sealed.
+    private func start(
+        _ request: AuthorizationChallengeRequest, client: RegisteredClient, proof: DPoPVerifiedProof?, now: Date
+    ) async throws -> AuthorizationChallengeExchange.InsufficientAuthorization {
+        guard client.allows(.authorizationCode) else {
+            throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the authorization code grant")
+        }
+        guard request.responseType == AuthorizationRequestParameters.codeResponseType else {
+            throw ProviderError.badRequest(.unsupportedResponseType, "response_type=code is required (draft-ietf-oauth-first-party-apps §5.1)")
+        }
+        let challenge = try SignIns.codeChallenge(request.codeChallenge, method: request.codeChallengeMethod)
+        guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
+        let session = ChallengeSession(
+            id: try ProviderContext.randomToken(), clientID: client.id, scope: SignIns.grantedScope(request.scope), codeChallenge: challenge,
+            dpopJKT: proof?.thumbprint, challenge: try SecureRandom.bytes(count: 32),
+            allowedCredentials: try await signIns.allowedCredentials(loginHint: request.loginHint),
+            expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
+        )
+        return .init(authSession: try context.tickets.seal(session, purpose: ChallengeSession.purpose), webauthn: options(session))
+    }
+
+    /// The session sealed in `ticket`: this client's, not expired; else `invalid_session`.
+    private func open(_ ticket: String, client: RegisteredClient, now: Date) throws -> ChallengeSession {
+        guard ticket.utf8.count <= 16 * 1024, let session = try? context.tickets.open(ChallengeSession.self, from: ticket, purpose: ChallengeSession.purpose),
+              session.expiresAt > now, session.clientID == client.id
+        else {
+            throw ProviderError.badRequest(.invalidSession, "unknown, expired or foreign auth_session")
+        }
+        return session
+    }
+
+    private func options(_ session: ChallengeSession) -> PublicKeyCredentialRequestOptionsJSON {
+        PublicKeyCredentialRequestOptionsJSON(
+            challenge: session.challenge, rpId: context.relyingParty.id,
+            allowCredentials: session.allowedCredentials.isEmpty ? nil : session.allowedCredentials.map { .init(id: $0) },
+            userVerification: "preferred"
+        )
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// An authorization challenge in progress (draft-ietf-oauth-first-party-apps-04 §5.3.1's
+/// `auth_session`): the authorization request, the WebAuthn challenge it was given, and
+/// the DPoP key it is bound to when its first request carried a proof (§9.6.1). Like a
+/// sign-in session it is not stored: it travels sealed (``TicketSealer``, so the client
+/// cannot read or change it, §5.3.1), and only its ``id`` is recorded, in `spent_tickets`,
+/// when an assertion completes it, so it yields one code.
+struct ChallengeSession: Codable, Sendable {
+    var id: String
+    var clientID: String
+    var scope: String
+    var codeChallenge: String
+    /// The thumbprint of the first request's DPoP key (RFC 7638), if it had a proof.
+    var dpopJKT: String?
+    /// The WebAuthn challenge (§13.4.3: random, at least 16 bytes, used once).
+    var challenge: Data
+    var allowedCredentials: [Data]
+    var expiresAt: Date
+
+    static let purpose = "authorization challenge session"
+}
