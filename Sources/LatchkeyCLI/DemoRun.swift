@@ -154,14 +154,15 @@ final class DemoRun {
                 ))
             }
 
-            try await step("authenticate", "Sign in with it: PKCE, assertion, code exchange, validated ID token") {
+            try await step("authenticate", "Sign in with it over the authorization challenge endpoint: PKCE, assertion, code exchange, validated ID token") {
                 let tokens = try await deviceOne.authenticate(issuer: issuer, clientID: Self.clientID, redirectURI: redirectURI, scopes: ["openid", "profile"])
                 guard let claims = tokens.claims, claims.subject == identity else { throw CommandFailure("the ID token names another subject") }
                 return ((), Report(
                     lines: [
-                        "Device 1 sent an authorization request with a PKCE S256 challenge, signed the provider's",
-                        "challenge with its key, got the code back (state and iss checked), exchanged it with the",
-                        "verifier at /token, and validated the ID token's signature against /jwks.",
+                        "Device 1 posted its authorization request (PKCE S256) to the provider's authorization challenge",
+                        "endpoint (draft-ietf-oauth-first-party-apps, no browser or redirect), got 403 insufficient_authorization",
+                        "with WebAuthn options, signed them with its key, got the code, exchanged it with the verifier",
+                        "at /token, and validated the ID token's signature against /jwks.",
                         "ID token claims: sub \(claims.subject), iss \(claims.issuer), aud \(claims.audiences.joined(separator: ",")),",
                         "  amr \(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "-"), expires \(ISO8601DateFormatter().string(from: claims.expiresAt)).",
                     ],

@@ -24,6 +24,21 @@ extension LatchkeyCommand {
         @Option(parsing: .unconditional, help: ArgumentHelp("The credential to sign with, when several fit (an id may start with '-').", valueName: "id"))
         var credential: String?
 
+        @Option(help: ArgumentHelp("How to sign in: auto (the provider's authorization challenge endpoint when it has one, else redirect), challenge (draft-ietf-oauth-first-party-apps only) or redirect (/authorize and the authenticate URL).", valueName: "auto|challenge|redirect"))
+        var flow: FlowChoice = .auto
+
+        enum FlowChoice: String, ExpressibleByArgument, CaseIterable {
+            case auto, challenge, redirect
+
+            var setting: SignInFlow {
+                switch self {
+                case .auto: .automatic
+                case .challenge: .challenge
+                case .redirect: .redirect
+                }
+            }
+        }
+
         func redirect() throws -> URL {
             guard let url = URL(string: redirectURI), url.scheme != nil else { throw ValidationError("--redirect-uri \(redirectURI) is not a URL") }
             return url
@@ -99,7 +114,7 @@ extension LatchkeyCommand {
                 return TextOutput.line("Redirect: \(TextOutput.field(redirect.absoluteString, maximumLength: 4096))")
             }
             let (issuerURL, host) = try ClientOptions.issuer(issuer ?? "")
-            let embedded = try store.embedded(allowing: [host], answers: answers)
+            let embedded = try store.embedded(allowing: [host], answers: answers, signInFlow: client.flow.setting)
             let tokens = try await embedded.authenticate(
                 issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), scopes: client.scopes, credential: client.credential,
                 proofOfPossession: dpop ? .dpop : ProofOfPossession.none

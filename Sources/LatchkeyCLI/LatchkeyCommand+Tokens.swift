@@ -67,7 +67,7 @@ extension LatchkeyCommand {
 
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(tokens.issuer)
-            let embedded = try store.embedded(allowing: [host], answers: answers)
+            let embedded = try store.embedded(allowing: [host], answers: answers, signInFlow: tokens.client.flow.setting)
             let result = try await tokens.validTokens(embedded, issuer: issuerURL)
             if store.json { return try JSONOutput.print(TokensOutput(result)) }
             TextOutput.line(result.accessToken)
@@ -151,7 +151,7 @@ extension LatchkeyCommand {
             }
             let request = TransportRequest(method: method ?? (body == nil ? "GET" : "POST"), url: target, headers: requestHeaders, body: body)
 
-            let embedded = try store.embedded(allowing: [host], answers: answers)
+            let embedded = try store.embedded(allowing: [host], answers: answers, signInFlow: tokens.client.flow.setting)
             var policy = TransportPolicy()
             policy.maximumResponseSize = Self.maximumBodySize
             let inner = URLSessionTransport(policy: policy)

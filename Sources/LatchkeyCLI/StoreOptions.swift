@@ -106,11 +106,15 @@ struct StoreOptions: ParsableArguments {
 
     /// The facade over this vault, allowed to talk to `hosts` only. It logs warnings and
     /// errors only, unless `$LATCHKEY_LOG_LEVEL` asks for more (`info`, `debug`, `trace`).
-    func embedded(allowing hosts: [String] = [], answers: StepAnswers? = nil, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
-        try embedded(allowing: hosts, stepHandler: answers?.handler(), keyProtection: keyProtection)
+    func embedded(
+        allowing hosts: [String] = [], answers: StepAnswers? = nil, keyProtection: KeyProtectionSetting = .software, signInFlow: SignInFlow = .automatic
+    ) throws -> Embedded {
+        try embedded(allowing: hosts, stepHandler: answers?.handler(), keyProtection: keyProtection, signInFlow: signInFlow)
     }
 
-    func embedded(allowing hosts: [String], stepHandler: Embedded.StepHandler?, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
+    func embedded(
+        allowing hosts: [String], stepHandler: Embedded.StepHandler?, keyProtection: KeyProtectionSetting = .software, signInFlow: SignInFlow = .automatic
+    ) throws -> Embedded {
         // Text from providers reaches these logs: escaped as the provider's own are.
         var logger = Logger(label: "latchkey") { TextLogHandler(label: $0) }
         logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
@@ -123,6 +127,7 @@ struct StoreOptions: ParsableArguments {
         )
         configuration.allowsWeakPassphrase = allowWeakPassphrase
         configuration.keyProtection = keyProtection
+        configuration.signInFlow = signInFlow
         if let timeout {
             configuration.flowTimeout = .seconds(timeout)
             configuration.requestTimeout = min(configuration.requestTimeout, .seconds(timeout))

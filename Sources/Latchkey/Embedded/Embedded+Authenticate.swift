@@ -84,10 +84,19 @@ extension Embedded {
             requested = chosen.id
         }
         let signer = try dpopKey.map(dpopSigner)
-        let (client, request, code, signedBy) = try await authorization(
-            flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint
-        )
-        let tokenSet = try await client.exchange(code: code, for: request, dpop: signer)
+        let client: OAuthClient
+        let tokenSet: TokenSet
+        let signedBy: Credential
+        if let challenged = try await challengeFlow(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpop: signer) {
+            (client, tokenSet, signedBy) = challenged
+        } else {
+            let (redirectClient, request, code, redirectSigner) = try await authorization(
+                flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint
+            )
+            client = redirectClient
+            signedBy = redirectSigner
+            tokenSet = try await client.exchange(code: code, for: request, dpop: signer)
+        }
         if signer != nil, !tokenSet.isDPoPBound {
             throw LatchkeyError.dpopNotBound(reason: "\(client.configuration.issuer.absoluteString) issued \(tokenSet.tokenType) tokens where DPoP-bound ones were asked for: it does not support DPoP (RFC 9449)"
             )
@@ -98,6 +107,27 @@ extension Embedded {
         )
         await keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
         return tokens
+    }
+
+    /// The sign-in over the authorization challenge endpoint when ``Configuration/signInFlow``
+    /// allows it and the provider offers one; nil for the redirect flow.
+    private func challengeFlow(
+        _ flow: FlowContext, issuer: URL, clientID: String, redirectURI: URL, scopes: [String], credential: String?, dpop: DPoPSigner?
+    ) async throws -> (OAuthClient, TokenSet, Credential)? {
+        guard configuration.signInFlow != .redirect else { return nil }
+        let provider = try ProviderAddress(issuer)
+        try allowedDomains.check(provider)
+        guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
+            throw LatchkeyError.invalidArgument(reason: "the client id must be 1 to 256 characters")
+        }
+        let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
+        guard let (tokens, signedBy) = try await challengeSignIn(flow, provider: provider, client: client, scopes: scopes, credential: credential, dpop: dpop) else {
+            if configuration.signInFlow == .challenge {
+                throw LatchkeyError.oauth(reason: "\(provider.issuer) offers no authorization challenge endpoint (draft-ietf-oauth-first-party-apps); use the redirect flow")
+            }
+            return nil
+        }
+        return (client, tokens, signedBy)
     }
 
     /// Answers an authenticate URL received from elsewhere (a deep link, another app's

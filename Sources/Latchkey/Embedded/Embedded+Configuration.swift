@@ -57,6 +57,9 @@ extension Embedded {
         /// when the caller does not say. Bearer by default: a provider without DPoP
         /// support would otherwise refuse every sign-in.
         public var proofOfPossession: ProofOfPossession = .none
+        /// Which sign-in protocol to speak: the authorization challenge endpoint when the
+        /// provider offers one, else the redirect flow (``SignInFlow/automatic``).
+        public var signInFlow: SignInFlow = .automatic
         /// Whether tokens from sign-ins are kept in the vault (sealed like keys, per
         /// issuer, client and credential), so ``Embedded/validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:minimumValidity:)``
         /// can hand them out again and refresh them instead of signing in. On by default;

@@ -116,11 +116,13 @@ public actor OAuthClient {
     /// Exchanges a code with an explicit verifier (for a back end that did not build the
     /// request). With `dpop`, the request carries a proof and the tokens come back bound
     /// to its key when the provider supports DPoP (RFC 9449 §5).
-    public func exchange(code: String, codeVerifier: String, redirectURI: URL, nonce: String?, maxAge: TimeInterval? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+    /// `redirectURI` nil: a code from the authorization challenge endpoint, whose request
+    /// named none, redeemed without one (draft-ietf-oauth-first-party-apps-04 §6).
+    public func exchange(code: String, codeVerifier: String, redirectURI: URL?, nonce: String?, maxAge: TimeInterval? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         try PKCE.validate(verifier: codeVerifier)
         let metadata = try await metadata()
         let request = TokenRequest(
-            grantType: .authorizationCode, code: code, redirectURI: redirectURI.absoluteString, codeVerifier: codeVerifier, clientID: publicClientID
+            grantType: .authorizationCode, code: code, redirectURI: redirectURI?.absoluteString, codeVerifier: codeVerifier, clientID: publicClientID
         )
         var tokens = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
         if let idToken = tokens.idToken {

@@ -123,6 +123,19 @@ struct TokenCommandLineTests {
         var proofError: String?
     }
 
+    @Test("authenticate picks the authorization challenge endpoint by itself; --flow challenge and --flow redirect both sign in; another --flow is a usage error")
+    func flows() async throws {
+        try await Self.withBoundStore { issuer, identity, environment in
+            for flow in [[], ["--flow", "challenge"], ["--flow", "redirect"], ["--flow", "challenge", "--dpop"]] {
+                let run = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"] + flow, environment)
+                #expect(run.status == 0, "\(flow): \(run.stderr)")
+                #expect((try CommandLineTests.object(run.stdout)["claims"])?["sub"]?.stringValue == identity, "\(flow)")
+            }
+            let bogus = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--flow", "browser"], environment)
+            #expect(bogus.status == 2)
+        }
+    }
+
     @Test("api to another resource server: the DPoP proof verifies there; --data text, @file and -; -X; -H; headers latchkey sets are refused")
     func resourceServer() async throws {
         let seen = Mutex<[Seen]>([])

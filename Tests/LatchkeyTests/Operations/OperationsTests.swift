@@ -55,7 +55,8 @@ struct OperationsTests {
             #expect(status == 200 && headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
             let samples = try Self.parsePrometheus(after)
             #expect(samples["latchkey_sign_ins_total"] == 1)
-            #expect(samples.keys.contains { $0.hasPrefix("latchkey_http_request_duration_seconds_bucket{endpoint=\"/v1/authenticate/{session}\"") }, "\(samples.keys.sorted())")
+            // The facade signs in over the authorization challenge endpoint by default.
+            #expect(samples.keys.contains { $0.hasPrefix("latchkey_http_request_duration_seconds_bucket{endpoint=\"/authorize-challenge\"") }, "\(samples.keys.sorted())")
             #expect(samples.keys.contains { $0.hasPrefix("latchkey_http_responses_total{endpoint=\"/token\",status=\"200\"") })
             #expect(samples["latchkey_store_transactions_in_flight"] != nil)
 

@@ -37,7 +37,9 @@ struct TokenCacheTests {
     func cachedAndRefreshed() async throws {
         try await ProviderHarness.withVault { provider, vault in
             let recording = RecordingTransport()
-            let embedded = try vault.embedded(allowing: [provider.host], transport: recording)
+            // The redirect flow, whose authorization request carries dpop_jkt (the
+            // challenge flow binds by the DPoP header instead: AuthorizationChallengeTests).
+            let embedded = try vault.embedded(allowing: [provider.host], transport: recording) { $0.signInFlow = .redirect }
             let bound = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
 
             let first = try await Self.valid(embedded, provider)
