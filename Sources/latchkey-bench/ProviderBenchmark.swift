@@ -6,8 +6,10 @@ import LatchkeyOAuth
 import LatchkeyProtocol
 import Logging
 
-/// Full authentications, as an application runs them (`Embedded.authenticate`: authorize
-/// → request options → assertion → token → ID-token validation, four HTTP round trips),
+/// Full authentications, as an application runs them (`Embedded.authenticate`: by default
+/// over the authorization challenge endpoint — request → options, assertion → code, token →
+/// ID-token validation, three HTTP round trips — and, for comparison in the same run, over
+/// the redirect flow: authorize → request options → assertion → token, four),
 /// against the in-process reference provider at 1, 4, 16 and 64 concurrent clients, each
 /// next to its floor measured in the same run: the same four round trips to a bare
 /// endpoint (`/health`) plus the same signature operations (two ES256 signatures and two
@@ -55,7 +57,7 @@ struct ProviderBenchmark {
             }
             let clients = bound
             let floorKey = try SigningKey.generate(.es256)
-            var report = Report(title: "Reference provider: full authentications (Embedded.authenticate) vs floor (4 bare round trips + 2 signs + 2 verifies)")
+            var report = Report(title: "Reference provider: full authentications (Embedded.authenticate, challenge flow) vs floor (4 bare round trips + 2 signs + 2 verifies); the redirect flow beside it")
             report.notes = ["vaults on \(root); latency in ms; targets: p50 <= 1.5x floor, throughput at 16 >= 0.6x floor, 0 errors"]
             for concurrency in concurrencies {
                 let full = try await measure(concurrency: concurrency) { index in try await clients[index].authenticate() }
@@ -77,6 +79,13 @@ struct ProviderBenchmark {
                 report.lines.append(ReportLine(name: "\(concurrency) client(s): p50 ms", latchkey: full.p50, reference: floor.p50, referenceName: "floor p50", target: .ratioAtMost(1.5)))
                 report.lines.append(ReportLine(name: "\(concurrency) client(s): p99 ms", latchkey: full.p99, reference: floor.p99, referenceName: "floor p99"))
                 report.lines.append(ReportLine(name: "\(concurrency) client(s): errors", latchkey: Double(full.errors), reference: nil, referenceName: "floor errors: \(floor.errors)", target: .atMost(0)))
+                if concurrency == 1 || concurrency == 16 {
+                    // The redirect flow beside the challenge flow (draft-ietf-oauth-first-party-apps), same clients, same run.
+                    let redirect = try await measure(concurrency: concurrency) { index in try await clients[index].authenticate(flow: .redirect) }
+                    report.lines.append(ReportLine(name: "\(concurrency) client(s): redirect-flow auth/s", latchkey: redirect.throughput, reference: full.throughput, referenceName: "challenge-flow auth/s"))
+                    report.lines.append(ReportLine(name: "\(concurrency) client(s): redirect-flow p50 ms", latchkey: redirect.p50, reference: full.p50, referenceName: "challenge-flow p50"))
+                    report.lines.append(ReportLine(name: "\(concurrency) client(s): redirect-flow errors", latchkey: Double(redirect.errors), reference: nil, referenceName: "", target: .atMost(0)))
+                }
                 if let first = full.firstError ?? floor.firstError { report.notes.append("first error at \(concurrency) clients: \(first)") }
             }
             return report
@@ -132,6 +141,8 @@ struct ProviderBenchmark {
     struct Client: Sendable {
         let issuer: URL
         let embedded: Embedded
+        /// The same vault, signing in over the redirect flow.
+        var redirect: Embedded?
 
         static func bound(
             issuer: URL, directory: URL, transport: URLSessionTransport, name: String, email: String? = nil, stepHandler: Embedded.StepHandler? = nil
@@ -143,28 +154,38 @@ struct ProviderBenchmark {
                 throw BenchmarkError("the provider did not create \(name) (\(response.status))")
             }
             _ = try await embedded.registerCredential(from: bindURL)
-            return Client(issuer: issuer, embedded: embedded)
+            let redirect = try device(issuer: issuer, directory: directory, transport: transport, stepHandler: stepHandler, signInFlow: .redirect)
+            return Client(issuer: issuer, embedded: embedded, redirect: redirect)
         }
 
         /// A device: an `Embedded` with an empty vault in `directory`, under a key file.
-        static func device(issuer: URL, directory: URL, transport: URLSessionTransport, stepHandler: Embedded.StepHandler? = nil) throws -> Embedded {
+        /// A device: an `Embedded` over the vault in `directory` (made, with its key file,
+        /// the first time).
+        static func device(
+            issuer: URL, directory: URL, transport: URLSessionTransport, stepHandler: Embedded.StepHandler? = nil, signInFlow: SignInFlow = .automatic
+        ) throws -> Embedded {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let keyFile = directory.appendingPathComponent("key")
-            guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
-                throw BenchmarkError("cannot write a key file")
+            if !FileManager.default.fileExists(atPath: keyFile.path) {
+                guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
+                    throw BenchmarkError("cannot write a key file")
+                }
             }
             var configuration = Embedded.Configuration(
                 vaultDirectory: directory.appendingPathComponent("vault"), keySource: .keyFile(keyFile),
                 allowedDomains: [issuer.host ?? ""], transport: transport
             )
             configuration.stepHandler = stepHandler
+            configuration.signInFlow = signInFlow
             return try Embedded(configuration: configuration)
         }
 
-        /// One full authentication, ending with a validated ID token.
-        func authenticate() async throws {
+        /// One full authentication, ending with a validated ID token; `flow` `.redirect`
+        /// over the redirect flow.
+        func authenticate(flow: SignInFlow = .automatic) async throws {
             guard let redirectURI = URL(string: "http://127.0.0.1/callback") else { throw BenchmarkError("redirect URI") }
-            let tokens = try await embedded.authenticate(issuer: issuer, clientID: "latchkey-cli", redirectURI: redirectURI)
+            let facade = flow == .redirect ? (redirect ?? embedded) : embedded
+            let tokens = try await facade.authenticate(issuer: issuer, clientID: "latchkey-cli", redirectURI: redirectURI)
             guard tokens.claims != nil else { throw BenchmarkError("no ID token") }
         }
     }
