@@ -151,4 +151,18 @@ struct AuthorizationChallengeTests {
             #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier).status == 200, "the refused redemptions did not spend it")
         }
     }
+
+    @Test("an expired auth_session is invalid_session, with or without an assertion")
+    func expiredSession() async throws {
+        try await ProviderTests.withProvider(.sqlite, { $0.authenticationSessionLifetime = 1 }) { issuer, authenticator in
+            _ = try await ProviderTests.bind(issuer, authenticator)
+            let pkce = try PKCE.generate()
+            let (session, options) = try Self.options(try await Self.challenge(issuer, pkce: pkce))
+            let (assertion, _) = try authenticator.getAssertion(options, origin: ProviderTests.origin(issuer))
+            try await Task.sleep(for: .milliseconds(1500))
+            let late = try await Self.answer(issuer, session: session, assertion: assertion)
+            #expect(late.status == 400 && late.error == "invalid_session", "\(late.body)")
+            #expect(try await Self.answer(issuer, session: session, assertion: nil).error == "invalid_session")
+        }
+    }
 }
