@@ -119,14 +119,30 @@ public enum ChildProcess {
     }
 
     /// SIGTERM (a server shuts down gracefully), then SIGKILL after `grace`, so no child
-    /// outlives its test.
+    /// outlives its test. Whether the child has ended is read from `/proc`, not from
+    /// `Process.isRunning`: Foundation updates that from a Dispatch source, which under load
+    /// can lag by seconds; waiting on it held one of the cooperative pool's two threads for
+    /// the whole grace and stalled every other test (a CI run of 2026-11-24).
     public static func stop(_ process: Process, grace: TimeInterval = 5) {
-        if process.isRunning { process.terminate() }
+        let pid = process.processIdentifier
+        // Until Foundation reaps it (isRunning false), the PID cannot belong to anyone else.
+        let ended = { !process.isRunning || hasEnded(pid) }
+        guard pid > 0, !ended() else { return }
+        kill(pid, SIGTERM)
         let deadline = Date().addingTimeInterval(grace)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+        while !ended(), Date() < deadline { usleep(5_000) }
+        if !ended() {
+            kill(pid, SIGKILL)
             print("\(process.executableURL?.lastPathComponent ?? "a child") did not stop on SIGTERM within \(grace) s; killed")
         }
+    }
+
+    /// Whether child `pid` has ended: gone, or a zombie (`Z`/`X` in `/proc/PID/stat`) that
+    /// Foundation has not reaped yet.
+    static func hasEnded(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
+        return state == "Z" || state == "X"
     }
 }
