@@ -23,8 +23,7 @@ struct ServeProcess {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        ProcessSpawning.prepare()
-        try process.run()
+        try ProcessSpawning.run(process)
         var text = ""
         while !text.contains("\n") {
             let chunk = output.fileHandleForReading.availableData

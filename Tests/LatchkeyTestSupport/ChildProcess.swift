@@ -39,8 +39,7 @@ public enum ChildProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input ?? FileHandle.nullDevice
-        ProcessSpawning.prepare()
-        try process.run()
+        try ProcessSpawning.run(process)
         // Both pipes are drained while the program runs, so a large output cannot block it.
         async let stdout = drain(out)
         async let stderr = drain(err)
@@ -61,8 +60,7 @@ public enum ChildProcess {
         process.standardOutput = output
         process.standardError = mergingErrors ? output : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        ProcessSpawning.prepare()
-        try process.run()
+        try ProcessSpawning.run(process)
         return (process, output)
     }
 
@@ -75,8 +73,7 @@ public enum ChildProcess {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        ProcessSpawning.prepare()
-        try process.run()
+        try ProcessSpawning.run(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))

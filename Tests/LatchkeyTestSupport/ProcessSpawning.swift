@@ -1,3 +1,4 @@
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,5 +22,20 @@ public enum ProcessSpawning {
     /// Applies the workaround, once per process.
     public static func prepare() {
         _ = prepared
+    }
+
+    /// Starts `process` with no signal blocked. A child inherits the signal mask of the
+    /// thread that spawns it, and Foundation's `Process` does not reset it: spawned from a
+    /// Dispatch worker (every Swift concurrency thread is one), which blocks SIGTERM, SIGINT,
+    /// SIGHUP and others, a child such as python3 ignored the SIGTERM that
+    /// ``ChildProcess/stop(_:grace:)`` sends and ran out its grace before SIGKILL.
+    public static func run(_ process: Process) throws {
+        prepare()
+        var none = sigset_t()
+        sigemptyset(&none)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_SETMASK, &none, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        try process.run()
     }
 }

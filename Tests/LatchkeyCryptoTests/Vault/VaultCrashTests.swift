@@ -25,8 +25,7 @@ struct VaultCrashTests {
             process.arguments = [vault.path, keyFile.path, String(worker)]
             process.standardOutput = try FileHandle(forWritingTo: log)
             process.standardError = FileHandle.standardError
-            ProcessSpawning.prepare()
-            try process.run()
+            try ProcessSpawning.run(process)
         }
 
         func kill() {

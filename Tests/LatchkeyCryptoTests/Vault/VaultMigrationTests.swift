@@ -103,8 +103,7 @@ struct VaultMigrationTests {
             process.arguments = [directory.path, keyFile.path, "1"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            ProcessSpawning.prepare()
-            try process.run()
+            try ProcessSpawning.run(process)
             try await Task.sleep(for: .milliseconds(Int.random(in: 1...(40 + rounds * 10))))
             kill(process.processIdentifier, SIGKILL)
             _ = await ChildProcess.waitForExit(process)

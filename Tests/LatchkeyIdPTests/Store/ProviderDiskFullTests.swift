@@ -36,8 +36,7 @@ struct ProviderDiskFullTests {
         process.executableURL = URL(fileURLWithPath: unshare)
         process.arguments = ["-rm", "/bin/sh", "-c", script, "sh", file("disk"), binary.path, "\(port)", ProviderTests.adminToken,
                              file("stdout"), file("stderr"), file("pid"), file("copy")]
-        ProcessSpawning.prepare()
-        try process.run()
+        try ProcessSpawning.run(process)
         let exited = { () async -> Int32 in await ChildProcess.waitForExit(process) }
 
         // Wait for the issuer line (or for the namespace to be refused).

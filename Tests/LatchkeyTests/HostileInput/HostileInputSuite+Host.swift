@@ -128,8 +128,7 @@ extension HostileInputSuite {
                 process.environment = ProcessInfo.processInfo.environment.merging(Self.cliEnvironment(vault).merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }) { $1 }
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
-                ProcessSpawning.prepare()
-                try process.run()
+                try ProcessSpawning.run(process)
                 try await Task.sleep(for: .milliseconds(1500))
                 let limits = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/limits", encoding: .utf8)) ?? ""
                 kill(process.processIdentifier, SIGSEGV)

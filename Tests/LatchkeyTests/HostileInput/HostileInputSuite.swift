@@ -584,8 +584,7 @@ struct HostileInputSuite {
         process.arguments = ["-rm", "/bin/sh", "-c", script, "sh", disk.path, helper.path, scratch.keyFile.path,
                              file("reports"), file("errors"), file("status"), file("listing"), copy.path]
         process.standardError = FileHandle.standardError
-        ProcessSpawning.prepare()
-        try process.run()
+        try ProcessSpawning.run(process)
         let exitStatus = await ChildProcess.waitForExit(process)
         guard exitStatus == 0 else {
             print("full-disk test skipped: no private tmpfs (unshare -rm exited \(exitStatus))")
