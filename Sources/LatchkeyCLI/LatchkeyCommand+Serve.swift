@@ -51,6 +51,9 @@ extension LatchkeyCommand {
             case forwarded
         }
 
+        @Option(help: ArgumentHelp("The provider's name on its browser pages and in people's passkey prompts (at most 64 characters).", valueName: "name"))
+        var displayName = "Latchkey"
+
         @Option(help: ArgumentHelp("How mail leaves: outbox (kept for the admin API; the default without --smtp-url), smtp (--smtp-url) or sendmail (sendmail -t -i).", valueName: "outbox|smtp|sendmail"))
         var mail: MailChoice?
 
@@ -121,6 +124,11 @@ extension LatchkeyCommand {
             configuration.requiresDPoPNonce = requireDpopNonce
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
+            let name = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty, name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ValidationError("--display-name must be 1 to 64 characters, none of them control characters")
+            }
+            configuration.displayName = name
             let ready = ServeReadiness(json: json, adminToken: token, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
             let app = try await buildApplication(
                 configuration: configuration,

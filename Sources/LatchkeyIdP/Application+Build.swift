@@ -43,6 +43,7 @@ public func buildApplication(
     AuthorizationChallengeRoutes.add(to: routes, provider: provider)
     TransferRoutes.add(to: routes, provider: provider)
     EnrollmentRoutes.add(to: routes, provider: provider)
+    PageRoutes.add(to: routes, provider: provider)
     var services: [any Service] = [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)]
     if let mail = configuration.mail {
         services.append(MailDelivery(context: context, transport: try mail.makeTransport(), from: mail.from))

@@ -147,6 +147,9 @@ public struct ProviderConfiguration: Sendable {
     /// Policy: a user who lost every device may recover with a code sent to the
     /// identity's e-mail; the new credential replaces (revokes) the old ones.
     public var recovery = true
+    /// The provider's name as people see it: the heading of every browser page and the
+    /// WebAuthn `rp.name` their authenticator shows (L3 §5.4.2). Shown escaped, never trusted.
+    public var displayName = "Latchkey"
     /// Where mail goes (``Mail``): nil keeps it in the outbox only, for `demo` and tests.
     public var mail: Mail?
 

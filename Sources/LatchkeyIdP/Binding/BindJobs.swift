@@ -59,6 +59,16 @@ struct BindJobs: Sendable {
         return job
     }
 
+    /// Whose job this is, for the registration page, changing nothing (no challenge, no
+    /// mail): the same checks as every other use of the job.
+    func describe(job id: String, token: String, now: Date = Date()) async throws -> (job: BindJob, identity: Identity) {
+        try await context.database.transaction { transaction in
+            let job = try await self.liveJob(id, token: token, now: now, in: transaction)
+            guard let identity = try await self.identities.identity(job.identityID, in: transaction) else { throw ProviderError.notFound("identity gone") }
+            return (job, identity)
+        }
+    }
+
     func options(job id: String, token: String, now: Date = Date()) async throws -> Answer {
         try await context.database.transaction { transaction in
             try await self.answer(try await self.liveJob(id, token: token, now: now, in: transaction), now: now, in: transaction)
@@ -167,7 +177,7 @@ extension ProviderContext {
     /// credentials listed.
     func creationOptions(for identity: Identity, challenge: Data, excluding existing: [Data]) -> PublicKeyCredentialCreationOptionsJSON {
         PublicKeyCredentialCreationOptionsJSON(
-            rp: .init(id: relyingParty.id, name: "Latchkey reference provider"),
+            rp: .init(id: relyingParty.id, name: configuration.displayName),
             user: .init(id: Data(identity.id.utf8), name: identity.username, displayName: identity.displayName),
             challenge: challenge,
             pubKeyCredParams: [.init(alg: -7), .init(alg: -8)],

@@ -5,12 +5,24 @@ import LatchkeyProtocol
 import LatchkeyWebAuthn
 import LatchkeyOAuth
 
-/// `/authorize` (RFC 6749 §4.1.1, PKCE S256 required) and the authenticate endpoint that
-/// replaces a login page: request options out, an assertion in, a redirect with code,
-/// state and iss back (docs/PROTOCOL.md section 3).
+/// `/authorize` (RFC 6749 §4.1.1, PKCE S256 required) and the authenticate endpoint:
+/// request options out, an assertion in, a redirect with code, state and iss back
+/// (docs/PROTOCOL.md section 3). A browser gets the sign-in page instead of JSON
+/// (section 9), which posts to the same endpoint.
 enum AuthorizationRoutes {
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
-        router.get(RouterPath(ProtocolPath.authorization)) { request, _ in
+        router.get(RouterPath(ProtocolPath.authorization)) { request, context in
+            if PageRoutes.wantsPage(request) {
+                return await ErrorPage.rendering(provider.context, logger: context.logger) {
+                    let parameters = try AuthorizationRequestParameters(form: HTTPSupport.query(request))
+                    let session = try await provider.signIns.start(parameters)
+                    let (options, clientID) = try await provider.signIns.options(session: session)
+                    let client = try await ClientRegistry(context: provider.context).client(clientID)
+                    return try SignInPage.page(
+                        session: session, options: options, clientName: client?.name ?? clientID, loginHint: parameters.loginHint, context: provider.context
+                    )
+                }
+            }
             let session = try await provider.signIns.start(AuthorizationRequestParameters(form: HTTPSupport.query(request)))
             let authenticateURL = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
             if request.headers[.accept]?.contains(ProtocolPath.jsonMediaType) == true {
@@ -26,6 +38,7 @@ enum AuthorizationRoutes {
         }
         router.post("v1/authenticate/:session") { request, context in
             let session = try context.parameters.require("session")
+            try PageTicket.check(request, .signIn, binding: session, context: provider.context)
             let redirect: URL
             let response: AuthenticationResponseJSON
             do {
@@ -37,6 +50,13 @@ enum AuthorizationRoutes {
             }
             provider.context.metrics.signedIn()
             context.logger.info("authenticated", metadata: ["credential": .string(String(response.id.prefix(8)))])
+            return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
+        }
+        // The sign-in page's Cancel: back to the client with access_denied.
+        router.post("v1/authenticate/:session/cancel") { request, context in
+            let session = try context.parameters.require("session")
+            try PageTicket.check(request, .signIn, binding: session, context: provider.context)
+            let redirect = try await provider.signIns.cancel(session: session)
             return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
         }
     }

@@ -6,10 +6,22 @@ import LatchkeyProtocol
 import LatchkeyWebAuthn
 import LatchkeyOAuth
 
-/// Binding a credential from a bind URL (docs/PROTOCOL.md section 2).
+/// Binding a credential from a bind URL (docs/PROTOCOL.md section 2); opened in a
+/// browser, the bind URL answers the registration page (section 9).
 enum BindRoutes {
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.get("v1/bind/:job") { request, context in
+            if PageRoutes.wantsPage(request) {
+                return await ErrorPage.rendering(provider.context, logger: context.logger) {
+                    let job = try context.parameters.require("job")
+                    let token = try HTTPSupport.capabilityToken(request)
+                    let (found, identity) = try await provider.bindJobs.describe(job: job, token: token)
+                    return try BindPage.page(
+                        job: job, token: token, username: identity.username, displayName: identity.displayName,
+                        recovery: found.kind == .recovery, context: provider.context
+                    )
+                }
+            }
             let job = try context.parameters.require("job")
             let token = try HTTPSupport.capabilityToken(request)
             return try answer(await provider.bindJobs.options(job: job, token: token), job: job, token: token, provider: provider)
@@ -17,6 +29,7 @@ enum BindRoutes {
         // The verify-code step's submit URL (docs/PROTOCOL.md section 4).
         router.post("v1/bind/:job/code") { request, context in
             let job = try context.parameters.require("job")
+            try PageTicket.check(request, .bind, binding: job, context: provider.context)
             let token = try HTTPSupport.capabilityToken(request)
             let submission = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object with a code")
             guard let code = submission[.code], code.utf8.count <= 32 else {
@@ -27,6 +40,7 @@ enum BindRoutes {
         // The accept-terms step's submit URL.
         router.post("v1/bind/:job/terms") { request, context in
             let job = try context.parameters.require("job")
+            try PageTicket.check(request, .bind, binding: job, context: provider.context)
             let token = try HTTPSupport.capabilityToken(request)
             let submission = try await HTTPSupport.decode(StepSubmission.self, from: request, expected: "a JSON object with accept")
             guard let accept = submission[.accept] else {
@@ -36,6 +50,7 @@ enum BindRoutes {
         }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
+            try PageTicket.check(request, .bind, binding: job, context: provider.context)
             let token = try HTTPSupport.capabilityToken(request)
             let response: RegistrationResponseJSON
             do {

@@ -127,6 +127,24 @@ struct SignIns: Sendable {
         return (options, session.clientID)
     }
 
+    /// The person declined on the sign-in page: the session is spent and the redirect
+    /// carries `error=access_denied` with `state` and `iss` (RFC 6749 §4.1.2.1, RFC 9207 §2).
+    func cancel(session id: String, now: Date = Date()) async throws -> URL {
+        let session = try openSession(id, now: now)
+        try await context.database.transaction { transaction in
+            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
+                throw ProviderError.notFound("unknown, used or expired authentication session")
+            }
+        }
+        var items = [("error", OAuthErrorCode.accessDenied.rawValue), ("error_description", "the user declined to sign in")]
+        if let state = session.state { items.append(("state", state)) }
+        items.append(("iss", context.issuer.absoluteString))
+        guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: items) else {
+            throw ProviderError.serverError("cannot build the redirect")
+        }
+        return redirect
+    }
+
     /// Verifies the assertion and answers the redirect carrying code, state and iss (RFC
     /// 9207). The signature is checked outside any transaction; the session is then spent
     /// and the counter recorded only if both are still as they were read.

@@ -1,0 +1,72 @@
+public import Foundation
+
+/// A real headless Chromium driven over WebDriver (W3C WebDriver, with Chrome's WebAuthn
+/// virtual authenticator extension, WebAuthn L3 §11): Debian's `chromium` and
+/// `chromium-driver`, which `.ci/run` installs. One ``Chromium`` is one chromedriver
+/// process on a free loopback port; each ``session()`` is a fresh browser with its own
+/// profile, so passkeys and cookies of one test never reach another.
+public final class Chromium: Sendable {
+    public static let driverPath = "/usr/bin/chromedriver"
+    /// Debian's `/usr/bin/chromium` is a shell wrapper; the driver starts the binary itself.
+    public static let browserPath = "/usr/lib/chromium/chromium"
+
+    /// Whether both are installed.
+    public static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: driverPath) && FileManager.default.isExecutableFile(atPath: browserPath)
+    }
+
+    public let endpoint: URL
+    private let process: Process
+
+    public init() async throws {
+        let port = try Self.freePort()
+        let (process, output) = try ChildProcess.start(
+            URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], mergingErrors: true
+        )
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("started successfully") }
+        guard line != nil, let endpoint = URL(string: "http://127.0.0.1:\(port)") else {
+            ChildProcess.stop(process)
+            throw TestSupportError("chromedriver did not start: \(transcript)")
+        }
+        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        self.process = process
+        self.endpoint = endpoint
+    }
+
+    deinit {
+        ChildProcess.stop(process)
+    }
+
+    /// A new browser: headless, no sandbox when root (a container has no user namespace
+    /// for it), `/dev/shm` not used (it is small in containers).
+    public func session(width: Int = 1000, height: Int = 900) async throws -> WebDriverSession {
+        var arguments = ["--headless=new", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run", "--window-size=\(width),\(height)"]
+        if getuid() == 0 { arguments.append("--no-sandbox") }
+        let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
+            "browserName": "chrome",
+            "goog:chromeOptions": ["binary": Self.browserPath, "args": arguments],
+            "webauthn:virtualAuthenticators": true,
+        ]]]
+        let answer = try await WebDriverSession.command(endpoint.appendingPathComponent("session"), method: "POST", body: capabilities, timeout: 60)
+        guard let value = answer as? [String: Any], let id = value["sessionId"] as? String else {
+            throw TestSupportError("chromedriver answered no session: \(String(describing: answer))")
+        }
+        return WebDriverSession(base: endpoint.appendingPathComponent("session").appendingPathComponent(id))
+    }
+
+    /// A loopback port free now (bound and released).
+    public static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestSupportError("socket() failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw TestSupportError("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
