@@ -173,7 +173,10 @@ extension LatchkeyCommand {
             if options.json { return try options.print(json: answer) }
             for credential in answer.credentials {
                 let revoked = credential.revoked ? "  revoked" : ""
-                TextOutput.line("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(revoked)")
+                let from = credential.registeredFrom.map { "  from \(AdminOptions.text($0))" } ?? ""
+                let transports = credential.transports.map { $0.isEmpty ? "" : "  transports \(AdminOptions.text($0.joined(separator: ",")))" } ?? ""
+                let backup = credential.backupEligible == true ? (credential.backedUp == true ? "  backed up" : "  backup eligible") : ""
+                TextOutput.line("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(from)\(transports)\(backup)\(revoked)")
             }
         }
     }

@@ -136,7 +136,9 @@ struct BindJobs: Sendable {
 
     /// Verifies the registration (WebAuthn §7.1) and binds the credential; a recovery
     /// job revokes the identity's other credentials and their tokens.
-    func complete(job id: String, token: String, response: RegistrationResponseJSON, now: Date = Date()) async throws -> (StoredCredential, String?) {
+    func complete(
+        job id: String, token: String, response: RegistrationResponseJSON, from origin: StoredCredential.Origin = .client, now: Date = Date()
+    ) async throws -> (StoredCredential, String?) {
         let job = try await context.database.transaction { transaction in
             try await self.liveJob(id, token: token, now: now, in: transaction)
         }
@@ -155,7 +157,8 @@ struct BindJobs: Sendable {
         } catch let error as WebAuthnError {
             throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
         }
-        let credential = StoredCredential(identityID: job.identityID, record: record, createdAt: now)
+        var credential = StoredCredential(identityID: job.identityID, record: record, createdAt: now)
+        credential.registeredFrom = origin
         try await context.database.transaction { transaction in
             // Spent only if still unused and still holding the challenge that was signed.
             guard try await transaction.first("""
@@ -163,7 +166,7 @@ struct BindJobs: Sendable {
                 """) != nil else {
                 throw ProviderError.badRequest(.invalidGrant, "this bind job was already used or has changed")
             }
-            try await self.credentials.register(record, identityID: job.identityID, now: now, in: transaction)
+            try await self.credentials.register(record, identityID: job.identityID, from: origin, now: now, in: transaction)
             if job.kind == .recovery {
                 try await self.credentials.revokeAll(of: job.identityID, keeping: record.id, now: now, in: transaction)
             }

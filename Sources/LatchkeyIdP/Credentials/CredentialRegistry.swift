@@ -23,17 +23,20 @@ struct CredentialRegistry: Sendable {
 
     /// Stores a newly verified credential; a credential ID already registered (to anyone)
     /// is refused (WebAuthn §7.1 step 26).
-    func register(_ record: RelyingParty.RegisteredCredential, identityID: String, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+    func register(
+        _ record: RelyingParty.RegisteredCredential, identityID: String, from origin: StoredCredential.Origin = .client, now: Date = Date(),
+        in transaction: any SQLTransaction
+    ) async throws {
         if try await transaction.first("SELECT 1 FROM credentials WHERE id = \(record.id)") != nil {
             throw ProviderError.badRequest(.invalidRegistration, "credential already registered")
         }
         do {
             try await transaction.execute("""
                 INSERT INTO credentials (id, identity_id, public_key, sign_count, backup_eligible, backup_state, user_verified,
-                    attestation_format, aaguid, transports, created_at)
+                    attestation_format, aaguid, transports, created_at, registered_from)
                 VALUES (\(record.id), \(identityID), \(record.publicKey.encoded), \(record.signCount), \(record.backupEligible),
                     \(record.backupState), \(record.userVerified), \(record.attestationFormat), \(record.aaguid),
-                    \(record.transports.joined(separator: ",")), \(now))
+                    \(record.transports.joined(separator: ",")), \(now), \(origin.rawValue))
                 """)
         } catch let error as StoreError where error.code == .duplicate {
             throw ProviderError.badRequest(.invalidRegistration, "credential already registered", underlying: error)

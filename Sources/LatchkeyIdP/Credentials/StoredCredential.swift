@@ -13,10 +13,21 @@ struct StoredCredential: Sendable {
 
     var revoked: Bool { revokedAt != nil }
 
+    /// Where it was registered: ``Origin/client`` or ``Origin/browser``.
+    var registeredFrom: Origin = .client
+
+    /// The two places a credential is registered from (migration 7).
+    enum Origin: String, Sendable {
+        /// A client of the JSON API: the Latchkey CLI or facade, or another.
+        case client
+        /// The registration page in a browser (docs/PROTOCOL.md section 9).
+        case browser
+    }
+
     /// The columns ``init(row:)`` reads, in order.
     static let columns = """
         id, identity_id, public_key, sign_count, backup_eligible, backup_state, user_verified, \
-        attestation_format, aaguid, transports, revoked_at, created_at, last_used_at
+        attestation_format, aaguid, transports, revoked_at, created_at, last_used_at, registered_from
         """
 
     init(identityID: String, record: RelyingParty.RegisteredCredential, revokedAt: Date? = nil, createdAt: Date = Date(), lastUsedAt: Date? = nil) {
@@ -48,6 +59,10 @@ struct StoredCredential: Sendable {
         revokedAt = try row.optionalDate(10)
         createdAt = try row.date(11)
         lastUsedAt = try row.optionalDate(12)
+        guard let origin = Origin(rawValue: try row.text(13)) else {
+            throw StoreError.corruptRow("a credential's registered_from is neither client nor browser")
+        }
+        registeredFrom = origin
     }
 }
 

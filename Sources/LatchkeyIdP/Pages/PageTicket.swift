@@ -37,7 +37,7 @@ struct PageTicket: Codable, Sendable {
     }
 
     /// Refuses a browser's request that did not come from our page `kind` for the flow
-    /// `binding`; lets every other client through.
+    /// `binding`; lets every other client through. Answers whether it was the page.
     ///
     /// A request is a browser's when it carries `Origin`, `Sec-Fetch-Site` or the page
     /// token (a browser sends `Origin` with every `fetch` POST, and a form POST from
@@ -46,11 +46,12 @@ struct PageTicket: Codable, Sendable {
     /// sent (Fetch Metadata), and the token must be this page's for this flow. The CLI
     /// and other API clients send none of these and hold capabilities of their own; a
     /// cross-site request cannot drop `Origin`, so it cannot pass for one of them.
-    static func check(_ request: Request, _ kind: Kind, binding: String, context: ProviderContext, now: Date = Date()) throws {
+    @discardableResult
+    static func check(_ request: Request, _ kind: Kind, binding: String, context: ProviderContext, now: Date = Date()) throws -> Bool {
         let origin = request.headers[.origin]
         let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
         let token = request.headers[HTTPField.Name(PagePath.tokenHeader)!]
-        guard origin != nil || site != nil || token != nil else { return }
+        guard origin != nil || site != nil || token != nil else { return false }
         guard let origin, context.relyingParty.origins.contains(origin) else {
             throw ProviderError(status: 403, code: .accessDenied, reason: "a request from another origin is refused")
         }
@@ -63,5 +64,6 @@ struct PageTicket: Codable, Sendable {
         else {
             throw ProviderError(status: 403, code: .accessDenied, reason: "this page has expired or is not the one for this request; reload it")
         }
+        return true
     }
 }

@@ -115,7 +115,9 @@ enum AdminRoutes {
                     id: Base64URL.encode(credential.record.id), algorithm: credential.record.publicKey.algorithm.joseName,
                     signCount: credential.record.signCount, revoked: credential.revoked,
                     createdAt: Int(credential.createdAt.timeIntervalSince1970),
-                    lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) }
+                    lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) },
+                    transports: credential.record.transports, backupEligible: credential.record.backupEligible,
+                    backedUp: credential.record.backupState, registeredFrom: credential.registeredFrom.rawValue
                 )
             }
             return AdminAPI.CredentialList(credentials: list)

@@ -50,7 +50,7 @@ enum BindRoutes {
         }
         router.post("v1/bind/:job") { request, context in
             let job = try context.parameters.require("job")
-            try PageTicket.check(request, .bind, binding: job, context: provider.context)
+            let fromPage = try PageTicket.check(request, .bind, binding: job, context: provider.context)
             let token = try HTTPSupport.capabilityToken(request)
             let response: RegistrationResponseJSON
             do {
@@ -58,7 +58,9 @@ enum BindRoutes {
             } catch {
                 throw ProviderError.badRequest(.invalidRequest, "body is not a RegistrationResponseJSON", underlying: error)
             }
-            let (credential, redirect) = try await provider.bindJobs.complete(job: job, token: token, response: response)
+            let (credential, redirect) = try await provider.bindJobs.complete(
+                job: job, token: token, response: response, from: fromPage ? .browser : .client
+            )
             context.logger.info("credential bound", metadata: [
                 "identity": .string(credential.identityID), "credential": .string(String(Base64URL.encode(credential.record.id).prefix(8))),
             ])

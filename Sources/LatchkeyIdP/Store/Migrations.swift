@@ -265,6 +265,12 @@ enum Migrations {
         CREATE INDEX device_codes_client ON device_codes (client_id);
         CREATE INDEX device_codes_requester ON device_codes (requester_key)
         """,
+        // 7: where a credential was registered: `client` (a Latchkey client, or any
+        // client of the JSON API) or `browser` (the registration page), so the admin
+        // listing tells a person's device keys from their browser passkeys.
+        """
+        ALTER TABLE credentials ADD COLUMN registered_from TEXT NOT NULL DEFAULT 'client'
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

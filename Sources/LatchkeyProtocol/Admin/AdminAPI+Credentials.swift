@@ -9,14 +9,32 @@ extension AdminAPI {
         public var revoked: Bool
         public var createdAt: Int
         public var lastUsedAt: Int?
+        /// The transports its registration named (WebAuthn L3 §5.2.1.1
+        /// `getTransports()`): `internal` for a platform passkey, `usb`, `hybrid`, …
+        public var transports: [String]?
+        /// The BE and BS flags (L3 §6.1): whether it may be, and is, backed up or synced
+        /// (a synced passkey in a password manager), as registered.
+        public var backupEligible: Bool?
+        public var backedUp: Bool?
+        /// `client` for one registered by a client of the JSON API (a Latchkey device key),
+        /// `browser` for a passkey made on the registration page: how a person tells their
+        /// CLI and browser credentials apart (docs/PROTOCOL.md section 9).
+        public var registeredFrom: String?
 
-        public init(id: String, algorithm: String, signCount: UInt32, revoked: Bool, createdAt: Int, lastUsedAt: Int?) {
+        public init(
+            id: String, algorithm: String, signCount: UInt32, revoked: Bool, createdAt: Int, lastUsedAt: Int?,
+            transports: [String]? = nil, backupEligible: Bool? = nil, backedUp: Bool? = nil, registeredFrom: String? = nil
+        ) {
             self.id = id
             self.algorithm = algorithm
             self.signCount = signCount
             self.revoked = revoked
             self.createdAt = createdAt
             self.lastUsedAt = lastUsedAt
+            self.transports = transports
+            self.backupEligible = backupEligible
+            self.backedUp = backedUp
+            self.registeredFrom = registeredFrom
         }
     }
 

@@ -126,6 +126,11 @@ public struct WebDriverSession: Sendable {
         (try await send("webauthn/authenticator/\(authenticator)/credentials", method: "GET") as? [[String: Any]]) ?? []
     }
 
+    /// Removes every credential the authenticator holds (L3 §11.3.6).
+    public func removeCredentials(of authenticator: String) async throws {
+        try await send("webauthn/authenticator/\(authenticator)/credentials", method: "DELETE")
+    }
+
     /// Makes the authenticator refuse user verification from now on (L3 §11.3.7).
     public func setUserVerified(_ verified: Bool, authenticator: String) async throws {
         try await send("webauthn/authenticator/\(authenticator)/uv", ["isUserVerified": verified])
@@ -139,7 +144,7 @@ public struct WebDriverSession: Sendable {
 
     @discardableResult
     func send(_ path: String, _ body: [String: Any]? = nil, method: String = "POST") async throws -> Any? {
-        try await Self.command(base.appendingPathComponent(path), method: method, body: method == "GET" ? nil : (body ?? [:]), timeout: 60)
+        try await Self.command(base.appendingPathComponent(path), method: method, body: method == "GET" || method == "DELETE" ? nil : (body ?? [:]), timeout: 60)
     }
 
     /// One WebDriver command: JSON in, the `value` member out; an error answer throws

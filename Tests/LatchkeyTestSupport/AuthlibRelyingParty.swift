@@ -1,0 +1,36 @@
+public import Foundation
+
+/// A standard OpenID Connect relying party on loopback for the browser tests:
+/// `Tests/Interop/authlib_relying_party.py` (Authlib's Flask client, which `.ci/run`
+/// installs with Authlib and Flask). A browser opened at ``login`` is sent to the
+/// provider's `/authorize`, and the RP's `/callback` answers JSON saying whether the ID
+/// token checked out.
+public final class AuthlibRelyingParty: Sendable {
+    public let base: URL
+    private let process: Process
+
+    /// Whether python3 has Authlib, Flask and requests (its HTTP client).
+    public static var available: Bool { PythonInterop.available(["authlib", "flask", "requests"]) }
+
+    public init(issuer: URL, clientID: String) async throws {
+        let script = PythonInterop.scripts.appendingPathComponent("authlib_relying_party.py").path
+        let (process, output) = try ChildProcess.start(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, issuer.absoluteString, clientID], mergingErrors: true
+        )
+        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("READY ") }
+        guard let line, let base = URL(string: String(line.dropFirst(6))) else {
+            ChildProcess.stop(process)
+            throw TestSupportError("the Authlib relying party did not start: \(transcript)")
+        }
+        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        self.process = process
+        self.base = base
+    }
+
+    deinit {
+        ChildProcess.stop(process)
+    }
+
+    public var login: URL { base.appendingPathComponent("login") }
+    public var callback: URL { base.appendingPathComponent("callback") }
+}
