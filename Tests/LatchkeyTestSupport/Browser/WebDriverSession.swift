@@ -143,7 +143,7 @@ public struct WebDriverSession: Sendable {
     // MARK: The wire
 
     @discardableResult
-    func send(_ path: String, _ body: [String: Any]? = nil, method: String = "POST") async throws -> Any? {
+    public func send(_ path: String, _ body: [String: Any]? = nil, method: String = "POST") async throws -> Any? {
         try await Self.command(base.appendingPathComponent(path), method: method, body: method == "GET" || method == "DELETE" ? nil : (body ?? [:]), timeout: 60)
     }
 
