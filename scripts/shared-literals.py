@@ -6,7 +6,9 @@ shared types of LatchkeyOAuth and LatchkeyProtocol exist to avoid.
 The first number counts words: literals with at least two letters, which is where a
 parameter, a claim or an error code would hide. Literals of punctuation and digits alone
 (" ", "/", ":", "0") are listed after it with their own count; they are the grammar of
-messages and paths, not vocabulary, and are not a measure of duplication.
+messages and paths, not vocabulary, and are not a measure of duplication. Multi-line
+literals (triple-quoted: SQL, the browser pages' script and stylesheet) are whole documents
+in another language, not spellings of the protocol, and are left out.
 
     scripts/shared-literals.py Sources/Latchkey Sources/LatchkeyIdP
 """
@@ -17,6 +19,7 @@ def lits(root):
     out = set()
     for p in pathlib.Path(root).rglob('*.swift'):
         text = p.read_text()
+        text = re.sub(r'#*"""[\s\S]*?"""#*', '', text)  # drop multi-line literals
         text = re.sub(r'//[^\n]*', '', text)  # drop comments (crude)
         for m in re.finditer(r'"((?:[^"\\\n]|\\.)*)"', text):
             s = m.group(1)

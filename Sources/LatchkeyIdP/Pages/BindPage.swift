@@ -18,9 +18,9 @@ enum BindPage {
             <p><a id="continue" hidden>Continue</a></p></div>
             """
         return Page(title: recovery ? "Recover your account" : "Create a passkey", content: content, data: [
-            "kind": .text(PageTicket.Kind.bind.rawValue),
-            "token": .text(try PageTicket.token(.bind, binding: job, context: context)),
-            "start": .text(context.url("\(ProtocolPath.bind)/\(job)", token: token)),
+            .kind: .text(PageTicket.Kind.bind.rawValue),
+            .token: .text(try PageTicket.token(.bind, binding: job, context: context)),
+            .start: .text(context.url("\(ProtocolPath.bind)/\(job)", token: token)),
         ])
     }
 }

@@ -33,9 +33,9 @@ enum DeviceApprovalPage {
             <section id="decided" hidden><h2 id="decided-heading" tabindex="-1">Done</h2><p id="decided-text"></p></section>
             """
         return Page(title: "Sign in on another device", content: content, data: [
-            "kind": .text(PageTicket.Kind.device.rawValue),
-            "token": .text(try PageTicket.token(.device, binding: "", context: context)),
-            "lookup": .text(context.url(ProtocolPath.deviceApproval).absoluteString),
+            .kind: .text(PageTicket.Kind.device.rawValue),
+            .token: .text(try PageTicket.token(.device, binding: "", context: context)),
+            .lookup: .text(context.url(ProtocolPath.deviceApproval).absoluteString),
         ])
     }
 }

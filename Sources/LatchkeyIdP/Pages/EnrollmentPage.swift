@@ -28,9 +28,9 @@ enum EnrollmentPage {
             <form id="step-form" hidden></form>
             """
         return Page(title: title, content: content, data: [
-            "kind": .text(kind.rawValue),
-            "token": .text(try PageTicket.token(kind, binding: "", context: context)),
-            "start": .text(context.url(start).absoluteString),
+            .kind: .text(kind.rawValue),
+            .token: .text(try PageTicket.token(kind, binding: "", context: context)),
+            .start: .text(context.url(start).absoluteString),
         ])
     }
 }

@@ -13,7 +13,7 @@ struct Page: Sendable {
     /// HTML made only of literals and ``HTMLText`` values.
     var content: String
     /// What the script needs (`kind` says which page it is), or nil for a page without one.
-    var data: [String: PageValue]?
+    var data: [Key: PageValue]?
     var status: HTTPResponse.Status = .ok
 
     /// The document, with the headers every page carries.
@@ -69,12 +69,30 @@ struct Page: Sendable {
 
     /// The data as JSON that cannot end its `<script>` element: `<`, `>` and `&` are
     /// written as `\u003c`, `\u003e`, `\u0026` (they can only occur inside strings).
-    static func scriptJSON(_ data: [String: PageValue]) -> String {
+    static func scriptJSON(_ data: [Key: PageValue]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = (try? encoder.encode(data)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return json.replacingOccurrences(of: "<", with: "\\u003c").replacingOccurrences(of: ">", with: "\\u003e")
             .replacingOccurrences(of: "&", with: "\\u0026")
+    }
+}
+
+extension Page {
+    /// The members of a page's data that the script reads.
+    enum Key: String, CodingKeyRepresentable, Encodable, Hashable, Sendable {
+        /// Which page (``PageTicket/Kind``).
+        case kind
+        /// The page token (``PageTicket``).
+        case token
+        /// WebAuthn request options (the sign-in page).
+        case options
+        /// Where the assertion goes, and where Cancel goes (the sign-in page).
+        case submit, cancel
+        /// The JSON endpoint a page's flow starts at.
+        case start
+        /// The device approval page's code lookup.
+        case lookup
     }
 }
 

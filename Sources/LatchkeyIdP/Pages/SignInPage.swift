@@ -29,11 +29,11 @@ enum SignInPage {
             \(links.isEmpty ? "" : "<p class=\"hint\">" + links.joined(separator: " · ") + "</p>")
             """
         return Page(title: "Sign in", content: content, data: [
-            "kind": .text(PageTicket.Kind.signIn.rawValue),
-            "token": .text(try PageTicket.token(.signIn, binding: session, context: context)),
-            "options": .value(options),
-            "submit": .text(submit),
-            "cancel": .text(submit + "/cancel"),
+            .kind: .text(PageTicket.Kind.signIn.rawValue),
+            .token: .text(try PageTicket.token(.signIn, binding: session, context: context)),
+            .options: .value(options),
+            .submit: .text(submit),
+            .cancel: .text(submit + "/cancel"),
         ])
     }
 }

@@ -136,10 +136,10 @@ struct SignIns: Sendable {
                 throw ProviderError.notFound("unknown, used or expired authentication session")
             }
         }
-        var items = [("error", OAuthErrorCode.accessDenied.rawValue), ("error_description", "the user declined to sign in")]
-        if let state = session.state { items.append(("state", state)) }
-        items.append(("iss", context.issuer.absoluteString))
-        guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: items) else {
+        let answer = AuthorizationResponseParameters(
+            state: session.state, issuer: context.issuer.absoluteString, error: .accessDenied, errorDescription: "the user declined to sign in"
+        )
+        guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {
             throw ProviderError.serverError("cannot build the redirect")
         }
         return redirect
