@@ -57,6 +57,7 @@ struct BrowserFlowTests {
         try await BrowserHarness.run({ $0.selfRegistration = true }) { session in
             try await session.browser.open(session.provider.issuer.appendingPathComponent("signup"))
             try await session.browser.wait(until: "document.getElementById('username')", what: "the sign-up page")
+            try await session.screenshot("sign-up")
             try await session.browser.type("turing", into: "#username")
             try await session.browser.click("#start-button")
             try await session.browser.wait(until: "document.getElementById('field-email')", what: "the profile step")
@@ -85,6 +86,7 @@ struct BrowserFlowTests {
             try await session.browser.removeCredentials(of: session.authenticator)
             try await session.browser.open(session.provider.issuer.appendingPathComponent("recovery"))
             try await session.browser.wait(until: "document.getElementById('username')", what: "the recovery page")
+            try await session.screenshot("recovery")
             try await session.browser.type("hamilton", into: "#username")
             try await session.browser.click("#start-button")
             try await session.browser.wait(until: "document.getElementById('field-code')", what: "the code step")
@@ -100,6 +102,7 @@ struct BrowserFlowTests {
             #expect(try await session.browser.text(".warning").contains("stops working"))
             try await session.browser.click("#create-button")
             try await session.browser.wait(until: "!document.getElementById('done').hidden", what: "the new passkey")
+            try await session.screenshot("recovery-done")
             let listed = try await session.provider.admin.call(AdminAPI.credentials, identity).answer?.credentials ?? []
             #expect(listed.count == 2 && listed.filter(\.revoked).count == 1, "the old passkey is revoked")
         }

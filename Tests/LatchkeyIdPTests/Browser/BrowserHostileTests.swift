@@ -45,7 +45,8 @@ struct BrowserHostileTests {
     func scriptInEveryField() async throws {
         try await BrowserHarness.run({ $0.displayName = "Corp" + Self.script + Self.bidi }) { session in
             let created = try await session.provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
-                id: "evil-app", name: "App" + Self.script + Self.bidi, grantTypes: ["authorization_code"], redirectURIs: ["http://127.0.0.1/callback"]
+                id: "evil-app", name: "App" + Self.script + Self.bidi, grantTypes: ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code"],
+                redirectURIs: ["http://127.0.0.1/callback"]
             ))
             try #require(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
             let identity = try await session.provider.admin.call(AdminAPI.createIdentity, body: .init(
@@ -71,6 +72,22 @@ struct BrowserHostileTests {
             #expect(try await session.browser.run("return document.getElementById('username').value;") as? String == "\"><script>alert('hint')</script>")
             #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
             #expect(try await session.browser.run("return document.title;") as? String == "Sign in · Corp" + Self.script + "[U+202E]gepj.exe[U+2066]")
+
+            // The device page shows the client's name too (written by the script as text).
+            let started = try await Self.post(
+                session.provider.issuer.appendingPathComponent("device_authorization"), Data("client_id=evil-app&scope=openid".utf8),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"]
+            )
+            let device = try #require(try JSONSerialization.jsonObject(with: Data(started.1.utf8)) as? [String: Any], "\(started)")
+            let complete = try #require((device["verification_uri_complete"] as? String).flatMap(URL.init(string:)))
+            try await session.browser.open(complete)
+            try await session.browser.wait(until: "document.getElementById('user-code').value", what: "the device page")
+            try await session.browser.click("#lookup-button")
+            try await session.browser.wait(until: "!document.getElementById('request').hidden", what: "the request's details")
+            #expect(await session.browser.alertText() == nil, "no script ran")
+            #expect(try await session.browser.text("#request-client").contains("App<script>alert('x')</script>"))
+            #expect(try await session.browser.text("#request-client").contains("[U+202E]gepj.exe[U+2066]"))
+            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
         }
     }
 

@@ -57,9 +57,15 @@ enum PageScript {
     return json;
   };
 
+  // Outside text the script shows (a client's name, an address) gets the treatment the
+  // server gives its own (HTMLText.visible): direction and control characters spelled out
+  // (line breaks kept, for a multi-line message such as the terms).
+  const visible = (text) => String(text).replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => "[U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "]");
+
   // --- talking to the provider ---------------------------------------------------------
   const say = (text) => { $("status").textContent = text; };
-  const fail = (text) => { const e = $("error"); e.textContent = text; e.hidden = false; say(""); };
+  const fail = (text) => { const e = $("error"); e.textContent = visible(text); e.hidden = false; say(""); };
   const clear = () => { const e = $("error"); e.textContent = ""; e.hidden = true; };
   const request = async (url, method, body) => {
     const headers = { "Accept": "application/json", "Latchkey-Page-Token": page.token };
@@ -97,7 +103,7 @@ enum PageScript {
     const form = $("step-form");
     form.replaceChildren();
     form.hidden = false;
-    if (step.message) { const p = document.createElement("p"); p.textContent = step.message; form.append(p); }
+    if (step.message) { const p = document.createElement("p"); p.textContent = visible(step.message); form.append(p); }
     let first = null;
     for (const field of step.fields || []) {
       const id = "field-" + field.name.replace(/[^A-Za-z0-9-]/g, "");
@@ -239,10 +245,10 @@ enum PageScript {
       busy(button, true);
       try {
         found = await post(page.lookup, { userCode: $("user-code").value.trim() });
-        $("request-client").textContent = found.clientName + " (" + found.clientID + ")";
-        $("request-scope").textContent = found.scope.length ? found.scope.join(" ") : "(none)";
-        $("request-when").textContent = found.requestedAt;
-        $("request-where").textContent = found.requestedFrom;
+        $("request-client").textContent = visible(found.clientName + " (" + found.clientID + ")");
+        $("request-scope").textContent = found.scope.length ? visible(found.scope.join(" ")) : "(none)";
+        $("request-when").textContent = visible(found.requestedAt);
+        $("request-where").textContent = visible(found.requestedFrom);
         $("lookup").hidden = true;
         $("request").hidden = false;
         $("request-heading").focus();

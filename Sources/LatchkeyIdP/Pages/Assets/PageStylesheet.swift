@@ -34,9 +34,10 @@ button:disabled { opacity: 0.6; cursor: progress; }
 .status { color: var(--muted); min-height: 1.5em; }
 .error { color: var(--error); font-weight: 600; }
 .hint { color: var(--muted); font-size: 0.95rem; }
+#step-form p { white-space: pre-line; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; }
 dt { font-weight: 600; }
-dd { margin: 0; }
+dd { margin: 0; unicode-bidi: isolate; }
 a { color: var(--accent); }
 .warning { border-left: 4px solid var(--error); padding-left: 0.75rem; }
 [hidden] { display: none !important; }
