@@ -16,13 +16,13 @@ public final class AuthlibProvider: Sendable {
 
     public init() async throws {
         let script = PythonInterop.scripts.appendingPathComponent("authlib_provider.py").path
-        let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script], mergingErrors: true)
-        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("READY ") }
-        guard let line, let issuer = URL(string: String(line.dropFirst(6))) else {
+        let (process, line) = try await ChildProcess.startHelper(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script], name: "the Authlib provider"
+        ) { $0.hasPrefix("READY ") }
+        guard let issuer = URL(string: String(line.dropFirst(6))) else {
             ChildProcess.stop(process)
-            throw TestSupportError("the Authlib provider did not start: \(transcript)")
+            throw TestSupportError("the Authlib provider answered no issuer: \(line)")
         }
-        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
         self.process = process
         self.issuer = issuer
     }

@@ -14,15 +14,13 @@ public final class AuthlibRelyingParty: Sendable {
 
     public init(issuer: URL, clientID: String) async throws {
         let script = PythonInterop.scripts.appendingPathComponent("authlib_relying_party.py").path
-        let (process, output) = try ChildProcess.start(
-            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, issuer.absoluteString, clientID], mergingErrors: true
-        )
-        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("READY ") }
-        guard let line, let base = URL(string: String(line.dropFirst(6))) else {
+        let (process, line) = try await ChildProcess.startHelper(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, issuer.absoluteString, clientID], name: "the Authlib relying party"
+        ) { $0.hasPrefix("READY ") }
+        guard let base = URL(string: String(line.dropFirst(6))) else {
             ChildProcess.stop(process)
-            throw TestSupportError("the Authlib relying party did not start: \(transcript)")
+            throw TestSupportError("the Authlib relying party answered no address: \(line)")
         }
-        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
         self.process = process
         self.base = base
     }

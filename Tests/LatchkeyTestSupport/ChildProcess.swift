@@ -64,6 +64,25 @@ public enum ChildProcess {
         return (process, output)
     }
 
+    /// Starts a helper server (an SMTP sink, an Authlib peer, chromedriver) with its
+    /// stdout and stderr in one pipe, and waits for the line that says it is ready; answers
+    /// the process and that line. A helper that ends or stays silent is stopped and its
+    /// output is in the error. The pipe is drained from then on, so a chatty helper never
+    /// blocks on it.
+    public static func startHelper(
+        _ executable: URL, _ arguments: [String], name: String, environment: [String: String] = [:],
+        ready: @escaping @Sendable (Substring) -> Bool
+    ) async throws -> (process: Process, line: String) {
+        let (process, output) = try start(executable, arguments, environment: environment, mergingErrors: true)
+        let (line, transcript) = await firstLine(of: output, where: ready)
+        guard let line else {
+            stop(process)
+            throw TestSupportError("\(name) did not start: \(transcript)")
+        }
+        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        return (process, line)
+    }
+
     /// A tool found on `PATH` (`python3`, …), run synchronously: its status and its
     /// output and errors together. For availability checks and short scripts.
     public static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {

@@ -31,13 +31,13 @@ public final class SMTPSink: Sendable {
         if let starttls { arguments += ["--starttls", starttls.certificate.path, starttls.key.path] }
         if let auth { arguments += ["--auth", auth.user, auth.password] }
         if let domain { arguments += ["--defer-rcpt", domain] }
-        let (process, output) = try ChildProcess.start(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments, mergingErrors: true)
-        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("READY ") }
-        guard let line, let port = Int(line.dropFirst(6)) else {
+        let (process, line) = try await ChildProcess.startHelper(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments, name: "the SMTP sink"
+        ) { $0.hasPrefix("READY ") }
+        guard let port = Int(line.dropFirst(6)) else {
             ChildProcess.stop(process)
-            throw TestSupportError("the SMTP sink did not start: \(transcript)")
+            throw TestSupportError("the SMTP sink answered no port: \(line)")
         }
-        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
         self.process = process
         self.port = port
     }

@@ -20,15 +20,13 @@ public final class Chromium: Sendable {
 
     public init() async throws {
         let port = try Self.freePort()
-        let (process, output) = try ChildProcess.start(
-            URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], mergingErrors: true
-        )
-        let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("started successfully") }
-        guard line != nil, let endpoint = URL(string: "http://127.0.0.1:\(port)") else {
+        let (process, _) = try await ChildProcess.startHelper(
+            URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], name: "chromedriver"
+        ) { $0.contains("started successfully") }
+        guard let endpoint = URL(string: "http://127.0.0.1:\(port)") else {
             ChildProcess.stop(process)
-            throw TestSupportError("chromedriver did not start: \(transcript)")
+            throw TestSupportError("no URL for port \(port)")
         }
-        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
         self.process = process
         self.endpoint = endpoint
     }
