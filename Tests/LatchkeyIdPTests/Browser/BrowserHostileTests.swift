@@ -41,7 +41,7 @@ struct BrowserHostileTests {
         return try await client.authorizationRequest(additionalParameters: ["login_hint": hint]).url
     }
 
-    @Test("XSS: <script>, an onerror image and bidi controls in the provider's name, the client's name, the identity's display name and the login hint are shown as text and never run")
+    @Test("XSS: <script>, an onerror image and bidi controls in the provider's name, the client's name, the identity's display name, the login hint and a user_code in the query are shown as text and never run")
     func scriptInEveryField() async throws {
         try await BrowserHarness.run({ $0.displayName = "Corp" + Self.script + Self.bidi }) { session in
             let created = try await session.provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
@@ -87,6 +87,15 @@ struct BrowserHostileTests {
             #expect(await session.browser.alertText() == nil, "no script ran")
             #expect(try await session.browser.text("#request-client").contains("App<script>alert('x')</script>"))
             #expect(try await session.browser.text("#request-client").contains("[U+202E]gepj.exe[U+2066]"))
+            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
+
+            // A user_code in the query is only a prefill, and only as the input's value.
+            var hostile = URLComponents(url: session.provider.issuer.appendingPathComponent("device"), resolvingAgainstBaseURL: false)!
+            hostile.queryItems = [URLQueryItem(name: "user_code", value: "\"><script>alert(1)</script>")]
+            try await session.browser.open(hostile.url!)
+            try await session.browser.wait(until: "document.getElementById('user-code')", what: "the device page")
+            #expect(await session.browser.alertText() == nil, "no script ran")
+            #expect(try await session.browser.run("return document.getElementById('user-code').value;") as? String == "\"><script>alert(1)</script>")
             #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
         }
     }
