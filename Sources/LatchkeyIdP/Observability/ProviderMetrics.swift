@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import Synchronization
 
 /// What the provider counts for its operator (docs/ARCHITECTURE.md, "Operations"), served
 /// in Prometheus text format at `GET /metrics` (swift-prometheus). Each provider has its
@@ -21,6 +22,10 @@ final class ProviderMetrics: Sendable {
     private let mailFailed: Counter
     private let transactionsInFlight: Gauge
     private let mailFailing: Gauge
+    private let storeStatements: Counter
+    private let storeTransactions: Counter
+    /// The store's counts (``StoreStatistics``) as last reported, so a scrape adds the rest.
+    private let reportedStore = Mutex((statements: 0, transactions: 0))
 
     /// `latchkey_<name>_<unit>`.
     private static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -39,6 +44,8 @@ final class ProviderMetrics: Sendable {
         mailFailed = registry.makeCounter(descriptor: Self.name("mail_failed", "total", "Messages given up on after every retry."))
         mailFailing = registry.makeGauge(descriptor: Self.name("mail_transport_failing", "", "1 while the last deliveries in a row could not be handed to the mail transport; codes wait in the outbox."))
         transactionsInFlight = registry.makeGauge(descriptor: Self.name("store_transactions_in_flight", "", "Store transactions running now (pool use)."))
+        storeStatements = registry.makeCounter(descriptor: Self.name("store_statements", "total", "SQL statements the provider ran on its store (BEGIN and COMMIT not counted)."))
+        storeTransactions = registry.makeCounter(descriptor: Self.name("store_transactions", "total", "Store transactions and lookups run."))
     }
 
     func signedIn() {
@@ -87,8 +94,18 @@ final class ProviderMetrics: Sendable {
         transactionsInFlight.decrement()
     }
 
-    /// The exposition (Prometheus text format 0.0.4).
-    func exposition() -> String {
-        registry.emitToString()
+    /// The exposition (Prometheus text format 0.0.4), with the store's counts brought up
+    /// to date: the engine counts them itself, without touching the registry per statement.
+    func exposition(store: StoreStatistics) -> String {
+        let statements = store.statements
+        let transactions = store.transactions
+        let added = reportedStore.withLock { reported -> (Int, Int) in
+            let added = (max(0, statements - reported.statements), max(0, transactions - reported.transactions))
+            reported = (max(statements, reported.statements), max(transactions, reported.transactions))
+            return added
+        }
+        if added.0 > 0 { storeStatements.increment(by: Int64(added.0)) }
+        if added.1 > 0 { storeTransactions.increment(by: Int64(added.1)) }
+        return registry.emitToString()
     }
 }
