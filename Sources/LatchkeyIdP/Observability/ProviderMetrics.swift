@@ -24,6 +24,12 @@ final class ProviderMetrics: Sendable {
     private let mailFailing: Gauge
     private let storeStatements: Counter
     private let storeTransactions: Counter
+    private struct RouteStatus: Hashable {
+        var endpoint: String
+        var status: Int
+    }
+
+    private let routeMetrics = Mutex<[RouteStatus: (latency: DurationHistogram, responses: Counter)]>([:])
     /// The store's counts (``StoreStatistics``) as last reported, so a scrape adds the rest.
     private let reportedStore = Mutex((statements: 0, transactions: 0))
 
@@ -58,9 +64,24 @@ final class ProviderMetrics: Sendable {
     }
 
     /// A request answered: its latency per route and its status.
+    ///
+    /// The registry checks a metric's name and labels each time one is asked for, which
+    /// cost more than the rest of a bare request; the metrics of each route and status
+    /// are kept here after the first answer (routes and statuses are the provider's own,
+    /// so the table stays small).
     func answered(endpoint: String, status: Int, after duration: Duration) {
-        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("endpoint", endpoint)], buckets: Self.latencyBuckets).record(duration)
-        registry.makeCounter(descriptor: Self.responses, labels: [("endpoint", endpoint), ("status", String(status))]).increment()
+        let key = RouteStatus(endpoint: endpoint, status: status)
+        let known = routeMetrics.withLock { $0[key] }
+        let metrics = known ?? {
+            let made = (
+                latency: registry.makeDurationHistogram(descriptor: Self.latency, labels: [("endpoint", endpoint)], buckets: Self.latencyBuckets),
+                responses: registry.makeCounter(descriptor: Self.responses, labels: [("endpoint", endpoint), ("status", String(status))])
+            )
+            routeMetrics.withLock { $0[key] = made }
+            return made
+        }()
+        metrics.latency.record(duration)
+        metrics.responses.increment()
     }
 
     /// A request refused by a rate limit or an attempt counter.

@@ -84,7 +84,8 @@ struct StatementCountTests {
 
     @Test("a first-party sign-in: the challenge, the assertion and the token each run at most their budget of statements", arguments: TestStore.available)
     func challengeFlow(engine: TestStore) async throws {
-        try await AuthorizationChallengeTests.withBound { issuer, authenticator, _ in
+        try await ProviderTests.withProvider(engine) { issuer, authenticator in
+            _ = try await ProviderTests.bind(issuer, authenticator)
             _ = try await ProviderTests.signIn(issuer, authenticator, client: try ProviderTests.client(issuer))
             let pkce = try PKCE.generate()
             var first = AuthorizationChallengeTests.Reply(status: 0, body: [:])
@@ -102,7 +103,7 @@ struct StatementCountTests {
                 let reply = try await AuthorizationChallengeTests.redeem(issuer, code: code, verifier: pkce.verifier)
                 #expect(reply.status == 200, "\(reply.body)")
             }
-            print("Statements per first-party sign-in: challenge \(start), assertion \(verify), token \(token)")
+            print("Statements per first-party sign-in (\(engine)): challenge \(start), assertion \(verify), token \(token)")
             #expect(start == Cost(statements: 1, transactions: 1), "challenge: \(start)")
             #expect(verify == Cost(statements: 5, transactions: 2), "assertion: \(verify)")
             #expect(token == Cost(statements: 4, transactions: 1), "token: \(token)")
