@@ -185,12 +185,13 @@ struct GrantLedger: Sendable {
 
     /// Keeps at most `maximumGrantsPerClient` live families per identity and client,
     /// revoking the oldest, so sign-ins that never refresh cannot grow the store
-    /// without bound.
+    /// without bound. The offset is the provider's own setting, written into the
+    /// statement: SQLite plans a bound LIMIT or OFFSET anew each time its value is bound.
     func limitFamilies(identityID: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
         let excess = try await transaction.query("""
             SELECT id FROM grant_families
             WHERE identity_id = \(identityID) AND client_id = \(clientID) AND revoked_at IS NULL AND expires_at > \(now)
-            ORDER BY created_at DESC LIMIT 100000 OFFSET \(Int64(configuration.maximumGrantsPerClient))
+            ORDER BY created_at DESC LIMIT 100000 OFFSET \(raw: String(max(configuration.maximumGrantsPerClient, 0)))
             """)
         for row in excess {
             try await revokeFamily(try row.decode("id"), now: now, in: transaction)
