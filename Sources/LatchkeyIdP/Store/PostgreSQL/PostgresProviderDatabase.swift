@@ -26,10 +26,6 @@ final class PostgresProviderDatabase: ProviderDatabase {
 
     /// The pool's own task (postgres-nio's `run()`), ended by ``close()``.
     private let pool: Task<Void, Never>
-    /// Operations in flight and when each last heard from PostgreSQL (``withDeadline(_:)``).
-    private let inFlight = DeadlineWatch()
-    /// The one task that fails operations past their deadline, ended by ``close()``.
-    private let watchdog: Task<Void, Never>
 
     init(configuration: PostgresClient.Configuration, logger: Logger, connectionDeadline: Duration = .seconds(10)) {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -37,15 +33,6 @@ final class PostgresProviderDatabase: ProviderDatabase {
         self.logger = logger
         self.connectionDeadline = connectionDeadline
         pool = Task { await client.run() }
-        let inFlight = inFlight
-        // Checked four times per deadline, so an operation fails at most a quarter late.
-        let period = connectionDeadline / 4
-        watchdog = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: period)
-                inFlight.expire(olderThan: connectionDeadline)
-            }
-        }
     }
 
     /// A lookup's statements run outside an explicit transaction (each is its own, at the
@@ -117,14 +104,11 @@ final class PostgresProviderDatabase: ProviderDatabase {
     /// The operation runs in a task of its own that the caller does not wait for past the
     /// deadline: a task group would wait for its child even after cancelling it, and a
     /// postgres-nio query on a connection cut mid-flight (the outage test's relay) can
-    /// ignore cancellation and never finish, which held a whole test run. One watchdog task
-    /// checks every operation in flight (``DeadlineWatch``), so an operation costs one task,
-    /// not a timer of its own.
+    /// ignore cancellation and never finish, which held a whole test run.
     private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable (Heartbeat) async throws -> Result) async throws -> Result {
         let deadline = connectionDeadline
         let once = ResumeOnce<Result>()
         let heartbeat = Heartbeat()
-        let inFlight = inFlight
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             let work = Task {
@@ -134,10 +118,16 @@ final class PostgresProviderDatabase: ProviderDatabase {
                     once.resume(with: .failure(error))
                 }
             }
-            let id = inFlight.add(heartbeat) {
-                if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+            Task {
+                while true {
+                    let last = heartbeat.last
+                    try? await Task.sleep(until: last.advanced(by: deadline), clock: .continuous)
+                    guard !once.isDone else { return }
+                    guard heartbeat.last == last else { continue }
+                    if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+                    return
+                }
             }
-            once.onResume { inFlight.remove(id) }
         }
     }
 
@@ -148,7 +138,6 @@ final class PostgresProviderDatabase: ProviderDatabase {
     /// Ends the pool's task, waiting for it at most five seconds (a connection cut
     /// mid-flight may never report its end).
     func close() async {
-        watchdog.cancel()
         pool.cancel()
         let pool = pool
         let once = ResumeOnce<Void>()
@@ -264,23 +253,12 @@ final class Heartbeat: Sendable {
 private final class ResumeOnce<Value: Sendable>: Sendable {
     private let pending = Mutex<CheckedContinuation<Value, any Error>?>(nil)
     private let done = Mutex(false)
-    private let afterwards = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Whether the continuation has been resumed.
     var isDone: Bool { done.withLock { $0 } }
 
     func set(_ continuation: CheckedContinuation<Value, any Error>) {
         pending.withLock { $0 = continuation }
-    }
-
-    /// Runs `action` once the continuation is resumed (at once if it already was).
-    func onResume(_ action: @escaping @Sendable () -> Void) {
-        let now = afterwards.withLock { stored -> Bool in
-            if done.withLock({ $0 }) { return true }
-            stored = action
-            return false
-        }
-        if now { action() }
     }
 
     /// Resumes with `outcome` if nobody has yet; whether this call did.
@@ -290,48 +268,8 @@ private final class ResumeOnce<Value: Sendable>: Sendable {
             defer { current = nil }
             return current
         }) else { return false }
-        let action = afterwards.withLock { stored -> (@Sendable () -> Void)? in
-            done.withLock { $0 = true }
-            defer { stored = nil }
-            return stored
-        }
-        action?()
+        done.withLock { $0 = true }
         continuation.resume(with: outcome)
         return true
-    }
-}
-
-/// The operations in flight on PostgreSQL, each with its ``Heartbeat`` and what to do
-/// when it goes a deadline without an answer; one watchdog task checks them all.
-final class DeadlineWatch: Sendable {
-    private struct Entry {
-        var heartbeat: Heartbeat
-        var expire: @Sendable () -> Void
-    }
-
-    private let entries = Mutex<(next: UInt64, byID: [UInt64: Entry])>((0, [:]))
-
-    func add(_ heartbeat: Heartbeat, expire: @escaping @Sendable () -> Void) -> UInt64 {
-        entries.withLock { entries in
-            entries.next += 1
-            entries.byID[entries.next] = Entry(heartbeat: heartbeat, expire: expire)
-            return entries.next
-        }
-    }
-
-    func remove(_ id: UInt64) {
-        _ = entries.withLock { $0.byID.removeValue(forKey: id) }
-    }
-
-    /// Expires (and forgets) every operation that last heard from PostgreSQL longer than
-    /// `deadline` ago.
-    func expire(olderThan deadline: Duration) {
-        let now = ContinuousClock.now
-        let expired = entries.withLock { entries -> [Entry] in
-            let late = entries.byID.filter { now - $0.value.heartbeat.last > deadline }
-            for id in late.keys { entries.byID.removeValue(forKey: id) }
-            return Array(late.values)
-        }
-        for entry in expired { entry.expire() }
     }
 }
