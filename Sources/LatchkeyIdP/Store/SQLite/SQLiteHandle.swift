@@ -45,25 +45,40 @@ final class SQLiteHandle: @unchecked Sendable {
     }
 
     deinit {
-        // Statements first: a connection with unfinalized statements would linger.
+        close()
+    }
+
+    /// Closes the connection (statements first: a connection with unfinalized statements
+    /// would linger); later statements fail with ``StoreError/Code-swift.struct/unavailable``.
+    /// The last connection to a WAL database checkpoints it as it closes, which reads and
+    /// syncs files: callers close on the store's own queue, never on a cooperative thread.
+    func close() {
         statements.removeAll()
         if let connection { sqlite_nio_sqlite3_close_v2(connection) }
+        connection = nil
+    }
+
+    private func open() throws(StoreError) -> OpaquePointer {
+        guard let connection else { throw StoreError.unavailable("the SQLite database is closed") }
+        return connection
     }
 
     /// Waits up to `milliseconds` for a lock another connection or process holds; 0
     /// answers SQLITE_BUSY at once.
     func setBusyTimeout(milliseconds: Int32) {
+        guard let connection else { return }
         sqlite_nio_sqlite3_busy_timeout(connection, milliseconds)
     }
 
     /// Runs trusted text with no values and no rows: pragmas, BEGIN, COMMIT, savepoints.
     func execute(_ text: String) throws(StoreError) {
-        let result = sqlite_nio_sqlite3_exec(connection, text, nil, nil, nil)
+        let result = sqlite_nio_sqlite3_exec(try open(), text, nil, nil, nil)
         guard result == SQLITE_OK else { throw failure(result) }
     }
 
     /// Runs one of the provider's statements and returns its rows.
     func query(_ statement: SQLStatement) throws(StoreError) -> [SQLRow] {
+        _ = try open()
         counter.countStatement()
         let prepared = try prepare(statement.text)
         let pointer = prepared.pointer

@@ -31,7 +31,10 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     private let readers: SQLiteReaderPool?
     /// Whether commits reach a disk (and so leave the caller's thread).
     private let durable: Bool
-    private let commits = DispatchQueue(label: "latchkey.store.sqlite.commit")
+    /// Where the file work happens: durable commits, a `BEGIN` that waits for another
+    /// process, opening (which may recover a WAL a killed process left) and closing (which
+    /// checkpoints), so no cooperative thread waits on the disk.
+    private let commits: DispatchQueue
     private let queue = Mutex(Queue())
     private let closed = Atomic<Bool>(false)
     /// Transactions in one group at most, so no answer waits behind too many others.
@@ -40,9 +43,13 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     private struct Queue: ~Copyable {
         var jobs: [any QueuedTransaction] = []
         var draining = false
+        /// Set under the same lock that queues a job, so no job is queued once ``close()``
+        /// has begun waiting for the writer to finish.
+        var closed = false
     }
 
-    private init(writer: SQLiteHandle, readers: SQLiteReaderPool?, durable: Bool, statistics: StoreStatistics) {
+    private init(writer: SQLiteHandle, readers: SQLiteReaderPool?, durable: Bool, statistics: StoreStatistics, commits: DispatchQueue) {
+        self.commits = commits
         self.writer = writer
         self.readers = readers
         self.durable = durable
@@ -57,22 +64,28 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     /// repaired, since someone else may already have read or changed the file.
     static func open(directory: URL?, logger: Logger) async throws -> SQLiteProviderDatabase {
         let statistics = StoreStatistics()
+        let commits = DispatchQueue(label: "latchkey.store.sqlite.commit")
         let database: SQLiteProviderDatabase
         if let directory {
             let path = try StoreFiles.prepareDatabaseFile(in: directory)
-            let writer = try SQLiteHandle(path: path, readOnly: false, counter: statistics)
-            // busy_timeout: another process holding the file (a backup, a second `serve`)
-            // is waited for, not failed at once; the writer's inline BEGIN sets its own.
-            for pragma in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000"] {
-                try writer.execute(pragma)
+            let writer = try await Self.onQueue(commits) { () throws(StoreError) -> SQLiteHandle in
+                let writer = try SQLiteHandle(path: path, readOnly: false, counter: statistics)
+                // busy_timeout: another process holding the file (a backup, a second
+                // `serve`) is waited for, not failed at once; the writer's inline BEGIN
+                // sets its own.
+                for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"] {
+                    try writer.execute(pragma)
+                }
+                return writer
             }
             database = SQLiteProviderDatabase(
-                writer: writer, readers: SQLiteReaderPool(path: path, statistics: statistics), durable: true, statistics: statistics
+                writer: writer, readers: SQLiteReaderPool(path: path, statistics: statistics, files: commits), durable: true,
+                statistics: statistics, commits: commits
             )
         } else {
             let writer = try SQLiteHandle(path: ":memory:", readOnly: false, counter: statistics)
             try writer.execute("PRAGMA foreign_keys=ON")
-            database = SQLiteProviderDatabase(writer: writer, readers: nil, durable: false, statistics: statistics)
+            database = SQLiteProviderDatabase(writer: writer, readers: nil, durable: false, statistics: statistics, commits: commits)
         }
         do {
             try await Migrations.run(on: database)
@@ -87,12 +100,14 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         guard !closed.load(ordering: .acquiring) else { throw StoreError.unavailable("the SQLite database is closed") }
         statistics.countTransaction()
         let job = PendingTransaction(body: body)
-        let drains = queue.withLock { queue -> Bool in
+        let drains = queue.withLock { queue -> Bool? in
+            guard !queue.closed else { return nil }
             queue.jobs.append(job)
             guard !queue.draining else { return false }
             queue.draining = true
             return true
         }
+        guard let drains else { throw StoreError.unavailable("the SQLite database is closed") }
         if drains {
             // The writer was idle: this caller commits the group its job leads, and hands
             // what queued meanwhile to a task of its own.
@@ -123,10 +138,38 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         _ = try await read { try await $0.query("SELECT 1 AS one") }
     }
 
-    /// Later transactions fail; the connections close with the last reference.
+    /// Later transactions fail; the transactions already queued are committed first, then
+    /// the connections close on the commit queue (the last one checkpoints the WAL).
     func close() async {
-        closed.store(true, ordering: .releasing)
-        readers?.close()
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.withLock { $0.closed = true }
+        // Wait for the writer to finish what was queued before (a group commits in
+        // milliseconds; five seconds is a store that hangs, closed regardless).
+        for _ in 0..<500 where queue.withLock({ $0.draining }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        await readers?.close()
+        let writer = writer
+        await withCheckedContinuation { continuation in
+            commits.async {
+                writer.close()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Runs `work` on `queue` and returns what it returned.
+    private static func onQueue<Value: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws(StoreError) -> Value) async throws(StoreError) -> Value {
+        let outcome: Swift.Result<Value, StoreError> = await withCheckedContinuation { continuation in
+            queue.async {
+                do throws(StoreError) {
+                    continuation.resume(returning: .success(try work()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try outcome.get()
     }
 
     /// Commits queued groups until none is left.
@@ -228,17 +271,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     private func onCommitQueue(_ work: @escaping @Sendable (SQLiteHandle) throws(StoreError) -> Void) async throws(StoreError) {
         guard durable else { return try work(writer) }
         let writer = writer
-        let outcome: Swift.Result<Void, StoreError> = await withCheckedContinuation { continuation in
-            commits.async {
-                do throws(StoreError) {
-                    try work(writer)
-                    continuation.resume(returning: .success(()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        try outcome.get()
+        try await Self.onQueue(commits) { () throws(StoreError) in try work(writer) }
     }
 }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Reader connections to a WAL database: a lookup runs on one of them at once, on the
@@ -11,6 +12,10 @@ final class SQLiteReaderPool: Sendable {
     static let maximumReaders = 4
     private let path: String
     private let statistics: StoreStatistics
+    /// Where readers are closed: the last connection to close checkpoints the WAL, file
+    /// work that stays off the cooperative threads. (A reader opens after the writer has
+    /// recovered the WAL, which is quick.)
+    private let files: DispatchQueue
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
@@ -19,9 +24,10 @@ final class SQLiteReaderPool: Sendable {
         var closed = false
     }
 
-    init(path: String, statistics: StoreStatistics) {
+    init(path: String, statistics: StoreStatistics, files: DispatchQueue) {
         self.path = path
         self.statistics = statistics
+        self.files = files
     }
 
     /// An idle reader, a new one, or nil when all are taken.
@@ -54,22 +60,29 @@ final class SQLiteReaderPool: Sendable {
     }
 
     func give(back reader: SQLiteHandle) {
-        state.withLock { state in
-            if state.closed {
-                state.opened -= 1
-            } else {
+        let closing = state.withLock { state -> Bool in
+            guard state.closed else {
                 state.idle.append(reader)
+                return false
             }
+            state.opened -= 1
+            return true
         }
+        if closing { files.async { reader.close() } }
     }
 
-    /// Drops the idle readers; readers in use are dropped when given back.
-    func close() {
-        let dropped = state.withLock { state -> [SQLiteHandle] in
+    /// Closes the idle readers on the file queue; readers in use are closed when given back.
+    func close() async {
+        let idle = state.withLock { state -> [SQLiteHandle] in
             state.closed = true
             defer { state.idle = [] }
             return state.idle
         }
-        _ = dropped
+        await withCheckedContinuation { continuation in
+            files.async {
+                for reader in idle { reader.close() }
+                continuation.resume()
+            }
+        }
     }
 }
