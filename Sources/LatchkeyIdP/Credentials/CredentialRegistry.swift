@@ -40,12 +40,6 @@ struct CredentialRegistry: Sendable {
         return try Self.live(try StoredCredential(row: row))
     }
 
-    /// IDs of the identity's credentials that may sign in.
-    func liveIDs(of identityID: String, in transaction: any SQLTransaction) async throws -> [Data] {
-        try await transaction.query("SELECT id FROM credentials WHERE identity_id = \(identityID) AND revoked_at IS NULL ORDER BY created_at")
-            .map { try $0.decode("id", as: Data.self) }
-    }
-
     /// Stores a newly verified credential; a credential ID already registered (to anyone)
     /// is refused (WebAuthn §7.1 step 26).
     func register(

@@ -8,12 +8,10 @@ import LatchkeyOAuth
 /// 7636 requires of public clients, RFC 9207's `iss`; docs/PROTOCOL.md section 3).
 struct SignIns: Sendable {
     let context: ProviderContext
-    let identities: IdentityDirectory
     let credentials: CredentialRegistry
     let grants: GrantLedger
-    init(context: ProviderContext, identities: IdentityDirectory, credentials: CredentialRegistry, grants: GrantLedger) {
+    init(context: ProviderContext, credentials: CredentialRegistry, grants: GrantLedger) {
         self.context = context
-        self.identities = identities
         self.credentials = credentials
         self.grants = grants
     }

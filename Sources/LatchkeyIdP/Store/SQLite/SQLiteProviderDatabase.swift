@@ -97,8 +97,6 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     }
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
-        guard !closed.load(ordering: .acquiring) else { throw StoreError.unavailable("the SQLite database is closed") }
-        statistics.countTransaction()
         let job = PendingTransaction(body: body)
         let drains = queue.withLock { queue -> Bool? in
             guard !queue.closed else { return nil }
@@ -108,17 +106,12 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             return true
         }
         guard let drains else { throw StoreError.unavailable("the SQLite database is closed") }
+        statistics.countTransaction()
         if drains {
             // The writer was idle: this caller commits the group its job leads, and hands
             // what queued meanwhile to a task of its own.
             await drainOnce()
-            if queue.withLock({ queue -> Bool in
-                guard !queue.jobs.isEmpty else {
-                    queue.draining = false
-                    return false
-                }
-                return true
-            }) {
+            if moreQueued() {
                 Task { await self.drainAll() }
             }
         }
@@ -174,16 +167,20 @@ final class SQLiteProviderDatabase: ProviderDatabase {
 
     /// Commits queued groups until none is left.
     private func drainAll() async {
-        while true {
+        repeat {
             await drainOnce()
-            let more = queue.withLock { queue -> Bool in
-                guard !queue.jobs.isEmpty else {
-                    queue.draining = false
-                    return false
-                }
-                return true
+        } while moreQueued()
+    }
+
+    /// Whether jobs wait for the writer; when none do, the writer is marked idle in the
+    /// same step, so the next caller drains.
+    private func moreQueued() -> Bool {
+        queue.withLock { queue in
+            guard !queue.jobs.isEmpty else {
+                queue.draining = false
+                return false
             }
-            if !more { return }
+            return true
         }
     }
 
