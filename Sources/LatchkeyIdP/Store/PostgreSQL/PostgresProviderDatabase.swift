@@ -17,7 +17,6 @@ import PostgresNIO
 /// `on` by default), so the provider answers only after that.
 final class PostgresProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.postgres
-    let statistics = StoreStatistics()
     let client: PostgresClient
     private let logger: Logger
     /// How long a request waits for a connection before the provider answers 503.
@@ -35,24 +34,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
         pool = Task { await client.run() }
     }
 
-    /// A lookup's statements run outside an explicit transaction (each is its own, at the
-    /// session's READ COMMITTED), which saves the BEGIN and COMMIT round trips.
-    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
-        statistics.countTransaction()
-        do {
-            return try await withDeadline { heartbeat in
-                try await self.client.withConnection { connection in
-                    heartbeat.beat()
-                    return try await body(PostgresTransactionHandle(connection: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics))
-                }
-            }
-        } catch let error as PSQLError {
-            throw Self.storeError(error)
-        }
-    }
-
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
-        statistics.countTransaction()
         var attempt = 0
         while true {
             attempt += 1
@@ -60,7 +42,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
                 return try await withDeadline { heartbeat in
                     try await self.client.withConnection { connection in
                         heartbeat.beat()
-                        return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
+                        return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, body)
                     }
                 }
             } catch let error as PSQLError {
@@ -72,12 +54,12 @@ final class PostgresProviderDatabase: ProviderDatabase {
     }
 
     private static func runTransaction<Result: Sendable>(
-        on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat, statistics: StoreStatistics,
+        on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat,
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
         heartbeat.beat()
-        let transaction = PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat, statistics: statistics)
+        let transaction = PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat)
         let result: Result
         do {
             result = try await body(transaction)
@@ -132,7 +114,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
     }
 
     func ping() async throws {
-        try await read { try await $0.execute("SELECT 1 AS one") }
+        try await transaction { try await $0.execute("SELECT 1") }
     }
 
     /// Ends the pool's task, waiting for it at most five seconds (a connection cut
@@ -192,10 +174,8 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
     let connection: PostgresConnection
     let logger: Logger
     let heartbeat: Heartbeat
-    let statistics: StoreStatistics
 
     func query(_ statement: SQLStatement) async throws -> [SQLRow] {
-        statistics.countStatement()
         var bindings = PostgresBindings(capacity: statement.binds.count)
         for value in statement.binds {
             switch value {
@@ -208,18 +188,13 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
         let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
         heartbeat.beat()
         var result: [SQLRow] = []
-        var columns: SQLColumns?
         for try await row in rows {
             var values: [SQLValue] = []
             values.reserveCapacity(row.count)
-            var names: [String] = []
             for cell in row {
                 values.append(try Self.value(cell))
-                if columns == nil { names.append(cell.columnName) }
             }
-            let shared = columns ?? SQLColumns(names: names)
-            columns = shared
-            result.append(SQLRow(columns: shared, values: values))
+            result.append(SQLRow(values: values))
         }
         return result
     }
