@@ -32,8 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // `swift package generate-documentation` for the DocC catalogs.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // The provider's store (docs/ARCHITECTURE.md, "The store"): SQLite by default, with
-        // the library's own SQLite build, and PostgreSQL for several instances.
+        // The provider's store (docs/ARCHITECTURE.md, "The store"): SQLite by default, the
+        // build sqlite-nio vendors (its C module, called directly from Store/SQLite/ so a
+        // transaction is one call: "The store's unit of work"), and PostgreSQL for several
+        // instances.
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // The vault's file descriptors (reads and writes that retry EINTR and short writes).

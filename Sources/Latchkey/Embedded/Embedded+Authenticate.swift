@@ -228,18 +228,7 @@ extension Embedded {
         let options = challenge.publicKey
         let submit = try conversation.url(challenge.submit, named: "submit")
 
-        // A pending credential may not be bound at all: it is offered only when the
-        // provider's options list it (so it is bound) or the caller names it.
-        let listedByProvider = !(options.allowCredentials ?? []).isEmpty
-        let candidates = try authenticator.candidates(for: options, origin: provider.origin)
-            .map(Credential.init)
-            .filter { $0.belongs(to: provider) }
-            .filter { $0.state != .pending || listedByProvider || $0.id == requested }
-            .sorted(by: Credential.oldestFirst)
-        let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
-        flow.emit(.credentialChosen(chosen.id))
-
-        let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
+        let (chosen, assertion) = try await assertion(for: options, requested: requested, provider: provider, flow: flow)
         let answer = try await revocationAware(chosen) {
             try await conversation.settle(conversation.post(submit, response: assertion))
         }
@@ -251,6 +240,26 @@ extension Embedded {
             throw LatchkeyError.malformedResponse(reason: "the provider's redirectURL is not a URL")
         }
         return (redirect, chosen)
+    }
+
+    /// The credential that answers `options` (the one `requested`, else the caller's
+    /// choice among this provider's), announced to the flow, and its assertion: the sign-in
+    /// step the authenticate endpoint and the authorization challenge endpoint share.
+    func assertion(
+        for options: PublicKeyCredentialRequestOptionsJSON, requested: String?, provider: ProviderAddress, flow: FlowContext
+    ) async throws -> (Credential, AuthenticationResponseJSON) {
+        // A pending credential may not be bound at all: it is offered only when the
+        // provider's options list it (so it is bound) or the caller names it.
+        let listedByProvider = !(options.allowCredentials ?? []).isEmpty
+        let candidates = try authenticator.candidates(for: options, origin: provider.origin)
+            .map(Credential.init)
+            .filter { $0.belongs(to: provider) }
+            .filter { $0.state != .pending || listedByProvider || $0.id == requested }
+            .sorted(by: Credential.oldestFirst)
+        let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
+        flow.emit(.credentialChosen(chosen.id))
+        let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
+        return (chosen, assertion)
     }
 
     /// Picks the credential that signs: the one asked for, the only one that fits, or the

@@ -29,16 +29,7 @@ extension Embedded {
         else {
             throw Self.challengeError(asked, what: "the authorization challenge endpoint")
         }
-        let options = challenge.webauthn
-        let listedByProvider = !(options.allowCredentials ?? []).isEmpty
-        let candidates = try authenticator.candidates(for: options, origin: provider.origin)
-            .map(Credential.init)
-            .filter { $0.belongs(to: provider) }
-            .filter { $0.state != .pending || listedByProvider || $0.id == requested }
-            .sorted(by: Credential.oldestFirst)
-        let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
-        flow.emit(.credentialChosen(chosen.id))
-        let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
+        let (chosen, assertion) = try await assertion(for: challenge.webauthn, requested: requested, provider: provider, flow: flow)
         let second = AuthorizationChallengeRequest(
             clientID: client.configuration.clientID, authSession: challenge.authSession,
             webauthnResponse: String(decoding: try assertion.json(), as: UTF8.self)

@@ -64,7 +64,8 @@ final class OpenSSLTPMContext: @unchecked Sendable {
     /// Runs `body` with the provider to itself, and sorts a failure by what the TSS said
     /// (tpm2-openssl leaves the decoded TPM response code in the error queue): `tcti:`
     /// means the transport failed, so the TPM stopped answering
-    /// (``CryptoError/Code/tpmUnavailable``); a key load the TPM refused for any reason but
+    /// (``CryptoError/Code/tpmUnavailable``), as does a response cut short or a storage
+    /// primary that could not be made; a key load the TPM refused for any reason but
     /// an integrity failure (the blob was made under another storage seed) means a busy
     /// or locked TPM, not another TPM's key, and is reported as unavailable too. Only
     /// the integrity failure stays ``CryptoError/Code/tpmKeyUnusable``.
@@ -77,6 +78,13 @@ final class OpenSSLTPMContext: @unchecked Sendable {
                 if let transport = said.first(where: { $0.contains("tcti:") }) {
                     error.code = .tpmUnavailable
                     error.reason = "the TPM stopped answering (\(transport))"
+                } else if let cut = said.first(where: { $0.contains("Context not large enough") || $0.contains("create primary") }) {
+                    // A TPM killed while it answers leaves a truncated response, which the
+                    // TSS reports as a short buffer, and the first command it breaks is
+                    // often the storage primary's creation: neither says anything about
+                    // the key, whose own refusal would be an integrity failure.
+                    error.code = .tpmUnavailable
+                    error.reason = "the TPM stopped answering mid-command (\(cut))"
                 } else if error.code == .tpmKeyUnusable, let refusal = said.first(where: { $0.contains("tpm:") }), !refusal.contains("integrity") {
                     error.code = .tpmUnavailable
                     error.reason = "the TPM refused to load the key: busy, locked out or not ready (\(refusal))"

@@ -32,19 +32,19 @@ struct BindJob: Sendable {
         """
 
     init(row: SQLRow) throws {
-        id = try row.text(0)
-        tokenHash = try row.blob(1)
-        identityID = try row.text(2)
-        guard let kind = Kind(rawValue: try row.text(3)) else { throw StoreError.corruptRow("a bind job has an unknown kind") }
+        id = try row.decode("id", as: String.self)
+        tokenHash = try row.decode("token_hash", as: Data.self)
+        identityID = try row.decode("identity_id", as: String.self)
+        guard let kind = Kind(rawValue: try row.decode("kind", as: String.self)) else { throw StoreError.corruptRow("a bind job has an unknown kind") }
         self.kind = kind
-        expiresAt = try row.date(4)
-        postBindingRedirectURI = try row.optionalText(5)
-        challenge = try row.optionalBlob(6)
-        used = try row.bool(7)
-        emailCodeHash = try row.optionalBlob(8)
-        codeVerified = try row.bool(9)
-        failedCodeAttempts = Int(try row.int(10))
-        termsAccepted = try row.bool(11)
-        requireEmailCode = try row.bool(12)
+        expiresAt = try row.decode("expires_at", as: Date.self)
+        postBindingRedirectURI = try row.decode("post_binding_redirect_uri", as: String?.self)
+        challenge = try row.decode("challenge", as: Data?.self)
+        used = try row.decode("used", as: Bool.self)
+        emailCodeHash = try row.decode("email_code_hash", as: Data?.self)
+        codeVerified = try row.decode("code_verified", as: Bool.self)
+        failedCodeAttempts = try row.decode("failed_code_attempts", as: Int.self)
+        termsAccepted = try row.decode("terms_accepted", as: Bool.self)
+        requireEmailCode = try row.decode("require_email_code", as: Bool.self)
     }
 }

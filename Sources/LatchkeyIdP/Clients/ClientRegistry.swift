@@ -22,7 +22,7 @@ struct ClientRegistry: Sendable {
         if let configured = context.configuration.clients.first(where: { $0.id == id }) {
             return RegisteredClient(configured: configured)
         }
-        guard let row = try await context.database.transaction({ transaction in
+        guard let row = try await context.database.read({ transaction in
             try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes FROM clients WHERE id = \(id)")
         }) else { return nil }
         return try Self.client(row)
@@ -42,7 +42,7 @@ struct ClientRegistry: Sendable {
         let redirects = client.redirectURIs.joined(separator: " ")
         let scopes = client.scopes.joined(separator: " ")
         try await context.database.transaction { transaction in
-            let count = try await transaction.first("SELECT COUNT(*) FROM clients")?.int(0) ?? 0
+            let count = try await transaction.first("SELECT COUNT(*) AS registered FROM clients")?.decode("registered", as: Int64.self) ?? 0
             guard count < Self.maximumClients else {
                 throw ProviderError(status: 409, code: .conflict, reason: "the provider holds \(Self.maximumClients) clients; delete one first")
             }
@@ -66,7 +66,7 @@ struct ClientRegistry: Sendable {
                     let client = try Self.client(row)
                     return AdminAPI.Client(
                         id: client.id, name: client.name, jwks: client.jwks, grantTypes: client.grantTypes.map(\.rawValue),
-                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], createdAt: Int(try row.date(6).timeIntervalSince1970)
+                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], createdAt: Int(try row.decode("created_at", as: Date.self).timeIntervalSince1970)
                     )
                 }
         }
@@ -81,16 +81,16 @@ struct ClientRegistry: Sendable {
     }
 
     private static func client(_ row: SQLRow) throws -> RegisteredClient {
-        func words(_ column: Int) throws -> [String] { try row.text(column).split(separator: " ").map(String.init) }
+        func words(_ column: String) throws -> [String] { try row.decode(column, as: String.self).split(separator: " ").map(String.init) }
         do {
             return try RegisteredClient(
-                id: row.text(0), name: row.text(1), jwks: row.optionalText(2).map { Data($0.utf8) },
-                grantTypes: words(3).map(GrantType.init(rawValue:)), redirectURIs: words(4), scopes: words(5)
+                id: row.decode("id"), name: row.decode("name"), jwks: row.decode("jwks", as: String?.self).map { Data($0.utf8) },
+                grantTypes: words("grant_types").map(GrantType.init(rawValue:)), redirectURIs: words("redirect_uris"), scopes: words("scopes")
             )
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError.corruptRow("clients.jwks of \(try row.text(0)) is not a JWK Set", underlying: error)
+            throw StoreError.corruptRow("clients.jwks of \(try row.decode("id", as: String.self)) is not a JWK Set", underlying: error)
         }
     }
 

@@ -15,10 +15,29 @@ struct CredentialRegistry: Sendable {
             .map(StoredCredential.init(row:))
     }
 
-    /// IDs of the identity's credentials that may sign in.
-    func liveIDs(of identityID: String, in transaction: any SQLTransaction) async throws -> [Data] {
-        try await transaction.query("SELECT id FROM credentials WHERE identity_id = \(identityID) AND revoked_at IS NULL ORDER BY created_at")
-            .map { try $0.blob(0) }
+    /// IDs of the live credentials of the identity called `name` (compared as
+    /// ``Username/key(_:)``), in one statement: the sign-in's `allowCredentials`.
+    func liveIDs(ofIdentityNamed name: String, in transaction: any SQLTransaction) async throws -> [Data] {
+        try await transaction.query("""
+            SELECT c.id FROM credentials c JOIN identities i ON i.id = c.identity_id
+            WHERE i.username_key = \(Username.key(name)) AND c.revoked_at IS NULL ORDER BY c.created_at
+            """).map { try $0.decode("id", as: Data.self) }
+    }
+
+    /// The credential `id` that is to sign for the session `session`, checked in one
+    /// statement with the session (``SpentTickets``): a replayed session is refused with
+    /// `spentError` before any signature work, then an unknown or revoked credential.
+    func signer(_ id: Data, session: String, spentError: ProviderError, in transaction: any SQLTransaction) async throws -> StoredCredential {
+        let spentHash = try ProviderContext.hash(session)
+        let row = try await transaction.first("""
+            SELECT \(raw: StoredCredential.columns), EXISTS (SELECT 1 FROM spent_tickets WHERE id_hash = \(spentHash)) AS session_spent
+            FROM (SELECT 1 AS probe) AS probe LEFT JOIN credentials ON credentials.id = \(id)
+            """)
+        guard let row, try !row.decode("session_spent", as: Bool.self) else { throw spentError }
+        guard try row.decode("id", as: Data?.self) != nil else {
+            throw ProviderError.badRequest(.invalidCredential, "unknown credential")
+        }
+        return try Self.live(try StoredCredential(row: row))
     }
 
     /// Stores a newly verified credential; a credential ID already registered (to anyone)
@@ -49,6 +68,10 @@ struct CredentialRegistry: Sendable {
         guard let credential = try await credential(id, in: transaction) else {
             throw ProviderError.badRequest(.invalidCredential, "unknown credential")
         }
+        return try Self.live(credential)
+    }
+
+    private static func live(_ credential: StoredCredential) throws -> StoredCredential {
         guard !credential.revoked else {
             throw ProviderError.badRequest(.credentialRevoked, "this credential was revoked; bind a new one")
         }
@@ -84,7 +107,7 @@ struct CredentialRegistry: Sendable {
             UPDATE credentials SET revoked_at = \(now) WHERE identity_id = \(identityID) AND id <> \(keeping) AND revoked_at IS NULL RETURNING id
             """)
         for row in revoked {
-            try await grants.revokeFamilies(ofCredential: try row.blob(0), now: now, in: transaction)
+            try await grants.revokeFamilies(ofCredential: try row.decode("id"), now: now, in: transaction)
         }
     }
 }

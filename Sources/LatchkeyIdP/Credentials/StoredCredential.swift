@@ -39,27 +39,27 @@ struct StoredCredential: Sendable {
     }
 
     init(row: SQLRow) throws {
-        let signCount = try row.int(3)
+        let signCount = try row.decode("sign_count", as: Int64.self)
         guard let counter = UInt32(exactly: signCount) else {
             throw StoreError.corruptRow("a credential's signature counter is out of range")
         }
         let publicKey: COSEKey
         do {
-            publicKey = try COSEKey(encoded: try row.blob(2))
+            publicKey = try COSEKey(encoded: try row.decode("public_key", as: Data.self))
         } catch {
             throw StoreError.corruptRow("a credential's public key does not parse", underlying: error)
         }
-        let transports = try row.text(9)
+        let transports = try row.decode("transports", as: String.self)
         record = RelyingParty.RegisteredCredential(
-            id: try row.blob(0), publicKey: publicKey, signCount: counter, backupEligible: try row.bool(4),
-            backupState: try row.bool(5), userVerified: try row.bool(6), attestationFormat: try row.text(7),
-            aaguid: try row.blob(8), transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init)
+            id: try row.decode("id", as: Data.self), publicKey: publicKey, signCount: counter, backupEligible: try row.decode("backup_eligible", as: Bool.self),
+            backupState: try row.decode("backup_state", as: Bool.self), userVerified: try row.decode("user_verified", as: Bool.self), attestationFormat: try row.decode("attestation_format", as: String.self),
+            aaguid: try row.decode("aaguid", as: Data.self), transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init)
         )
-        identityID = try row.text(1)
-        revokedAt = try row.optionalDate(10)
-        createdAt = try row.date(11)
-        lastUsedAt = try row.optionalDate(12)
-        guard let origin = Origin(rawValue: try row.text(13)) else {
+        identityID = try row.decode("identity_id", as: String.self)
+        revokedAt = try row.decode("revoked_at", as: Date?.self)
+        createdAt = try row.decode("created_at", as: Date.self)
+        lastUsedAt = try row.decode("last_used_at", as: Date?.self)
+        guard let origin = Origin(rawValue: try row.decode("registered_from", as: String.self)) else {
             throw StoreError.corruptRow("a credential's registered_from is neither client nor browser")
         }
         registeredFrom = origin

@@ -45,13 +45,13 @@ struct DeviceAuthorizations: Sendable {
         let interval = configuration.deviceCodeInterval
         let userCode = try await context.database.transaction { transaction -> String in
             let live = try await transaction.first("""
-                SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client.id) AND expires_at > \(now)),
-                    (SELECT count(*) FROM device_codes WHERE requester_key = \(requesterKey) AND expires_at > \(now))
+                SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client.id) AND expires_at > \(now)) AS per_client,
+                    (SELECT count(*) FROM device_codes WHERE requester_key = \(requesterKey) AND expires_at > \(now)) AS per_address
                 """)
-            guard try live?.int(0) ?? 0 < Int64(perClient) else {
+            guard try live?.decode("per_client", as: Int64.self) ?? 0 < Int64(perClient) else {
                 throw ProviderError.slowDown("this client has too many device codes waiting; try again later")
             }
-            guard try live?.int(1) ?? 0 < Int64(perAddress) else {
+            guard try live?.decode("per_address", as: Int64.self) ?? 0 < Int64(perAddress) else {
                 throw ProviderError.slowDown("too many device codes waiting from this address; try again later")
             }
             // A code still in use is never handed out twice; an expired one may be reused.
@@ -100,23 +100,23 @@ struct DeviceAuthorizations: Sendable {
         let hash = try ProviderContext.hash(deviceCode)
         guard let row = try await transaction.first("""
             SELECT client_id, expires_at, interval_seconds, polled_at, status, family_id FROM device_codes WHERE device_hash = \(hash)
-            """), try row.text(0) == clientID
+            """), try row.decode("client_id", as: String.self) == clientID
         else {
             return .refused(.badRequest(.invalidGrant, "unknown device code"))
         }
-        let status = Status(rawValue: try row.text(4))
+        let status = Status(rawValue: try row.decode("status", as: String.self))
         if status == .spent { return .refused(.badRequest(.invalidGrant, "this device code was already used")) }
-        guard try row.date(1) > now else { return .refused(.badRequest(.expiredToken, "the device code has expired; start again")) }
+        guard try row.decode("expires_at", as: Date.self) > now else { return .refused(.badRequest(.expiredToken, "the device code has expired; start again")) }
         switch status {
         case .denied?:
             return .refused(.badRequest(.accessDenied, "the sign-in was denied"))
         case .approved?:
-            guard let familyID = try row.optionalText(5) else { throw ProviderError.serverError("an approved device code has no grant") }
+            guard let familyID = try row.decode("family_id", as: String?.self) else { throw ProviderError.serverError("an approved device code has no grant") }
             try await transaction.execute("UPDATE device_codes SET status = \(Status.spent.rawValue), polled_at = \(now) WHERE device_hash = \(hash)")
             return .accepted(familyID)
         default:
-            let interval = try row.int(2)
-            if let polled = try row.optionalDate(3), now.timeIntervalSince(polled) < Double(interval) {
+            let interval = try row.decode("interval_seconds", as: Int64.self)
+            if let polled = try row.decode("polled_at", as: Date?.self), now.timeIntervalSince(polled) < Double(interval) {
                 try await transaction.execute("""
                     UPDATE device_codes SET interval_seconds = \(interval + 5), polled_at = \(now) WHERE device_hash = \(hash)
                     """)
@@ -154,7 +154,10 @@ struct DeviceAuthorizations: Sendable {
                 try await AttemptCounters.increment(globalKey, now: now, in: transaction)
                 return .refused(.badRequest(.invalidCode, "unknown, expired or already decided code"))
             }
-            return .accepted((try row.blob(0), try row.text(1), try row.text(2), try row.date(3), try row.text(4), try row.date(5)))
+            return .accepted((
+                try row.decode("device_hash"), try row.decode("client_id"), try row.decode("scope"), try row.decode("created_at"),
+                try row.decode("requester"), try row.decode("expires_at")
+            ))
         }.get()
         let (deviceHash, clientID, scope, requestedAt, requester, expiresAt) = found
         let client = try await ClientRegistry(context: context).client(clientID)
@@ -186,11 +189,10 @@ struct DeviceAuthorizations: Sendable {
             throw ProviderError.badRequest(.invalidRequest, "decision is approve or deny")
         }
         let response = decision.credential
-        let credential = try await context.database.transaction { transaction in
-            guard try await !SpentTickets.isSpent(session.id, in: transaction) else {
-                throw ProviderError.notFound("unknown, used or expired approval session")
-            }
-            return try await self.credentials.signer(response.rawId.data, in: transaction)
+        let credential = try await context.database.read { transaction in
+            try await self.credentials.signer(
+                response.rawId.data, session: session.id, spentError: .notFound("unknown, used or expired approval session"), in: transaction
+            )
         }
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: [])
         try await context.database.transaction { transaction -> Verdict<Void> in
@@ -207,7 +209,7 @@ struct DeviceAuthorizations: Sendable {
             }
             if decision.decision == .approve {
                 let familyID = try await self.grants.startFamily(
-                    identityID: credential.identityID, credentialID: credential.record.id, clientID: try row.text(0), scope: try row.text(1),
+                    identityID: credential.identityID, credentialID: credential.record.id, clientID: try row.decode("client_id"), scope: try row.decode("scope"),
                     now: now, in: transaction
                 )
                 try await transaction.execute("""

@@ -36,21 +36,21 @@ struct Enrollment: Sendable {
         """
 
     init(row: SQLRow) throws {
-        id = try row.text(0)
-        guard let kind = Kind(rawValue: try row.text(1)) else { throw StoreError.corruptRow("an enrollment has an unknown kind") }
+        id = try row.decode("id", as: String.self)
+        guard let kind = Kind(rawValue: try row.decode("kind", as: String.self)) else { throw StoreError.corruptRow("an enrollment has an unknown kind") }
         self.kind = kind
-        tokenHash = try row.blob(2)
-        username = try row.text(3)
-        identityID = try row.optionalText(4)
-        if let profile = try row.optionalText(5) {
+        tokenHash = try row.decode("token_hash", as: Data.self)
+        username = try row.decode("username", as: String.self)
+        identityID = try row.decode("identity_id", as: String?.self)
+        if let profile = try row.decode("profile", as: String?.self) {
             guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(profile.utf8)) else {
                 throw StoreError.corruptRow("an enrollment's profile does not parse")
             }
             self.profile = decoded
         }
-        usernameTaken = try row.bool(6)
-        failedAttempts = Int(try row.int(7))
-        expiresAt = try row.date(8)
+        usernameTaken = try row.decode("username_taken", as: Bool.self)
+        failedAttempts = try row.decode("failed_attempts", as: Int.self)
+        expiresAt = try row.decode("expires_at", as: Date.self)
     }
 
     /// Whose code the flow checks (``MailedCode``): the account named, for a recovery

@@ -77,13 +77,13 @@ struct MailedCode: Sendable {
     static func matches(_ form: Form, target: String, now: Date, in transaction: any SQLTransaction) async throws -> Bool {
         let row = try await transaction.first("SELECT short_hash, long_hash FROM mailed_codes WHERE target = \(target) AND expires_at > \(now)")
         let typed: String
-        let column: Int
+        let column: String
         switch form {
-        case .short(let digits): (typed, column) = (digits, 0)
-        case .long(let symbols): (typed, column) = (symbols, 1)
-        case .malformed: (typed, column) = ("", 0)
+        case .short(let digits): (typed, column) = (digits, "short_hash")
+        case .long(let symbols): (typed, column) = (symbols, "long_hash")
+        case .malformed: (typed, column) = ("", "short_hash")
         }
-        let expected = try row?.blob(column) ?? Data(repeating: 0, count: 32)
+        let expected = try row?.decode(column, as: Data.self) ?? Data(repeating: 0, count: 32)
         let matches = ConstantTime.isEqual(try ProviderContext.hash(typed), expected)
         if case .malformed = form { return false }
         return matches && row != nil

@@ -62,11 +62,10 @@ struct AuthorizationChallenges: Sendable {
         } catch {
             throw ProviderError.badRequest(.invalidRequest, "webauthn_response is not an AuthenticationResponseJSON", underlying: error)
         }
-        let credential = try await context.database.transaction { transaction in
-            guard try await !SpentTickets.isSpent(session.id, in: transaction) else {
-                throw ProviderError.badRequest(.invalidSession, "this auth_session was already used")
-            }
-            return try await self.credentials.signer(response.rawId.data, in: transaction)
+        let credential = try await context.database.read { transaction in
+            try await self.credentials.signer(
+                response.rawId.data, session: session.id, spentError: .badRequest(.invalidSession, "this auth_session was already used"), in: transaction
+            )
         }
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
         let code = try await context.database.transaction { transaction in

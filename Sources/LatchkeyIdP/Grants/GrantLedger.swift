@@ -32,6 +32,8 @@ struct GrantLedger: Sendable {
         var nonce: String?
         /// The DPoP key the family is bound to (RFC 9449 §10 `dpop_jkt`, or the first proof).
         var dpopJKT: String?
+        /// When the family ends, whatever its refresh tokens say.
+        var familyExpiresAt: Date
     }
 
     /// What a live token stands for.
@@ -89,26 +91,27 @@ struct GrantLedger: Sendable {
         let hash = try ProviderContext.hash(code)
         guard let row = try await transaction.first("""
             SELECT c.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
-                c.expires_at, c.used, f.revoked_at, f.dpop_jkt
+                c.expires_at AS code_expires_at, c.used, f.revoked_at, f.dpop_jkt, f.expires_at AS family_expires_at
             FROM authorization_codes c JOIN grant_families f ON f.id = c.family_id
             WHERE c.code_hash = \(hash)
-            """), try row.text(2) == clientID
+            """), try row.decode("client_id", as: String.self) == clientID
         else {
             return .refused(.badRequest(.invalidGrant, "unknown authorization code"))
         }
         let grant = CodeGrant(
-            familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
-            authTime: try row.date(4), redirectURI: try row.text(5), codeChallenge: try row.text(6), nonce: try row.optionalText(7),
-            dpopJKT: try row.optionalText(11)
+            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
+            scope: try row.decode("scope"), authTime: try row.decode("auth_time"), redirectURI: try row.decode("redirect_uri"),
+            codeChallenge: try row.decode("code_challenge"), nonce: try row.decode("nonce"), dpopJKT: try row.decode("dpop_jkt"),
+            familyExpiresAt: try row.decode("family_expires_at")
         )
-        if try row.bool(9) {
+        if try row.decode("used", as: Bool.self) {
             try await revokeFamily(grant.familyID, now: now, in: transaction)
             return .refused(.badRequest(.invalidGrant, "authorization code already used; the tokens issued for it are revoked"))
         }
-        guard try row.optionalInt(10) == nil else {
+        guard try row.decode("revoked_at", as: Date?.self) == nil else {
             return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
         }
-        guard try row.date(8) > now else {
+        guard try row.decode("code_expires_at", as: Date.self) > now else {
             return .refused(.badRequest(.invalidGrant, "authorization code expired"))
         }
         // A code from the authorization challenge endpoint was asked for with no redirect
@@ -131,26 +134,27 @@ struct GrantLedger: Sendable {
     func rotateRefreshToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<TokenGrant> {
         let hash = try ProviderContext.hash(token)
         guard let row = try await transaction.first("""
-            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at, t.expires_at, t.rotated_at, f.revoked_at,
-                f.dpop_jkt
+            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at AS family_expires_at,
+                t.expires_at AS token_expires_at, t.rotated_at, f.revoked_at, f.dpop_jkt
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(hash) AND t.kind = 'refresh'
-            """), try row.text(2) == clientID
+            """), try row.decode("client_id", as: String.self) == clientID
         else {
             return .refused(.badRequest(.invalidGrant, "unknown refresh token"))
         }
         let grant = TokenGrant(
-            familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
-            authTime: try row.date(4), familyExpiresAt: try row.date(5), dpopJKT: try row.optionalText(9)
+            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
+            scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("family_expires_at"),
+            dpopJKT: try row.decode("dpop_jkt")
         )
-        guard try row.optionalInt(8) == nil else {
+        guard try row.decode("revoked_at", as: Date?.self) == nil else {
             return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
         }
-        if try row.optionalInt(7) != nil {
+        if try row.decode("rotated_at", as: Date?.self) != nil {
             try await revokeFamily(grant.familyID, now: now, in: transaction)
             return .refused(.badRequest(.invalidGrant, "refresh token already used; every token of this grant is revoked"))
         }
-        guard try row.date(6) > now, grant.familyExpiresAt > now else {
+        guard try row.decode("token_expires_at", as: Date.self) > now, grant.familyExpiresAt > now else {
             return .refused(.badRequest(.invalidGrant, "refresh token expired; sign in again"))
         }
         try await transaction.execute("UPDATE tokens SET rotated_at = \(now) WHERE hash = \(hash)")
@@ -162,29 +166,35 @@ struct GrantLedger: Sendable {
     func issueTokens(familyID: String, familyExpiresAt: Date, withRefresh: Bool, now: Date, in transaction: any SQLTransaction) async throws -> (access: String, refresh: String?, expiresAt: Date) {
         let access = try ProviderContext.randomToken()
         let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
-        try await transaction.execute("""
-            INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES (\(try ProviderContext.hash(access)), \(familyID), 'access', \(expiresAt))
-            """)
-        guard withRefresh else { return (access, nil, expiresAt) }
+        guard withRefresh else {
+            try await transaction.execute("""
+                INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES (\(try ProviderContext.hash(access)), \(familyID), 'access', \(expiresAt))
+                """)
+            return (access, nil, expiresAt)
+        }
         let refresh = try ProviderContext.randomToken()
         let refreshExpiresAt = min(now.addingTimeInterval(configuration.refreshTokenIdleLifetime), familyExpiresAt)
+        // Both rows in one statement: one round trip on PostgreSQL.
         try await transaction.execute("""
-            INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES (\(try ProviderContext.hash(refresh)), \(familyID), 'refresh', \(refreshExpiresAt))
+            INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES
+                (\(try ProviderContext.hash(access)), \(familyID), 'access', \(expiresAt)),
+                (\(try ProviderContext.hash(refresh)), \(familyID), 'refresh', \(refreshExpiresAt))
             """)
         return (access, refresh, expiresAt)
     }
 
     /// Keeps at most `maximumGrantsPerClient` live families per identity and client,
     /// revoking the oldest, so sign-ins that never refresh cannot grow the store
-    /// without bound.
+    /// without bound. The offset is the provider's own setting, written into the
+    /// statement: SQLite plans a bound LIMIT or OFFSET anew each time its value is bound.
     func limitFamilies(identityID: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
         let excess = try await transaction.query("""
             SELECT id FROM grant_families
             WHERE identity_id = \(identityID) AND client_id = \(clientID) AND revoked_at IS NULL AND expires_at > \(now)
-            ORDER BY created_at DESC LIMIT 100000 OFFSET \(Int64(configuration.maximumGrantsPerClient))
+            ORDER BY created_at DESC LIMIT 100000 OFFSET \(raw: String(max(configuration.maximumGrantsPerClient, 0)))
             """)
         for row in excess {
-            try await revokeFamily(try row.text(0), now: now, in: transaction)
+            try await revokeFamily(try row.decode("id"), now: now, in: transaction)
         }
     }
 
@@ -197,8 +207,9 @@ struct GrantLedger: Sendable {
             """)
         else { return nil }
         return TokenGrant(
-            familyID: try row.text(0), identityID: try row.text(1), clientID: try row.text(2), scope: try row.text(3),
-            authTime: try row.date(4), familyExpiresAt: try row.date(5), dpopJKT: try row.optionalText(6)
+            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
+            scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"),
+            dpopJKT: try row.decode("dpop_jkt")
         )
     }
 
@@ -220,9 +231,9 @@ struct GrantLedger: Sendable {
             try await transaction.execute("DELETE FROM client_tokens WHERE hash = \(hash) AND client_id = \(clientID)")
             return
         }
-        guard try row.text(2) == clientID else { return }
-        if try row.text(1) == TokenKind.refresh.rawValue {
-            try await revokeFamily(try row.text(0), now: now, in: transaction)
+        guard try row.decode("client_id", as: String.self) == clientID else { return }
+        if try row.decode("kind", as: String.self) == TokenKind.refresh.rawValue {
+            try await revokeFamily(try row.decode("family_id"), now: now, in: transaction)
         } else {
             try await transaction.execute("DELETE FROM tokens WHERE hash = \(hash)")
         }

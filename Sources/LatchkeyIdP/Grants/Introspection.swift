@@ -15,17 +15,17 @@ struct Introspection: Sendable {
     func introspect(_ token: String?, now: Date = Date()) async throws -> Data {
         guard let token, !token.isEmpty, token.utf8.count <= 256 else { return try TokenEndpoint.encode(IntrospectionResponse.inactive) }
         let hash = try ProviderContext.hash(token)
-        let answer = try await context.database.transaction { transaction -> IntrospectionResponse in
+        let answer = try await context.database.read { transaction -> IntrospectionResponse in
             guard let row = try await transaction.first("""
                 SELECT f.identity_id, f.client_id, f.scope, t.expires_at, f.dpop_jkt
                 FROM tokens t JOIN grant_families f ON f.id = t.family_id
                 WHERE t.hash = \(hash) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
                 """)
             else { return try await clientToken(hash, now: now, in: transaction) }
-            let jkt = try row.optionalText(4)
+            let jkt = try row.decode("dpop_jkt", as: String?.self)
             return IntrospectionResponse(
-                active: true, subject: try row.text(0), clientID: try row.text(1), scope: try row.text(2),
-                expiresAt: Int(try row.date(3).timeIntervalSince1970), issuer: context.issuer.absoluteString,
+                active: true, subject: try row.decode("identity_id"), clientID: try row.decode("client_id"), scope: try row.decode("scope"),
+                expiresAt: Int(try row.decode("expires_at", as: Date.self).timeIntervalSince1970), issuer: context.issuer.absoluteString,
                 tokenType: jkt == nil ? .bearer : .dpop, confirmation: jkt.map(IntrospectionResponse.Confirmation.init(jkt:))
             )
         }
@@ -38,10 +38,10 @@ struct Introspection: Sendable {
             SELECT client_id, scope, expires_at, dpop_jkt FROM client_tokens WHERE hash = \(hash) AND expires_at > \(now)
             """)
         else { return .inactive }
-        let jkt = try row.optionalText(3)
+        let jkt = try row.decode("dpop_jkt", as: String?.self)
         return IntrospectionResponse(
-            active: true, subject: try row.text(0), clientID: try row.text(0), scope: try row.text(1),
-            expiresAt: Int(try row.date(2).timeIntervalSince1970), issuer: context.issuer.absoluteString,
+            active: true, subject: try row.decode("client_id"), clientID: try row.decode("client_id"), scope: try row.decode("scope"),
+            expiresAt: Int(try row.decode("expires_at", as: Date.self).timeIntervalSince1970), issuer: context.issuer.absoluteString,
             tokenType: jkt == nil ? .bearer : .dpop, confirmation: jkt.map(IntrospectionResponse.Confirmation.init(jkt:))
         )
     }

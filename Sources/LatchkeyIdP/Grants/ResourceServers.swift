@@ -43,8 +43,8 @@ struct ResourceServers: Sendable {
               let secret = FormEncoding.unescape(text[text.index(after: colon)...].utf8)
         else { return false }
         let presented = try ProviderContext.hash(secret)
-        let stored = try await context.database.transaction { transaction in
-            try await transaction.first("SELECT secret_hash FROM resource_servers WHERE id = \(id)")?.blob(0)
+        let stored = try await context.database.read { transaction in
+            try await transaction.first("SELECT secret_hash FROM resource_servers WHERE id = \(id)")?.decode("secret_hash", as: Data.self)
         }
         return ConstantTime.isEqual(stored ?? Data(count: presented.count), presented) && stored != nil
     }

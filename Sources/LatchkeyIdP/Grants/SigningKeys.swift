@@ -48,17 +48,17 @@ final class SigningKeys: Sendable {
         let known = cache.withLock { Dictionary($0.entries.map { ($0.kid, $0) }, uniquingKeysWith: { first, _ in first }) }
         var entries: [Entry] = []
         for row in rows {
-            let kid = try row.text(0)
+            let kid = try row.decode("kid", as: String.self)
             if var entry = known[kid] {
                 // Parsing PKCS#8 costs about 0.7 ms: a key already loaded is kept.
-                entry.signsFrom = try row.date(2)
-                entry.publishedUntil = try row.optionalDate(3)
+                entry.signsFrom = try row.decode("signs_from", as: Date.self)
+                entry.publishedUntil = try row.decode("published_until", as: Date?.self)
                 entries.append(entry)
                 continue
             }
-            let der = try sealing.open(try row.blob(1), name: "signing key \(kid)")
+            let der = try sealing.open(try row.decode("sealed_private_key", as: Data.self), name: "signing key \(kid)")
             let key = try SigningKey(pkcs8DER: der)
-            entries.append(Entry(kid: kid, key: key, jwk: try key.publicKey.jwk, signsFrom: try row.date(2), publishedUntil: try row.optionalDate(3)))
+            entries.append(Entry(kid: kid, key: key, jwk: try key.publicKey.jwk, signsFrom: try row.decode("signs_from", as: Date.self), publishedUntil: try row.decode("published_until", as: Date?.self)))
         }
         cache.withLock { $0 = (entries, now) }
     }

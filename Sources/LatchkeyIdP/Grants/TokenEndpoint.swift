@@ -41,14 +41,11 @@ struct TokenEndpoint: Sendable {
                 case .refused(let error): return .refused(error)
                 case .accepted(let accepted): grant = accepted
                 }
-                guard let familyExpiry = try await transaction.first("SELECT expires_at FROM grant_families WHERE id = \(grant.familyID)")?.date(0) else {
-                    return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
-                }
                 // Thrown, not refused: the transaction rolls back and the code stays usable
                 // by the client that holds the key.
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 try await self.grants.limitFamilies(identityID: grant.identityID, clientID: client.id, now: now, in: transaction)
-                let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: familyExpiry, withRefresh: true, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
@@ -86,9 +83,10 @@ struct TokenEndpoint: Sendable {
                     return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
                 }
                 let bound = try await self.bindDPoP(proof, boundTo: nil, familyID: familyID, in: transaction)
-                try await self.grants.limitFamilies(identityID: try family.text(0), clientID: client.id, now: now, in: transaction)
-                let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: try family.date(3), withRefresh: true, now: now, in: transaction)
-                return .accepted(Issued(identityID: try family.text(0), scope: try family.text(1), nonce: nil, authTime: try family.date(2), tokens: tokens, dpopBound: bound))
+                try await self.grants.limitFamilies(identityID: try family.decode("identity_id"), clientID: client.id, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: try family.decode("expires_at"), withRefresh: true, now: now, in: transaction)
+                return .accepted(Issued(
+                    identityID: try family.decode("identity_id"), scope: try family.decode("scope"), nonce: nil, authTime: try family.decode("auth_time"), tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         default:

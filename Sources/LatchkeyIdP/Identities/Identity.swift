@@ -20,10 +20,10 @@ struct Identity: Sendable {
     }
 
     init(row: SQLRow) throws {
-        id = try row.text(0)
-        username = try row.text(1)
-        email = try row.optionalText(2)
-        displayName = try row.text(3)
-        createdAt = try row.date(4)
+        id = try row.decode("id", as: String.self)
+        username = try row.decode("username", as: String.self)
+        email = try row.decode("email", as: String?.self)
+        displayName = try row.decode("display_name", as: String.self)
+        createdAt = try row.decode("created_at", as: Date.self)
     }
 }

@@ -56,7 +56,7 @@ struct IdentityDirectory: Sendable {
         let limit = Int64(min(max(limit, 1), 500))
         var after = (Int64.min, "")
         if let cursor, let row = try await transaction.first("SELECT created_at, id FROM identities WHERE id = \(cursor)") {
-            after = (try row.int(0), try row.text(1))
+            after = (try row.decode("created_at", as: Int64.self), try row.decode("id", as: String.self))
         }
         return try await transaction.query("""
             SELECT \(raw: Identity.columns) FROM identities

@@ -46,8 +46,8 @@ struct MailDelivery: Service {
                     SELECT id FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= \(now) ORDER BY id LIMIT 20)
                 RETURNING id, recipient, subject, body, created_at, attempts
                 """).map { row in
-                Due(id: try row.int(0), message: MailMessage(to: try row.text(1), subject: try row.text(2), body: try row.text(3)),
-                    createdAt: try row.date(4), attempts: Int(try row.int(5)))
+                Due(id: try row.decode("id"), message: MailMessage(to: try row.decode("recipient"), subject: try row.decode("subject"), body: try row.decode("body")),
+                    createdAt: try row.decode("created_at"), attempts: try row.decode("attempts"))
             }
         }
         for message in due {

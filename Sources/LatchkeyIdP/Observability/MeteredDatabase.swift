@@ -7,12 +7,21 @@ struct MeteredDatabase: ProviderDatabase {
     let metrics: ProviderMetrics
 
     var dialect: SQLDialect { database.dialect }
+    var statistics: StoreStatistics { database.statistics }
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        try await metered { try await database.transaction(body) }
+    }
+
+    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        try await metered { try await database.read(body) }
+    }
+
+    private func metered<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {
         metrics.transactionStarted()
         defer { metrics.transactionEnded() }
         do {
-            return try await database.transaction(body)
+            return try await work()
         } catch let error as StoreError where error.code != .duplicate {
             // A duplicate is an answer (a taken name), not a failure of the store.
             metrics.storeFailed("\(error.code)")

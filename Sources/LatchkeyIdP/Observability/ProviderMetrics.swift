@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import Synchronization
 
 /// What the provider counts for its operator (docs/ARCHITECTURE.md, "Operations"), served
 /// in Prometheus text format at `GET /metrics` (swift-prometheus). Each provider has its
@@ -21,6 +22,16 @@ final class ProviderMetrics: Sendable {
     private let mailFailed: Counter
     private let transactionsInFlight: Gauge
     private let mailFailing: Gauge
+    private let storeStatements: Counter
+    private let storeTransactions: Counter
+    private struct RouteStatus: Hashable {
+        var endpoint: String
+        var status: Int
+    }
+
+    private let routeMetrics = Mutex<[RouteStatus: (latency: DurationHistogram, responses: Counter)]>([:])
+    /// The store's counts (``StoreStatistics``) as last reported, so a scrape adds the rest.
+    private let reportedStore = Mutex((statements: 0, transactions: 0))
 
     /// `latchkey_<name>_<unit>`.
     private static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -39,6 +50,8 @@ final class ProviderMetrics: Sendable {
         mailFailed = registry.makeCounter(descriptor: Self.name("mail_failed", "total", "Messages given up on after every retry."))
         mailFailing = registry.makeGauge(descriptor: Self.name("mail_transport_failing", "", "1 while the last deliveries in a row could not be handed to the mail transport; codes wait in the outbox."))
         transactionsInFlight = registry.makeGauge(descriptor: Self.name("store_transactions_in_flight", "", "Store transactions running now (pool use)."))
+        storeStatements = registry.makeCounter(descriptor: Self.name("store_statements", "total", "SQL statements the provider ran on its store (BEGIN and COMMIT not counted)."))
+        storeTransactions = registry.makeCounter(descriptor: Self.name("store_transactions", "total", "Store transactions and lookups run."))
     }
 
     func signedIn() {
@@ -51,9 +64,24 @@ final class ProviderMetrics: Sendable {
     }
 
     /// A request answered: its latency per route and its status.
+    ///
+    /// The registry checks a metric's name and labels each time one is asked for, which
+    /// cost more than the rest of a bare request; the metrics of each route and status
+    /// are kept here after the first answer (routes and statuses are the provider's own,
+    /// so the table stays small).
     func answered(endpoint: String, status: Int, after duration: Duration) {
-        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("endpoint", endpoint)], buckets: Self.latencyBuckets).record(duration)
-        registry.makeCounter(descriptor: Self.responses, labels: [("endpoint", endpoint), ("status", String(status))]).increment()
+        let key = RouteStatus(endpoint: endpoint, status: status)
+        let known = routeMetrics.withLock { $0[key] }
+        let metrics = known ?? {
+            let made = (
+                latency: registry.makeDurationHistogram(descriptor: Self.latency, labels: [("endpoint", endpoint)], buckets: Self.latencyBuckets),
+                responses: registry.makeCounter(descriptor: Self.responses, labels: [("endpoint", endpoint), ("status", String(status))])
+            )
+            routeMetrics.withLock { $0[key] = made }
+            return made
+        }()
+        metrics.latency.record(duration)
+        metrics.responses.increment()
     }
 
     /// A request refused by a rate limit or an attempt counter.
@@ -87,8 +115,18 @@ final class ProviderMetrics: Sendable {
         transactionsInFlight.decrement()
     }
 
-    /// The exposition (Prometheus text format 0.0.4).
-    func exposition() -> String {
-        registry.emitToString()
+    /// The exposition (Prometheus text format 0.0.4), with the store's counts brought up
+    /// to date: the engine counts them itself, without touching the registry per statement.
+    func exposition(store: StoreStatistics) -> String {
+        let statements = store.statements
+        let transactions = store.transactions
+        let added = reportedStore.withLock { reported -> (Int, Int) in
+            let added = (max(0, statements - reported.statements), max(0, transactions - reported.transactions))
+            reported = (max(statements, reported.statements), max(transactions, reported.transactions))
+            return added
+        }
+        if added.0 > 0 { storeStatements.increment(by: Int64(added.0)) }
+        if added.1 > 0 { storeTransactions.increment(by: Int64(added.1)) }
+        return registry.emitToString()
     }
 }

@@ -39,7 +39,10 @@ struct Outbox: Sendable {
         try await transaction.query("""
             SELECT id, recipient, subject, body, code, created_at FROM outbox WHERE recipient <> '' ORDER BY id DESC LIMIT \(Int64(min(max(limit, 1), 1000)))
             """).map { row in
-            Message(id: try row.int(0), to: try row.text(1), subject: try row.text(2), body: try row.text(3), code: try row.optionalText(4), createdAt: try row.date(5))
+            Message(
+                id: try row.decode("id"), to: try row.decode("recipient"), subject: try row.decode("subject"), body: try row.decode("body"),
+                code: try row.decode("code"), createdAt: try row.decode("created_at")
+            )
         }.reversed()
     }
 }

@@ -14,7 +14,7 @@ enum AttemptCounters {
         let row = try await transaction.first("""
             SELECT count FROM attempt_counters WHERE key = \(key) AND window_start > \(now.addingTimeInterval(-window))
             """)
-        return Int(try row?.int(0) ?? 0)
+        return try row?.decode("count", as: Int.self) ?? 0
     }
 
     /// Adds one and returns the new count (a window that has passed starts over).
@@ -28,7 +28,7 @@ enum AttemptCounters {
                 window_start = CASE WHEN attempt_counters.window_start <= \(windowStart) THEN \(now) ELSE attempt_counters.window_start END
             RETURNING count
             """)
-        return Int(try row?.int(0) ?? 1)
+        return try row?.decode("count", as: Int.self) ?? 1
     }
 
     /// Drops counters whose window has passed (the longest window any key uses).

@@ -34,7 +34,7 @@ struct Provider: Sendable {
         credentials = CredentialRegistry(grants: grants)
         outbox = Outbox()
         bindJobs = BindJobs(context: context, identities: identities, credentials: credentials, outbox: outbox)
-        signIns = SignIns(context: context, identities: identities, credentials: credentials, grants: grants)
+        signIns = SignIns(context: context, credentials: credentials, grants: grants)
         clients = ClientRegistry(context: context)
         clientAuthenticator = ClientAuthenticator(context: context, registry: clients)
         devices = DeviceAuthorizations(context: context, credentials: credentials, grants: grants)

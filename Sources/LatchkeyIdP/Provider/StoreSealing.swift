@@ -29,7 +29,7 @@ struct StoreSealing: Sendable {
         let fresh = try seal(try SecureRandom.bytes(count: 32), name: name)
         let sealed = try await database.transaction { transaction -> Data in
             if let row = try await transaction.first("SELECT sealed_value FROM provider_secrets WHERE name = \(name)") {
-                return try row.blob(0)
+                return try row.decode("sealed_value", as: Data.self)
             }
             try await transaction.execute("INSERT INTO provider_secrets (name, sealed_value) VALUES (\(name), \(fresh))")
             return fresh

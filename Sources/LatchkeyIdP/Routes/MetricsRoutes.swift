@@ -8,7 +8,7 @@ enum MetricsRoutes {
     static func add(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization?) {
         router.get("metrics") { request, context in
             if let authorization { try await authorization.check(request, context) }
-            var response = Response(status: .ok, body: .init(byteBuffer: .init(string: provider.context.metrics.exposition())))
+            var response = Response(status: .ok, body: .init(byteBuffer: .init(string: provider.context.metrics.exposition(store: provider.context.database.statistics))))
             response.headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return response
         }

@@ -8,12 +8,10 @@ import LatchkeyOAuth
 /// 7636 requires of public clients, RFC 9207's `iss`; docs/PROTOCOL.md section 3).
 struct SignIns: Sendable {
     let context: ProviderContext
-    let identities: IdentityDirectory
     let credentials: CredentialRegistry
     let grants: GrantLedger
-    init(context: ProviderContext, identities: IdentityDirectory, credentials: CredentialRegistry, grants: GrantLedger) {
+    init(context: ProviderContext, credentials: CredentialRegistry, grants: GrantLedger) {
         self.context = context
-        self.identities = identities
         self.credentials = credentials
         self.grants = grants
     }
@@ -98,9 +96,8 @@ struct SignIns: Sendable {
     func allowedCredentials(loginHint hint: String?) async throws -> [Data] {
         guard let hint, hint.utf8.count <= 256 else { return [] }
         let decoyKey = try context.decoyKey
-        let allowed = try await context.database.transaction { transaction in
-            guard let identity = try await self.identities.named(hint, in: transaction) else { return [Data]() }
-            return try await self.credentials.liveIDs(of: identity.id, in: transaction)
+        let allowed = try await context.database.read { transaction in
+            try await self.credentials.liveIDs(ofIdentityNamed: hint, in: transaction)
         }
         if allowed.isEmpty {
             return [try HMAC.authenticationCode(for: Data("login_hint:\(Username.key(hint))".utf8), using: decoyKey)]
@@ -150,11 +147,10 @@ struct SignIns: Sendable {
     /// and the counter recorded only if both are still as they were read.
     func complete(session id: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> URL {
         let session = try openSession(id, now: now)
-        let credential = try await context.database.transaction { transaction in
-            guard try await !SpentTickets.isSpent(session.id, in: transaction) else {
-                throw ProviderError.notFound("unknown, used or expired authentication session")
-            }
-            return try await self.credentials.signer(response.rawId.data, in: transaction)
+        let credential = try await context.database.read { transaction in
+            try await self.credentials.signer(
+                response.rawId.data, session: session.id, spentError: .notFound("unknown, used or expired authentication session"), in: transaction
+            )
         }
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
         let code = try await context.database.transaction { transaction in

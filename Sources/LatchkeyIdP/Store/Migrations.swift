@@ -304,7 +304,7 @@ enum Migrations {
                 if dialect == .postgres {
                     try await transaction.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
                 }
-                let version = try await transaction.first("SELECT version FROM latchkey_schema")?.int(0) ?? 0
+                let version = try await transaction.first("SELECT version FROM latchkey_schema")?.decode("version", as: Int64.self) ?? 0
                 guard version <= currentVersion else {
                     throw StoreError.schemaTooNew("the database has schema version \(version); this build of Latchkey knows up to \(currentVersion). Run a newer latchkey, or restore a backup made for this one")
                 }

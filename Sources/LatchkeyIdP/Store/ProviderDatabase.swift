@@ -1,17 +1,32 @@
 /// The provider's state lives behind this: one SQL engine, reached only through
-/// transactions (docs/ARCHITECTURE.md, "The store"). Both engines run the same
-/// statements (``SQLStatement``), so each operation of the provider is written once.
+/// transactions (docs/ARCHITECTURE.md, "The store" and "The store's unit of work"). Both
+/// engines run the same statements (``SQLStatement``), so each operation of the provider
+/// is written once.
 ///
 /// A transaction's body may run more than once: PostgreSQL transactions run at
 /// SERIALIZABLE and are retried when they conflict, so a body must touch nothing but the
 /// transaction (no mail sent, no counter outside the store bumped) and throw to abort.
 /// Its result is returned only once the transaction is durably committed.
+///
+/// A body must not suspend for anything but its own statements: on SQLite the whole
+/// body runs in one call on the writer's connection, its statements executed at once,
+/// and other transactions wait for it.
 protocol ProviderDatabase: Sendable {
     /// Which engine, for the few statements that differ (DDL types).
     var dialect: SQLDialect { get }
 
+    /// Transactions and statements run so far.
+    var statistics: StoreStatistics { get }
+
     /// Runs `body` in one transaction and commits it; any error rolls it back.
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
+
+    /// Runs a lookup that writes nothing, without waiting for the writer: on SQLite a
+    /// reader connection (WAL), on PostgreSQL statements outside an explicit transaction.
+    /// Each statement sees committed state, but two statements of one body may see
+    /// different commits; a decision that needs them consistent, or that writes, belongs
+    /// in ``transaction(_:)``.
+    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
 
     /// Whether the database answers now (the readiness probe).
     func ping() async throws

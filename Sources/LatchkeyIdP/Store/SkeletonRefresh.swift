@@ -18,10 +18,10 @@ enum SkeletonRefresh {
             if dialect == .postgres {
                 try await transaction.execute("SELECT pg_advisory_xact_lock(\(Migrations.lockKey))")
             }
-            let recorded = try await transaction.first("SELECT value FROM provider_settings WHERE name = \(setting)")?.text(0)
+            let recorded = try await transaction.first("SELECT value FROM provider_settings WHERE name = \(setting)")?.decode("value", as: String.self)
             guard recorded != rule else { return }
             let identities = try await transaction.query("SELECT id, username FROM identities ORDER BY created_at, id").map {
-                (id: try $0.text(0), username: try $0.text(1))
+                (id: try $0.decode("id", as: String.self), username: try $0.decode("username", as: String.self))
             }
             // First out of the way (U+0001 never occurs in a name's skeleton), then in
             // creation order, so no interim value collides with one not yet remade.

@@ -12,11 +12,6 @@ enum SpentTickets {
             """) != nil
     }
 
-    /// Whether `id` was spent: a replay is told so before any signature work.
-    static func isSpent(_ id: String, in transaction: any SQLTransaction) async throws -> Bool {
-        try await transaction.first("SELECT 1 FROM spent_tickets WHERE id_hash = \(try ProviderContext.hash(id))") != nil
-    }
-
     static func prune(now: Date, in transaction: any SQLTransaction) async throws {
         try await transaction.execute("DELETE FROM spent_tickets WHERE expires_at <= \(now)")
     }

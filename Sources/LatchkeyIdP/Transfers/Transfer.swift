@@ -121,24 +121,24 @@ struct Transfer: Sendable {
         """
 
     init(row: SQLRow) throws {
-        id = try row.text(0)
-        identityID = try row.text(1)
-        exporterCredentialID = try row.blob(2)
-        guard let state = State(rawValue: try row.text(3)) else { throw StoreError.corruptRow("a transfer has an unknown state") }
+        id = try row.decode("id", as: String.self)
+        identityID = try row.decode("identity_id", as: String.self)
+        exporterCredentialID = try row.decode("exporter_credential_id", as: Data.self)
+        guard let state = State(rawValue: try row.decode("state", as: String.self)) else { throw StoreError.corruptRow("a transfer has an unknown state") }
         self.state = state
-        expiresAt = try row.date(4)
-        endedAt = try row.optionalDate(5)
-        openChallenge = try row.optionalBlob(6)
-        exporterTokenHash = try row.optionalBlob(7)
-        codePrefix = try row.optionalText(8)
-        codeSecretHash = try row.optionalBlob(9)
-        codeExpiresAt = try row.date(10)
-        code = try row.optionalText(11)
-        failedAttempts = Int(try row.int(12))
-        importerTokenHash = try row.optionalBlob(13)
-        registrationChallenge = try row.optionalBlob(14)
-        pending = try row.optionalText(15).map(PendingImport.init(column:))
-        boundCredentialID = try row.optionalBlob(16)
+        expiresAt = try row.decode("expires_at", as: Date.self)
+        endedAt = try row.decode("ended_at", as: Date?.self)
+        openChallenge = try row.decode("open_challenge", as: Data?.self)
+        exporterTokenHash = try row.decode("exporter_token_hash", as: Data?.self)
+        codePrefix = try row.decode("code_prefix", as: String?.self)
+        codeSecretHash = try row.decode("code_secret_hash", as: Data?.self)
+        codeExpiresAt = try row.decode("code_expires_at", as: Date.self)
+        code = try row.decode("code", as: String?.self)
+        failedAttempts = try row.decode("failed_attempts", as: Int.self)
+        importerTokenHash = try row.decode("importer_token_hash", as: Data?.self)
+        registrationChallenge = try row.decode("registration_challenge", as: Data?.self)
+        pending = try row.decode("pending_import", as: String?.self).map(PendingImport.init(column:))
+        boundCredentialID = try row.decode("bound_credential_id", as: Data?.self)
     }
 
     /// Writes every column (an insert the first time).

@@ -41,7 +41,7 @@ struct Transfers: Sendable {
         let tickets = try context.tickets
         // An unknown or revoked credential is told apart here as before: its ID was needed
         // to get this far, and the answer reveals nothing the ID's holder does not know.
-        _ = try await context.database.transaction { try await self.credentials.signer(credentialID, in: $0) }
+        _ = try await context.database.read { try await self.credentials.signer(credentialID, in: $0) }
         let opening = TransferOpening(
             id: try ProviderContext.randomToken(), credentialID: credentialID, challenge: try SecureRandom.bytes(count: 32),
             expiresAt: now.addingTimeInterval(min(Self.unopenedTransferLifetime, configuration.transferLifetime))
@@ -64,7 +64,7 @@ struct Transfers: Sendable {
         guard response.rawId.data == opening.credentialID else {
             throw ProviderError.badRequest(.invalidAssertion, "the assertion is not by the credential that started the transfer")
         }
-        let credential = try await context.database.transaction { try await self.credentials.signer(opening.credentialID, in: $0) }
+        let credential = try await context.database.read { try await self.credentials.signer(opening.credentialID, in: $0) }
         let signCount = try context.verify(response, by: credential, challenge: opening.challenge, allowed: [opening.credentialID])
         let token = try ProviderContext.randomToken()
         let tokenHash = try ProviderContext.hash(token)
@@ -74,8 +74,8 @@ struct Transfers: Sendable {
                 return .refused(.notFound("unknown, opened or expired transfer"))
             }
             let live = try await transaction.first("""
-                SELECT count(*) FROM transfers WHERE identity_id = \(credential.identityID) AND ended_at IS NULL AND expires_at > \(now)
-                """)?.int(0) ?? 0
+                SELECT count(*) AS live FROM transfers WHERE identity_id = \(credential.identityID) AND ended_at IS NULL AND expires_at > \(now)
+                """)?.decode("live", as: Int64.self) ?? 0
             guard live < perIdentity else {
                 return .refused(ProviderError.slowDown("this account has \(perIdentity) transfers going; finish or cancel one first"))
             }
@@ -311,6 +311,6 @@ struct Transfers: Sendable {
 
     /// A transfer's state (tests and the admin API).
     func state(_ id: String) async throws -> Transfer.State? {
-        try await context.database.transaction { try await self.load(id, in: $0)?.state }
+        try await context.database.read { try await self.load(id, in: $0)?.state }
     }
 }

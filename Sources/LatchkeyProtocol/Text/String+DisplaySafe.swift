@@ -17,6 +17,13 @@ extension String {
     /// terminal of an operator reading the log; nothing is lost, the escape names the
     /// scalar. Used by the provider's text logs (docs/SECURITY.md, "Logs").
     public func logSafe(maximumLength: Int = 1024) -> String {
+        // Most values (ids, routes, error codes) are printable ASCII without a backslash,
+        // which need no escape: one pass over the bytes instead of a scalar walk that
+        // looks up each scalar's general category (a log line per request made that walk
+        // a few percent of the provider's CPU).
+        if utf8.count <= maximumLength, utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
+            return self
+        }
         var escaped = ""
         escaped.unicodeScalars.reserveCapacity(Swift.min(unicodeScalars.count, maximumLength))
         var count = 0

@@ -69,7 +69,7 @@ struct UsernameTests {
         }
         try await SkeletonRefresh.run(on: database)
         let rows = try await database.transaction { transaction in
-            try await transaction.query("SELECT id, username_skeleton FROM identities ORDER BY id").map { (try $0.text(0), try $0.text(1)) }
+            try await transaction.query("SELECT id, username_skeleton FROM identities ORDER BY id").map { (try $0.decode("id", as: String.self), try $0.decode("username_skeleton", as: String.self)) }
         }
         #expect(rows.map(\.0) == ["i1", "i2", "i3"], "no identity is lost")
         #expect(rows[0].1 == Username.skeleton("modern") && rows[1].1 == Username.skeleton("modern") + "\u{1}i2")

@@ -31,7 +31,7 @@ struct TransferLifetimeTests {
         }
         let (id, ticket, options) = try await provider.transfers.begin(credentialID: credentialID)
         #expect(try await provider.transfers.state(id) == nil)
-        let rows = try await provider.context.database.transaction { try await $0.first("SELECT count(*) FROM transfers")?.int(0) }
+        let rows = try await provider.context.database.transaction { try await $0.first("SELECT count(*) AS transfers FROM transfers")?.decode("transfers", as: Int64.self) }
         #expect(rows == 0)
 
         // Past its minute, the ticket opens nothing; the assertion is not even looked at.

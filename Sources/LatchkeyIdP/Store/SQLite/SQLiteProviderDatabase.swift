@@ -1,35 +1,59 @@
+import Dispatch
 import Foundation
 import Logging
-import NIOCore
-import SQLiteNIO
 import Synchronization
 
-/// The default store: one SQLite database (sqlite-nio, which builds its own SQLite), in
-/// WAL mode, written by one connection that commits transactions in groups.
+/// The default store: one SQLite database in WAL mode, written by one connection that
+/// commits transactions in groups, and read by a few reader connections that never wait
+/// for it (docs/ARCHITECTURE.md, "The store's unit of work").
 ///
-/// Durability (docs/ARCHITECTURE.md, "The store"): `synchronous=FULL`, so the WAL is
+/// **One hop per transaction.** A transaction's body runs in one call on the writer's
+/// connection (``SQLiteHandle``): its statements are executed synchronously, prepared
+/// once per connection, with no thread switch between them. The caller that finds the
+/// writer idle runs the group itself; callers that arrive meanwhile queue and are woken
+/// with their answers. Only the durable `COMMIT` (a sync of the WAL, about 2 ms on the
+/// VMs we measure on) leaves the caller's thread, for a dispatch queue of its own, so the
+/// cooperative threads never wait on the disk.
+///
+/// **Durability** (docs/ARCHITECTURE.md, "The store"): `synchronous=FULL`, so the WAL is
 /// synced at every commit and an answer is sent only after its transaction reached the
 /// disk; `NORMAL` would be consistent after a crash of the process but could lose the
-/// last commits to a power cut, which for a single-use code or a signature counter
-/// means accepting it twice. A sync costs about 2 ms on the VMs we measure on, so
-/// transactions that arrive while one is being committed wait and are committed
-/// together: each runs in its own savepoint (its failure rolls back only itself), and
-/// one `COMMIT` (one sync) makes the whole group durable before any of them answers.
+/// last commits to a power cut, which for a single-use code or a signature counter means
+/// accepting it twice. Transactions that arrive while one group is being committed wait
+/// and are committed together: each runs in its own savepoint (its failure rolls back
+/// only itself), and one `COMMIT` (one sync) makes the whole group durable before any of
+/// them answers. A transaction alone in its group needs no savepoint.
 final class SQLiteProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.sqlite
-    private let connection: SQLiteConnection
+    let statistics: StoreStatistics
+    private let writer: SQLiteHandle
+    /// Nil for an in-memory database, which other connections cannot open.
+    private let readers: SQLiteReaderPool?
+    /// Whether commits reach a disk (and so leave the caller's thread).
+    private let durable: Bool
+    /// Where the file work happens: durable commits, a `BEGIN` that waits for another
+    /// process, opening (which may recover a WAL a killed process left) and closing (which
+    /// checkpoints), so no cooperative thread waits on the disk.
+    private let commits: DispatchQueue
     private let queue = Mutex(Queue())
-    private let closed = Mutex(false)
+    private let closed = Atomic<Bool>(false)
     /// Transactions in one group at most, so no answer waits behind too many others.
     private static let maximumGroup = 64
 
     private struct Queue: ~Copyable {
         var jobs: [any QueuedTransaction] = []
         var draining = false
+        /// Set under the same lock that queues a job, so no job is queued once ``close()``
+        /// has begun waiting for the writer to finish.
+        var closed = false
     }
 
-    private init(connection: SQLiteConnection) {
-        self.connection = connection
+    private init(writer: SQLiteHandle, readers: SQLiteReaderPool?, durable: Bool, statistics: StoreStatistics, commits: DispatchQueue) {
+        self.commits = commits
+        self.writer = writer
+        self.readers = readers
+        self.durable = durable
+        self.statistics = statistics
     }
 
     /// Opens (creating when needed) `directory/latchkey.sqlite3`, or an in-memory
@@ -39,29 +63,29 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     /// own (docs/SECURITY.md, "The provider's store"); looser modes are refused, not
     /// repaired, since someone else may already have read or changed the file.
     static func open(directory: URL?, logger: Logger) async throws -> SQLiteProviderDatabase {
-        let storage: SQLiteConnection.Storage
+        let statistics = StoreStatistics()
+        let commits = DispatchQueue(label: "latchkey.store.sqlite.commit")
+        let database: SQLiteProviderDatabase
         if let directory {
             let path = try StoreFiles.prepareDatabaseFile(in: directory)
-            storage = .file(path: path)
-        } else {
-            storage = .memory
-        }
-        let connection: SQLiteConnection
-        do {
-            connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        } catch {
-            throw StoreError.engineFailure("cannot open the SQLite database", underlying: error)
-        }
-        let database = SQLiteProviderDatabase(connection: connection)
-        do {
-            // busy_timeout replaces sqlite-nio's retry-at-once busy handler: another
-            // process holding the file (a backup, a second `serve`) is waited for, not spun on.
-            for pragma in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000"] {
-                _ = try await connection.query(pragma)
+            let writer = try await Self.onQueue(commits) { () throws(StoreError) -> SQLiteHandle in
+                let writer = try SQLiteHandle(path: path, readOnly: false, counter: statistics)
+                // busy_timeout: another process holding the file (a backup, a second
+                // `serve`) is waited for, not failed at once; the writer's inline BEGIN
+                // sets its own.
+                for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"] {
+                    try writer.execute(pragma)
+                }
+                return writer
             }
-        } catch {
-            await database.close()
-            throw Self.storeError(error)
+            database = SQLiteProviderDatabase(
+                writer: writer, readers: SQLiteReaderPool(path: path, statistics: statistics, files: commits), durable: true,
+                statistics: statistics, commits: commits
+            )
+        } else {
+            let writer = try SQLiteHandle(path: ":memory:", readOnly: false, counter: statistics)
+            try writer.execute("PRAGMA foreign_keys=ON")
+            database = SQLiteProviderDatabase(writer: writer, readers: nil, durable: false, statistics: statistics, commits: commits)
         }
         do {
             try await Migrations.run(on: database)
@@ -73,105 +97,178 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     }
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-            let job = PendingTransaction(body: body, continuation: continuation)
-            let startDrain = queue.withLock { queue -> Bool in
-                queue.jobs.append(job)
-                guard !queue.draining else { return false }
-                queue.draining = true
-                return true
-            }
-            if startDrain {
-                Task { await self.drain() }
+        let job = PendingTransaction(body: body)
+        let drains = queue.withLock { queue -> Bool? in
+            guard !queue.closed else { return nil }
+            queue.jobs.append(job)
+            guard !queue.draining else { return false }
+            queue.draining = true
+            return true
+        }
+        guard let drains else { throw StoreError.unavailable("the SQLite database is closed") }
+        statistics.countTransaction()
+        if drains {
+            // The writer was idle: this caller commits the group its job leads, and hands
+            // what queued meanwhile to a task of its own.
+            await drainOnce()
+            if moreQueued() {
+                Task { await self.drainAll() }
             }
         }
+        return try await job.answer()
+    }
+
+    func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        guard !closed.load(ordering: .acquiring) else { throw StoreError.unavailable("the SQLite database is closed") }
+        // No reader (in memory, or all busy): the writer answers, after the queued writes.
+        guard let readers, let reader = try readers.take() else { return try await transaction(body) }
+        defer { readers.give(back: reader) }
+        statistics.countTransaction()
+        return try await body(SQLiteTransactionHandle(handle: reader))
     }
 
     func ping() async throws {
-        _ = try await transaction { try await $0.query("SELECT 1") }
+        _ = try await read { try await $0.query("SELECT 1 AS one") }
     }
 
-    /// Closes the connection once; later calls do nothing.
+    /// Later transactions fail; the transactions already queued are committed first, then
+    /// the connections close on the commit queue (the last one checkpoints the WAL).
     func close() async {
-        let first = closed.withLock { closed in
-            defer { closed = true }
-            return !closed
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.withLock { $0.closed = true }
+        // Wait for the writer to finish what was queued before (a group commits in
+        // milliseconds; five seconds is a store that hangs, closed regardless).
+        for _ in 0..<500 where queue.withLock({ $0.draining }) {
+            try? await Task.sleep(for: .milliseconds(10))
         }
-        if first { try? await connection.close() }
-    }
-
-    /// Commits queued transactions in groups until none is left.
-    private func drain() async {
-        while true {
-            let group = queue.withLock { queue -> [any QueuedTransaction]? in
-                guard !queue.jobs.isEmpty else {
-                    queue.draining = false
-                    return nil
-                }
-                let count = min(queue.jobs.count, Self.maximumGroup)
-                let group = Array(queue.jobs.prefix(count))
-                queue.jobs.removeFirst(count)
-                return group
+        await readers?.close()
+        let writer = writer
+        await withCheckedContinuation { continuation in
+            commits.async {
+                writer.close()
+                continuation.resume()
             }
-            guard let group else { return }
-            let failure = await commit(group)
-            for job in group { job.finish(commitError: failure) }
         }
     }
 
-    /// Runs a group in one transaction, each in its own savepoint; nil when the group
-    /// committed, else the error every transaction of it fails with.
+    /// Runs `work` on `queue` and returns what it returned.
+    private static func onQueue<Value: Sendable>(_ queue: DispatchQueue, _ work: @escaping @Sendable () throws(StoreError) -> Value) async throws(StoreError) -> Value {
+        let outcome: Swift.Result<Value, StoreError> = await withCheckedContinuation { continuation in
+            queue.async {
+                do throws(StoreError) {
+                    continuation.resume(returning: .success(try work()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Commits queued groups until none is left.
+    private func drainAll() async {
+        repeat {
+            await drainOnce()
+        } while moreQueued()
+    }
+
+    /// Whether jobs wait for the writer; when none do, the writer is marked idle in the
+    /// same step, so the next caller drains.
+    private func moreQueued() -> Bool {
+        queue.withLock { queue in
+            guard !queue.jobs.isEmpty else {
+                queue.draining = false
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Takes the next group from the queue, commits it and answers its callers.
+    private func drainOnce() async {
+        let group = queue.withLock { queue -> [any QueuedTransaction] in
+            let count = min(queue.jobs.count, Self.maximumGroup)
+            let group = Array(queue.jobs.prefix(count))
+            queue.jobs.removeFirst(count)
+            return group
+        }
+        guard !group.isEmpty else { return }
+        let failure = await commit(group)
+        for job in group { job.finish(commitError: failure) }
+    }
+
+    /// Runs a group in one transaction; nil when the group committed, else the error
+    /// every transaction of it fails with.
     private func commit(_ group: [any QueuedTransaction]) async -> StoreError? {
-        let handle = SQLiteTransactionHandle(connection: connection)
+        let handle = SQLiteTransactionHandle(handle: writer)
         do {
-            try await handle.raw("BEGIN IMMEDIATE")
+            try await begin()
         } catch {
-            return Self.storeError(error)
+            return error
         }
-        for job in group {
-            do {
-                try await handle.raw("SAVEPOINT latchkey_transaction")
-                if await job.run(in: handle) {
-                    try await handle.raw("RELEASE latchkey_transaction")
-                } else {
-                    // The body threw: undo its writes only.
-                    try await handle.raw("ROLLBACK TO latchkey_transaction")
-                    try await handle.raw("RELEASE latchkey_transaction")
+        if group.count == 1 {
+            // Alone: the transaction is the group, and its failure rolls back everything.
+            guard await group[0].run(in: handle) else {
+                do {
+                    try writer.execute("ROLLBACK")
+                    return nil
+                } catch {
+                    return error
                 }
-            } catch {
-                // SQLite ended the whole transaction itself (a full disk does that), so
-                // every transaction of the group fails with it; those that never ran too.
-                _ = try? await handle.raw("ROLLBACK")
-                return Self.storeError(error)
+            }
+        } else {
+            for job in group {
+                do {
+                    try writer.execute("SAVEPOINT latchkey_transaction")
+                    if await job.run(in: handle) {
+                        try writer.execute("RELEASE latchkey_transaction")
+                    } else {
+                        // The body threw: undo its writes only.
+                        try writer.execute("ROLLBACK TO latchkey_transaction")
+                        try writer.execute("RELEASE latchkey_transaction")
+                    }
+                } catch {
+                    // SQLite ended the whole transaction itself (a full disk does that), so
+                    // every transaction of the group fails with it; those that never ran too.
+                    try? writer.execute("ROLLBACK")
+                    return error
+                }
             }
         }
         do {
-            try await handle.raw("COMMIT")
+            try await onCommitQueue { (writer: SQLiteHandle) throws(StoreError) in try writer.execute("COMMIT") }
             return nil
         } catch {
-            _ = try? await handle.raw("ROLLBACK")
-            return Self.storeError(error)
+            try? writer.execute("ROLLBACK")
+            return error
         }
     }
 
-    /// SQLite's errors as ``StoreError``s.
-    static func storeError(_ error: any Error) -> StoreError {
-        if let error = error as? StoreError { return error }
-        guard let sqlite = error as? SQLiteError else {
-            return StoreError.engineFailure("the SQLite database failed", underlying: error)
+    /// `BEGIN IMMEDIATE` takes the write lock. It is tried at once on the caller's thread;
+    /// only when another process holds the lock is it waited for (busy_timeout), on the
+    /// commit queue, so no cooperative thread sleeps on a lock.
+    private func begin() async throws(StoreError) {
+        writer.setBusyTimeout(milliseconds: 0)
+        do {
+            try writer.execute("BEGIN IMMEDIATE")
+            writer.setBusyTimeout(milliseconds: 5000)
+        } catch where error.code == .unavailable {
+            try await onCommitQueue { (writer: SQLiteHandle) throws(StoreError) in
+                writer.setBusyTimeout(milliseconds: 5000)
+                try writer.execute("BEGIN IMMEDIATE")
+            }
+        } catch {
+            writer.setBusyTimeout(milliseconds: 5000)
+            throw error
         }
-        switch sqlite.reason {
-        case .full:
-            return StoreError.diskFull("the disk holding the SQLite database is full; nothing of the failed write was kept", underlying: sqlite)
-        case .constraint, .constraintUniqueFailed, .constraintPrimaryKeyFailed, .constraintForeignKeyFailed:
-            return StoreError.duplicate("a row with that key exists", underlying: sqlite)
-        case .busy, .busyTimeout, .locked:
-            return StoreError.unavailable("the SQLite database is locked by another process", underlying: sqlite)
-        case .corrupt, .notADatabase:
-            return StoreError.engineFailure("the SQLite database file is damaged or not a database", underlying: sqlite)
-        default:
-            return StoreError.engineFailure("the SQLite database failed", underlying: sqlite)
-        }
+    }
+
+    /// Runs `work` on the writer on the commit queue when commits reach a disk, at once
+    /// otherwise.
+    private func onCommitQueue(_ work: @escaping @Sendable (SQLiteHandle) throws(StoreError) -> Void) async throws(StoreError) {
+        guard durable else { return try work(writer) }
+        let writer = writer
+        try await Self.onQueue(commits) { () throws(StoreError) in try work(writer) }
     }
 }
 
@@ -186,75 +283,84 @@ private protocol QueuedTransaction: Sendable {
 
 private final class PendingTransaction<Result: Sendable>: QueuedTransaction {
     private let body: @Sendable (any SQLTransaction) async throws -> Result
-    private let continuation: CheckedContinuation<Result, any Error>
-    private let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
+    private let state = Mutex(State.running(nil))
 
-    init(body: @escaping @Sendable (any SQLTransaction) async throws -> Result, continuation: CheckedContinuation<Result, any Error>) {
+    private enum State {
+        /// The body's outcome once it ran (nil before).
+        case running(Swift.Result<Result, any Error>?)
+        /// The caller waits for the answer.
+        case waiting(Swift.Result<Result, any Error>?, CheckedContinuation<Result, any Error>)
+        case answered(Swift.Result<Result, any Error>)
+    }
+
+    init(body: @escaping @Sendable (any SQLTransaction) async throws -> Result) {
         self.body = body
-        self.continuation = continuation
     }
 
     func run(in transaction: SQLiteTransactionHandle) async -> Bool {
+        let outcome: Swift.Result<Result, any Error>
         do {
-            let result = try await body(transaction)
-            outcome.withLock { $0 = .success(result) }
-            return true
+            outcome = .success(try await body(transaction))
         } catch {
-            outcome.withLock { $0 = .failure(error) }
-            return false
+            outcome = .failure(error)
         }
+        state.withLock { state in
+            switch state {
+            case .running: state = .running(outcome)
+            case .waiting(_, let continuation): state = .waiting(outcome, continuation)
+            case .answered: break
+            }
+        }
+        if case .success = outcome { return true }
+        return false
     }
 
     func finish(commitError: StoreError?) {
-        switch outcome.withLock({ $0 }) {
-        case .failure(let error):
-            continuation.resume(throwing: error)
-        case .success(let result):
-            if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: result) }
-        case nil:
-            continuation.resume(throwing: commitError ?? StoreError.engineFailure("the transaction was never run"))
+        let resume = state.withLock { state -> (CheckedContinuation<Result, any Error>, Swift.Result<Result, any Error>)? in
+            let outcome: Swift.Result<Result, any Error>?
+            let continuation: CheckedContinuation<Result, any Error>?
+            switch state {
+            case .running(let ran): (outcome, continuation) = (ran, nil)
+            case .waiting(let ran, let waiting): (outcome, continuation) = (ran, waiting)
+            case .answered: return nil
+            }
+            let answer: Swift.Result<Result, any Error>
+            switch outcome {
+            case .failure(let error): answer = .failure(error)
+            case .success(let result): answer = commitError.map { .failure($0) } ?? .success(result)
+            case nil: answer = .failure(commitError ?? StoreError.engineFailure("the transaction was never run"))
+            }
+            state = .answered(answer)
+            return continuation.map { ($0, answer) }
+        }
+        if let (continuation, answer) = resume { continuation.resume(with: answer) }
+    }
+
+    /// The answer: at once when the group is already committed (the caller drained it
+    /// itself), else when it is.
+    func answer() async throws -> Result {
+        if case .answered(let answer) = state.withLock({ $0 }) { return try answer.get() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let ready = state.withLock { state -> Swift.Result<Result, any Error>? in
+                switch state {
+                case .answered(let answer): return answer
+                case .running(let ran):
+                    state = .waiting(ran, continuation)
+                    return nil
+                case .waiting:
+                    preconditionFailure("a transaction's answer is awaited once")
+                }
+            }
+            if let ready { continuation.resume(with: ready) }
         }
     }
 }
 
-/// Statements of the group's transaction, on the one connection.
+/// Statements of a transaction or a read, on one connection, executed at once.
 struct SQLiteTransactionHandle: SQLTransaction {
-    let connection: SQLiteConnection
+    let handle: SQLiteHandle
 
     func query(_ statement: SQLStatement) async throws -> [SQLRow] {
-        let binds = statement.binds.map { value -> SQLiteData in
-            switch value {
-            case .null: .null
-            case .integer(let integer): .integer(SQLiteInt64(integer))
-            case .text(let text): .text(text)
-            case .blob(let data): .blob(ByteBuffer(bytes: data))
-            }
-        }
-        let rows: [SQLiteRow]
-        do {
-            rows = try await connection.query(statement.text, binds)
-        } catch {
-            throw SQLiteProviderDatabase.storeError(error)
-        }
-        return rows.map { row in
-            SQLRow(values: row.columns.map { column in
-                switch column.data {
-                case .null: .null
-                case .integer(let integer): .integer(Int64(integer))
-                // The schema has no REAL column; a float read back is a changed file.
-                case .float: .null
-                case .text(let text): .text(text)
-                case .blob(let buffer): .blob(Data(buffer.readableBytesView))
-                }
-            })
-        }
-    }
-
-    func raw(_ text: String) async throws {
-        do {
-            _ = try await connection.query(text)
-        } catch {
-            throw SQLiteProviderDatabase.storeError(error)
-        }
+        try handle.query(statement)
     }
 }
