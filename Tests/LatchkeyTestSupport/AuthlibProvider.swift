@@ -12,7 +12,7 @@ public final class AuthlibProvider: Sendable {
     private let process: Process
 
     /// Whether python3 has Authlib and Flask.
-    public static var available: Bool { PythonInterop.available(["authlib", "flask"]) }
+    public static var available: Bool { get async { await PythonInterop.available(["authlib", "flask"]) } }
 
     public init() async throws {
         let script = PythonInterop.scripts.appendingPathComponent("authlib_provider.py").path

@@ -10,7 +10,7 @@ public final class AuthlibRelyingParty: Sendable {
     private let process: Process
 
     /// Whether python3 has Authlib, Flask and requests (its HTTP client).
-    public static var available: Bool { PythonInterop.available(["authlib", "flask", "requests"]) }
+    public static var available: Bool { get async { await PythonInterop.available(["authlib", "flask", "requests"]) } }
 
     public init(issuer: URL, clientID: String) async throws {
         let script = PythonInterop.scripts.appendingPathComponent("authlib_relying_party.py").path

@@ -83,9 +83,12 @@ public enum ChildProcess {
         return (process, line)
     }
 
-    /// A tool found on `PATH` (`python3`, …), run synchronously: its status and its
-    /// output and errors together. For availability checks and short scripts.
-    public static func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// A tool found on `PATH` (`python3`, `openssl`, …) run to its end: its status and its
+    /// output and errors together. The read and the wait happen on a thread of their own
+    /// (``Blocking``): a Python script can take seconds under load, and waiting for it on
+    /// one of the cooperative pool's two threads stalled every other test in a CI run (a
+    /// PostgreSQL store test then timed out for want of a thread to read its answer).
+    public static func tool(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -93,9 +96,9 @@ public enum ChildProcess {
         process.standardOutput = pipe
         process.standardError = pipe
         try ProcessSpawning.run(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let output = await drain(pipe)
+        let status = await waitForExit(process)
+        return (status, String(decoding: output, as: UTF8.self))
     }
 
     /// A pipe read to its end.
@@ -155,10 +158,27 @@ public enum ChildProcess {
 
     /// Whether child `pid` has ended: gone, or a zombie (`Z`/`X` in `/proc/PID/stat`) that
     /// Foundation has not reaped yet.
-    static func hasEnded(_ pid: Int32) -> Bool {
+    public static func hasEnded(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return true }
         let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
         return state == "Z" || state == "X"
+    }
+
+    /// Every process below `pid` (children, theirs, …), read from `/proc`: a helper such
+    /// as chromedriver starts browsers that outlive it when it is stopped.
+    public static func descendants(of pid: Int32) -> [Int32] {
+        var found: [Int32] = []
+        var pending = [pid]
+        while let next = pending.popLast(), found.count < 4096 {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(next)/task")) ?? []
+            for task in tasks {
+                let text = (try? String(contentsOfFile: "/proc/\(next)/task/\(task)/children", encoding: .utf8)) ?? ""
+                let children = text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                found += children
+                pending += children
+            }
+        }
+        return found
     }
 }

@@ -9,7 +9,7 @@ public final class SMTPSink: Sendable {
     private let directory: URL
 
     /// Whether python3 has aiosmtpd.
-    public static var available: Bool { PythonInterop.available(["aiosmtpd"]) }
+    public static var available: Bool { get async { await PythonInterop.available(["aiosmtpd"]) } }
 
     /// One message as the server took it.
     public struct Message: Decodable, Sendable {

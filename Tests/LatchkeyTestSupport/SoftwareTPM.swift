@@ -71,9 +71,14 @@ public final class SoftwareTPM: Sendable {
     /// Kills the TPM at once, as a crash or an unplugged device would.
     public func kill() {
         // Once reaped, its pid may be another process's.
-        guard process.isRunning else { return }
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        guard process.isRunning, !ChildProcess.hasEnded(pid) else { return }
+        _ = Glibc.kill(pid, SIGKILL)
+        // Until it is reaped the PID stays its own; whether it ended is read from /proc,
+        // since `waitUntilExit` waits on a Dispatch source that can lag by seconds under
+        // load, holding a thread of the cooperative pool meanwhile (`ChildProcess.stop`).
+        let deadline = Date().addingTimeInterval(2)
+        while !ChildProcess.hasEnded(pid), Date() < deadline { usleep(2_000) }
     }
 
     /// A port P with P + 1 free too, or nil when P + 1 is taken.

@@ -8,10 +8,10 @@ import Testing
 /// Latchkey's output checked by standard relying-party libraries: py_webauthn 3.x and
 /// python-fido2 2.x, through Tests/Interop/webauthn_interop.py, when python3 has them
 /// (`pip install webauthn==3.0.1 fido2==2.2.1`; `.ci/run` installs them when it can).
-@Suite("Interoperability with py_webauthn and python-fido2", .enabled(if: PythonInterop.available(["webauthn", "fido2"]), "python3 with webauthn and fido2 not found: skipped"))
+@Suite("Interoperability with py_webauthn and python-fido2", .enabled("python3 with webauthn and fido2 not found: skipped") { await PythonInterop.available(["webauthn", "fido2"]) })
 struct InteropTests {
     @Test("registrations and assertions verify with both libraries")
-    func verifyWithPythonLibraries() throws {
+    func verifyWithPythonLibraries() async throws {
         let fixture = try AuthenticatorFixture()
         var cases: [JSONValue] = []
         for (algorithm, name) in [(-7, "ES256"), (-8, "Ed25519")] {
@@ -39,7 +39,7 @@ struct InteropTests {
         }
         let input = fixture.directory.appendingPathComponent("interop.json")
         try JSONValue.array(cases).json().write(to: input)
-        let (status, output) = try PythonInterop.run("webauthn_interop.py", [input.path])
+        let (status, output) = try await PythonInterop.run("webauthn_interop.py", [input.path])
         print(output)
         #expect(status == 0, "\(output)")
     }

@@ -292,34 +292,34 @@ enum Migrations {
         return spelled.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 
-    /// Brings `database` to ``currentVersion``. On PostgreSQL an advisory lock keeps two
-    /// instances starting at once from both migrating.
+    /// Brings `database` to ``currentVersion``, every missing step in one transaction:
+    /// DDL is transactional on both engines, so a start that dies midway leaves the
+    /// schema as it was, and a new store costs one durable commit, not one a step. On
+    /// PostgreSQL an advisory lock keeps two instances starting at once from both
+    /// migrating.
     static func run(on database: any ProviderDatabase) async throws {
         let dialect = database.dialect
         try await database.transaction { transaction in
+            if dialect == .postgres {
+                try await transaction.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
+            }
             try await transaction.execute("CREATE TABLE IF NOT EXISTS latchkey_schema (version BIGINT NOT NULL)")
-        }
-        while true {
-            let applied = try await database.transaction { transaction -> Bool in
-                if dialect == .postgres {
-                    try await transaction.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
-                }
-                let version = try await transaction.first("SELECT version FROM latchkey_schema")?.decode("version", as: Int64.self) ?? 0
-                guard version <= currentVersion else {
-                    throw StoreError.schemaTooNew("the database has schema version \(version); this build of Latchkey knows up to \(currentVersion). Run a newer latchkey, or restore a backup made for this one")
-                }
-                guard version < currentVersion else { return false }
-                for statement in ddl(steps[Int(version)], dialect) {
+            let found = try await transaction.first("SELECT version FROM latchkey_schema")?.decode("version", as: Int64.self)
+            let version = found ?? 0
+            guard version <= currentVersion else {
+                throw StoreError.schemaTooNew("the database has schema version \(version); this build of Latchkey knows up to \(currentVersion). Run a newer latchkey, or restore a backup made for this one")
+            }
+            guard version < currentVersion else { return }
+            for step in steps[Int(version)...] {
+                for statement in ddl(step, dialect) {
                     try await transaction.execute(SQLStatement(stringLiteral: statement))
                 }
-                if version == 0 {
-                    try await transaction.execute("INSERT INTO latchkey_schema (version) VALUES (\(Int64(version + 1)))")
-                } else {
-                    try await transaction.execute("UPDATE latchkey_schema SET version = \(Int64(version + 1))")
-                }
-                return true
             }
-            if !applied { return }
+            if found == nil {
+                try await transaction.execute("INSERT INTO latchkey_schema (version) VALUES (\(Int64(currentVersion)))")
+            } else {
+                try await transaction.execute("UPDATE latchkey_schema SET version = \(Int64(currentVersion))")
+            }
         }
     }
 }

@@ -28,14 +28,16 @@ struct VaultCrashTests {
             try ProcessSpawning.run(process)
         }
 
-        func kill() {
+        /// Kills the child and waits for it off the cooperative pool (``Blocking``): the
+        /// test kills sixty times, and each wait held one of the pool's two threads.
+        func kill() async {
             _ = Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = await ChildProcess.waitForExit(process)
         }
     }
 
     @Test("SIGKILLed writers never lose a committed write or leave a torn record")
-    func killWritersAtRandom() throws {
+    func killWritersAtRandom() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.helper.path), "latchkey-vault-stress not found at \(Self.helper.path); it is built with the tests")
         let temporary = try TemporaryDirectory()
         let keyFile = try temporary.keyFile()
@@ -54,14 +56,14 @@ struct VaultCrashTests {
                 logFiles.append(child.log)
                 slots[worker] = child
             }
-            usleep(UInt32.random(in: 20_000...160_000))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...160)))
             let victim = Int.random(in: 0..<slots.count)
-            slots[victim]?.kill()
+            await slots[victim]?.kill()
             slots[victim] = nil
             kills += 1
         }
         for child in slots.compactMap({ $0 }) {
-            child.kill()
+            await child.kill()
             kills += 1
         }
 

@@ -181,9 +181,9 @@ struct DPoPTests {
 
     @Test(
         "our proofs verify with an independent JOSE implementation (joserfc)",
-        .enabled(if: PythonInterop.available(["joserfc"]), "skipped: python3 has no joserfc (.ci/run installs it)")
+        .enabled("skipped: python3 has no joserfc (.ci/run installs it)") { await PythonInterop.available(["joserfc"]) }
     )
-    func interop() throws {
+    func interop() async throws {
         var cases: [[String: String]] = []
         for algorithm in [SigningAlgorithm.es256, .ed25519, .es256] {
             let key = try SigningKey.generate(algorithm)
@@ -197,7 +197,7 @@ struct DPoPTests {
         let directory = try TemporaryDirectory()
         let file = directory.url.appendingPathComponent("dpop-cases.json")
         try JSONEncoder().encode(cases).write(to: file)
-        let (status, output) = try PythonInterop.run("dpop_interop.py", [file.path])
+        let (status, output) = try await PythonInterop.run("dpop_interop.py", [file.path])
         #expect(status == 0, "\(output)")
         #expect(output.components(separatedBy: ": ok").count - 1 == cases.count, "\(output)")
     }

@@ -31,8 +31,18 @@ public final class Chromium: Sendable {
         self.endpoint = endpoint
     }
 
+    /// Stops chromedriver and then whatever it started: a browser whose session was never
+    /// deleted (a test that failed midway, a session request that timed out) would
+    /// otherwise outlive the test run. The browsers are found before chromedriver stops,
+    /// while they are still its descendants, so no other process is signalled.
     deinit {
+        let browsers = ChildProcess.descendants(of: process.processIdentifier)
         ChildProcess.stop(process)
+        for pid in browsers where !ChildProcess.hasEnded(pid) {
+            // Still a Chromium process, not a PID reused meanwhile.
+            let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+            if String(decoding: command, as: UTF8.self).hasPrefix("/usr/lib/chromium/") { kill(pid, SIGKILL) }
+        }
     }
 
     /// A new browser: headless, no sandbox when root (a container has no user namespace

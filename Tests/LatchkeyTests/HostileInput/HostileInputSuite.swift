@@ -532,13 +532,25 @@ struct HostileInputSuite {
             $0.refreshTokenAbsoluteLifetime = 5
             $0.refreshTokenIdleLifetime = 60
         }) { context in
-            let issued = try await context.exchange(try await context.authorize())
-            // Refreshed at once (rotation does not move the absolute end) ...
-            let refreshed = try await context.refresh(issued.refresh)
-            try await Task.sleep(for: .milliseconds(5200))
-            // ... and refused once the grant is five seconds old.
-            let refused = await #expect(throws: Refusal.self) { _ = try await context.refresh(refreshed.refresh) }
-            #expect(refused.map { "\($0.status) \($0.error)" } == "400 invalid_grant")
+            for attempt in 1...3 {
+                // The grant's lifetime runs from the assertion, inside `authorize`.
+                let started = ContinuousClock.now
+                let issued = try await context.exchange(try await context.authorize())
+                // Refreshed at once (rotation does not move the absolute end) ...
+                let refreshed: (access: String, refresh: String)
+                do {
+                    refreshed = try await context.refresh(issued.refresh)
+                } catch where attempt < 3 && ContinuousClock.now - started > .seconds(4) {
+                    // A machine too loaded to sign in and refresh within the five seconds
+                    // tests nothing here: the scenario is run again.
+                    continue
+                }
+                try await Task.sleep(for: .milliseconds(5200))
+                // ... and refused once the grant is five seconds old.
+                let refused = await #expect(throws: Refusal.self) { _ = try await context.refresh(refreshed.refresh) }
+                #expect(refused.map { "\($0.status) \($0.error)" } == "400 invalid_grant")
+                return
+            }
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 /// Real e-mail (docs/ARCHITECTURE.md, "Operations: mail"): the provider hands its codes to
 /// a real SMTP server on loopback (aiosmtpd), directly or through a sendmail, and the
 /// tests read the codes from the delivered messages.
-@Suite("Mail through a real SMTP server", .enabled(if: SMTPSink.available, "python3 with aiosmtpd not found: skipped"))
+@Suite("Mail through a real SMTP server", .enabled("python3 with aiosmtpd not found: skipped") { await SMTPSink.available })
 struct MailTests {
     static let sender = "latchkey@example.com"
 
@@ -52,7 +52,7 @@ struct MailTests {
     }
 
     /// A CA and a certificate for `localhost` and 127.0.0.1, made with the openssl tool.
-    static func certificates(in directory: URL) throws -> (ca: URL, certificate: URL, key: URL) {
+    static func certificates(in directory: URL) async throws -> (ca: URL, certificate: URL, key: URL) {
         let ca = directory.appendingPathComponent("ca.pem")
         let caKey = directory.appendingPathComponent("ca.key")
         let key = directory.appendingPathComponent("server.key")
@@ -65,7 +65,7 @@ struct MailTests {
             ["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key.path, "-out", request.path, "-subj", "/CN=localhost"],
             ["openssl", "x509", "-req", "-in", request.path, "-CA", ca.path, "-CAkey", caKey.path, "-CAcreateserial", "-out", certificate.path, "-days", "2", "-extfile", extensions.path],
         ] {
-            let (status, output) = try ChildProcess.tool(command)
+            let (status, output) = try await ChildProcess.tool(command)
             try #require(status == 0, "\(command.joined(separator: " ")): \(output)")
         }
         return (ca, certificate, key)
@@ -74,7 +74,7 @@ struct MailTests {
     @Test("STARTTLS with a verified certificate, then AUTH: the password travels only inside TLS")
     func startTLSAndAuth() async throws {
         let directory = try TemporaryDirectory()
-        let (ca, certificate, key) = try Self.certificates(in: directory.url)
+        let (ca, certificate, key) = try await Self.certificates(in: directory.url)
         let sink = try await SMTPSink(starttls: (certificate, key), auth: ("latchkey", "mail-password"))
         try await ProviderHarness.withVault({
             $0.mail = .init(transport: .smtp(url: "smtp://latchkey@localhost:\(sink.port)", password: "mail-password", trustedCertificatesFile: ca.path), from: Self.sender)
@@ -90,7 +90,7 @@ struct MailTests {
     @Test("a server whose certificate does not verify gets no mail; while mail keeps failing, starts are still answered and codes wait in the outbox")
     func unverifiedServer() async throws {
         let directory = try TemporaryDirectory()
-        let (_, certificate, key) = try Self.certificates(in: directory.url)
+        let (_, certificate, key) = try await Self.certificates(in: directory.url)
         let sink = try await SMTPSink(starttls: (certificate, key), auth: ("latchkey", "mail-password"))
         try await ProviderHarness.withVault({
             // The system's trust store does not know the test CA.

@@ -36,8 +36,8 @@ struct QRCodeTests {
     }
 
     @Test("QR codes rendered in half blocks (transfer codes, and versions up to 10) decode with ZXing",
-          .enabled(if: PythonInterop.available(["zxingcpp", "numpy"]), "python3 with zxing-cpp not found: skipped"))
-    func zxingDecodesRenderedText() throws {
+          .enabled("python3 with zxing-cpp not found: skipped") { await PythonInterop.available(["zxingcpp", "numpy"]) })
+    func zxingDecodesRenderedText() async throws {
         let cases = [("7KQ-4M2-X9A", QRCode.ErrorCorrection.medium), ("0AB-CDE-FGH", .medium)] + Self.texts
         for (text, level) in cases {
             let rendered: String
@@ -49,7 +49,7 @@ struct QRCodeTests {
             let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("qr-\(UUID().uuidString).txt")
             defer { try? FileManager.default.removeItem(at: file) }
             try rendered.write(to: file, atomically: true, encoding: .utf8)
-            let (status, output) = try PythonInterop.run("qr_decode.py", [file.path])
+            let (status, output) = try await PythonInterop.run("qr_decode.py", [file.path])
             #expect(status == 0 && output == text, "\(output)")
         }
     }
