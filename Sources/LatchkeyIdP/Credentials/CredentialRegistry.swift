@@ -87,10 +87,11 @@ struct CredentialRegistry: Sendable {
             WHERE id = \(credential.record.id) AND sign_count = \(credential.record.signCount) AND revoked_at IS NULL
             RETURNING id
             """)
-        guard updated != nil else {
-            throw ProviderError.badRequest(.invalidAssertion, "the credential was used or revoked meanwhile; sign in again")
-        }
+        guard updated != nil else { throw Self.usedMeanwhile }
     }
+
+    /// A counter that moved, or a revocation, between an assertion's check and its write.
+    static let usedMeanwhile = ProviderError.badRequest(.invalidAssertion, "the credential was used or revoked meanwhile; sign in again")
 
     /// Revokes a credential and every token issued through it, at once.
     func revoke(_ id: Data, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Bool {

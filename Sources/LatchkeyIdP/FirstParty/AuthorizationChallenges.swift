@@ -68,17 +68,19 @@ struct AuthorizationChallenges: Sendable {
             )
         }
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
-        let code = try await context.database.transaction { transaction in
-            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
-                throw ProviderError.badRequest(.invalidSession, "this auth_session was already used")
-            }
-            if let proof, session.dpopJKT != nil { try await binding.spend(proof, resource: false, in: transaction) }
-            try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
-            return try await self.grants.issueCode(
-                identityID: credential.identityID, credentialID: credential.record.id, clientID: session.clientID, scope: session.scope,
-                redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT, now: now, in: transaction
-            )
+        let signIn = GrantLedger.VerifiedSignIn(
+            sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
+            scope: session.scope, redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT
+        )
+        // A DPoP-bound session's proof is spent in the same unit, so it cannot be replayed.
+        var spendProof: (@Sendable (any SQLTransaction) async throws -> Void)?
+        if let proof, session.dpopJKT != nil {
+            spendProof = { try await binding.spend(proof, resource: false, in: $0) }
         }
+        let code = try await grants.complete(
+            signIn, credentials: credentials, spentError: .badRequest(.invalidSession, "this auth_session was already used"), now: now,
+            in: context.database, before: spendProof
+        )
         return .code(.init(authorizationCode: code))
     }
 

@@ -123,7 +123,7 @@ struct GrantLedger: Sendable {
         guard let verifier, (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {
             return .refused(.badRequest(.invalidGrant, "PKCE verification failed"))
         }
-        try await transaction.execute("UPDATE authorization_codes SET used = 1 WHERE code_hash = \(hash)")
+        // Spent by ``issueTokens(forCode:_:dialect:now:in:)``, in the same transaction.
         return .accepted(grant)
     }
 

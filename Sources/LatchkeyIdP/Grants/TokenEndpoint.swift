@@ -35,6 +35,7 @@ struct TokenEndpoint: Sendable {
         switch request.grantType {
         case .authorizationCode?:
             guard let code = request.code, code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
+            let dialect = context.database.dialect
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.CodeGrant
                 switch try await self.grants.redeemCode(code, clientID: client.id, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction) {
@@ -44,8 +45,7 @@ struct TokenEndpoint: Sendable {
                 // Thrown, not refused: the transaction rolls back and the code stays usable
                 // by the client that holds the key.
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
-                try await self.grants.limitFamilies(identityID: grant.identityID, clientID: client.id, now: now, in: transaction)
-                let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(forCode: code, grant, dialect: dialect, now: now, in: transaction)
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)

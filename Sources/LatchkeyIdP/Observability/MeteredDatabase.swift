@@ -17,6 +17,10 @@ struct MeteredDatabase: ProviderDatabase {
         try await metered { try await database.read(body) }
     }
 
+    func write(_ statement: SQLStatement) async throws -> [SQLRow] {
+        try await metered { try await database.write(statement) }
+    }
+
     private func metered<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {
         metrics.transactionStarted()
         defer { metrics.transactionEnded() }

@@ -153,17 +153,13 @@ struct SignIns: Sendable {
             )
         }
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
-        let code = try await context.database.transaction { transaction in
-            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
-                throw ProviderError.notFound("unknown, used or expired authentication session")
-            }
-            try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
-            return try await self.grants.issueCode(
-                identityID: credential.identityID, credentialID: credential.record.id, clientID: session.clientID, scope: session.scope,
-                redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT,
-                now: now, in: transaction
-            )
-        }
+        let signIn = GrantLedger.VerifiedSignIn(
+            sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
+            scope: session.scope, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
+        )
+        let code = try await grants.complete(
+            signIn, credentials: credentials, spentError: .notFound("unknown, used or expired authentication session"), now: now, in: context.database
+        )
         let answer = AuthorizationResponseParameters(code: code, state: session.state, issuer: context.issuer.absoluteString)
         guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {
             throw ProviderError.serverError("cannot build the redirect")

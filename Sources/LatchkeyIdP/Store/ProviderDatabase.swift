@@ -28,6 +28,15 @@ protocol ProviderDatabase: Sendable {
     /// in ``transaction(_:)``.
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
 
+    /// Runs a write that is one statement, atomic by itself. On PostgreSQL it commits on
+    /// its own, at READ COMMITTED, with no `BEGIN` or `COMMIT` round trip; a statement made
+    /// of data-modifying CTEs, each step conditional on the one before, does a whole unit
+    /// of work that way (docs/ARCHITECTURE.md, "The store's unit of work"). Its checks must
+    /// hold under READ COMMITTED: compare-and-set conditions (`WHERE sign_count = $old`),
+    /// which PostgreSQL re-checks on the row it waited for, and unique keys, not values
+    /// read by an earlier statement. On SQLite it is a transaction of the group commit.
+    func write(_ statement: SQLStatement) async throws -> [SQLRow]
+
     /// Whether the database answers now (the readiness probe).
     func ping() async throws
 

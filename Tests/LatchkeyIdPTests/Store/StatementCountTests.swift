@@ -62,6 +62,21 @@ struct StatementCountTests {
         return Cost(statements: after.statements - before.statements, transactions: after.transactions - before.transactions)
     }
 
+    /// The assertion: the credential and whether the session was spent, in one lookup; then
+    /// the session spent, the counter recorded, the family and its code, which PostgreSQL
+    /// does in one statement that commits by itself and SQLite in four statements of one
+    /// transaction (`GrantLedger.complete`).
+    static func assertionBudget(_ engine: TestStore) -> Cost {
+        engine == .postgres ? Cost(statements: 2, transactions: 2) : Cost(statements: 5, transactions: 2)
+    }
+
+    /// The token: the code with its family read, then the code spent, the grants capped
+    /// and both tokens issued, one statement on PostgreSQL and three on SQLite
+    /// (`GrantLedger.issueTokens(forCode:…)`), in one transaction.
+    static func tokenBudget(_ engine: TestStore) -> Cost {
+        engine == .postgres ? Cost(statements: 2, transactions: 1) : Cost(statements: 4, transactions: 1)
+    }
+
     @Test("a redirect-flow sign-in: authorize, options, assertion and token each run at most their budget of statements", arguments: TestStore.available)
     func redirectFlow(engine: TestStore) async throws {
         try await ProviderTests.withProvider(engine) { issuer, authenticator in
@@ -100,8 +115,8 @@ struct StatementCountTests {
             print("Statements per sign-in (\(engine)): authorize \(authorize), options \(options), assertion \(verify), token \(token)")
             #expect(authorize == Cost(statements: 1, transactions: 1), "authorize: \(authorize)")
             #expect(options == Cost(statements: 0, transactions: 0), "options: \(options)")
-            #expect(verify == Cost(statements: 5, transactions: 2), "assertion: \(verify)")
-            #expect(token == Cost(statements: 4, transactions: 1), "token: \(token)")
+            #expect(verify == Self.assertionBudget(engine), "assertion: \(verify)")
+            #expect(token == Self.tokenBudget(engine), "token: \(token)")
         }
     }
 
@@ -132,8 +147,8 @@ struct StatementCountTests {
             let (start, verify, token) = (costs[0], costs[1], costs[2])
             print("Statements per first-party sign-in (\(engine)): challenge \(start), assertion \(verify), token \(token)")
             #expect(start == Cost(statements: 1, transactions: 1), "challenge: \(start)")
-            #expect(verify == Cost(statements: 5, transactions: 2), "assertion: \(verify)")
-            #expect(token == Cost(statements: 4, transactions: 1), "token: \(token)")
+            #expect(verify == Self.assertionBudget(engine), "assertion: \(verify)")
+            #expect(token == Self.tokenBudget(engine), "token: \(token)")
         }
     }
 }

@@ -51,6 +51,11 @@ final class PostgresProviderDatabase: ProviderDatabase {
         }
     }
 
+    /// One statement outside an explicit transaction: it commits by itself, one round trip.
+    func write(_ statement: SQLStatement) async throws -> [SQLRow] {
+        try await read { try await $0.query(statement) }
+    }
+
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         statistics.countTransaction()
         var attempt = 0

@@ -127,6 +127,12 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         return try await body(SQLiteTransactionHandle(handle: reader))
     }
 
+    /// SQLite has no data-modifying CTEs, so no caller gives it one; a single statement is
+    /// a transaction of the group commit like any other.
+    func write(_ statement: SQLStatement) async throws -> [SQLRow] {
+        try await transaction { try await $0.query(statement) }
+    }
+
     func ping() async throws {
         _ = try await read { try await $0.query("SELECT 1 AS one") }
     }
