@@ -4,10 +4,11 @@
 # database. Sourced by .ci/run, which stops it on exit (postgres_stop), failure included.
 # Exports LATCHKEY_TEST_POSTGRES_URL.
 #
-# The cluster is thrown away after the run, so it does not sync to disk (fsync=off): each
-# test's CREATE and DROP DATABASE forces a checkpoint, and with syncs one took 3.7 s at the
-# start of a run, holding the disk the SQLite and vault tests sync to. Nothing tested
-# relies on PostgreSQL surviving a power cut; its answers and locking are unchanged.
+# For the tests the cluster is thrown away after the run, so it does not sync to disk
+# (fsync=off): each test's CREATE and DROP DATABASE forces a checkpoint, and with syncs one
+# took 3.7 s at the start of a run, holding the disk the SQLite and vault tests sync to.
+# Nothing tested relies on PostgreSQL surviving a power cut; its answers and locking are
+# unchanged. The benchmark measures a durable server: POSTGRES_DURABLE=1 keeps the syncs.
 
 postgres_bin() {
     local dir
@@ -31,9 +32,11 @@ postgres_start() {
     printf '%s\n' "$password" > "$PG_WORK/password"
     chown -R postgres "$PG_WORK"
     chmod 700 "$PG_WORK"
+    local durability="-c fsync=off -c full_page_writes=off"
+    if [ "${POSTGRES_DURABLE:-0}" = 1 ]; then durability=""; fi
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     su postgres -s /bin/sh -c "'$bin/initdb' -D '$PG_WORK/data' -U postgres --auth=scram-sha-256 --pwfile='$PG_WORK/password'" >/dev/null
-    su postgres -s /bin/sh -c "'$bin/pg_ctl' -D '$PG_WORK/data' -l '$PG_WORK/log' -w -o \"-c listen_addresses=127.0.0.1 -p $port -k '$PG_WORK' -c max_connections=300 -c fsync=off -c full_page_writes=off\" start" >/dev/null
+    su postgres -s /bin/sh -c "'$bin/pg_ctl' -D '$PG_WORK/data' -l '$PG_WORK/log' -w -o \"-c listen_addresses=127.0.0.1 -p $port -k '$PG_WORK' -c max_connections=300 $durability\" start" >/dev/null
     PG_CTL="$bin/pg_ctl"
     export LATCHKEY_TEST_POSTGRES_URL="postgres://postgres:${password}@127.0.0.1:${port}/postgres?sslmode=disable"
     echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') for the tests on 127.0.0.1:$port"

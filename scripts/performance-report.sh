@@ -20,6 +20,8 @@ trap 'rm -f "$run"' EXIT
 cleanup='rm -f "$run"'
 if [ -z "${LATCHKEY_BENCH_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ]; then
     source .ci/postgres.sh
+    # A durable server, as deployed (the tests' cluster skips its syncs).
+    export POSTGRES_DURABLE=1
     postgres_install
     cleanup="$cleanup; postgres_stop"
     trap "$cleanup" EXIT

@@ -94,7 +94,10 @@ struct PersistedProviderBenchmark {
             ))
             report.lines.append(ReportLine(
                 name: "\(label), \(concurrency) clients: server CPU ms/sign-in", latchkey: run.cpuPerSignIn[concurrency] ?? 0,
-                reference: run.cpuPerFloor[concurrency], referenceName: "CPU ms of 4 bare requests", target: .ratioAtMost(3)
+                reference: run.cpuPerFloor[concurrency], referenceName: "CPU ms of 4 bare requests",
+                // Issue 34's targets: 3x on SQLite and in memory, 4x on PostgreSQL, whose
+                // statements cross a socket.
+                target: .ratioAtMost(label.hasPrefix("PostgreSQL") ? 4 : 3)
             ))
         }
         if run.errors > 0 {
