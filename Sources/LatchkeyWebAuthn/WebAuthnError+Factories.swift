@@ -38,6 +38,12 @@ extension WebAuthnError {
         WebAuthnError(code: .malformedJSON, reason: reason, underlying: underlying, file: file, line: line)
     }
 
+    public static func malformedTPMStructure(
+        reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> WebAuthnError {
+        WebAuthnError(code: .malformedTPMStructure, reason: reason, underlying: underlying, file: file, line: line)
+    }
+
     public static func unsupportedAlgorithm(
         reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
     ) -> WebAuthnError {

@@ -39,6 +39,9 @@ extension WebAuthnError {
         public static let malformedAttestationObject = Code("malformedAttestationObject")
         public static let malformedClientData = Code("malformedClientData")
         public static let malformedJSON = Code("malformedJSON")
+        /// A TPM 2.0 structure of a `tpm` attestation statement (`certInfo`, `pubArea`) that
+        /// does not parse (TPM 2.0 Library Part 2).
+        public static let malformedTPMStructure = Code("malformedTPMStructure")
         public static let unsupportedAlgorithm = Code("unsupportedAlgorithm")
 
         // Relying-party checks, in the order of WebAuthn §7.1 / §7.2
