@@ -26,6 +26,7 @@
 #include <openssl/x509.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 #include <openssl/provider.h>
 #include <openssl/encoder.h>
 #include <openssl/decoder.h>
