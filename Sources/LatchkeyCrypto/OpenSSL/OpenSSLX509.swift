@@ -97,6 +97,19 @@ final class X509Pointer: @unchecked Sendable {
         return (critical == 1, attributes)
     }
 
+    /// The value (extnValue's contents, DER) of the extension with dotted `oid`; nil when
+    /// the certificate has none.
+    func extensionValue(_ oid: String) -> Data? {
+        guard let object = OBJ_txt2obj(oid, 1) else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        defer { ASN1_OBJECT_free(object) }
+        let index = X509_get_ext_by_OBJ(pointer, object, -1)
+        guard index >= 0, let found = X509_get_ext(pointer, index) else { return nil }
+        return Self.bytes(X509_EXTENSION_get_data(found))
+    }
+
     var authorityKeyIdentifier: Data? { Self.bytes(X509_get0_authority_key_id(pointer)) }
     var subjectKeyIdentifier: Data? { Self.bytes(X509_get0_subject_key_id(pointer)) }
 

@@ -46,6 +46,10 @@ public struct X509Certificate: Hashable, Sendable {
         owner.subjectAlternativeName
     }
 
+    /// The DER value of the extension with dotted OID `oid` (for example WebAuthn's AAGUID
+    /// extension, 1.3.6.1.4.1.45724.1.1.4); nil when absent.
+    public func extensionValue(oid: String) -> Data? { owner.extensionValue(oid) }
+
     /// The authorityKeyIdentifier's keyIdentifier, and the subjectKeyIdentifier.
     public var authorityKeyIdentifier: Data? { owner.authorityKeyIdentifier }
     public var subjectKeyIdentifier: Data? { owner.subjectKeyIdentifier }

@@ -1,0 +1,111 @@
+public import Foundation
+public import LatchkeyCrypto
+
+/// A `tpm` attestation statement (WebAuthn L3 §8.3): an attestation key (AIK) in a TPM
+/// certified the credential key (`certInfo` over `pubArea`, signed `sig`), and `x5c`
+/// carries the AIK's certificate and its chain. ``verify(authenticatorData:clientDataHash:roots:at:)``
+/// runs the §8.3.2 verification procedure and the §8.3.1 certificate requirements; what it
+/// proves, and what it does not, is in docs/SECURITY.md.
+///
+/// ES256 AIKs only (`alg` -7): the keys Latchkey makes, and what tpm2-tss gives on swtpm.
+public struct TPMAttestationStatement: Sendable {
+    /// `tcg-kp-AIKCertificate` (§8.3.1: the AIK certificate's extended key usage).
+    public static let aikCertificateUsage = "2.23.133.8.3"
+    /// `id-fido-gen-ce-aaguid` (§8.3.2: when present, it must name the authenticator's AAGUID).
+    public static let aaguidExtension = "1.3.6.1.4.1.45724.1.1.4"
+    /// The TPM's manufacturer, model and firmware version in the SAN's directory name
+    /// (TCG EK Credential Profile §3.2.9).
+    public static let manufacturerAttribute = "2.23.133.2.1"
+    public static let modelAttribute = "2.23.133.2.2"
+    public static let versionAttribute = "2.23.133.2.3"
+
+    public let algorithm: Int
+    public let certificates: [X509Certificate]
+    public let signature: Data
+    public let certInfo: TPMSAttest
+    public let pubArea: TPMTPublic
+
+    /// Reads the statement map: `ver` "2.0", `alg`, `x5c` (1 to 4 certificates), `sig`,
+    /// `certInfo`, `pubArea`. Bounded: each certificate by ``X509Certificate``'s limit,
+    /// the structures by theirs.
+    public init(_ statement: CBOR) throws(WebAuthnError) {
+        func invalid(_ why: String) -> WebAuthnError { WebAuthnError.invalidAttestation(reason: "tpm statement: \(why)") }
+        guard statement["ver"]?.textValue == "2.0" else { throw invalid("ver must be \"2.0\"") }
+        guard let algorithm = statement["alg"]?.intValue else { throw invalid("alg is missing") }
+        guard algorithm == SigningAlgorithm.es256.coseIdentifier else {
+            throw WebAuthnError.unsupportedAlgorithm(reason: "tpm statement: alg \(algorithm) is not ES256 (-7)")
+        }
+        guard case .array(let chain)? = statement["x5c"], (1...4).contains(chain.count) else {
+            throw invalid("x5c must hold the AIK certificate and at most three more")
+        }
+        var certificates: [X509Certificate] = []
+        for element in chain {
+            guard let der = element.bytesValue else { throw invalid("an x5c element is not bytes") }
+            do {
+                certificates.append(try X509Certificate(derEncoded: der))
+            } catch {
+                throw WebAuthnError.invalidAttestation(reason: "tpm statement: an x5c certificate does not parse", underlying: error)
+            }
+        }
+        guard let signature = statement["sig"]?.bytesValue, let certInfo = statement["certInfo"]?.bytesValue,
+              let pubArea = statement["pubArea"]?.bytesValue
+        else { throw invalid("sig, certInfo or pubArea is missing") }
+        guard statement.mapEntries?.count == 6 else { throw invalid("holds members other than ver, alg, x5c, sig, certInfo, pubArea") }
+        self.algorithm = algorithm
+        self.certificates = certificates
+        self.signature = signature
+        self.certInfo = try TPMSAttest(certInfo)
+        self.pubArea = try TPMTPublic(pubArea)
+    }
+
+    /// The AIK certificate, `x5c[0]`.
+    public var aikCertificate: X509Certificate { certificates[0] }
+
+    /// The §8.3.2 verification procedure against the registration's authenticator data and
+    /// client data hash, then the AIK certificate's §8.3.1 requirements and its chain to
+    /// `roots` at `time`. Returns the AIK certificate (the attestation trust path) when
+    /// every check holds; throws ``WebAuthnError/Code-swift.struct/invalidAttestation``
+    /// naming the first that does not.
+    @discardableResult
+    public func verify(authenticatorData: AuthenticatorData, clientDataHash: Data, roots: [X509Certificate], at time: Date = Date()) throws(WebAuthnError) -> X509Certificate {
+        func invalid(_ why: String) -> WebAuthnError { WebAuthnError.invalidAttestation(reason: "tpm attestation: \(why)") }
+        guard let attested = authenticatorData.attestedCredentialData else { throw invalid("the authenticator data holds no credential") }
+        // The key in pubArea is the credential key.
+        guard pubArea.holds(attested.credentialPublicKey) else { throw invalid("pubArea holds another key than the credential's") }
+        // certInfo: extraData over authData ‖ clientDataHash, and pubArea's name certified.
+        try certInfo.check(certifies: pubArea, toBeSigned: authenticatorData.bytes + clientDataHash, hash: .sha256)
+        // sig: the AIK signed certInfo (DER ECDSA).
+        let aik = aikCertificate
+        let aikKey: VerifyingKey
+        do {
+            aikKey = try aik.publicKey
+        } catch {
+            throw WebAuthnError.invalidAttestation(reason: "tpm attestation: the AIK certificate's key does not parse", underlying: error)
+        }
+        guard aikKey.isValidSignature(signature, for: certInfo.bytes) else { throw invalid("sig is not the AIK's signature of certInfo") }
+        // §8.3.1: the AIK certificate's requirements.
+        guard aik.version == 3 else { throw invalid("the AIK certificate is not version 3") }
+        guard aik.subjectIsEmpty else { throw invalid("the AIK certificate's subject is not empty") }
+        guard let san = aik.subjectAlternativeName, san.critical else {
+            throw invalid("the AIK certificate has no critical subjectAlternativeName")
+        }
+        let named = Set(san.directoryNameAttributes.map(\.oid))
+        guard named.isSuperset(of: [Self.manufacturerAttribute, Self.modelAttribute, Self.versionAttribute]) else {
+            throw invalid("the AIK certificate's subjectAlternativeName does not name the TPM's manufacturer, model and version")
+        }
+        guard aik.extendedKeyUsages?.contains(Self.aikCertificateUsage) == true else {
+            throw invalid("the AIK certificate's extended key usage lacks tcg-kp-AIKCertificate (2.23.133.8.3)")
+        }
+        guard aik.basicConstraints == (present: true, isCA: false) else {
+            throw invalid("the AIK certificate must carry basicConstraints with CA false")
+        }
+        if let value = aik.extensionValue(oid: Self.aaguidExtension) {
+            // extnValue holds an OCTET STRING of the 16-byte AAGUID.
+            guard value == Data([0x04, 0x10]) + attested.aaguid else { throw invalid("the AIK certificate's AAGUID is not the authenticator's") }
+        }
+        guard aik.chains(to: roots, through: Array(certificates.dropFirst()), at: time) else {
+            throw invalid("the AIK certificate does not chain to a trusted attestation root")
+        }
+        return aik
+    }
+}
