@@ -4,9 +4,11 @@ public import LatchkeyCrypto
 /// A WebAuthn relying party's verification of registrations (§7.1) and assertions (§7.2),
 /// step by step in the spec's order, each failure with its own ``WebAuthnError/Code``.
 ///
-/// Supported attestation: `none`, and `packed` self attestation. A `packed` statement
-/// with a certificate chain (`x5c`) is refused unless ``acceptsUncheckedAttestation`` is
-/// set, in which case it is treated as no attestation (its chain is not checked).
+/// Supported attestation: `none`, `packed` self attestation, and `tpm` (§8.3) when
+/// ``attestationRoots`` names the CAs whose AIK certificates the RP trusts. A `packed`
+/// statement with a certificate chain (`x5c`) is refused unless
+/// ``acceptsUncheckedAttestation`` is set, in which case it is treated as no attestation
+/// (its chain is not checked).
 public struct RelyingParty: Sendable {
     /// The RP ID (§5.1.4.1): a domain, or a loopback address for local use.
     public var id: String
@@ -20,6 +22,10 @@ public struct RelyingParty: Sendable {
     public var allowsCrossOrigin = false
     /// Whether `packed` attestation with a certificate chain is accepted as unchecked.
     public var acceptsUncheckedAttestation = false
+    /// The roots a `tpm` attestation's AIK certificate must chain to (§8.3.2's trust
+    /// anchors). Empty: `tpm` statements are refused as unsupported, since none could be
+    /// checked.
+    public var attestationRoots: [X509Certificate] = []
 
     public init(id: String, origins: [String]) {
         self.id = id
@@ -218,6 +224,13 @@ public struct RelyingParty: Sendable {
             guard credentialKey.verifyingKey.isValidSignature(signature, for: attestation.authenticatorData.bytes + clientDataHash) else {
                 throw WebAuthnError.invalidAttestation(reason: "the packed self-attestation signature does not verify")
             }
+        case "tpm":
+            guard !attestationRoots.isEmpty else {
+                throw WebAuthnError.unsupportedAttestationFormat(reason: "tpm attestation needs attestation roots, and none are configured")
+            }
+            try TPMAttestationStatement(attestation.statement).verify(
+                authenticatorData: attestation.authenticatorData, clientDataHash: clientDataHash, roots: attestationRoots
+            )
         default:
             throw WebAuthnError.unsupportedAttestationFormat(reason: "attestation format \"\(attestation.format)\" is not supported")
         }

@@ -137,4 +137,34 @@ struct TPMAttestationStatementTests {
         #expect(code(replacing("certInfo", .bytes(Data([0xFF])))) == .malformedTPMStructure)
         #expect(code(.map((valid.mapEntries ?? []) + [.init(.text("extra"), .integer(1))])) == .invalidAttestation)
     }
+
+    @Test("RelyingParty registers a tpm attestation that chains to its attestation roots, refuses one from another CA, and calls tpm unsupported without roots")
+    func relyingParty() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try await AttestationCertificates.make(in: directory.url)
+        let fixture = try AuthenticatorFixture()
+        let (made, _) = try fixture.authenticator.makeCredential(AuthenticatorFixture.creationOptions(), origin: AuthenticatorFixture.origin)
+        let attestation = try AttestationObject(encoded: made.response.attestationObject.data)
+        let registration = Registration(
+            authenticatorData: attestation.authenticatorData, clientDataHash: try DigestAlgorithm.sha256.hash(made.response.clientDataJSON.data),
+            credentialKey: try SigningKey.generate(.es256)
+        )
+        var response = made
+        response.response.attestationObject = Base64URLBytes(
+            AttestationObject(format: "tpm", statement: try Self.statement(registration, certificates), authenticatorData: attestation.authenticatorData).encoded
+        )
+        let challenge = Data(repeating: 7, count: 32)
+
+        var trusting = AuthenticatorFixture.relyingParty
+        trusting.attestationRoots = [certificates.root]
+        let credential = try trusting.verifyRegistration(response, challenge: challenge)
+        #expect(credential.attestationFormat == "tpm")
+
+        var other = AuthenticatorFixture.relyingParty
+        other.attestationRoots = [certificates.otherRoot]
+        let fromOtherCA = #expect(throws: WebAuthnError.self) { try other.verifyRegistration(response, challenge: challenge) }
+        #expect(fromOtherCA?.code == .invalidAttestation)
+        let withoutRoots = #expect(throws: WebAuthnError.self) { try AuthenticatorFixture.relyingParty.verifyRegistration(response, challenge: challenge) }
+        #expect(withoutRoots?.code == .unsupportedAttestationFormat)
+    }
 }
