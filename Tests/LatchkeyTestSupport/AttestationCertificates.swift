@@ -48,14 +48,20 @@ public struct AttestationCertificates: Sendable {
             ["openssl", "x509", "-in", path("other.pem"), "-outform", "DER", "-out", path("other.der")],
             ["openssl", "pkcs8", "-topk8", "-nocrypt", "-in", path("aik.key"), "-outform", "DER", "-out", path("aik.p8")],
         ]
-        for command in commands {
-            let (status, output) = try await ChildProcess.tool(command)
-            guard status == 0 else { throw TestSupportError("\(command.joined(separator: " ")): \(output)") }
-        }
+        // One shell for all of them: every process started is a chance for Foundation's
+        // Process.run bug that ProcessSpawning works around, and these tests need dozens.
+        let script = "set -e\n" + commands.map { $0.map(Self.quoted).joined(separator: " ") }.joined(separator: "\n")
+        let (status, output) = try await ChildProcess.tool(["sh", "-c", script])
+        guard status == 0 else { throw TestSupportError("making attestation certificates failed: \(output)") }
         let read = { (name: String) throws -> Data in try Data(contentsOf: directory.appendingPathComponent(name)) }
         return AttestationCertificates(
             root: try X509Certificate(derEncoded: try read("root.der")), otherRoot: try X509Certificate(derEncoded: try read("other.der")),
             aik: try X509Certificate(derEncoded: try read("aik.der")), aikKey: try SigningKey(pkcs8DER: try read("aik.p8"))
         )
+    }
+
+    /// `text` as one word for `sh`.
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
