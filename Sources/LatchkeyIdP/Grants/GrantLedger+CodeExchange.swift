@@ -21,10 +21,7 @@ extension GrantLedger {
             try await limitFamilies(identityID: grant.identityID, clientID: grant.clientID, now: now, in: transaction)
             return try await issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
         }
-        let access = try ProviderContext.randomToken()
-        let refresh = try ProviderContext.randomToken()
-        let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
-        let refreshExpiresAt = min(now.addingTimeInterval(configuration.refreshTokenIdleLifetime), grant.familyExpiresAt)
+        let tokens = try newTokens(familyExpiresAt: grant.familyExpiresAt, now: now)
         // Every part of a statement sees the same snapshot, so `excess` counts the grants
         // as they were when the transaction read the code, as the separate statements did.
         try await transaction.execute("""
@@ -40,9 +37,9 @@ extension GrantLedger {
                 DELETE FROM tokens WHERE family_id IN (SELECT id FROM excess)
             )
             INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES
-                (\(try ProviderContext.hash(access)), \(grant.familyID), 'access', \(expiresAt)),
-                (\(try ProviderContext.hash(refresh)), \(grant.familyID), 'refresh', \(refreshExpiresAt))
+                (\(try ProviderContext.hash(tokens.access)), \(grant.familyID), 'access', \(tokens.expiresAt)),
+                (\(try ProviderContext.hash(tokens.refresh)), \(grant.familyID), 'refresh', \(tokens.refreshExpiresAt))
             """)
-        return (access, refresh, expiresAt)
+        return (tokens.access, tokens.refresh, tokens.expiresAt)
     }
 }

@@ -164,23 +164,32 @@ struct GrantLedger: Sendable {
     /// Issues an access token, and a refresh token when asked, in `familyID`; returns
     /// them and the access token's expiry.
     func issueTokens(familyID: String, familyExpiresAt: Date, withRefresh: Bool, now: Date, in transaction: any SQLTransaction) async throws -> (access: String, refresh: String?, expiresAt: Date) {
-        let access = try ProviderContext.randomToken()
-        let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
         guard withRefresh else {
+            let access = try ProviderContext.randomToken()
+            let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
             try await transaction.execute("""
                 INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES (\(try ProviderContext.hash(access)), \(familyID), 'access', \(expiresAt))
                 """)
             return (access, nil, expiresAt)
         }
-        let refresh = try ProviderContext.randomToken()
-        let refreshExpiresAt = min(now.addingTimeInterval(configuration.refreshTokenIdleLifetime), familyExpiresAt)
+        let tokens = try newTokens(familyExpiresAt: familyExpiresAt, now: now)
         // Both rows in one statement: one round trip on PostgreSQL.
         try await transaction.execute("""
             INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES
-                (\(try ProviderContext.hash(access)), \(familyID), 'access', \(expiresAt)),
-                (\(try ProviderContext.hash(refresh)), \(familyID), 'refresh', \(refreshExpiresAt))
+                (\(try ProviderContext.hash(tokens.access)), \(familyID), 'access', \(tokens.expiresAt)),
+                (\(try ProviderContext.hash(tokens.refresh)), \(familyID), 'refresh', \(tokens.refreshExpiresAt))
             """)
-        return (access, refresh, expiresAt)
+        return (tokens.access, tokens.refresh, tokens.expiresAt)
+    }
+
+    /// A new access token and refresh token for a family, and when each ends: the access
+    /// token after its lifetime, the refresh token after its idle lifetime but never past
+    /// the family's absolute end.
+    func newTokens(familyExpiresAt: Date, now: Date) throws -> (access: String, refresh: String, expiresAt: Date, refreshExpiresAt: Date) {
+        (
+            try ProviderContext.randomToken(), try ProviderContext.randomToken(), now.addingTimeInterval(configuration.accessTokenLifetime),
+            min(now.addingTimeInterval(configuration.refreshTokenIdleLifetime), familyExpiresAt)
+        )
     }
 
     /// Keeps at most `maximumGrantsPerClient` live families per identity and client,
