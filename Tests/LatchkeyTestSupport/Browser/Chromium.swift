@@ -18,14 +18,29 @@ public final class Chromium: Sendable {
     public let endpoint: URL
     private let process: Process
 
+    /// chromedriver listens on the port on both 127.0.0.1 and ::1 and exits when either is
+    /// taken. ``freePort()`` can only vouch for IPv4 at the moment it asked, so another
+    /// process (a test server on ::1, or one that took the port meanwhile) can hold it: a
+    /// full CI run failed once with "IPv6 port not available". A start that fails for a
+    /// taken port is tried again on another.
     public init() async throws {
-        let port = try Self.freePort()
-        let (process, _) = try await ChildProcess.startHelper(
-            URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], name: "chromedriver"
-        ) { $0.contains("started successfully") }
-        guard let endpoint = URL(string: "http://127.0.0.1:\(port)") else {
-            ChildProcess.stop(process)
-            throw TestSupportError("no URL for port \(port)")
+        var attempt = 0
+        var started: (process: Process, port: Int)?
+        while started == nil {
+            attempt += 1
+            let port = try Self.freePort()
+            do {
+                let (process, _) = try await ChildProcess.startHelper(
+                    URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], name: "chromedriver"
+                ) { $0.contains("started successfully") }
+                started = (process, port)
+            } catch let error as TestSupportError where attempt < 5 && error.description.contains("Address already in use") {
+                continue
+            }
+        }
+        guard let (process, port) = started, let endpoint = URL(string: "http://127.0.0.1:\(port)") else {
+            if let started { ChildProcess.stop(started.process) }
+            throw TestSupportError("chromedriver has no URL")
         }
         self.process = process
         self.endpoint = endpoint
