@@ -50,9 +50,19 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The TPM commands tpm2-openssl does not expose (TPM2_Certify, credential
+        // activation), over tpm2-tss's ESAPI from Debian's libtss2-dev: a few C functions
+        // with flat byte interfaces, called only from LatchkeyCrypto/TPM/
+        // (docs/ARCHITECTURE.md, "TPM attestation").
+        .target(
+            name: "CLatchkeyTSS",
+            linkerSettings: [
+                .linkedLibrary("tss2-esys"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc"), .linkedLibrary("tss2-tctildr"),
+            ]
+        ),
         .target(
             name: "LatchkeyCrypto",
-            dependencies: ["CLatchkeyOpenSSL", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["CLatchkeyOpenSSL", "CLatchkeyTSS", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strictSettings
         ),
         .target(

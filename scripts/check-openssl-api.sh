@@ -2,7 +2,8 @@
 # Proves two rules of the crypto core on every CI run:
 # 1. The C module's header hides OpenSSL's deprecated API: a sample of deprecated calls
 #    must fail to compile through it (so none is reachable from Swift either).
-# 2. Only Sources/LatchkeyCrypto/OpenSSL/ imports the C module.
+# 2. Only Sources/LatchkeyCrypto/OpenSSL/ imports the C module, and only
+#    Sources/LatchkeyCrypto/TPM/ imports tpm2-tss's (CLatchkeyTSS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,4 +32,10 @@ if [ -n "$leaks" ]; then
     echo "FAIL: the C module is imported outside Sources/LatchkeyCrypto/OpenSSL/: $leaks" >&2
     exit 1
 fi
-echo "OpenSSL API check passed: deprecated calls do not compile; C module imported only under Sources/LatchkeyCrypto/OpenSSL/"
+tss_leaks=$(grep -rlE '^\s*((public|package|internal|@_implementationOnly) )?import CLatchkeyTSS' Sources \
+    | grep -v '^Sources/LatchkeyCrypto/TPM/' || true)
+if [ -n "$tss_leaks" ]; then
+    echo "FAIL: the tpm2-tss module is imported outside Sources/LatchkeyCrypto/TPM/: $tss_leaks" >&2
+    exit 1
+fi
+echo "OpenSSL API check passed: deprecated calls do not compile; C modules imported only under Sources/LatchkeyCrypto/OpenSSL/ and TPM/"

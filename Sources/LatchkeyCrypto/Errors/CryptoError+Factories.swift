@@ -90,4 +90,11 @@ extension CryptoError {
     ) -> CryptoError {
         CryptoError(code: .tpmKeyUnusable, reason: reason, openSSLErrors: openSSLErrors, underlying: underlying, file: file, line: line)
     }
+
+    /// The TPM answered a command with an error (its response code is in the reason).
+    public static func tpmCommandRefused(
+        reason: String = "", underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> CryptoError {
+        CryptoError(code: .tpmCommandRefused, reason: reason, underlying: underlying, file: file, line: line)
+    }
 }

@@ -60,6 +60,7 @@ extension CryptoError {
             case tlsFailure
             case tpmUnavailable
             case tpmKeyUnusable
+            case tpmCommandRefused
         }
 
         private let backing: Backing
@@ -98,6 +99,10 @@ extension CryptoError {
         /// A TPM-wrapped key this TPM cannot load: made by another TPM, or before this one
         /// was cleared. The key blob is intact; only that TPM can use it.
         public static let tpmKeyUnusable = Code(.tpmKeyUnusable)
+        /// The TPM answered a command with an error (its response code is in the reason):
+        /// no endorsement key certificate, a credential blob made for another TPM or
+        /// another key, an object it will not load.
+        public static let tpmCommandRefused = Code(.tpmCommandRefused)
 
         public var description: String { backing.rawValue }
     }

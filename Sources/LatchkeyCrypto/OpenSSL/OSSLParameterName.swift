@@ -31,4 +31,14 @@ final class OSSLParameterName: @unchecked Sendable {
     static let scryptMaximumMemory = OSSLParameterName(OSSL_KDF_PARAM_SCRYPT_MAXMEM)
     static let aeadTag = OSSLParameterName(OSSL_CIPHER_PARAM_AEAD_TAG)
     static let aeadNonceLength = OSSLParameterName(OSSL_CIPHER_PARAM_AEAD_IVLEN)
+    static let padMode = OSSLParameterName(OSSL_ASYM_CIPHER_PARAM_PAD_MODE)
+    static let oaepDigest = OSSLParameterName(OSSL_ASYM_CIPHER_PARAM_OAEP_DIGEST)
+    static let mgf1Digest = OSSLParameterName(OSSL_ASYM_CIPHER_PARAM_MGF1_DIGEST)
+    static let oaepLabel = OSSLParameterName(OSSL_ASYM_CIPHER_PARAM_OAEP_LABEL)
+    /// Values, not names, that go in `utf8_string` parameters (which OpenSSL only reads).
+    static let oaep = OSSLParameterName(OSSL_PKEY_RSA_PAD_MODE_OAEP)
+    static let sha256 = OSSLParameterName("SHA256")
+
+    /// For `OSSL_PARAM_construct_utf8_string`, whose buffer argument is not `const`.
+    var mutablePointer: UnsafeMutablePointer<CChar> { UnsafeMutablePointer(mutating: pointer) }
 }

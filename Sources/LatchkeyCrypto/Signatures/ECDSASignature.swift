@@ -26,11 +26,11 @@ public struct ECDSASignature: Hashable, Sendable {
     public init(derRepresentation der: some DataProtocol) throws {
         var reader = DERReader(Array(der))
         let sequence = try reader.element(tag: 0x30)
-        guard reader.isAtEnd else { throw DERReader.malformed("bytes after the signature") }
+        guard reader.isAtEnd else { throw reader.malformed("bytes after the signature") }
         var contents = DERReader(sequence)
         let r = try contents.unsignedInteger(maximumByteCount: Self.scalarByteCount)
         let s = try contents.unsignedInteger(maximumByteCount: Self.scalarByteCount)
-        guard contents.isAtEnd else { throw DERReader.malformed("more than two integers") }
+        guard contents.isAtEnd else { throw contents.malformed("more than two integers") }
         rawRepresentation = Data(repeating: 0, count: Self.scalarByteCount - r.count) + r
             + Data(repeating: 0, count: Self.scalarByteCount - s.count) + s
     }
@@ -42,69 +42,5 @@ public struct ECDSASignature: Hashable, Sendable {
         let s = DERReader.encodeUnsignedInteger(rawRepresentation.suffix(half))
         // r and s are at most 33 bytes each, so every length here fits the short form.
         return Data([0x30, UInt8(r.count + s.count)]) + r + s
-    }
-}
-
-/// Just enough DER (ITU-T X.690 §8, §10) for ECDSA signatures, strict about canonical form.
-struct DERReader {
-    private var bytes: ArraySlice<UInt8>
-
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes[...]
-    }
-
-    init(_ bytes: ArraySlice<UInt8>) {
-        self.bytes = bytes
-    }
-
-    var isAtEnd: Bool { bytes.isEmpty }
-
-    static func malformed(_ why: String) -> CryptoError {
-        CryptoError.invalidSignatureEncoding(reason: "malformed DER signature: \(why)")
-    }
-
-    /// Reads one element with `tag` and returns its contents.
-    mutating func element(tag: UInt8) throws -> ArraySlice<UInt8> {
-        guard let first = bytes.first, first == tag else { throw Self.malformed("unexpected tag") }
-        bytes = bytes.dropFirst()
-        guard let lengthByte = bytes.first else { throw Self.malformed("truncated length") }
-        bytes = bytes.dropFirst()
-        var length = 0
-        if lengthByte < 0x80 {
-            length = Int(lengthByte)
-        } else {
-            // Long form: only one length byte makes sense here, and DER requires it
-            // for lengths of 128 and more only.
-            guard lengthByte == 0x81, let next = bytes.first, next >= 0x80 else {
-                throw Self.malformed("non-minimal or oversized length")
-            }
-            bytes = bytes.dropFirst()
-            length = Int(next)
-        }
-        guard bytes.count >= length else { throw Self.malformed("truncated contents") }
-        let contents = bytes.prefix(length)
-        bytes = bytes.dropFirst(length)
-        return contents
-    }
-
-    /// Reads a non-negative INTEGER in minimal form, returned without its sign byte.
-    mutating func unsignedInteger(maximumByteCount: Int) throws -> ArraySlice<UInt8> {
-        var value = try element(tag: 0x02)
-        guard let first = value.first else { throw Self.malformed("empty integer") }
-        guard first & 0x80 == 0 else { throw Self.malformed("negative integer") }
-        if first == 0, value.count > 1 {
-            guard value[value.startIndex + 1] & 0x80 != 0 else { throw Self.malformed("non-minimal integer") }
-            value = value.dropFirst()
-        }
-        guard value.count <= maximumByteCount else { throw Self.malformed("integer too large") }
-        return value
-    }
-
-    /// Encodes a big-endian unsigned integer as a minimal DER INTEGER.
-    static func encodeUnsignedInteger(_ magnitude: some Collection<UInt8>) -> Data {
-        var digits = Array(magnitude.drop(while: { $0 == 0 }))
-        if digits.isEmpty { digits = [0] }
-        if digits[0] & 0x80 != 0 { digits.insert(0, at: 0) }
-        return Data([0x02, UInt8(digits.count)] + digits)
     }
 }

@@ -13,12 +13,14 @@ import Synchronization
 /// `swtpm:host=127.0.0.1,port=2321` for a software TPM. Unset, the TSS's loader searches,
 /// `/dev/tpmrm0` first. Calls into one TPM are serialised: it takes one command at a time.
 public final class TPM: Sendable {
-    let backing: OpenSSLTPMContext
+    /// OpenSSL's provider with its connection to the TPM, made on first use and dropped
+    /// while ESAPI has the TPM (``withESAPI(_:)``). The lock serialises every call.
+    private let provider: Mutex<OpenSSLTPMContext?>
     /// Where this TPM was reached, for messages: ``configuredLocation`` when it connected.
     public let location: String
 
     private init(location: String) throws {
-        backing = try OpenSSLTPMContext(location: location)
+        provider = Mutex(try OpenSSLTPMContext(location: location))
         self.location = location
     }
 
@@ -47,12 +49,36 @@ public final class TPM: Sendable {
         }
     }
 
-    /// Runs a TPM operation; when the TPM has stopped answering, the shared connection is
+    /// Runs a TPM operation through OpenSSL's provider (connecting it again if ESAPI had
+    /// the TPM meanwhile); when the TPM has stopped answering, the shared connection is
     /// dropped so that the next ``system()`` connects afresh (a restarted resource
     /// manager or swtpm answers again without restarting the program).
-    func run<T>(_ body: (OpenSSLTPMContext) throws -> T) throws -> T {
+    func run<T: Sendable>(_ body: (OpenSSLTPMContext) throws -> T) throws -> T {
+        try reportingUnavailable {
+            try provider.withLock { current in
+                let context = try current ?? OpenSSLTPMContext(location: location)
+                current = context
+                return try body(context)
+            }
+        }
+    }
+
+    /// Runs TPM commands through tpm2-tss's ESAPI (``ESAPIContext``): attestation, which
+    /// tpm2-openssl does not offer. OpenSSL's provider disconnects first and reconnects
+    /// on its next use: swtpm serves one connection at a time, and a TPM without a
+    /// resource manager has room for only a few objects of both.
+    func withESAPI<T: Sendable>(_ body: (ESAPIContext) throws -> T) throws -> T {
+        try reportingUnavailable {
+            try provider.withLock { current in
+                current = nil
+                return try body(try ESAPIContext(location: location))
+            }
+        }
+    }
+
+    private func reportingUnavailable<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try body(backing)
+            return try body()
         } catch let error as CryptoError where error.code == .tpmUnavailable {
             Self.shared.withLock { current in
                 if current === self { current = nil }
