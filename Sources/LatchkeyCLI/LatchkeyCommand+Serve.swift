@@ -91,6 +91,12 @@ extension LatchkeyCommand {
         @Flag(help: "Turn off account recovery by e-mailed code.")
         var disableRecovery = false
 
+        @Flag(help: "Run an attestation CA: issue AIK certificates to TPMs whose endorsement key certificate chains to --ek-roots, after credential activation (GET /v1/attestation/roots publishes its root).")
+        var attestationCa = false
+
+        @Option(help: ArgumentHelp("PEM file of the TPM makers' CA certificates (roots and intermediates) that endorsement key certificates must chain to, for --attestation-ca.", valueName: "file"))
+        var ekRoots: String?
+
         @Flag(help: "Print the issuer and where the admin token is as one JSON line once listening.")
         var json = false
 
@@ -100,6 +106,21 @@ extension LatchkeyCommand {
         enum LogFormat: String, ExpressibleByArgument {
             case text
             case json
+        }
+
+        /// The certificates of a PEM file named by `option`.
+        static func certificates(_ path: String, option: String) throws -> [X509Certificate] {
+            let contents: Data
+            do {
+                contents = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw ValidationError("\(option) \(path) cannot be read: \(error.localizedDescription)")
+            }
+            do {
+                return try X509Certificate.certificates(pem: contents)
+            } catch {
+                throw ValidationError("\(option) \(path) is not a PEM file of certificates: \(error)")
+            }
         }
 
         func run() async throws {
@@ -129,6 +150,11 @@ extension LatchkeyCommand {
                 throw ValidationError("--display-name must be 1 to 64 characters, none of them control characters")
             }
             configuration.displayName = name
+            configuration.attestationAuthority = attestationCa
+            if let ekRoots {
+                guard attestationCa else { throw ValidationError("--ek-roots is for --attestation-ca") }
+                configuration.endorsementRoots = try Self.certificates(ekRoots, option: "--ek-roots")
+            }
             let ready = ServeReadiness(json: json, adminToken: token, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
             let app = try await buildApplication(
                 configuration: configuration,

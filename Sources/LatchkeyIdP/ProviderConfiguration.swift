@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-import LatchkeyCrypto
+public import LatchkeyCrypto
 
 /// How a reference identity provider is set up.
 public struct ProviderConfiguration: Sendable {
@@ -152,6 +152,13 @@ public struct ProviderConfiguration: Sendable {
     public var displayName = "Latchkey"
     /// Where mail goes (``Mail``): nil keeps it in the outbox only, for `demo` and tests.
     public var mail: Mail?
+    /// Run an attestation CA (`serve --attestation-ca`; docs/PROTOCOL.md section 10): issue
+    /// AIK certificates to TPMs whose endorsement key certificate chains to
+    /// ``endorsementRoots``, after credential activation. Off by default.
+    public var attestationAuthority = false
+    /// The TPM makers' CA certificates (roots and their intermediates) an endorsement key
+    /// certificate must chain to (`serve --ek-roots FILE.pem`).
+    public var endorsementRoots: [X509Certificate] = []
 
     /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
     public struct Mail: Sendable {

@@ -6,7 +6,7 @@ import Foundation
 final class X509Pointer: @unchecked Sendable {
     let pointer: OpaquePointer
 
-    private init(taking pointer: OpaquePointer) {
+    init(taking pointer: OpaquePointer) {
         self.pointer = pointer
     }
 

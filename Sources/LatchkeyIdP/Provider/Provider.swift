@@ -26,6 +26,7 @@ struct Provider: Sendable {
     let devices: DeviceAuthorizations
     /// The authorization challenge endpoint (draft-ietf-oauth-first-party-apps) with passkeys.
     let challenges: AuthorizationChallenges
+    let attestation: AttestationActivations
 
     init(context: ProviderContext) {
         self.context = context
@@ -45,6 +46,7 @@ struct Provider: Sendable {
         resourceServers = ResourceServers(context: context)
         transfers = Transfers(context: context, identities: identities, credentials: credentials)
         enrollments = Enrollments(context: context, identities: identities, bindJobs: bindJobs, outbox: outbox)
+        attestation = AttestationActivations(context: context)
         administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)
     }
 }

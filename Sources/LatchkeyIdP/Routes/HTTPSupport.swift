@@ -172,6 +172,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         if template.hasPrefix(ProtocolPath.authenticate + "/") { return ProtocolPath.authenticate }
         if template.hasPrefix(ProtocolPath.bind + "/"), template.hasSuffix("/code") { return ProtocolPath.bind + "/code" }
         if template.hasPrefix(ProtocolPath.transfers) { return ProtocolPath.transfers }
+        if template.hasPrefix("v1/attestation/") { return "v1/attestation" }
         if template.hasPrefix(ProtocolPath.signUp) || template.hasPrefix(ProtocolPath.recovery) { return ProtocolPath.signUp }
         return nil
     }

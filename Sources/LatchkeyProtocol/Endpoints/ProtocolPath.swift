@@ -41,6 +41,13 @@ public enum ProtocolPath {
     /// `GET v1/authenticate/<session>`: an authenticate URL's path prefix (section 3).
     public static let authenticate = "v1/authenticate"
 
+    /// `GET`: the attestation CA's root certificates, PEM (section 10).
+    public static let attestationRoots = "v1/attestation/roots"
+    /// `POST`: a TPM asks for a credential activation (section 10).
+    public static let attestationActivations = "v1/attestation/activations"
+    /// `POST`: the recovered secret buys the AIK certificate (section 10).
+    public static let attestationCertificates = "v1/attestation/certificates"
+
     /// The media type of every message, requested with `Accept` and sent as `Content-Type`.
     public static let jsonMediaType = "application/json"
 

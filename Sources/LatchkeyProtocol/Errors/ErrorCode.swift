@@ -23,4 +23,11 @@ extension OAuthErrorCode {
     public static let invalidRegistration = OAuthErrorCode(rawValue: "invalid_registration")
     /// The name or thing asked for is taken (a username, or one that looks like it).
     public static let conflict = OAuthErrorCode(rawValue: "conflict")
+    /// An endorsement key certificate that does not chain to the TPM makers' roots the
+    /// attestation CA trusts, or an attestation key that is not a restricted signing key
+    /// of a TPM (section 10).
+    public static let invalidEndorsement = OAuthErrorCode(rawValue: "invalid_endorsement")
+    /// A credential activation that is unknown, expired, already used, or answered with
+    /// the wrong secret (section 10).
+    public static let invalidActivation = OAuthErrorCode(rawValue: "invalid_activation")
 }

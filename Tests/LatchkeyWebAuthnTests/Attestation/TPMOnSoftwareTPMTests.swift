@@ -93,33 +93,9 @@ struct TPMOnSoftwareTPMTests {
 
         // Made for an RSA key that is not this TPM's EK.
         let directory = try TemporaryDirectory()
-        let otherEK = try await ManufacturedTPM.rsaCertificate(in: directory.url)
+        let otherEK = try await ManufacturedTPM.unrelatedRSACertificate(in: directory.url)
         let foreign = try TPMCredentialProtection.makeCredential(secret, endorsementKey: otherEK, objectName: try attestationKey.name)
         let notOurs = #expect(throws: CryptoError.self) { try tpm.activateCredential(attestationKey, challenge: foreign) }
         #expect(notOurs?.code == .tpmCommandRefused, "\(String(describing: notOurs))")
-    }
-}
-
-/// The swtpm `.ci/run` manufactured, and its maker's CA.
-enum ManufacturedTPM {
-    static var configured: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return !(environment[TPM.locationVariable] ?? "").isEmpty && !(environment["LATCHKEY_TEST_EK_ROOTS"] ?? "").isEmpty
-    }
-
-    static func endorsementRoots() throws -> [X509Certificate] {
-        let path = try #require(ProcessInfo.processInfo.environment["LATCHKEY_TEST_EK_ROOTS"])
-        return try X509Certificate.certificates(pem: try Data(contentsOf: URL(fileURLWithPath: path)))
-    }
-
-    /// A self-signed certificate of a fresh RSA 2048 key: an EK certificate of no TPM here.
-    static func rsaCertificate(in directory: URL) async throws -> X509Certificate {
-        let path = directory.appendingPathComponent("other-ek.der").path
-        let (status, output) = try await ChildProcess.tool([
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory.appendingPathComponent("other-ek.key").path,
-            "-subj", "/CN=another TPM", "-days", "2", "-outform", "DER", "-out", path,
-        ])
-        #expect(status == 0, "\(output)")
-        return try X509Certificate(derEncoded: try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }

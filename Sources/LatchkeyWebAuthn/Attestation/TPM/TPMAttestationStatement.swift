@@ -10,14 +10,16 @@ public import LatchkeyCrypto
 /// ES256 AIKs only (`alg` -7): the keys Latchkey makes, and what tpm2-tss gives on swtpm.
 public struct TPMAttestationStatement: Sendable {
     /// `tcg-kp-AIKCertificate` (§8.3.1: the AIK certificate's extended key usage).
-    public static let aikCertificateUsage = "2.23.133.8.3"
+    public static let aikCertificateUsage = X509Certificate.aikCertificateUsage
     /// `id-fido-gen-ce-aaguid` (§8.3.2: when present, it must name the authenticator's AAGUID).
     public static let aaguidExtension = "1.3.6.1.4.1.45724.1.1.4"
     /// The TPM's manufacturer, model and firmware version in the SAN's directory name
     /// (TCG EK Credential Profile §3.2.9).
-    public static let manufacturerAttribute = "2.23.133.2.1"
-    public static let modelAttribute = "2.23.133.2.2"
-    public static let versionAttribute = "2.23.133.2.3"
+    public static let manufacturerAttribute = X509Certificate.tpmManufacturerAttribute
+    public static let modelAttribute = X509Certificate.tpmModelAttribute
+    public static let versionAttribute = X509Certificate.tpmVersionAttribute
+    /// `ver`: the TPM specification version the statement follows.
+    public static let version = "2.0"
 
     public let algorithm: Int
     public let certificates: [X509Certificate]
@@ -30,7 +32,7 @@ public struct TPMAttestationStatement: Sendable {
     /// the structures by theirs.
     public init(_ statement: CBOR) throws(WebAuthnError) {
         func invalid(_ why: String) -> WebAuthnError { WebAuthnError.invalidAttestation(reason: "tpm statement: \(why)") }
-        guard statement["ver"]?.textValue == "2.0" else { throw invalid("ver must be \"2.0\"") }
+        guard statement["ver"]?.textValue == Self.version else { throw invalid("ver must be \"2.0\"") }
         guard let algorithm = statement["alg"]?.intValue else { throw invalid("alg is missing") }
         guard algorithm == SigningAlgorithm.es256.coseIdentifier else {
             throw WebAuthnError.unsupportedAlgorithm(reason: "tpm statement: alg \(algorithm) is not ES256 (-7)")
