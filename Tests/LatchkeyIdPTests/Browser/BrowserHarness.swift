@@ -22,7 +22,7 @@ struct BrowserHarness: Sendable {
         _ body: @escaping @Sendable (BrowserHarness) async throws -> Void
     ) async throws {
         let chromium = try await Chromium()
-        let port = try Chromium.freePort()
+        let port = try LoopbackPort.free()
         try await ProviderHarness.run(nil, { configuration in
             configuration.port = port
             configuration.issuer = URL(string: "http://localhost:\(port)")

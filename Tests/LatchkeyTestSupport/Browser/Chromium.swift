@@ -19,16 +19,15 @@ public final class Chromium: Sendable {
     private let process: Process
 
     /// chromedriver listens on the port on both 127.0.0.1 and ::1 and exits when either is
-    /// taken. ``freePort()`` can only vouch for IPv4 at the moment it asked, so another
-    /// process (a test server on ::1, or one that took the port meanwhile) can hold it: a
-    /// full CI run failed once with "IPv6 port not available". A start that fails for a
-    /// taken port is tried again on another.
+    /// taken. ``LoopbackPort/free()`` checks both, but only at the moment it asks, so another
+    /// process can take the port meanwhile (a full CI run failed once with "IPv6 port not
+    /// available"). A start that fails for a taken port is tried again on another.
     public init() async throws {
         var attempt = 0
         var started: (process: Process, port: Int)?
         while started == nil {
             attempt += 1
-            let port = try Self.freePort()
+            let port = try LoopbackPort.free()
             do {
                 let (process, _) = try await ChildProcess.startHelper(
                     URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], name: "chromedriver"
@@ -75,21 +74,5 @@ public final class Chromium: Sendable {
             throw TestSupportError("chromedriver answered no session: \(String(describing: answer))")
         }
         return WebDriverSession(base: endpoint.appendingPathComponent("session").appendingPathComponent(id))
-    }
-
-    /// A loopback port free now (bound and released).
-    public static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSupportError("socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw TestSupportError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
