@@ -2,7 +2,10 @@ import Foundation
 import Synchronization
 
 /// The host's TPM 2.0, reached through OpenSSL's `tpm2` provider (Debian `tpm2-openssl`)
-/// loaded once into a library context of its own (docs/SECURITY.md, "Keys in the TPM").
+/// in a library context of its own (docs/SECURITY.md, "Keys in the TPM"), and for
+/// attestation through tpm2-tss's ESAPI, which has the TPM to itself meanwhile: the
+/// provider disconnects and is loaded again on its next use (docs/ARCHITECTURE.md,
+/// "TPM attestation").
 ///
 /// Keys made with ``TPMSigningKey/generate(in:)`` never leave the TPM: what Latchkey keeps
 /// is the TPM-wrapped blob, which only this TPM (with the same storage seed) can load.
