@@ -70,8 +70,12 @@ extension LatchkeyCommand {
         @Option(help: "Display name.")
         var displayName: String?
 
+        @Option(help: ArgumentHelp("Refuse the identity's credentials without this attestation, whatever the provider's policy (tpm).", valueName: "tpm"))
+        var requireAttestation: String?
+
         func run() async throws {
-            let body = AdminAPI.IdentityCreation(username: username, email: email, displayName: displayName)
+            if let requireAttestation, requireAttestation != "tpm" { throw ValidationError("--require-attestation takes tpm") }
+            let body = AdminAPI.IdentityCreation(username: username, email: email, displayName: displayName, requireAttestation: requireAttestation)
             let created = try await options.send(AdminAPI.createIdentity, body: body)
             if options.json { return try options.print(json: created) }
             TextOutput.line("Identity: \(created.identity.id.displaySafe(maximumLength: 256)) (\(username))")
@@ -176,7 +180,9 @@ extension LatchkeyCommand {
                 let from = credential.registeredFrom.map { "  from \(AdminOptions.text($0))" } ?? ""
                 let transports = credential.transports.map { $0.isEmpty ? "" : "  transports \(AdminOptions.text($0.joined(separator: ",")))" } ?? ""
                 let backup = credential.backupEligible == true ? (credential.backedUp == true ? "  backed up" : "  backup eligible") : ""
-                TextOutput.line("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(from)\(transports)\(backup)\(revoked)")
+                let attestation = credential.attestation.map { "  attestation \(AdminOptions.text($0))" } ?? ""
+                let aaguid = credential.aaguid.map { "  aaguid \(AdminOptions.text($0))" } ?? ""
+                TextOutput.line("\(AdminOptions.text(credential.id))  \(AdminOptions.text(credential.algorithm))  counter \(credential.signCount)\(from)\(transports)\(backup)\(attestation)\(aaguid)\(revoked)")
             }
         }
     }

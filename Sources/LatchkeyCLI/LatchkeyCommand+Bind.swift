@@ -13,13 +13,15 @@ extension LatchkeyCommand {
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
         @OptionGroup var protection: KeyProtectionOptions
+        @OptionGroup var attestation: AttestationOptions
 
         func run() async throws {
             guard let link = URL(string: url), let provider = Embedded.provider(of: link), let host = provider.host else {
                 throw ValidationError("\(url) is not a bind URL (https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)")
             }
             // The user typed this link: its provider is the one host this run may contact.
-            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting())
+            let (attest, authorityHosts) = try attestation.setting()
+            let embedded = try store.embedded(allowing: [host] + authorityHosts, answers: answers, keyProtection: protection.setting(), attestation: attest)
             let choice = embedded.keyProtectionForNewCredentials()
             let bound = try await embedded.registerCredential(from: link)
             KeyProtectionOptions.report(bound.credential, choice: choice)
@@ -30,6 +32,7 @@ extension LatchkeyCommand {
             }
             TextOutput.line("Bound credential \(bound.credential.id)")
             TextOutput.line("  user \(TextOutput.field(bound.credential.user.name)) at \(TextOutput.field(bound.credential.issuer?.absoluteString ?? bound.credential.rpID))")
+            if bound.credential.attestation == "tpm" { TextOutput.line("  its key was attested as made in this host's TPM (tpm attestation)") }
             if let redirect = bound.postBindingRedirectURI { TextOutput.line("Next: \(TextOutput.field(redirect.absoluteString, maximumLength: 4096))") }
         }
     }

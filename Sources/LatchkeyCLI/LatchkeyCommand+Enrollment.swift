@@ -26,6 +26,7 @@ extension LatchkeyCommand {
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
         @OptionGroup var protection: KeyProtectionOptions
+        @OptionGroup var attestation: AttestationOptions
 
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
@@ -33,7 +34,8 @@ extension LatchkeyCommand {
             if let givenName { profile[.givenName] = givenName }
             if let familyName { profile[.familyName] = familyName }
             if let email { profile[.email] = email }
-            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting())
+            let (attest, authorityHosts) = try attestation.setting()
+            let embedded = try store.embedded(allowing: [host] + authorityHosts, answers: answers, keyProtection: protection.setting(), attestation: attest)
             let choice = embedded.keyProtectionForNewCredentials()
             let credential = try await embedded.signUp(issuer: issuerURL, username: username, profile: profile)
             KeyProtectionOptions.report(credential, choice: choice)
@@ -56,10 +58,12 @@ extension LatchkeyCommand {
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
         @OptionGroup var protection: KeyProtectionOptions
+        @OptionGroup var attestation: AttestationOptions
 
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
-            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting())
+            let (attest, authorityHosts) = try attestation.setting()
+            let embedded = try store.embedded(allowing: [host] + authorityHosts, answers: answers, keyProtection: protection.setting(), attestation: attest)
             let choice = embedded.keyProtectionForNewCredentials()
             let credential = try await embedded.recover(issuer: issuerURL, username: username)
             KeyProtectionOptions.report(credential, choice: choice)

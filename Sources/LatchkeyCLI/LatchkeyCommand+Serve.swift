@@ -97,6 +97,12 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("PEM file of the TPM makers' CA certificates (roots and intermediates) that endorsement key certificates must chain to, for --attestation-ca.", valueName: "file"))
         var ekRoots: String?
 
+        @Option(help: ArgumentHelp("Refuse every registration without this attestation (tpm: WebAuthn tpm attestation chained to --attestation-roots or this provider's own --attestation-ca root).", valueName: "tpm"))
+        var requireAttestation: String?
+
+        @Option(help: ArgumentHelp("PEM file of attestation CA roots whose AIK certificates tpm attestation may chain to (this provider's own CA root is trusted too with --attestation-ca).", valueName: "file"))
+        var attestationRoots: String?
+
         @Flag(help: "Print the issuer and where the admin token is as one JSON line once listening.")
         var json = false
 
@@ -154,6 +160,18 @@ extension LatchkeyCommand {
             if let ekRoots {
                 guard attestationCa else { throw ValidationError("--ek-roots is for --attestation-ca") }
                 configuration.endorsementRoots = try Self.certificates(ekRoots, option: "--ek-roots")
+            }
+            if let attestationRoots {
+                configuration.attestationRoots = try Self.certificates(attestationRoots, option: "--attestation-roots")
+            }
+            if let requireAttestation {
+                guard let requirement = AttestationRequirement(rawValue: requireAttestation) else {
+                    throw ValidationError("--require-attestation takes tpm")
+                }
+                guard attestationCa || !configuration.attestationRoots.isEmpty else {
+                    throw ValidationError("--require-attestation tpm needs roots to check attestation against: --attestation-ca, or --attestation-roots FILE.pem")
+                }
+                configuration.requiredAttestation = requirement
             }
             let ready = ServeReadiness(json: json, adminToken: token, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
             let app = try await buildApplication(

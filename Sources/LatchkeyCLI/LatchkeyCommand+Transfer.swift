@@ -94,13 +94,15 @@ extension LatchkeyCommand {
 
         @OptionGroup var store: StoreOptions
         @OptionGroup var protection: KeyProtectionOptions
+        @OptionGroup var attestation: AttestationOptions
 
         func run() async throws {
             guard let issuerText = issuer ?? ProcessInfo.processInfo.environment["LATCHKEY_ISSUER"] else {
                 throw ValidationError("give --issuer (the provider the code is from) or set LATCHKEY_ISSUER")
             }
             let (issuerURL, host) = try ClientOptions.issuer(issuerText)
-            let embedded = try store.embedded(allowing: [host], keyProtection: protection.setting())
+            let (attest, authorityHosts) = try attestation.setting()
+            let embedded = try store.embedded(allowing: [host] + authorityHosts, keyProtection: protection.setting(), attestation: attest)
             let choice = embedded.keyProtectionForNewCredentials()
             let name = deviceName ?? ProcessInfo.processInfo.hostName
             let events = embedded.events()

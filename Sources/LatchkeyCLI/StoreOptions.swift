@@ -107,13 +107,15 @@ struct StoreOptions: ParsableArguments {
     /// The facade over this vault, allowed to talk to `hosts` only. It logs warnings and
     /// errors only, unless `$LATCHKEY_LOG_LEVEL` asks for more (`info`, `debug`, `trace`).
     func embedded(
-        allowing hosts: [String] = [], answers: StepAnswers? = nil, keyProtection: KeyProtectionSetting = .software, signInFlow: SignInFlow = .automatic
+        allowing hosts: [String] = [], answers: StepAnswers? = nil, keyProtection: KeyProtectionSetting = .software, signInFlow: SignInFlow = .automatic,
+        attestation: CredentialAttestation = .none
     ) throws -> Embedded {
-        try embedded(allowing: hosts, stepHandler: answers?.handler(), keyProtection: keyProtection, signInFlow: signInFlow)
+        try embedded(allowing: hosts, stepHandler: answers?.handler(), keyProtection: keyProtection, signInFlow: signInFlow, attestation: attestation)
     }
 
     func embedded(
-        allowing hosts: [String], stepHandler: Embedded.StepHandler?, keyProtection: KeyProtectionSetting = .software, signInFlow: SignInFlow = .automatic
+        allowing hosts: [String], stepHandler: Embedded.StepHandler?, keyProtection: KeyProtectionSetting = .software, signInFlow: SignInFlow = .automatic,
+        attestation: CredentialAttestation = .none
     ) throws -> Embedded {
         // Text from providers reaches these logs: escaped as the provider's own are.
         var logger = Logger(label: "latchkey") { TextLogHandler(label: $0) }
@@ -127,6 +129,7 @@ struct StoreOptions: ParsableArguments {
         )
         configuration.allowsWeakPassphrase = allowWeakPassphrase
         configuration.keyProtection = keyProtection
+        configuration.attestation = attestation
         configuration.signInFlow = signInFlow
         if let timeout {
             configuration.flowTimeout = .seconds(timeout)

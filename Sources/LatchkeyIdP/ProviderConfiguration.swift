@@ -159,6 +159,15 @@ public struct ProviderConfiguration: Sendable {
     /// The TPM makers' CA certificates (roots and their intermediates) an endorsement key
     /// certificate must chain to (`serve --ek-roots FILE.pem`).
     public var endorsementRoots: [X509Certificate] = []
+    /// Policy: every registration (bind, recovery, sign-up, import, the browser page) must
+    /// carry this attestation (`serve --require-attestation tpm`); one without is refused
+    /// with `attestation_required`. Nil: any, as WebAuthn's default `none` conveyance.
+    /// An identity can demand it on its own too (``AttestationRequirement``).
+    public var requiredAttestation: AttestationRequirement?
+    /// The roots a `tpm` statement's AIK certificate may chain to (`serve
+    /// --attestation-roots FILE.pem`), besides this provider's own attestation CA root when
+    /// it runs one (``attestationAuthority``). With neither, `tpm` statements are refused.
+    public var attestationRoots: [X509Certificate] = []
 
     /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
     public struct Mail: Sendable {

@@ -187,4 +187,10 @@ extension WebAuthnError {
     ) -> WebAuthnError {
         WebAuthnError(code: .vault, reason: reason, underlying: underlying, file: file, line: line)
     }
+
+    public static func attestationFailed(
+        reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> WebAuthnError {
+        WebAuthnError(code: .attestationFailed, reason: reason, underlying: underlying, file: file, line: line)
+    }
 }

@@ -70,5 +70,8 @@ extension WebAuthnError {
         public static let noMatchingCredential = Code("noMatchingCredential")
         public static let credentialChoiceRequired = Code("credentialChoiceRequired")
         public static let vault = Code("vault")
+        /// The authenticator could not attest a new credential: no TPM key to certify, or
+        /// the TPM refused TPM2_Certify (``underlying`` has the TPM's answer).
+        public static let attestationFailed = Code("attestationFailed")
     }
 }

@@ -57,10 +57,23 @@ public struct Credential: Hashable, Identifiable, Sendable {
     /// ``id``'s bytes.
     let credentialID: Data
 
+    /// How the credential was registered: `tpm` when its key was certified by the TPM's
+    /// attestation key (``CredentialAttestation/tpm(authority:)``), `none` otherwise.
+    public var attestation: String
+
     /// Attribute names in ``CredentialMetadata/attributes``.
     enum Attribute {
         static let issuer = "issuer"
         static let state = "state"
+        static let attestation = "attestation"
+    }
+
+    /// The attributes of a credential being created at `issuer`: pending until the
+    /// provider answers, so a process killed in between leaves a key that says so.
+    static func newAttributes(issuer: ProviderAddress, attested: Bool) -> [String: String] {
+        var attributes = [Attribute.issuer: issuer.issuer, Attribute.state: State.pending.rawValue]
+        if attested { attributes[Attribute.attestation] = "tpm" }
+        return attributes
     }
 
     init(_ credential: SoftwareAuthenticator.Credential) {
@@ -75,6 +88,7 @@ public struct Credential: Hashable, Identifiable, Sendable {
         state = metadata.attributes[Attribute.state].map(State.init) ?? .active
         algorithm = credential.algorithm.joseName
         keyProtection = credential.protection
+        attestation = metadata.attributes[Attribute.attestation] == "tpm" ? "tpm" : "none"
         handle = credential.handle
         credentialID = metadata.credentialID.data
     }

@@ -36,10 +36,12 @@ extension Embedded {
         let submit = try conversation.url(challenge.submit, named: "submit")
         // Pending until the provider answers: a process killed in between leaves a key
         // that says so instead of posing as a bound credential.
+        let protection = protectionForNewKey(flow)
+        let signer = try await attestationSigner(bindingAt: link.provider, protection: protection, flow: flow)
         let (registration, created) = try authenticator.makeCredential(
             options, origin: link.provider.origin,
-            attributes: [Credential.Attribute.issuer: link.provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue],
-            protection: protectionForNewKey(flow)
+            attributes: Credential.newAttributes(issuer: link.provider, attested: signer != nil),
+            protection: protection, attestation: signer
         )
         let credential = Credential(created)
         let redirect: URL?

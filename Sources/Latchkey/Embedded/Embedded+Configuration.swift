@@ -53,6 +53,11 @@ extension Embedded {
         /// in the vault file (the default), in the host's TPM, or in the TPM when one
         /// answers. A TPM key is ES256 only. Credentials already in the vault keep theirs.
         public var keyProtection: KeyProtectionSetting = .software
+        /// Whether new credentials (bind, import, sign-up, recovery) prove where their key
+        /// lives: ``CredentialAttestation/tpm(authority:)`` registers TPM keys with
+        /// WebAuthn `tpm` attestation, which a provider can demand
+        /// (docs/SECURITY.md, "Proving keys live in the TPM"). None by default.
+        public var attestation: CredentialAttestation = .none
         /// Whether sign-ins ask for tokens bound to a DPoP key (``ProofOfPossession/dpop``)
         /// when the caller does not say. Bearer by default: a provider without DPoP
         /// support would otherwise refuse every sign-in.

@@ -47,6 +47,10 @@ extension Embedded {
             let provider = try ProviderAddress(issuer)
             try allowedDomains.check(provider)
             let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
+            // Attestation first: certifying a new attestation key takes round trips that
+            // should not eat into the redeemed code's time.
+            let protection = protectionForNewKey(flow)
+            let signer = try await attestationSigner(bindingAt: provider, protection: protection, flow: flow)
 
             let redeemed: ProviderConversation.Reply
             do {
@@ -60,8 +64,8 @@ extension Embedded {
             let submit = try conversation.url(challenge.submit, named: "submit")
             let (registration, created) = try authenticator.makeCredential(
                 challenge.publicKey, origin: provider.origin,
-                attributes: [Credential.Attribute.issuer: provider.issuer, Credential.Attribute.state: Credential.State.pending.rawValue],
-                protection: protectionForNewKey(flow)
+                attributes: Credential.newAttributes(issuer: provider, attested: signer != nil),
+                protection: protection, attestation: signer
             )
             let credential = Credential(created)
             do {

@@ -135,6 +135,13 @@ extension LatchkeyError {
         LatchkeyError(code: .tpmUnavailable, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
     }
 
+    /// A registration with TPM attestation could not be made (``Code/attestationFailed``).
+    public static func attestationFailed(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .attestationFailed, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
+
     /// A TPM key or TPM-sealed vault meets a TPM that cannot use it: another host's, or
     /// this one after it was cleared. Nothing was deleted.
     public static func wrongTPM(

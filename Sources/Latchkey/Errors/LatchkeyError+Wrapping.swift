@@ -62,6 +62,7 @@ extension LatchkeyError {
         let (code, reason): (Code, String) = switch error.code {
         case .vault: (.vault, error.reason)
         case .noMatchingCredential: (.noCredential, error.reason)
+        case .attestationFailed: (.attestationFailed, error.reason)
         case .excludedCredentialExists:
             (.credentialExists, "this vault already holds a credential for this user at the provider; use it, or delete it and bind again")
         default: (.webAuthn, error.reason)

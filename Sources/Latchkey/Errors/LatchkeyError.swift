@@ -99,6 +99,11 @@ extension LatchkeyError {
         /// A TPM key or TPM-sealed vault meets a TPM that cannot use it: another host's, or
         /// this one after it was cleared. Nothing was deleted.
         public static let wrongTPM = Code("wrongTPM")
+        /// A registration with TPM attestation could not be made: the new key is not in a
+        /// TPM, the TPM has no endorsement key certificate, the attestation CA refused to
+        /// certify the attestation key, or the TPM refused TPM2_Certify (docs/SECURITY.md,
+        /// "Proving keys live in the TPM"). Nothing was registered or kept.
+        public static let attestationFailed = Code("attestationFailed")
         /// A cryptographic operation failed in OpenSSL (`CryptoError`;
         /// ``LatchkeyError/underlying`` has it, with OpenSSL's own error queue).
         public static let crypto = Code("crypto")

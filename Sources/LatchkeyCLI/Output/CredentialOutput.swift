@@ -21,6 +21,8 @@ struct CredentialOutput: Encodable {
     var lastUsedAt: String?
     /// `software` or `tpm`.
     var keyProtection: String
+    /// `tpm` when the key was registered with TPM attestation, else `none`.
+    var attestation: String
     /// False when a check found the key cannot sign on this host (`list`); the reason says why.
     var usable: Bool
     var unusableReason: String?
@@ -34,6 +36,7 @@ struct CredentialOutput: Encodable {
         signCount = Int(credential.signCount)
         state = credential.state.rawValue
         algorithm = credential.algorithm
+        attestation = credential.attestation
         issuer = credential.issuer?.absoluteString
         lastUsedAt = credential.lastUsedAt.map(dates.string(from:))
         keyProtection = credential.keyProtection.rawValue

@@ -8,8 +8,9 @@ public import Foundation
 public struct TPMAttestationKey: Sendable, Hashable {
     let blob: TSS2KeyBlob
 
-    /// The wrapped form to keep: `TPM2B_PUBLIC` ‖ `TPM2B_PRIVATE`, as the TPM marshals them.
-    public var wrapped: Data { blob.publicArea + blob.privateArea }
+    /// The wrapped form to keep: PEM "TSS2 PRIVATE KEY", the form tpm2-openssl writes its
+    /// keys in, so the vault keeps an AK as it keeps any TPM key.
+    public var wrappedKey: Data { blob.pem }
 
     /// The public area (`TPMT_PUBLIC`, without its size): what the CA checks and names.
     public var publicArea: Data { blob.publicAreaContents }
@@ -24,20 +25,15 @@ public struct TPMAttestationKey: Sendable, Hashable {
         self.blob = blob
     }
 
-    /// A key kept from ``wrapped``. Checks only the framing; the TPM checks the rest when
-    /// it loads the key.
-    public init(wrapped: Data) throws {
-        guard wrapped.count >= 4, wrapped.count <= 2048 else {
-            throw CryptoError.invalidEncoding(reason: "a wrapped attestation key is 4 to 2048 bytes")
-        }
-        let publicCount = Int(wrapped[wrapped.startIndex]) << 8 | Int(wrapped[wrapped.startIndex + 1])
-        let rest = wrapped.dropFirst(2 + publicCount)
-        guard publicCount > 0, wrapped.count >= 2 + publicCount + 2,
-              Int(rest[rest.startIndex]) << 8 | Int(rest[rest.startIndex + 1]) == rest.count - 2
-        else {
-            throw CryptoError.invalidEncoding(reason: "a wrapped attestation key is a TPM2B_PUBLIC followed by a TPM2B_PRIVATE")
-        }
-        blob = TSS2KeyBlob(publicArea: Data(wrapped.prefix(2 + publicCount)), privateArea: Data(rest))
+    /// A key kept from ``wrappedKey``. Checks only the framing; the TPM checks the rest
+    /// when it loads the key.
+    public init(wrappedKey: Data) throws {
+        blob = try TSS2KeyBlob(pem: wrappedKey)
+    }
+
+    /// The AK a vault keeps as a TPM key (`KeyVault.storeKey(_:metadata:)`).
+    public init(_ key: TPMSigningKey) throws {
+        try self.init(wrappedKey: key.wrappedKey)
     }
 }
 

@@ -26,6 +26,24 @@ struct TSS2KeyBlob: Sendable, Hashable {
         self.privateArea = privateArea
     }
 
+    /// The same PEM form tpm2-openssl writes, for a key made through ESAPI (an attestation
+    /// key) that the vault keeps like any other TPM key: `emptyAuth` TRUE, parent the
+    /// owner hierarchy.
+    var pem: Data {
+        func element(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] {
+            let count = contents.count
+            let length: [UInt8] = count < 0x80 ? [UInt8(count)]
+                : count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
+            return [tag] + length + contents
+        }
+        let parent = withUnsafeBytes(of: Self.ownerHierarchy.bigEndian, Array.init)
+        let der = element(0x30,
+            element(0x06, Self.loadableKeyOID) + element(0xA0, element(0x01, [0xFF])) + element(0x02, parent)
+                + element(0x04, Array(publicArea)) + element(0x04, Array(privateArea))
+        )
+        return Data(PEMDocument(label: "TSS2 PRIVATE KEY", der: Data(der)).pemString.utf8)
+    }
+
     /// Parses the PEM blob tpm2-openssl wrote (``TPMSigningKey/wrappedKey``).
     init(pem: Data) throws {
         guard pem.count <= PEMDocument.maximumTextSize else {

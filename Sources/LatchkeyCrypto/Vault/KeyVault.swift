@@ -317,6 +317,41 @@ public final class KeyVault: @unchecked Sendable {
         return try record.entry()
     }
 
+    /// Keeps a key a TPM made outside the vault (an attestation key, made through ESAPI:
+    /// `TPMAttestationKey`) as a TPM key record with `metadata`, sealed like any other.
+    public func storeKey(_ key: TPMSigningKey, metadata: Data) throws -> VaultEntry {
+        guard metadata.count <= Self.maximumMetadataByteCount else {
+            throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
+        }
+        let handle = try KeyHandle.random()
+        let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: .es256, protection: .tpm)
+        let box = try AESGCM.seal(key.wrappedKey, using: keys.sealing, authenticating: context)
+        let now = Date().timeIntervalSince1970
+        let record = VaultRecord(
+            handle: handle, algorithm: .es256, publicKey: Base64URL.encode(key.publicKey.spkiDER), metadata: Base64URL.encode(metadata),
+            createdAt: now, updatedAt: now, keyFormat: VaultHeader.currentFormat, nonce: Base64URL.encode(box.nonce),
+            sealedKey: Base64URL.encode(box.ciphertext + box.tag), storedFormat: VaultHeader.currentFormat, protection: .tpm
+        )
+        try VaultFiles.withExclusiveLock(lockPath) {
+            guard try VaultFiles.status(recordPath(handle)) == nil else {
+                throw KeyVaultError.fileSystem(reason: "key handle collision", handle: handle)
+            }
+            try writeRecord(record)
+        }
+        return try record.entry()
+    }
+
+    /// The TPM key of `handle`, for the TPM commands the vault does not run itself
+    /// (TPM2_Certify of a credential key by an attestation key, `TPM.certify`). Its blob
+    /// is useless without the TPM that made it. ``KeyVaultError/Code/unsupportedProtection``
+    /// for a software key, whose private key never leaves the vault.
+    public func tpmKey(_ handle: KeyHandle) throws -> TPMSigningKey {
+        guard case .tpm(let key) = try signingKey(handle) else {
+            throw KeyVaultError.unsupportedProtection(reason: "key \(handle) is not a TPM key", handle: handle)
+        }
+        return key
+    }
+
     /// Every sound entry; records that fail are left out (``scan()`` reports them).
     public func entries() throws -> [VaultEntry] {
         try scan().entries

@@ -9,9 +9,13 @@ struct Administration: Sendable {
     let outbox: Outbox
 
     /// A new identity and a bind URL for its first credential.
-    func createIdentity(username: String, email: String?, displayName: String?, now: Date = Date()) async throws -> (Identity, URL) {
+    func createIdentity(
+        username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = Date()
+    ) async throws -> (Identity, URL) {
         try await context.database.transaction { transaction in
-            let identity = try await self.identities.create(username: username, email: email, displayName: displayName, now: now, in: transaction)
+            let identity = try await self.identities.create(
+                username: username, email: email, displayName: displayName, requiredAttestation: requiredAttestation, now: now, in: transaction
+            )
             return (identity, try await self.bindJobs.create(identityID: identity.id, now: now, in: transaction))
         }
     }

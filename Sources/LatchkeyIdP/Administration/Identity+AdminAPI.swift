@@ -4,6 +4,9 @@ import LatchkeyProtocol
 extension Identity {
     /// The identity as the admin API shows it (docs/PROTOCOL.md, "Admin API").
     var adminView: AdminAPI.Identity {
-        AdminAPI.Identity(id: id, username: username, email: email, displayName: displayName, createdAt: Int(createdAt.timeIntervalSince1970))
+        AdminAPI.Identity(
+            id: id, username: username, email: email, displayName: displayName, createdAt: Int(createdAt.timeIntervalSince1970),
+            requireAttestation: requiredAttestation?.rawValue
+        )
     }
 }

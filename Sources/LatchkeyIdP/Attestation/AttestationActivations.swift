@@ -17,7 +17,6 @@ import Synchronization
 /// certificate is issued, so a replayed activation gets nothing.
 final class AttestationActivations: Sendable {
     private let context: ProviderContext
-    private let loaded = Mutex<AttestationAuthority?>(nil)
 
     /// How long the client has to come back with the secret.
     static let lifetime: TimeInterval = 300
@@ -38,18 +37,9 @@ final class AttestationActivations: Sendable {
         var expiresAt: Date
     }
 
-    /// The CA, loaded (or made) on first use; nil is refused with 404 when the provider
-    /// runs none.
+    /// The CA, loaded (or made) on first use; 404 when the provider runs none.
     func authority() async throws -> AttestationAuthority {
-        guard context.configuration.attestationAuthority else {
-            throw ProviderError.notFound("this provider runs no attestation CA (serve --attestation-ca)")
-        }
-        if let authority = loaded.withLock({ $0 }) { return authority }
-        let authority = try await AttestationAuthority.load(
-            database: context.database, sealing: context.sealing, displayName: context.configuration.displayName
-        )
-        loaded.withLock { $0 = authority }
-        return authority
+        try await context.attestationAuthority()
     }
 
     /// Checks the EK certificate and the AK, and answers with the activation.

@@ -139,8 +139,9 @@ struct BindJobs: Sendable {
     func complete(
         job id: String, token: String, response: RegistrationResponseJSON, from origin: StoredCredential.Origin = .client, now: Date = Date()
     ) async throws -> (StoredCredential, String?) {
-        let job = try await context.database.transaction { transaction in
-            try await self.liveJob(id, token: token, now: now, in: transaction)
+        let (job, identity) = try await context.database.transaction { transaction in
+            let job = try await self.liveJob(id, token: token, now: now, in: transaction)
+            return (job, try await self.identities.identity(job.identityID, in: transaction))
         }
         guard configuration.termsOfService == nil || job.termsAccepted else {
             throw ProviderError.badRequest(.invalidRequest, "accept the terms first")
@@ -151,12 +152,7 @@ struct BindJobs: Sendable {
         guard let challenge = job.challenge else {
             throw ProviderError.badRequest(.invalidRequest, "fetch the bind job before submitting")
         }
-        let record: RelyingParty.RegisteredCredential
-        do {
-            record = try context.relyingParty.verifyRegistration(response, challenge: challenge)
-        } catch let error as WebAuthnError {
-            throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
-        }
+        let record = try await context.verifyRegistration(response, challenge: challenge, for: identity)
         var credential = StoredCredential(identityID: job.identityID, record: record, createdAt: now)
         credential.registeredFrom = origin
         try await context.database.transaction { transaction in
@@ -177,7 +173,8 @@ struct BindJobs: Sendable {
 
 extension ProviderContext {
     /// Creation options for a new credential of `identity` (WebAuthn §5.4), excluding the
-    /// credentials listed.
+    /// credentials listed. When attestation is demanded of it, conveyance is `direct`
+    /// (§5.4.7), so an authenticator that can attest does.
     func creationOptions(for identity: Identity, challenge: Data, excluding existing: [Data]) -> PublicKeyCredentialCreationOptionsJSON {
         PublicKeyCredentialCreationOptionsJSON(
             rp: .init(id: relyingParty.id, name: configuration.displayName),
@@ -186,7 +183,7 @@ extension ProviderContext {
             pubKeyCredParams: [.init(alg: -7), .init(alg: -8)],
             excludeCredentials: existing.isEmpty ? nil : existing.map { .init(id: $0) },
             authenticatorSelection: .init(residentKey: "preferred", userVerification: "preferred"),
-            attestation: "none"
+            attestation: requiredAttestation(for: identity) == nil ? "none" : "direct"
         )
     }
 }

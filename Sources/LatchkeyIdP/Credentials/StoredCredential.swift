@@ -13,6 +13,22 @@ struct StoredCredential: Sendable {
 
     var revoked: Bool { revokedAt != nil }
 
+    /// `tpm` when the registration carried a verified `tpm` statement, `none` otherwise
+    /// (`packed` self attestation proves nothing about where the key lives).
+    var attestation: String { record.attestationFormat == "tpm" ? "tpm" : "none" }
+
+    /// The AAGUID as a lower-case UUID (8-4-4-4-12 hex digits).
+    var aaguidText: String {
+        let hex = record.aaguid.map { String(format: "%02x", $0) }.joined()
+        guard hex.count == 32 else { return hex }
+        var text = ""
+        for (index, character) in hex.enumerated() {
+            if [8, 12, 16, 20].contains(index) { text.append("-") }
+            text.append(character)
+        }
+        return text
+    }
+
     /// Where it was registered: ``Origin/client`` or ``Origin/browser``.
     var registeredFrom: Origin = .client
 

@@ -7,7 +7,10 @@ import LatchkeyOAuth
 /// unique indexes, so two instances creating look-alike names at once cannot both win.
 struct IdentityDirectory: Sendable {
     /// Creates an identity; 409 when the name, or one that looks the same, is taken.
-    func create(username: String, email: String?, displayName: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Identity {
+    func create(
+        username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = Date(),
+        in transaction: any SQLTransaction
+    ) async throws -> Identity {
         let name = try Username.validated(username)
         if let email {
             guard email.utf8.count <= 254, !email.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -19,11 +22,14 @@ struct IdentityDirectory: Sendable {
             throw ProviderError.badRequest(.invalidRequest, "displayName must be at most 256 printable characters")
         }
         guard try await !isTaken(username, in: transaction) else { throw Self.taken }
-        let identity = Identity(id: UUID().uuidString.lowercased(), username: name, email: email, displayName: display, createdAt: now)
+        let identity = Identity(
+            id: UUID().uuidString.lowercased(), username: name, email: email, displayName: display, createdAt: now, requiredAttestation: requiredAttestation
+        )
         do {
             try await transaction.execute("""
-                INSERT INTO identities (id, username, username_key, username_skeleton, email, display_name, created_at)
-                VALUES (\(identity.id), \(name), \(Username.key(name)), \(Username.skeleton(name)), \(email), \(display), \(now))
+                INSERT INTO identities (id, username, username_key, username_skeleton, email, display_name, created_at, require_attestation)
+                VALUES (\(identity.id), \(name), \(Username.key(name)), \(Username.skeleton(name)), \(email), \(display), \(now),
+                    \(requiredAttestation?.rawValue))
                 """)
         } catch let error as StoreError where error.code == .duplicate {
             throw Self.taken

@@ -30,6 +30,9 @@ final class ProviderContext: Sendable {
         var dpopNonces: DPoPNonces?
     }
 
+    /// The attestation CA, once loaded (``attestationAuthority()``).
+    let loadedAttestationAuthority = Mutex<AttestationAuthority?>(nil)
+
     /// What the operator sees at `/metrics`.
     let metrics: ProviderMetrics
     /// Whether mail gets through now (with a mail transport configured).

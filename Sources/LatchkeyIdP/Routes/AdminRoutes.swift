@@ -26,7 +26,15 @@ enum AdminRoutes {
         }
         on(AdminAPI.createIdentity, status: .created) { request, context in
             let creation = try await HTTPSupport.decode(AdminAPI.IdentityCreation.self, from: request, expected: "a JSON object with a username")
-            let (identity, bindURL) = try await admin.createIdentity(username: creation.username, email: creation.email, displayName: creation.displayName)
+            let required = try creation.requireAttestation.map { text in
+                guard let requirement = AttestationRequirement(rawValue: text) else {
+                    throw ProviderError.badRequest(.invalidRequest, "requireAttestation must be tpm")
+                }
+                return requirement
+            }
+            let (identity, bindURL) = try await admin.createIdentity(
+                username: creation.username, email: creation.email, displayName: creation.displayName, requiredAttestation: required
+            )
             context.logger.info("identity created", metadata: ["identity": .string(identity.id)])
             return AdminAPI.IdentityCreated(identity: identity.adminView, bindURL: bindURL.absoluteString)
         }
@@ -117,7 +125,8 @@ enum AdminRoutes {
                     createdAt: Int(credential.createdAt.timeIntervalSince1970),
                     lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) },
                     transports: credential.record.transports, backupEligible: credential.record.backupEligible,
-                    backedUp: credential.record.backupState, registeredFrom: credential.registeredFrom.rawValue
+                    backedUp: credential.record.backupState, registeredFrom: credential.registeredFrom.rawValue,
+                    attestation: credential.attestation, aaguid: credential.aaguidText
                 )
             }
             return AdminAPI.CredentialList(credentials: list)

@@ -271,6 +271,11 @@ enum Migrations {
         """
         ALTER TABLE credentials ADD COLUMN registered_from TEXT NOT NULL DEFAULT 'client'
         """,
+        // 8: an identity may demand attestation of every credential registered for it
+        // (`admin create-identity --require-attestation tpm`); NULL demands none.
+        """
+        ALTER TABLE identities ADD COLUMN require_attestation TEXT
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

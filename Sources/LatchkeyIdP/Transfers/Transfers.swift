@@ -253,18 +253,14 @@ struct Transfers: Sendable {
         guard !name.isEmpty else {
             throw ProviderError.badRequest(.invalidRequest, "the device name must be 1 to 64 printable characters")
         }
-        let transfer = try await context.database.transaction { transaction in
-            try await self.transfer(id, token: token, side: \.importerTokenHash, now: now, in: transaction)
+        let (transfer, identity) = try await context.database.transaction { transaction in
+            let transfer = try await self.transfer(id, token: token, side: \.importerTokenHash, now: now, in: transaction)
+            return (transfer, try await self.identities.identity(transfer.identityID, in: transaction))
         }
         guard transfer.state == .redeemed, let challenge = transfer.registrationChallenge else {
             throw ProviderError.badRequest(.invalidRequest, "this transfer does not expect a registration now")
         }
-        let record: RelyingParty.RegisteredCredential
-        do {
-            record = try context.relyingParty.verifyRegistration(registration, challenge: challenge)
-        } catch let error as WebAuthnError {
-            throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
-        }
+        let record = try await context.verifyRegistration(registration, challenge: challenge, for: identity)
         let jwk = try record.publicKey.verifyingKey.jwk
         let thumbprint = try jwk.thumbprint()
         let nonce = try SecureRandom.bytes(count: 32)

@@ -20,10 +20,18 @@ extension AdminAPI {
         /// `browser` for a passkey made on the registration page: how a person tells their
         /// CLI and browser credentials apart (docs/PROTOCOL.md section 9).
         public var registeredFrom: String?
+        /// `tpm` when its registration carried `tpm` attestation that chained to a root the
+        /// provider trusts (its key was made in a TPM), `none` otherwise.
+        public var attestation: String?
+        /// The authenticator model's AAGUID, as a lower-case UUID: Latchkey's TPM AAGUID
+        /// (`56f86778-a17a-44f9-b56c-648ed551da5f`) with `tpm` attestation, all zeros when
+        /// nothing vouches for a model (docs/PROTOCOL.md section 10).
+        public var aaguid: String?
 
         public init(
             id: String, algorithm: String, signCount: UInt32, revoked: Bool, createdAt: Int, lastUsedAt: Int?,
-            transports: [String]? = nil, backupEligible: Bool? = nil, backedUp: Bool? = nil, registeredFrom: String? = nil
+            transports: [String]? = nil, backupEligible: Bool? = nil, backedUp: Bool? = nil, registeredFrom: String? = nil,
+            attestation: String? = nil, aaguid: String? = nil
         ) {
             self.id = id
             self.algorithm = algorithm
@@ -35,6 +43,8 @@ extension AdminAPI {
             self.backupEligible = backupEligible
             self.backedUp = backedUp
             self.registeredFrom = registeredFrom
+            self.attestation = attestation
+            self.aaguid = aaguid
         }
     }
 

@@ -6,13 +6,16 @@ extension AdminAPI {
         public var email: String?
         public var displayName: String
         public var createdAt: Int
+        /// The attestation its credentials must carry (`tpm`), when it demands one.
+        public var requireAttestation: String?
 
-        public init(id: String, username: String, email: String?, displayName: String, createdAt: Int) {
+        public init(id: String, username: String, email: String?, displayName: String, createdAt: Int, requireAttestation: String? = nil) {
             self.id = id
             self.username = username
             self.email = email
             self.displayName = displayName
             self.createdAt = createdAt
+            self.requireAttestation = requireAttestation
         }
     }
 
@@ -21,11 +24,15 @@ extension AdminAPI {
         public var username: String
         public var email: String?
         public var displayName: String?
+        /// `tpm`: every credential registered for the identity, by any bind link, recovery
+        /// or import, must carry `tpm` attestation (docs/PROTOCOL.md section 10).
+        public var requireAttestation: String?
 
-        public init(username: String, email: String? = nil, displayName: String? = nil) {
+        public init(username: String, email: String? = nil, displayName: String? = nil, requireAttestation: String? = nil) {
             self.username = username
             self.email = email
             self.displayName = displayName
+            self.requireAttestation = requireAttestation
         }
     }
 

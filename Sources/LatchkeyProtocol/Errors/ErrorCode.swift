@@ -30,4 +30,8 @@ extension OAuthErrorCode {
     /// A credential activation that is unknown, expired, already used, or answered with
     /// the wrong secret (section 10).
     public static let invalidActivation = OAuthErrorCode(rawValue: "invalid_activation")
+    /// A registration without the attestation the provider or the identity demands
+    /// (`serve --require-attestation tpm`, `admin create-identity --require-attestation
+    /// tpm`; section 10): register a TPM key with `tpm` attestation.
+    public static let attestationRequired = OAuthErrorCode(rawValue: "attestation_required")
 }

@@ -9,8 +9,9 @@ public import LatchkeyCrypto
 /// signature counter bumped in the vault, under the vault's lock, before every assertion.
 public struct SoftwareAuthenticator: Sendable {
     public let vault: KeyVault
-    /// The AAGUID reported in attested credential data: all zero, as for `none`
-    /// attestation (§6.5.1), since a software authenticator has no model to attest.
+    /// The AAGUID reported in attested credential data without TPM attestation: all zero,
+    /// as for `none` attestation (§6.5.1), since nothing then vouches for a model.
+    /// Attested TPM credentials report ``TPMAttestationSigner/aaguid``.
     public let aaguid = Data(count: 16)
     /// Length of new credential IDs: 32 random bytes (within §5.8.3's 16-64 guidance).
     public static let credentialIDLength = 32
@@ -90,12 +91,22 @@ public struct SoftwareAuthenticator: Sendable {
     /// the authenticatorMakeCredential operation, §6.3.2), its key kept as `protection`
     /// says. A TPM key is ES256 only: with ``KeyProtection/tpm`` the first ES256 entry of
     /// `pubKeyCredParams` is taken, and options that offer no ES256 are refused.
+    ///
+    /// With `attestation`, the new key (which must be a TPM key) is registered with a `tpm`
+    /// statement by that attestation key and the ``TPMAttestationSigner/aaguid``, whatever
+    /// the options' `attestation` conveyance says; without it, `direct` or `enterprise`
+    /// get `packed` self attestation and anything else `none`. A key whose attestation
+    /// fails is deleted again.
     public func makeCredential(
         _ options: PublicKeyCredentialCreationOptionsJSON,
         origin: String,
         attributes: [String: String] = [:],
-        protection: KeyProtection = .software
+        protection: KeyProtection = .software,
+        attestation signer: TPMAttestationSigner? = nil
     ) throws -> (response: RegistrationResponseJSON, credential: Credential) {
+        guard signer == nil || protection == .tpm else {
+            throw WebAuthnError.attestationFailed(reason: "tpm attestation vouches only for keys made in the TPM; this key would be kept in software")
+        }
         let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
         let rpID = (options.rp.id ?? host).lowercased()
         try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
@@ -133,11 +144,26 @@ public struct SoftwareAuthenticator: Sendable {
             rpIDHash: DigestAlgorithm.sha256.hash(Data(rpID.utf8)),
             flags: [.userPresent, .userVerified],
             signCount: 0,
-            attestedCredentialData: .init(aaguid: aaguid, credentialID: credentialID, credentialPublicKey: COSEKey(entry.publicKey))
+            attestedCredentialData: .init(
+                aaguid: signer == nil ? aaguid : TPMAttestationSigner.aaguid, credentialID: credentialID, credentialPublicKey: COSEKey(entry.publicKey)
+            )
         )
         let clientDataJSON = CollectedClientData(type: CollectedClientData.createType, challenge: options.challenge.data, origin: origin).serialized()
         let attestation: AttestationObject
-        if options.attestation == "direct" || options.attestation == "enterprise" {
+        if let signer {
+            do {
+                let key: TPMSigningKey
+                do {
+                    key = try vault.tpmKey(entry.handle)
+                } catch let error as KeyVaultError {
+                    throw WebAuthnError.vault(reason: error.reason, underlying: error)
+                }
+                attestation = try signer.attest(authenticatorData, clientDataHash: DigestAlgorithm.sha256.hash(clientDataJSON), key: key)
+            } catch {
+                _ = try? deleteCredential(entry.handle)
+                throw error
+            }
+        } else if options.attestation == "direct" || options.attestation == "enterprise" {
             attestation = try .packedSelf(
                 authenticatorData,
                 clientDataHash: DigestAlgorithm.sha256.hash(clientDataJSON),

@@ -41,7 +41,7 @@ struct TPMOnSoftwareTPMTests {
         let message = Data("after attestation".utf8)
         #expect(key.publicKey.isValidSignature(try key.signature(for: message), for: message))
         // The AK survives as its wrapped form.
-        #expect(try TPMAttestationKey(wrapped: attestationKey.wrapped) == attestationKey)
+        #expect(try TPMAttestationKey(wrappedKey: attestationKey.wrappedKey) == attestationKey)
     }
 
     @Test("a statement whose certInfo names another key is refused by the relying party's check")
