@@ -22,9 +22,23 @@ public final class TPM: Sendable {
     /// Where this TPM was reached, for messages: ``configuredLocation`` when it connected.
     public let location: String
 
+    /// False for a TPM reached through ESAPI only (``init(attestationOnlyAt:)``).
+    private let usesProvider: Bool
+
     private init(location: String) throws {
         provider = Mutex(try OpenSSLTPMContext(location: location))
         self.location = location
+        usesProvider = true
+    }
+
+    /// A TPM at `location` for the ESAPI commands only (attestation: ``createAttestationKey()``,
+    /// ``activateCredential(_:challenge:)``, ``endorsementCertificate()``): OpenSSL's
+    /// provider finds its TPM through the environment alone, so a second TPM in one process
+    /// cannot make or use keys through it. For tests that need two TPMs at once.
+    init(attestationOnlyAt location: String) {
+        provider = Mutex(nil)
+        self.location = location
+        usesProvider = false
     }
 
     /// The name of the environment variable that says where the TPM is.
@@ -57,7 +71,10 @@ public final class TPM: Sendable {
     /// dropped so that the next ``system()`` connects afresh (a restarted resource
     /// manager or swtpm answers again without restarting the program).
     func run<T: Sendable>(_ body: (OpenSSLTPMContext) throws -> T) throws -> T {
-        try reportingUnavailable {
+        guard usesProvider else {
+            throw CryptoError.tpmUnavailable(reason: "the TPM at \(location) is reached for attestation commands only")
+        }
+        return try reportingUnavailable {
             try provider.withLock { current in
                 let context = try current ?? OpenSSLTPMContext(location: location)
                 current = context

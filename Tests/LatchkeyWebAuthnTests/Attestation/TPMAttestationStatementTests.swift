@@ -29,11 +29,11 @@ struct TPMAttestationStatementTests {
     /// closures change one part to make it lie.
     static func statement(
         _ registration: Registration, _ certificates: AttestationCertificates,
-        pubAreaKey: COSEKey? = nil, certifiedName: Data? = nil, toBeSigned: Data? = nil, signer: SigningKey? = nil,
+        pubAreaKey: COSEKey? = nil, attributes: UInt32 = 0x0004_0072, certifiedName: Data? = nil, toBeSigned: Data? = nil, signer: SigningKey? = nil,
         chain: [X509Certificate]? = nil, members: [CBOR.Entry] = []
     ) throws -> CBOR {
         let credentialKey = try #require(registration.authenticatorData.attestedCredentialData).credentialPublicKey
-        let pubArea = TPMStructureTests.pubArea(pubAreaKey ?? credentialKey)
+        let pubArea = TPMStructureTests.pubArea(pubAreaKey ?? credentialKey, attributes: attributes)
         let name = try certifiedName ?? TPMTPublic(pubArea).name
         let signed = toBeSigned ?? (registration.authenticatorData.bytes + registration.clientDataHash)
         let certInfo = TPMStructureTests.certInfo(name: name, extraData: try DigestAlgorithm.sha256.hash(signed))
@@ -77,6 +77,10 @@ struct TPMAttestationStatementTests {
             ("pubArea holds another key (a flipped coordinate)", try Self.statement(registration, certificates, pubAreaKey: other), roots, "pubArea holds another key"),
             ("extraData of another registration", try Self.statement(registration, certificates, toBeSigned: Data("another".utf8)), roots, "extraData"),
             ("a software key claiming tpm: sig by the credential key, not the AIK", try Self.statement(registration, certificates, signer: registration.credentialKey), roots, "sig is not the AIK"),
+            // What a TPM certifies for a software key it loaded (TPM2_LoadExternal) or
+            // imported (TPM2_Import): attributes without fixedTPM and sensitiveDataOrigin.
+            ("a software key claiming tpm: loaded into the TPM from outside", try Self.statement(registration, certificates, attributes: 0x0004_0040), roots, "not made in the TPM"),
+            ("a duplicable key (fixedParent clear)", try Self.statement(registration, certificates, attributes: 0x0004_0062), roots, "not made in the TPM"),
             ("an AIK certificate from another CA", try Self.statement(registration, certificates), [certificates.otherRoot], "trusted attestation root"),
             ("no trusted root at all", try Self.statement(registration, certificates), [], "trusted attestation root"),
         ]

@@ -17,11 +17,12 @@ struct TPMStructureTests {
     /// A signing key's public area as tpm2-openssl makes one: ECC, SHA-256 name,
     /// fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | sign, no policy,
     /// NULL symmetric, scheme and KDF, P-256.
-    static func pubArea(_ key: COSEKey, nameAlg: UInt16 = 0x000B, curve: UInt16 = 0x0003, type: UInt16 = 0x0023) -> Data {
+    /// `attributes`: sign, userWithAuth, sensitiveDataOrigin, fixedParent, fixedTPM by default.
+    static func pubArea(_ key: COSEKey, nameAlg: UInt16 = 0x000B, curve: UInt16 = 0x0003, type: UInt16 = 0x0023, attributes: UInt32 = 0x0004_0072) -> Data {
         let point = key.verifyingKey.spkiDER.suffix(64)
         var bytes = be16(type)
         bytes += be16(nameAlg)
-        bytes += be32(0x0004_0072)
+        bytes += be32(attributes)
         bytes += sized(Data())
         for parameter: UInt16 in [0x0010, 0x0010, curve, 0x0010] { bytes += be16(parameter) }
         bytes += sized(Data(point.prefix(32)))

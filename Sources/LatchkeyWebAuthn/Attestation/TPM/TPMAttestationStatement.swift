@@ -74,6 +74,14 @@ public struct TPMAttestationStatement: Sendable {
         guard let attested = authenticatorData.attestedCredentialData else { throw invalid("the authenticator data holds no credential") }
         // The key in pubArea is the credential key.
         guard pubArea.holds(attested.credentialPublicKey) else { throw invalid("pubArea holds another key than the credential's") }
+        // Made in the TPM and unable to leave it (TPM 2.0 Part 1 §27.2: fixedTPM, fixedParent,
+        // sensitiveDataOrigin). A TPM certifies any object it has loaded, and a software key
+        // brought in with TPM2_LoadExternal or TPM2_Import cannot carry these attributes:
+        // without this check a software key could claim `tpm`. §8.3.2 does not list it.
+        let resident = TPMTPublic.Attribute.fixedTPM | TPMTPublic.Attribute.fixedParent | TPMTPublic.Attribute.sensitiveDataOrigin
+        guard pubArea.objectAttributes & resident == resident else {
+            throw invalid("pubArea's key was not made in the TPM or can leave it (fixedTPM, fixedParent and sensitiveDataOrigin must all be set)")
+        }
         // certInfo: extraData over authData ‖ clientDataHash, and pubArea's name certified.
         try certInfo.check(certifies: pubArea, toBeSigned: authenticatorData.bytes + clientDataHash, hash: .sha256)
         // sig: the AIK signed certInfo (DER ECDSA).
