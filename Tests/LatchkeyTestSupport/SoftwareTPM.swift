@@ -12,6 +12,7 @@ public final class SoftwareTPM: Sendable {
     /// The TPM's persistent state (its seeds): another swtpm started on it is the same TPM.
     public let state: URL
     private let ownsState: Bool
+    private let ownedDirectory: URL?
 
     /// The environment that points `latchkey` (through OpenSSL's tpm2 provider) at it.
     public var environment: [String: String] { ["TPM2OPENSSL_TCTI": tcti] }
@@ -30,7 +31,13 @@ public final class SoftwareTPM: Sendable {
     /// Starts a TPM with a fresh state (its own seeds: keys of another TPM do not load),
     /// or, given `state`, the same TPM again (as after a reboot; `state` stays the
     /// caller's).
-    public init(state existing: URL? = nil) async throws {
+    public convenience init(state existing: URL? = nil) async throws {
+        try await self.init(state: existing, removingWhenDone: nil)
+    }
+
+    /// `state`, with `owned` (a directory holding it) removed when the TPM goes.
+    private init(state existing: URL?, removingWhenDone owned: URL?) async throws {
+        ownedDirectory = owned
         if let existing {
             state = existing
             ownsState = false
@@ -66,6 +73,7 @@ public final class SoftwareTPM: Sendable {
         // changes, so a kill loses nothing.
         kill()
         if ownsState { try? FileManager.default.removeItem(at: state) }
+        if let ownedDirectory { try? FileManager.default.removeItem(at: ownedDirectory) }
     }
 
     /// Kills the TPM at once, as a crash or an unplugged device would.
@@ -79,6 +87,36 @@ public final class SoftwareTPM: Sendable {
         // load, holding a thread of the cooperative pool meanwhile (`ChildProcess.stop`).
         let deadline = Date().addingTimeInterval(2)
         while !ChildProcess.hasEnded(pid), Date() < deadline { usleep(2_000) }
+    }
+
+    /// A TPM as its maker ships it: a fresh state manufactured by `swtpm_setup` with RSA and
+    /// ECC endorsement keys and their certificates, signed by a private swtpm-localca made
+    /// for it (as `.ci/swtpm.sh` does), then started. ``endorsementRoots`` is that CA's PEM
+    /// file (root and issuing certificate), for `serve --ek-roots`.
+    public static func manufactured() async throws -> (tpm: SoftwareTPM, endorsementRoots: URL) {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-swtpm-maker-\(UUID().uuidString)")
+        let state = work.appendingPathComponent("state"), ca = work.appendingPathComponent("ca")
+        for directory in [state, ca] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let files = [
+            "localca.conf": "statedir = \(ca.path)\nsigningkey = \(ca.path)/signkey.pem\nissuercert = \(ca.path)/issuercert.pem\ncertserial = \(ca.path)/certserial\n",
+            "localca.options": "--platform-manufacturer Latchkey\n--platform-version 2.1\n--platform-model tests\n",
+            "setup.conf": "create_certs_tool = /usr/bin/swtpm_localca\ncreate_certs_tool_config = \(work.path)/localca.conf\ncreate_certs_tool_options = \(work.path)/localca.options\nactive_pcr_banks = sha256\n",
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: work.appendingPathComponent(name)) }
+        let (status, output) = try await ChildProcess.tool([
+            "swtpm_setup", "--tpm2", "--tpmstate", state.path, "--create-ek-cert", "--create-platform-cert",
+            "--config", work.appendingPathComponent("setup.conf").path, "--logfile", work.appendingPathComponent("setup.log").path,
+        ])
+        guard status == 0 else {
+            let log = (try? String(contentsOf: work.appendingPathComponent("setup.log"), encoding: .utf8)) ?? ""
+            throw TestSupportError("swtpm_setup failed (\(status)): \(output) \(log)")
+        }
+        let roots = work.appendingPathComponent("ek-roots.pem")
+        let pem = try Data(contentsOf: ca.appendingPathComponent("swtpm-localca-rootca-cert.pem")) + Data(contentsOf: ca.appendingPathComponent("issuercert.pem"))
+        try pem.write(to: roots)
+        return (try await SoftwareTPM(state: state, removingWhenDone: work), roots)
     }
 
     /// A port P with P + 1 free too, or nil when P + 1 is taken.
