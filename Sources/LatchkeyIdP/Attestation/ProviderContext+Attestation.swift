@@ -37,18 +37,28 @@ extension ProviderContext {
     func verifyRegistration(_ response: RegistrationResponseJSON, challenge: Data, for identity: Identity?) async throws -> RelyingParty.RegisteredCredential {
         var relyingParty = relyingParty
         relyingParty.attestationRoots = try await attestationRoots()
+        let required = requiredAttestation(for: identity)
         let record: RelyingParty.RegisteredCredential
         do {
             record = try relyingParty.verifyRegistration(response, challenge: challenge)
         } catch let error as WebAuthnError {
+            // An attestation this provider cannot check (a security key's `packed` chain)
+            // is, under the policy, a missing one: say what is wanted.
+            if required != nil, error.code == .unsupportedAttestationFormat {
+                throw Self.attestationRequired(because: error.reason, underlying: error)
+            }
             throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
         }
-        if requiredAttestation(for: identity) == .tpm, record.attestationFormat != "tpm" {
-            throw ProviderError.badRequest(.attestationRequired, """
-                this provider requires TPM attestation (WebAuthn "tpm"), and this registration carries "\(record.attestationFormat)": \
-                register a key made in a TPM with its attestation (latchkey bind --key-protection tpm --attest)
-                """)
+        if required == .tpm, record.attestationFormat != "tpm" {
+            throw Self.attestationRequired(because: "this registration carries \"\(record.attestationFormat)\"")
         }
         return record
+    }
+
+    private static func attestationRequired(because reason: String, underlying: (any Error)? = nil) -> ProviderError {
+        ProviderError.badRequest(.attestationRequired, """
+            this provider requires TPM attestation (WebAuthn "tpm"), and \(reason): \
+            register a key made in a TPM with its attestation (latchkey bind --key-protection tpm --attest)
+            """, underlying: underlying)
     }
 }
