@@ -8,7 +8,7 @@ import LatchkeyCrypto
 ///
 /// One per TPM and CA: the AK is made the first time a credential is attested with that
 /// CA and reused for every later one, at any provider that trusts the CA.
-struct AttestationKeyRecord: Codable, Sendable {
+struct AttestationKeyRecord: VaultRecordMetadata, Sendable {
     /// Marks AK records among the vault's records (credentials are `webauthn`).
     static let kind = "tpm-attestation-key"
     /// Most certificates a record keeps (the AIK certificate and its chain).
@@ -24,18 +24,6 @@ struct AttestationKeyRecord: Codable, Sendable {
         kind = Self.kind
         self.authority = authority
         self.certificates = certificates.map { Base64URL.encode($0.derEncoded) }
-    }
-
-    func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(self)
-    }
-
-    /// The record's metadata, or nil when the entry is not an AK record.
-    static func decode(_ data: Data) -> AttestationKeyRecord? {
-        guard let record = try? JSONDecoder().decode(AttestationKeyRecord.self, from: data), record.kind == kind else { return nil }
-        return record
     }
 
     /// The certificates, parsed; nil when any is unreadable or there are too many.

@@ -9,7 +9,7 @@ import LatchkeyCrypto
 ///
 /// Its sealed metadata also holds the credential's token cache (``CachedTokens``), at
 /// most ``maximumEntries`` sign-ins (one per issuer, client and redirect URI).
-struct DPoPKeyRecord: Codable, Sendable {
+struct DPoPKeyRecord: VaultRecordMetadata, Sendable {
     /// Marks DPoP key records among the vault's records (credentials are `webauthn`).
     static let kind = "dpop"
     /// Sign-ins kept per credential; the oldest goes first.
@@ -28,18 +28,6 @@ struct DPoPKeyRecord: Codable, Sendable {
         kind = Self.kind
         credential = owner
         tokens = []
-    }
-
-    func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(self)
-    }
-
-    /// The record's metadata, or nil when the entry is not a DPoP key record.
-    static func decode(_ data: Data) -> DPoPKeyRecord? {
-        guard let record = try? JSONDecoder().decode(DPoPKeyRecord.self, from: data), record.kind == kind else { return nil }
-        return record
     }
 
     /// Keeps `entry`, replacing the one for the same client, newest last, and drops the
