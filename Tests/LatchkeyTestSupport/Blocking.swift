@@ -11,3 +11,13 @@ public enum Blocking {
         }
     }
 }
+
+extension Blocking {
+    /// ``run(_:)`` for work that throws (a TPM command: a test's TPM calls wait for the TPM
+    /// while other tests use it, and must not hold a cooperative thread meanwhile).
+    public static func runThrowing<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+}

@@ -20,7 +20,8 @@ extension Embedded {
         }
         let authority = try configured.map(ProviderAddress.init) ?? provider
         try allowedDomains.check(authority)
-        if let kept = try keptAttestationSigner(authority, flow: flow) { return kept }
+        // TPM commands, each on a thread of its own (``BlockingWork``).
+        if let kept = try await BlockingWork.run({ try self.keptAttestationSigner(authority, flow: flow) }) { return kept }
         return try await certifyNewAttestationKey(at: authority, flow: flow)
     }
 
@@ -53,39 +54,41 @@ extension Embedded {
     /// activation (the TPM recovers the CA's secret, which only the TPM holding both the
     /// endorsement key the CA checked and this AK can), and keeps both in the vault.
     private func certifyNewAttestationKey(at authority: ProviderAddress, flow: FlowContext) async throws -> TPMAttestationSigner {
-        let tpm: TPM
-        let attestationKey: TPMAttestationKey
-        let request: AttestationExchange.ActivationRequest
-        do {
-            tpm = try TPM.system()
-            attestationKey = try tpm.createAttestationKey()
-            let description = try tpm.describe()
-            let endorsement: X509Certificate
+        let (tpm, attestationKey, request) = try await BlockingWork.run { () throws -> (TPM, TPMAttestationKey, AttestationExchange.ActivationRequest) in
             do {
-                endorsement = try tpm.endorsementCertificate()
-            } catch let error as CryptoError where error.code == .tpmCommandRefused {
-                throw LatchkeyError.attestationFailed(reason: "this TPM has no usable RSA endorsement key certificate (NV index 0x01C00002), which an attestation CA needs: \(error.reason)",
-                    underlying: error
+                let tpm = try TPM.system()
+                let attestationKey = try tpm.createAttestationKey()
+                let description = try tpm.describe()
+                let endorsement: X509Certificate
+                do {
+                    endorsement = try tpm.endorsementCertificate()
+                } catch let error as CryptoError where error.code == .tpmCommandRefused {
+                    throw LatchkeyError.attestationFailed(reason: "this TPM has no usable RSA endorsement key certificate (NV index 0x01C00002), which an attestation CA needs: \(error.reason)",
+                        underlying: error
+                    )
+                }
+                let request = AttestationExchange.ActivationRequest(
+                    endorsementCertificate: Base64URL.encode(endorsement.derEncoded), attestationKey: Base64URL.encode(attestationKey.publicArea),
+                    tpm: .init(manufacturer: description.manufacturerID, model: description.model, version: description.versionID)
                 )
+                return (tpm, attestationKey, request)
+            } catch let error as CryptoError {
+                throw Self.tpmError(error, "could not make an attestation key")
             }
-            request = AttestationExchange.ActivationRequest(
-                endorsementCertificate: Base64URL.encode(endorsement.derEncoded), attestationKey: Base64URL.encode(attestationKey.publicArea),
-                tpm: .init(manufacturer: description.manufacturerID, model: description.model, version: description.versionID)
-            )
-        } catch let error as CryptoError {
-            throw Self.tpmError(error, "could not make an attestation key")
         }
         let conversation = ProviderConversation(flow: flow, provider: authority, transport: transport)
         let activation = try await conversation.post(authority.url(ProtocolPath.attestationActivations), request)
             .decode(AttestationExchange.Activation.self, "credential activation")
-        let secret: Data
-        do {
-            secret = try tpm.activateCredential(attestationKey, challenge: .init(
-                credentialBlob: try Base64URL.decode(ProviderConversation.bounded(activation.credentialBlob, "credential_blob", maximumLength: 1024)),
-                encryptedSecret: try Base64URL.decode(ProviderConversation.bounded(activation.encryptedSecret, "encrypted_secret", maximumLength: 1024))
-            ))
-        } catch let error as CryptoError {
-            throw Self.tpmError(error, "could not recover the attestation CA's secret (was it made for this TPM's endorsement key?)")
+        let challenge = TPMCredentialProtection.Challenge(
+            credentialBlob: try Self.decoded(activation.credentialBlob, "credential_blob"),
+            encryptedSecret: try Self.decoded(activation.encryptedSecret, "encrypted_secret")
+        )
+        let secret = try await BlockingWork.run {
+            do {
+                return try tpm.activateCredential(attestationKey, challenge: challenge)
+            } catch let error as CryptoError {
+                throw Self.tpmError(error, "could not recover the attestation CA's secret (was it made for this TPM's endorsement key?)")
+            }
         }
         let issued = try await conversation.post(
             authority.url(ProtocolPath.attestationCertificates),
@@ -128,6 +131,17 @@ extension Embedded {
             throw LatchkeyError.attestationFailed(reason: "the attestation CA's certificate is not for this attestation key, or does not chain to the root it sent")
         }
         return certificates
+    }
+
+    /// A byte string of the CA's answer: base64url of at most 1024 characters.
+    private static func decoded(_ text: String, _ name: String) throws -> Data {
+        do {
+            return try Base64URL.decode(ProviderConversation.bounded(text, name, maximumLength: 1024))
+        } catch let error as LatchkeyError {
+            throw error
+        } catch {
+            throw LatchkeyError.malformedResponse(reason: "the attestation CA's \"\(name)\" is not base64url", underlying: error)
+        }
     }
 
     /// A TPM failure during attestation: an unreachable TPM as such, anything else as an

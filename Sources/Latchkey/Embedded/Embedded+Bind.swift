@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
@@ -26,6 +27,22 @@ extension Embedded {
         }
     }
 
+    /// A new credential for `options` from `provider`, pending until the provider answers
+    /// (a process killed in between leaves a key that says so, not a bound credential). A
+    /// TPM key is made, and attested, on a thread of its own (``BlockingWork``).
+    func makeCredential(
+        _ options: PublicKeyCredentialCreationOptionsJSON, at provider: ProviderAddress, protection: KeyProtection, attestation signer: TPMAttestationSigner?
+    ) async throws -> (response: RegistrationResponseJSON, credential: SoftwareAuthenticator.Credential) {
+        let authenticator = authenticator
+        let make = { @Sendable in
+            try authenticator.makeCredential(
+                options, origin: provider.origin, attributes: Credential.newAttributes(issuer: provider, attested: signer != nil),
+                protection: protection, attestation: signer
+            )
+        }
+        return protection == .tpm ? try await BlockingWork.run(make) : try make()
+    }
+
     /// The bind protocol for a parsed, allowed link.
     func bind(_ link: ProviderLink, conversation: ProviderConversation) async throws -> BoundCredential {
         let flow = conversation.flow
@@ -34,14 +51,10 @@ extension Embedded {
         let challenge = try job.decode(BindExchange.Challenge.self, "creation options")
         let options = challenge.publicKey
         let submit = try conversation.url(challenge.submit, named: "submit")
-        // Pending until the provider answers: a process killed in between leaves a key
-        // that says so instead of posing as a bound credential.
         let protection = protectionForNewKey(flow)
         let signer = try await attestationSigner(bindingAt: link.provider, protection: protection, flow: flow)
-        let (registration, created) = try authenticator.makeCredential(
-            options, origin: link.provider.origin,
-            attributes: Credential.newAttributes(issuer: link.provider, attested: signer != nil),
-            protection: protection, attestation: signer
+        let (registration, created) = try await makeCredential(
+            options, at: link.provider, protection: protection, attestation: signer
         )
         let credential = Credential(created)
         let redirect: URL?

@@ -62,10 +62,8 @@ extension Embedded {
             }
             let challenge = try redeemed.decode(ImportExchange.Challenge.self, "creation options")
             let submit = try conversation.url(challenge.submit, named: "submit")
-            let (registration, created) = try authenticator.makeCredential(
-                challenge.publicKey, origin: provider.origin,
-                attributes: Credential.newAttributes(issuer: provider, attested: signer != nil),
-                protection: protection, attestation: signer
+            let (registration, created) = try await makeCredential(
+                challenge.publicKey, at: provider, protection: protection, attestation: signer
             )
             let credential = Credential(created)
             do {

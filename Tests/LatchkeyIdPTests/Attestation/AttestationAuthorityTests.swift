@@ -39,10 +39,10 @@ struct AttestationAuthorityTests {
         }, body)
     }
 
-    static func activationRequest(_ tpm: TPM, _ attestationKey: TPMAttestationKey, endorsement: X509Certificate? = nil, area: Data? = nil) throws -> AttestationExchange.ActivationRequest {
-        let description = try tpm.describe()
+    static func activationRequest(_ tpm: TPM, _ attestationKey: TPMAttestationKey, endorsement: X509Certificate? = nil, area: Data? = nil) async throws -> AttestationExchange.ActivationRequest {
+        let (description, ek) = try await Blocking.runThrowing { (try tpm.describe(), try endorsement ?? tpm.endorsementCertificate()) }
         return AttestationExchange.ActivationRequest(
-            endorsementCertificate: Base64URL.encode(try (endorsement ?? tpm.endorsementCertificate()).derEncoded),
+            endorsementCertificate: Base64URL.encode(ek.derEncoded),
             attestationKey: Base64URL.encode(area ?? attestationKey.publicArea),
             tpm: .init(manufacturer: description.manufacturerID, model: description.model, version: description.versionID)
         )
@@ -53,9 +53,10 @@ struct AttestationAuthorityTests {
         let started = try await post(issuer, ProtocolPath.attestationActivations, try activationRequest(tpm, attestationKey))
         #expect(started.status == 201, "\(String(decoding: started.body, as: UTF8.self))")
         let activation = try JSONDecoder().decode(AttestationExchange.Activation.self, from: started.body)
-        let secret = try tpm.activateCredential(attestationKey, challenge: .init(
+        let challenge = TPMCredentialProtection.Challenge(
             credentialBlob: try Base64URL.decode(activation.credentialBlob), encryptedSecret: try Base64URL.decode(activation.encryptedSecret)
-        ))
+        )
+        let secret = try await Blocking.runThrowing { try tpm.activateCredential(attestationKey, challenge: challenge) }
         let issued = try await post(issuer, ProtocolPath.attestationCertificates, AttestationExchange.CertificateRequest(activation: activation.activation, credential: Base64URL.encode(secret)))
         #expect(issued.status == 201, "\(String(decoding: issued.body, as: UTF8.self))")
         let answer = try JSONDecoder().decode(AttestationExchange.Certificate.self, from: issued.body)
@@ -71,8 +72,8 @@ struct AttestationAuthorityTests {
     }
 
     /// A registration of a new TPM key with `tpm` attestation by `attestationKey`.
-    static func attestedRegistration(_ tpm: TPM, _ attestationKey: TPMAttestationKey, aik: X509Certificate, challenge: Data) throws -> RegistrationResponseJSON {
-        let key = try TPMSigningKey.generate(in: tpm)
+    static func attestedRegistration(_ tpm: TPM, _ attestationKey: TPMAttestationKey, aik: X509Certificate, challenge: Data) async throws -> RegistrationResponseJSON {
+        let key = try await Blocking.runThrowing { try TPMSigningKey.generate(in: tpm) }
         let credentialID = try SecureRandom.bytes(count: 32)
         let authenticatorData = try AuthenticatorData(
             rpIDHash: try DigestAlgorithm.sha256.hash(Data("example.com".utf8)), flags: [.userPresent, .userVerified], signCount: 0,
@@ -80,7 +81,7 @@ struct AttestationAuthorityTests {
         )
         let clientDataJSON = CollectedClientData(type: CollectedClientData.createType, challenge: challenge, origin: "https://example.com").serialized()
         let qualifying = try AttestationObject.tpmQualifyingData(authenticatorData, clientDataHash: try DigestAlgorithm.sha256.hash(clientDataJSON))
-        let certification = try tpm.certify(key, with: attestationKey, qualifyingData: qualifying)
+        let certification = try await Blocking.runThrowing { try tpm.certify(key, with: attestationKey, qualifyingData: qualifying) }
         let attestation = AttestationObject.tpm(authenticatorData, certification: certification, certificates: [aik])
         return RegistrationResponseJSON(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestation)
     }
@@ -89,7 +90,7 @@ struct AttestationAuthorityTests {
     func issueAndVerify() async throws {
         try await Self.withCA { harness in
             let tpm = try TPM.system()
-            let attestationKey = try tpm.createAttestationKey()
+            let attestationKey = try await Blocking.runThrowing { try tpm.createAttestationKey() }
             let (aik, _, _) = try await Self.certificate(harness.issuer, tpm, attestationKey)
             let (_, root) = try await Self.root(harness.issuer)
             #expect(aik.chains(to: [root]))
@@ -97,7 +98,7 @@ struct AttestationAuthorityTests {
             #expect(aik.extendedKeyUsages == [X509Certificate.aikCertificateUsage])
             #expect(aik.authorityKeyIdentifier == root.subjectKeyIdentifier && aik.authorityKeyIdentifier != nil)
             let san = try #require(aik.subjectAlternativeName)
-            let description = try tpm.describe()
+            let description = try await Blocking.runThrowing { try tpm.describe() }
             #expect(san.critical && san.directoryNameAttributes.map(\.oid) == [
                 X509Certificate.tpmManufacturerAttribute, X509Certificate.tpmModelAttribute, X509Certificate.tpmVersionAttribute,
             ])
@@ -106,7 +107,7 @@ struct AttestationAuthorityTests {
             #expect(try aik.publicKey == VerifyingKey(p256X: akArea.x, y: akArea.y), "the certificate is for the AK")
 
             let challenge = try SecureRandom.bytes(count: 32)
-            let registration = try Self.attestedRegistration(tpm, attestationKey, aik: aik, challenge: challenge)
+            let registration = try await Self.attestedRegistration(tpm, attestationKey, aik: aik, challenge: challenge)
             let attestation = try AttestationObject(encoded: registration.response.attestationObject.data)
             let vouching = try TPMAttestationStatement(attestation.statement).verify(
                 authenticatorData: attestation.authenticatorData, clientDataHash: try DigestAlgorithm.sha256.hash(registration.response.clientDataJSON.data),
@@ -123,11 +124,11 @@ struct AttestationAuthorityTests {
     func independentVerifiers() async throws {
         try await Self.withCA { harness in
             let tpm = try TPM.system()
-            let attestationKey = try tpm.createAttestationKey()
+            let attestationKey = try await Blocking.runThrowing { try tpm.createAttestationKey() }
             let (aik, _, _) = try await Self.certificate(harness.issuer, tpm, attestationKey)
             let (pem, _) = try await Self.root(harness.issuer)
             let challenge = try SecureRandom.bytes(count: 32)
-            let registration = try Self.attestedRegistration(tpm, attestationKey, aik: aik, challenge: challenge)
+            let registration = try await Self.attestedRegistration(tpm, attestationKey, aik: aik, challenge: challenge)
             let input = harness.directory.url.appendingPathComponent("tpm-interop.json")
             try JSONValue.object([
                 "rpId": .string("example.com"), "origin": .string("https://example.com"), "challenge": .string(Base64URL.encode(challenge)),
@@ -145,7 +146,7 @@ struct AttestationAuthorityTests {
         let unrelated = try await ManufacturedTPM.unrelatedRSACertificate(in: directory.url)
         try await Self.withCA { harness in
             let tpm = try TPM.system()
-            let attestationKey = try tpm.createAttestationKey()
+            let attestationKey = try await Blocking.runThrowing { try tpm.createAttestationKey() }
 
             // An EK certificate not from the configured roots (a self-made one).
             let foreign = try await Self.post(harness.issuer, ProtocolPath.attestationActivations, try Self.activationRequest(tpm, attestationKey, endorsement: unrelated))
@@ -167,9 +168,10 @@ struct AttestationAuthorityTests {
                 activation: activation.activation, credential: Base64URL.encode(try SecureRandom.bytes(count: 32))
             ))
             #expect(guessed.status == 400 && guessed.error == "invalid_activation")
-            let secret = try tpm.activateCredential(attestationKey, challenge: .init(
+            let challenge = TPMCredentialProtection.Challenge(
                 credentialBlob: try Base64URL.decode(activation.credentialBlob), encryptedSecret: try Base64URL.decode(activation.encryptedSecret)
-            ))
+            )
+            let secret = try await Blocking.runThrowing { try tpm.activateCredential(attestationKey, challenge: challenge) }
             let right = AttestationExchange.CertificateRequest(activation: activation.activation, credential: Base64URL.encode(secret))
             #expect(try await Self.post(harness.issuer, ProtocolPath.attestationCertificates, right).status == 201)
             let replayed = try await Self.post(harness.issuer, ProtocolPath.attestationCertificates, right)
@@ -188,7 +190,7 @@ struct AttestationAuthorityTests {
             let response = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.get, url: harness.issuer.appendingPathComponent(ProtocolPath.attestationRoots)))
             #expect(response.status == 404)
             let tpm = try TPM.system()
-            let asked = try await Self.post(harness.issuer, ProtocolPath.attestationActivations, try Self.activationRequest(tpm, try tpm.createAttestationKey()))
+            let asked = try await Self.post(harness.issuer, ProtocolPath.attestationActivations, try Self.activationRequest(tpm, try await Blocking.runThrowing { try tpm.createAttestationKey() }))
             #expect(asked.status == 404)
         }
     }

@@ -67,16 +67,16 @@ struct AttestedRegistrationTests {
     func softwareKeyClaimingTPM() async throws {
         try await Self.withDemandingCA { harness in
             let tpm = try TPM.system()
-            let attestationKey = try tpm.createAttestationKey()
+            let attestationKey = try await Blocking.runThrowing { try tpm.createAttestationKey() }
             let (aik, _, _) = try await CA.certificate(harness.issuer, tpm, attestationKey)
-            let tpmKey = try TPMSigningKey.generate(in: tpm)
+            let tpmKey = try await Blocking.runThrowing { try TPMSigningKey.generate(in: tpm) }
             let software = try SigningKey.generate(.es256)
 
             // The software key in authenticatorData; the TPM certified its own key.
             let job = try await Self.job(harness, "ada")
             let (data, clientData, id) = try Self.ceremony(harness, job, key: software.publicKey)
             let qualifying = try AttestationObject.tpmQualifyingData(data, clientDataHash: try DigestAlgorithm.sha256.hash(clientData))
-            let certification = try tpm.certify(tpmKey, with: attestationKey, qualifyingData: qualifying)
+            let certification = try await Blocking.runThrowing { try tpm.certify(tpmKey, with: attestationKey, qualifyingData: qualifying) }
             let other = try await Self.submit(job, data, clientData, id, certification: certification, aik: aik)
             #expect(other.status == 400 && other.error == "invalid_registration", "\(String(decoding: other.body, as: UTF8.self))")
             #expect(String(decoding: other.body, as: UTF8.self).contains("pubArea holds another key"))
@@ -95,7 +95,7 @@ struct AttestedRegistrationTests {
             let (honestData, honestClientData, honestID) = try Self.ceremony(harness, job, key: tpmKey.publicKey)
             let honestQualifying = try AttestationObject.tpmQualifyingData(honestData, clientDataHash: try DigestAlgorithm.sha256.hash(honestClientData))
             let honest = try await Self.submit(
-                job, honestData, honestClientData, honestID, certification: try tpm.certify(tpmKey, with: attestationKey, qualifyingData: honestQualifying), aik: aik
+                job, honestData, honestClientData, honestID, certification: try await Blocking.runThrowing { try tpm.certify(tpmKey, with: attestationKey, qualifyingData: honestQualifying) }, aik: aik
             )
             #expect(honest.status == 201, "\(String(decoding: honest.body, as: UTF8.self))")
         }
@@ -108,15 +108,17 @@ struct AttestedRegistrationTests {
         try await Self.withDemandingCA { harness in
             let tpmA = try TPM.system()
             // TPM A's genuine EK certificate, with an AK made in TPM B.
-            let akB = try tpmB.createAttestationKey()
+            let akB = try await Blocking.runThrowing { try tpmB.createAttestationKey() }
             let started = try await CA.post(harness.issuer, ProtocolPath.attestationActivations, try CA.activationRequest(tpmA, akB))
             #expect(started.status == 201, "the CA cannot tell yet: \(String(decoding: started.body, as: UTF8.self))")
             let activation = try JSONDecoder().decode(AttestationExchange.Activation.self, from: started.body)
             let challenge = TPMCredentialProtection.Challenge(
                 credentialBlob: try Base64URL.decode(activation.credentialBlob), encryptedSecret: try Base64URL.decode(activation.encryptedSecret)
             )
-            #expect(throws: CryptoError.self, "TPM B's EK cannot open a secret made for TPM A's") { try tpmB.activateCredential(akB, challenge: challenge) }
-            let loadError = #expect(throws: CryptoError.self, "TPM A cannot load TPM B's AK") { try tpmA.activateCredential(akB, challenge: challenge) }
+            let onB = await Blocking.run { Result { try tpmB.activateCredential(akB, challenge: challenge) } }
+            #expect(throws: CryptoError.self, "TPM B's EK cannot open a secret made for TPM A's") { try onB.get() }
+            let onA = await Blocking.run { Result { try tpmA.activateCredential(akB, challenge: challenge) } }
+            let loadError = #expect(throws: CryptoError.self, "TPM A cannot load TPM B's AK") { try onA.get() }
             #expect(loadError?.code == .tpmKeyUnusable, "\(String(describing: loadError))")
             let guessed = try await CA.post(harness.issuer, ProtocolPath.attestationCertificates, AttestationExchange.CertificateRequest(
                 activation: activation.activation, credential: Base64URL.encode(try SecureRandom.bytes(count: 32))
@@ -125,15 +127,15 @@ struct AttestedRegistrationTests {
 
             // TPM A's AK holds a genuine AIK certificate; TPM B certifies a key of its own
             // under it.
-            let akA = try tpmA.createAttestationKey()
+            let akA = try await Blocking.runThrowing { try tpmA.createAttestationKey() }
             let (aik, _, _) = try await CA.certificate(harness.issuer, tpmA, akA)
-            let keyB = try tpmB.createAttestationKey()
+            let keyB = try await Blocking.runThrowing { try tpmB.createAttestationKey() }
             let areaB = try TPMTPublic(keyB.publicArea)
             let credentialB = try TPMSigningKey(wrappedKey: keyB.wrappedKey, publicKey: try VerifyingKey(p256X: areaB.x, y: areaB.y), in: tpmB)
             let job = try await Self.job(harness, "ada")
             let (data, clientData, id) = try Self.ceremony(harness, job, key: credentialB.publicKey)
             let qualifying = try AttestationObject.tpmQualifyingData(data, clientDataHash: try DigestAlgorithm.sha256.hash(clientData))
-            let certification = try tpmB.certify(credentialB, with: akB, qualifyingData: qualifying)
+            let certification = try await Blocking.runThrowing { try tpmB.certify(credentialB, with: akB, qualifyingData: qualifying) }
             let refused = try await Self.submit(job, data, clientData, id, certification: certification, aik: aik)
             #expect(refused.status == 400 && refused.error == "invalid_registration", "\(String(decoding: refused.body, as: UTF8.self))")
             #expect(String(decoding: refused.body, as: UTF8.self).contains("sig is not the AIK"))
