@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyIdP
@@ -104,6 +105,79 @@ struct AttestedBindTests {
             #expect(refused.providerError?.error == .attestationRequired)
             let (_, lenient) = try await provider.createIdentity("grace")
             #expect(try await embedded.registerCredential(from: lenient).credential.attestation == "none")
+        }
+    }
+
+    /// A CA at another host (`--attestation-ca`) that lies. `forward` relays a request to
+    /// the provider's real CA, so a lie can come after an honest activation.
+    static func withLyingCA(
+        _ provider: ProviderHarness, activation: @escaping @Sendable (Data) async throws -> Data, certificate: @escaping @Sendable (Data) async throws -> Data,
+        _ body: @escaping @Sendable (URL) async throws -> Void
+    ) async throws {
+        let router = Router()
+        for (path, answer) in [(ProtocolPath.attestationActivations, activation), (ProtocolPath.attestationCertificates, certificate)] {
+            router.post(RouterPath(path)) { request, _ in
+                let asked = try await request.body.collect(upTo: 64 * 1024)
+                let answered = try await answer(Data(asked.readableBytesView))
+                return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: answered)))
+            }
+        }
+        try await LiveServer.run(router, label: "lying-ca", body)
+    }
+
+    static func forward(_ provider: ProviderHarness, _ path: String, _ body: Data) async throws -> Data {
+        try await URLSessionTransport().send(TransportRequest(
+            method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(path), headers: ["Content-Type": ProtocolPath.jsonMediaType], body: body
+        )).body
+    }
+
+    @Test("a lying attestation CA: oversized or garbled activation fields, a secret the TPM cannot open, a certificate for another key; each refused by name, nothing registered or kept")
+    func lyingAuthority() async throws {
+        try await Self.demandingProvider(policy: nil) { provider, vault in
+            let root = try await URLSessionTransport().send(TransportRequest(
+                method: HTTPMethod.get, url: provider.issuer.appendingPathComponent(ProtocolPath.attestationRoots)
+            )).body
+            let rootDER = try #require(try X509Certificate.certificates(pem: root).first).derEncoded
+            let honest: @Sendable (Data) async throws -> Data = { try await Self.forward(provider, ProtocolPath.attestationActivations, $0) }
+            let activation = { @Sendable (blob: String, secret: String) in
+                Data(#"{"activation":"x","credential_blob":"\#(blob)","encrypted_secret":"\#(secret)","expires_in":300}"#.utf8)
+            }
+            let lies: [(String, @Sendable (Data) async throws -> Data, @Sendable (Data) async throws -> Data, LatchkeyError.Code)] = [
+                ("an oversized credential_blob", { _ in activation(String(repeating: "A", count: 5000), "AAAA") }, { _ in Data() }, .malformedResponse),
+                ("a credential_blob that is not base64url", { _ in activation("!!!!", "AAAA") }, { _ in Data() }, .malformedResponse),
+                ("a secret the TPM cannot open", { _ in activation(Base64URL.encode(Data(repeating: 1, count: 34)), Base64URL.encode(Data(repeating: 2, count: 258))) }, { _ in Data() }, .attestationFailed),
+                ("a certificate for another key (the CA's root)", honest, { asked in
+                    let issued = try await Self.forward(provider, ProtocolPath.attestationCertificates, asked)
+                    var answer = try JSONDecoder().decode(AttestationExchange.Certificate.self, from: issued)
+                    answer.certificate = Base64URL.encode(rootDER)
+                    return try JSONEncoder().encode(answer)
+                }, .attestationFailed),
+            ]
+            for (index, (name, activationAnswer, certificateAnswer, expected)) in lies.enumerated() {
+                try await Self.withLyingCA(provider, activation: activationAnswer, certificate: certificateAnswer) { lying in
+                    let embedded = try vault.embedded(allowing: [provider.host], configure: {
+                        $0.keyProtection = .tpm
+                        $0.attestation = .tpm(authority: lying)
+                    })
+                    let (_, bindURL) = try await provider.createIdentity("lied\(index)")
+                    let error = try await #require(throws: LatchkeyError.self, "\(name)") { try await embedded.registerCredential(from: bindURL) }
+                    #expect(error.code == expected, "\(name): \(error)")
+                    #expect(try await embedded.credentials().isEmpty, "\(name): nothing registered")
+                }
+            }
+            // Nothing was kept: binding with the real CA now activates once.
+            let transport = RecordingTransport()
+            let embedded = try vault.embedded(allowing: [provider.host], transport: transport, configure: {
+                $0.keyProtection = .tpm
+                $0.attestation = .tpm()
+            })
+            let (_, bindURL) = try await provider.createIdentity("after")
+            #expect(try await embedded.registerCredential(from: bindURL).credential.attestation == "tpm")
+            #expect(transport.requests.filter { $0.url.path.hasSuffix(ProtocolPath.attestationActivations) }.count == 1)
+
+            // The admin API takes only tpm as a demand.
+            let wrong = try await provider.admin.call(AdminAPI.createIdentity, body: .init(username: "odd", requireAttestation: "packed"))
+            #expect(wrong.status == 400, "\(String(decoding: wrong.body, as: UTF8.self))")
         }
     }
 }
