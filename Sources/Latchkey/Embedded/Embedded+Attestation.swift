@@ -38,14 +38,17 @@ extension Embedded {
             return (entry, certificates)
         }
         for (entry, certificates) in records {
+            let key = try vault.tpmKey(entry.handle)
             do {
-                try vault.checkUsable(entry.handle)
-                let key = try TPMAttestationKey(try vault.tpmKey(entry.handle))
-                flow.logger.debug("attestation key kept", metadata: ["authority": .string(authority.issuer)])
-                return TPMAttestationSigner(attestationKey: key, certificates: Array(certificates.dropLast()))
-            } catch let error as KeyVaultError where error.code == .wrongTPM {
+                try key.checkUsable()
+            } catch let error as CryptoError where error.code == .tpmKeyUnusable {
                 flow.logger.debug("attestation key of another TPM passed over", metadata: ["handle": .string(entry.handle.rawValue)])
+                continue
+            } catch let error as CryptoError {
+                throw Self.tpmError(error, "could not load the kept attestation key")
             }
+            flow.logger.debug("attestation key kept", metadata: ["authority": .string(authority.issuer)])
+            return TPMAttestationSigner(attestationKey: try TPMAttestationKey(key), certificates: Array(certificates.dropLast()))
         }
         return nil
     }
@@ -94,10 +97,10 @@ extension Embedded {
             authority.url(ProtocolPath.attestationCertificates),
             AttestationExchange.CertificateRequest(activation: try ProviderConversation.bounded(activation.activation, "activation", maximumLength: 4096), credential: Base64URL.encode(secret))
         ).decode(AttestationExchange.Certificate.self, "AIK certificate")
-        let certificates = try Self.issuedCertificates(issued, for: attestationKey)
-
         let area = try TPMTPublic(attestationKey.publicArea)
-        let kept = try TPMSigningKey(wrappedKey: attestationKey.wrappedKey, publicKey: try VerifyingKey(p256X: area.x, y: area.y), in: tpm)
+        let publicKey = try VerifyingKey(p256X: area.x, y: area.y)
+        let certificates = try Self.issuedCertificates(issued, for: publicKey)
+        let kept = try TPMSigningKey(wrappedKey: attestationKey.wrappedKey, publicKey: publicKey, in: tpm)
         do {
             _ = try authenticator.vault.storeKey(kept, metadata: AttestationKeyRecord(authority: authority.issuer, certificates: certificates).encoded())
         } catch let error as KeyVaultError {
@@ -110,7 +113,7 @@ extension Embedded {
     /// The CA's answer, checked: an AIK certificate for this AK that chains to the root the
     /// CA sent last. The relying party checks the chain against roots of its own; this
     /// catches a CA answering for another key before anything is kept.
-    private static func issuedCertificates(_ issued: AttestationExchange.Certificate, for attestationKey: TPMAttestationKey) throws -> [X509Certificate] {
+    private static func issuedCertificates(_ issued: AttestationExchange.Certificate, for attestationKey: VerifyingKey) throws -> [X509Certificate] {
         guard (1...AttestationKeyRecord.maximumCertificates - 1).contains(issued.chain.count) else {
             throw LatchkeyError.malformedResponse(reason: "the attestation CA sent \(issued.chain.count) chain certificates; 1 to \(AttestationKeyRecord.maximumCertificates - 1) expected")
         }
@@ -124,8 +127,7 @@ extension Embedded {
         } catch {
             throw LatchkeyError.malformedResponse(reason: "the attestation CA's certificates do not parse", underlying: error)
         }
-        let area = try TPMTPublic(attestationKey.publicArea)
-        guard let aik = certificates.first, let root = certificates.last, (try? aik.publicKey) == (try? VerifyingKey(p256X: area.x, y: area.y)),
+        guard let aik = certificates.first, let root = certificates.last, (try? aik.publicKey) == attestationKey,
               aik.chains(to: [root], through: Array(certificates.dropFirst().dropLast()))
         else {
             throw LatchkeyError.attestationFailed(reason: "the attestation CA's certificate is not for this attestation key, or does not chain to the root it sent")

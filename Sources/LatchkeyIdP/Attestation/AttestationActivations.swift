@@ -37,14 +37,9 @@ final class AttestationActivations: Sendable {
         var expiresAt: Date
     }
 
-    /// The CA, loaded (or made) on first use; 404 when the provider runs none.
-    func authority() async throws -> AttestationAuthority {
-        try await context.attestationAuthority()
-    }
-
     /// Checks the EK certificate and the AK, and answers with the activation.
     func begin(_ request: AttestationExchange.ActivationRequest, now: Date = Date()) async throws -> AttestationExchange.Activation {
-        _ = try await authority()
+        _ = try await context.attestationAuthority()
         guard let certificateBytes = try? Base64URL.decode(request.endorsementCertificate),
               let endorsement = try? X509Certificate(derEncoded: certificateBytes)
         else {
@@ -85,7 +80,7 @@ final class AttestationActivations: Sendable {
 
     /// Checks the recovered secret, spends the activation, and issues the certificate.
     func finish(_ request: AttestationExchange.CertificateRequest, now: Date = Date()) async throws -> AttestationExchange.Certificate {
-        let authority = try await authority()
+        let authority = try await context.attestationAuthority()
         guard let sealed = try context.tickets.open(Sealed.self, from: request.activation, purpose: Self.purpose), sealed.expiresAt > now else {
             throw ProviderError.badRequest(.invalidActivation, "the activation is unknown or has expired; start again")
         }

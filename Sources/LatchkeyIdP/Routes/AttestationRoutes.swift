@@ -8,7 +8,7 @@ import LatchkeyProtocol
 enum AttestationRoutes {
     static func add(to router: RouterGroup<ProviderRequestContext>, provider: Provider) {
         router.get(RouterPath(ProtocolPath.attestationRoots)) { _, _ in
-            let authority = try await provider.attestation.authority()
+            let authority = try await provider.context.attestationAuthority()
             return Response(
                 status: .ok,
                 headers: [.contentType: "application/pem-certificate-chain"],
