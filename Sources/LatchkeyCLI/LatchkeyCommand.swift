@@ -13,7 +13,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Passwordless, passkey-style sign-in for Linux.",
-        subcommands: [Demo.self, Bind.self, List.self, Authorize.self, Authenticate.self, Token.self, API.self, ClientKeyCommand.self, Login.self, Approve.self, Deny.self, Logout.self, Export.self, Import.self, Delete.self, SignUp.self, Recover.self, Serve.self, Admin.self]
+        subcommands: [Demo.self, Bind.self, List.self, Authorize.self, Authenticate.self, Token.self, API.self, ClientKeyCommand.self, Login.self, Approve.self, Deny.self, Logout.self, Export.self, Import.self, Delete.self, SignUp.self, Recover.self, Serve.self, Admin.self, Agent.self]
     )
 
     static func main() async {
@@ -58,7 +58,8 @@ struct LatchkeyCommand: AsyncParsableCommand {
 }
 
 /// A failure to report in one line (exit code 1).
-struct CommandFailure: Error {
+struct CommandFailure: Error, CustomStringConvertible {
     var message: String
     init(_ message: String) { self.message = message }
+    var description: String { message }
 }

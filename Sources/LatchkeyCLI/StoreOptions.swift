@@ -27,6 +27,9 @@ struct StoreOptions: ParsableArguments {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(name: [.customShort("v"), .long], help: "Say on stderr how the vault is reached: through the agent at $LATCHKEY_AGENT_SOCK, or opened directly, and why.")
+    var verbose = false
+
     @Flag(help: "Create a new vault even with a weak passphrase (under 12 characters, or a repeated character, a sequence, a common password).")
     var allowWeakPassphrase = false
 
@@ -120,9 +123,11 @@ struct StoreOptions: ParsableArguments {
         // Text from providers reaches these logs: escaped as the provider's own are.
         var logger = Logger(label: "latchkey") { TextLogHandler(label: $0) }
         logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        // The key source is asked for (a prompt, a file) only if no agent holds the vault.
+        let options = self
         var configuration = Embedded.Configuration(
             vaultDirectory: directory,
-            keySource: try keySource(),
+            keySource: .deferred { try options.keySource() },
             allowedDomains: hosts,
             stepHandler: stepHandler,
             logger: logger
@@ -135,6 +140,14 @@ struct StoreOptions: ParsableArguments {
             configuration.flowTimeout = .seconds(timeout)
             configuration.requestTimeout = min(configuration.requestTimeout, .seconds(timeout))
         }
-        return try Embedded(configuration: configuration)
+        configuration.agentSocket = Self.agentSocket
+        let embedded = try Embedded(configuration: configuration)
+        if verbose { TextOutput.error("latchkey: vault \(embedded.vaultAccess)") }
+        return embedded
+    }
+
+    /// `$LATCHKEY_AGENT_SOCK`, the agent's socket as `latchkey agent` printed it.
+    static var agentSocket: String? {
+        ProcessInfo.processInfo.environment["LATCHKEY_AGENT_SOCK"].flatMap { $0.isEmpty ? nil : $0 }
     }
 }

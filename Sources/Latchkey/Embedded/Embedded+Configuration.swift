@@ -53,6 +53,14 @@ extension Embedded {
         /// in the vault file (the default), in the host's TPM, or in the TPM when one
         /// answers. A TPM key is ES256 only. Credentials already in the vault keep theirs.
         public var keyProtection: KeyProtectionSetting = .software
+        /// A key agent's socket (`latchkey agent`, ``KeyAgent``; the command line reads
+        /// `$LATCHKEY_AGENT_SOCK`): when an agent answers there, as this user, unlocked and
+        /// holding ``vaultDirectory``, the vault's keys are used through it and
+        /// ``keySource`` is never read (a deferred source is not asked). Otherwise the vault
+        /// is opened here as usual; ``Embedded/vaultAccess`` says which and why. With
+        /// ``attestation`` on, the vault is always opened here (the agent runs no TPM
+        /// attestation). Nil by default.
+        public var agentSocket: String?
         /// Whether new credentials (bind, import, sign-up, recovery) prove where their key
         /// lives: ``CredentialAttestation/tpm(authority:)`` registers TPM keys with
         /// WebAuthn `tpm` attestation, which a provider can demand

@@ -27,6 +27,8 @@ import Synchronization
 /// from several processes) serialise where they must, in the vault.
 public final class Embedded: Sendable {
     public let configuration: Configuration
+    /// Whether the vault is used through a key agent or was opened here, and why.
+    public let vaultAccess: VaultAccess
     let authenticator: SoftwareAuthenticator
     let allowedDomains: AllowedDomains
     let hub = FlowEventHub()
@@ -48,17 +50,45 @@ public final class Embedded: Sendable {
         transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
         do {
             if configuration.disablesCoreDumps { try ProcessProtection.disableCoreDumps() }
-            authenticator = SoftwareAuthenticator(vault: try KeyVault.open(
-                at: configuration.vaultDirectory, key: configuration.keySource, allowingWeakPassphrase: configuration.allowsWeakPassphrase
-            ))
+            let (store, access) = try Self.openStore(configuration)
+            authenticator = SoftwareAuthenticator(vault: store)
+            vaultAccess = access
         } catch {
             throw LatchkeyError.wrapping(error)
         }
     }
 
-    private init(configuration: Configuration, authenticator: SoftwareAuthenticator) {
+    /// The agent's vault when ``Configuration/agentSocket`` names a usable agent, else the
+    /// vault opened here.
+    private static func openStore(_ configuration: Configuration) throws -> (any KeyStore, VaultAccess) {
+        var why = "no agent was named"
+        if let socket = configuration.agentSocket {
+            if case .tpm = configuration.attestation {
+                why = "TPM attestation runs in this process, not in the agent"
+            } else {
+                do {
+                    let store = try AgentKeyStore(socketPath: socket, directory: configuration.vaultDirectory)
+                    return (store, VaultAccess(agentSocket: socket, explanation: "through the agent at \(socket) (pid \(store.connection.agentPID))"))
+                } catch let error as KeyVaultError {
+                    why = error.reason
+                }
+            }
+        }
+        do {
+            let vault = try KeyVault.open(at: configuration.vaultDirectory, key: configuration.keySource, allowingWeakPassphrase: configuration.allowsWeakPassphrase)
+            return (vault, VaultAccess(agentSocket: nil, explanation: "opened directly: \(why)"))
+        } catch where configuration.agentSocket != nil {
+            // Say why the agent was passed over: the fix may be to unlock it.
+            var wrapped = LatchkeyError.wrapping(error)
+            wrapped.reason += "; the agent was not used: \(why)"
+            throw wrapped
+        }
+    }
+
+    private init(configuration: Configuration, authenticator: SoftwareAuthenticator, vaultAccess: VaultAccess) {
         self.configuration = configuration
         self.authenticator = authenticator
+        self.vaultAccess = vaultAccess
         allowedDomains = AllowedDomains(configuration.allowedDomains)
         transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
     }
@@ -70,7 +100,7 @@ public final class Embedded: Sendable {
     public func allowing(domains: [String]) -> Embedded {
         var configuration = configuration
         configuration.allowedDomains = domains
-        return Embedded(configuration: configuration, authenticator: authenticator)
+        return Embedded(configuration: configuration, authenticator: authenticator, vaultAccess: vaultAccess)
     }
 
     /// Flow progress from now on, for as long as the stream is iterated. Each call gives

@@ -119,6 +119,13 @@ extension LatchkeyError {
         LatchkeyError(code: .timeout, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
     }
 
+    /// The key agent failed: unreachable, stopped mid-request, locked, or it refused.
+    public static func agent(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .agent, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
+
     /// The key vault failed (wrong passphrase, permissions, disk).
     public static func vault(
         reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line

@@ -49,6 +49,7 @@ extension LatchkeyError {
         let code: Code = switch error.code {
         case .tpmUnavailable: .tpmUnavailable
         case .wrongTPM: .wrongTPM
+        case .agentUnavailable: .agent
         default: .vault
         }
         self.init(code: code, reason: error.reason + hint, underlying: error, file: error.file, line: error.line)

@@ -92,6 +92,10 @@ extension LatchkeyError {
         public static let timeout = Code("timeout")
         /// The key vault failed (wrong passphrase, permissions, disk).
         public static let vault = Code("vault")
+        /// The key agent (`latchkey agent`, docs/SECURITY.md "The key agent") failed: its
+        /// socket cannot be made or reached, it stopped or was killed mid-request, is
+        /// locked, or refused (a signature not confirmed at its terminal).
+        public static let agent = Code("agent")
         /// No TPM answers where `TPM2OPENSSL_TCTI` points (default `/dev/tpmrm0`), it is
         /// busy or stopped answering, or OpenSSL's tpm2 provider is missing. Nothing in the
         /// vault changed; it works again once the TPM answers.

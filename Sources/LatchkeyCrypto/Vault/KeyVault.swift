@@ -32,7 +32,7 @@ public import Foundation
 /// A `KeyVault` is safe to share between tasks. It keeps each private key it has
 /// unsealed, parsed, so signing costs a signature, not a PKCS#8 decode (~660 µs in
 /// OpenSSL 3.0).
-public final class KeyVault: @unchecked Sendable {
+public final class KeyVault: KeyStore, @unchecked Sendable {
     /// The most metadata a key may carry.
     public static let maximumMetadataByteCount = 64 * 1024
 
@@ -70,6 +70,7 @@ public final class KeyVault: @unchecked Sendable {
     /// (``VaultKeySource/weakness(ofPassphrase:)``) and `allowingWeakPassphrase` is false. An
     /// existing vault opens whatever its passphrase.
     public static func open(at directory: URL, key source: VaultKeySource, allowingWeakPassphrase: Bool = false) throws -> KeyVault {
+        let source = try source.resolved()
         let path = directory.standardizedFileURL.path
         let parent = (path as NSString).deletingLastPathComponent
         if try VaultFiles.status(parent) == nil {
@@ -160,6 +161,8 @@ public final class KeyVault: @unchecked Sendable {
             root = try source.rawKey()
         case .tpm:
             (header.tpm, root) = try TPMSealedVaultKey.create()
+        case .deferred:
+            throw KeyVaultError.keySourceUnavailable(reason: "the vault key source was not resolved")
         }
         header.keyCheck = Base64URL.encode(try VaultKeys(root: root).keyCheck)
         try VaultFiles.ensurePrivateDirectory(path + "/keys", followLink: false)
@@ -202,6 +205,8 @@ public final class KeyVault: @unchecked Sendable {
                 throw KeyVaultError.notAVault(reason: "the vault header lacks its TPM-sealed key")
             }
             return try sealed.unseal()
+        case .deferred:
+            throw KeyVaultError.keySourceUnavailable(reason: "the vault key source was not resolved")
         }
     }
 
@@ -352,11 +357,6 @@ public final class KeyVault: @unchecked Sendable {
         return key
     }
 
-    /// Every sound entry; records that fail are left out (``scan()`` reports them).
-    public func entries() throws -> [VaultEntry] {
-        try scan().entries
-    }
-
     /// Processors to read a large vault with (read once: `activeProcessorCount` asks the
     /// system on every call).
     private static let processorCount = ProcessInfo.processInfo.activeProcessorCount
@@ -417,11 +417,6 @@ public final class KeyVault: @unchecked Sendable {
         try signingKey(handle).signature(for: message, handle: handle)
     }
 
-    /// The same for any bytes.
-    public func sign(_ message: some DataProtocol, with handle: KeyHandle) throws -> Data {
-        try sign(Data(message), with: handle)
-    }
-
     /// Whether the key `handle` can sign on this host, without signing: a software key
     /// always can; a TPM key is loaded into the TPM and flushed again. Throws the error a
     /// signature would (``KeyVaultError/Code/wrongTPM``, ``KeyVaultError/Code/tpmUnavailable``).
@@ -480,34 +475,18 @@ public final class KeyVault: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` holding the vault's lock called `name`, across processes and between
-    /// tasks of this one: for work that must happen once however many callers want it at
-    /// the same time, such as refreshing cached tokens (a refresh token is single-use).
-    /// The lock is separate from the writers' lock, so `body` may create, update and delete
-    /// records, and it may wait (network calls) without blocking a thread: a busy lock is
-    /// retried every 10 ms, up to `timeout` (then ``KeyVaultError/Code/fileSystem``). A
-    /// process that dies holding it releases it. `name` is lowercase letters and `-`.
-    public func withExclusiveAccess<R>(
-        _ name: String,
-        timeout: Duration = .seconds(120),
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: () async throws -> R
-    ) async throws -> R {
-        guard !name.isEmpty, name.utf8.count <= 32, name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "-") }) else {
-            throw KeyVaultError.fileSystem(reason: "a vault lock name is 1 to 32 lowercase letters or '-'")
-        }
-        let path = directory.path + "/.lock-" + name
-        let deadline = ContinuousClock.now + timeout
-        var descriptor = try VaultFiles.tryExclusiveLock(path)
-        while descriptor == nil {
-            guard ContinuousClock.now < deadline else {
-                throw KeyVaultError.fileSystem(reason: "the vault's \(name) lock was held by another process or task for over \(timeout)")
+    /// Replaces `handle`'s metadata with `metadata` if it still is `expected`, under the
+    /// write lock: the compare-and-swap through which an agent's clients update metadata
+    /// (their update function runs in their process, on what they read).
+    /// ``KeyVaultError/Code/metadataChanged`` when another writer came first.
+    @discardableResult
+    public func replaceMetadata(_ handle: KeyHandle, expected: Data, with metadata: Data) throws -> VaultEntry {
+        try updateMetadata(handle) { current in
+            guard current == expected else {
+                throw KeyVaultError.metadataChanged(reason: "key \(handle)'s metadata changed since it was read", handle: handle)
             }
-            try await Task.sleep(for: .milliseconds(10))
-            descriptor = try VaultFiles.tryExclusiveLock(path)
+            current = metadata
         }
-        defer { if let descriptor { close(descriptor) } }
-        return try await body()
     }
 
     /// Deletes the key `handle`. Throws ``KeyVaultError/Code/keyNotFound`` if there is none.

@@ -113,4 +113,18 @@ extension KeyVaultError {
     ) -> KeyVaultError {
         KeyVaultError(code: .unsupportedProtection, reason: reason, handle: handle, underlying: underlying, file: file, line: line)
     }
+
+    /// The metadata changed between reading it and writing it back.
+    public static func metadataChanged(
+        reason: String, handle: KeyHandle? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> KeyVaultError {
+        KeyVaultError(code: .metadataChanged, reason: reason, handle: handle, underlying: underlying, file: file, line: line)
+    }
+
+    /// The key agent holding the vault did not answer, is locked, or refused.
+    public static func agentUnavailable(
+        reason: String, handle: KeyHandle? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> KeyVaultError {
+        KeyVaultError(code: .agentUnavailable, reason: reason, handle: handle, underlying: underlying, file: file, line: line)
+    }
 }

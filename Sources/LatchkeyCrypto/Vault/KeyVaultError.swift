@@ -101,6 +101,19 @@ extension KeyVaultError {
         public static let wrongTPM = Code("wrongTPM")
         /// The key protection cannot hold this algorithm (a TPM has no Ed25519).
         public static let unsupportedProtection = Code("unsupportedProtection")
+        /// The metadata changed between reading it and writing it back (another writer
+        /// came first); read again and retry.
+        public static let metadataChanged = Code("metadataChanged")
+        /// The key agent holding the vault (`latchkey agent`) did not answer, answered
+        /// something malformed, is locked, or refused the operation (an agent never sends
+        /// key material). Nothing changed in the vault that the reason does not name.
+        public static let agentUnavailable = Code("agentUnavailable")
+
+        /// The code named `name`, as an agent sends it: codes are open-ended, so one this
+        /// version does not know is kept as it is.
+        package static func named(_ name: String) -> Code {
+            Code(name)
+        }
 
         public var description: String { name }
     }

@@ -16,6 +16,28 @@ public struct VaultEntry: Hashable, Sendable {
     /// Where the private key lives: in the vault file, or in the TPM.
     public let protection: KeyProtection
 
+    /// An entry described by someone else (a key agent's answer): `publicKeyDER` must be
+    /// the one DER form of a P-256 or Ed25519 SubjectPublicKeyInfo, else
+    /// ``CryptoError/Code/invalidKey``; it is imported into OpenSSL on first use.
+    public init(
+        handle: KeyHandle, algorithm: SigningAlgorithm, publicKeyDER: Data, metadata: Data, createdAt: Date, updatedAt: Date, protection: KeyProtection
+    ) throws {
+        self.init(
+            handle: handle, algorithm: algorithm, publicKey: try VerifyingKey(deferredSPKI: publicKeyDER), metadata: metadata,
+            createdAt: createdAt, updatedAt: updatedAt, protection: protection
+        )
+    }
+
+    init(handle: KeyHandle, algorithm: SigningAlgorithm, publicKey: VerifyingKey, metadata: Data, createdAt: Date, updatedAt: Date, protection: KeyProtection) {
+        self.handle = handle
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+        self.metadata = metadata
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.protection = protection
+    }
+
     /// The public key as SubjectPublicKeyInfo DER.
     public var publicKeyDER: Data { publicKey.spkiDER }
 }
@@ -25,4 +47,9 @@ public struct VaultEntry: Hashable, Sendable {
 public struct VaultScan: Sendable {
     public var entries: [VaultEntry]
     public var problems: [KeyVaultError]
+
+    public init(entries: [VaultEntry], problems: [KeyVaultError]) {
+        self.entries = entries
+        self.problems = problems
+    }
 }

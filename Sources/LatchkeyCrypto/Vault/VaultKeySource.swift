@@ -20,6 +20,11 @@ public enum VaultKeySource: Sendable {
     /// vault's header: the vault opens on this host with nothing else, and a copy of it
     /// opens nowhere else (docs/SECURITY.md, "Keys in the TPM"; how: ``TPMSealedVaultKey``).
     case tpm
+    /// A source decided only if the vault is opened in this process: a command that finds
+    /// a key agent holding the vault (docs/SECURITY.md, "The key agent") never prompts for
+    /// a passphrase it does not need. The closure runs at most once per open, and must not
+    /// give another deferred source.
+    case deferred(@Sendable () throws -> VaultKeySource)
 
     static let rawKeyByteCount = 32
 
@@ -54,7 +59,19 @@ public enum VaultKeySource: Sendable {
         case .passphrase: .scrypt
         case .keyFile, .systemdCredential: .raw
         case .tpm: .tpm
+        // Never asked: KeyVault.open resolves a deferred source first.
+        case .deferred: .raw
         }
+    }
+
+    /// The source itself, a deferred one asked now.
+    func resolved() throws -> VaultKeySource {
+        guard case .deferred(let resolve) = self else { return self }
+        let source = try resolve()
+        if case .deferred = source {
+            throw KeyVaultError.keySourceUnavailable(reason: "a deferred vault key source gave another deferred source")
+        }
+        return source
     }
 
     /// Stands in for `$CREDENTIALS_DIRECTORY` in the tests (empty: unset), so they need not
@@ -66,7 +83,7 @@ public enum VaultKeySource: Sendable {
     func rawKey() throws -> SymmetricKey {
         let url: URL
         switch self {
-        case .passphrase, .tpm:
+        case .passphrase, .tpm, .deferred:
             throw KeyVaultError.keySourceMismatch(reason: "a passphrase or TPM is not a raw key")
         case .keyFile(let file):
             url = file

@@ -1,14 +1,15 @@
 public import Foundation
 public import LatchkeyCrypto
 
-/// A WebAuthn authenticator in software, with its keys in a `KeyVault`.
+/// A WebAuthn authenticator in software, with its keys in a `KeyVault` (this process's, or
+/// one a key agent holds: any `KeyStore`).
 ///
 /// It plays both the client and the authenticator of WebAuthn for a program that has no
 /// browser: it checks the origin and RP ID itself, builds client data, and signs. Its
 /// credentials are device-bound (flags UP and UV set, BE and BS clear), each with a
 /// signature counter bumped in the vault, under the vault's lock, before every assertion.
 public struct SoftwareAuthenticator: Sendable {
-    public let vault: KeyVault
+    public let vault: any KeyStore
     /// The AAGUID reported in attested credential data without TPM attestation: all zero,
     /// as for `none` attestation (§6.5.1), since nothing then vouches for a model.
     /// Attested TPM credentials report ``TPMAttestationSigner/aaguid``.
@@ -16,7 +17,7 @@ public struct SoftwareAuthenticator: Sendable {
     /// Length of new credential IDs: 32 random bytes (within §5.8.3's 16-64 guidance).
     public static let credentialIDLength = 32
 
-    public init(vault: KeyVault) {
+    public init(vault: any KeyStore) {
         self.vault = vault
     }
 

@@ -106,9 +106,9 @@ struct TransferTests {
             // The approval showed the importer's name and the fingerprint of its key.
             let step = try #require(asked.values.first)
             #expect(step.name == .confirmImport && step.importRequest?.deviceName == "build-box")
-            let vault = devices.importer.authenticator.vault
+            let vault = try #require(devices.importer.authenticator.vault as? KeyVault)
             let importedKey = try vault.signingKey(credential.handle)
-            let thumbprint = try (try importedKey.publicKey.jwk).thumbprint()
+            let thumbprint = try (try vault.entry(credential.handle).publicKey.jwk).thumbprint()
             #expect(step.importRequest?.thumbprint == thumbprint)
             #expect(step.importRequest?.fingerprint == ImportRequest.fingerprint(ofThumbprint: thumbprint))
             #expect(step.importRequest?.fingerprint.count == 19)

@@ -1,0 +1,141 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyProtocol
+
+/// A vault a key agent holds, used through its socket (``KeyAgentConnection``): what the
+/// facade's authenticator and token cache run on when ``Embedded/Configuration/agentSocket``
+/// names a live agent for the same vault. Lock files are taken in the vault's directory
+/// here, as a process that opened the vault itself takes them.
+///
+/// Everything the agent answers is checked as hostile input: handles, algorithms,
+/// encodings and public keys are validated before they become a `VaultEntry`.
+final class AgentKeyStore: KeyStore {
+    let directory: URL
+    let connection: KeyAgentConnection
+
+    /// How often a metadata update is tried again when another writer came first.
+    static let updateAttempts = 16
+
+    /// The agent at `socketPath`, if it serves `directory` and is unlocked; otherwise an
+    /// ``KeyVaultError/Code/agentUnavailable`` saying which.
+    init(socketPath: String, directory: URL) throws {
+        connection = try KeyAgentConnection.open(socketPath)
+        guard let status = try connection.exchange(AgentRequest(op: .hello)).agent else {
+            throw KeyVaultError.agentUnavailable(reason: "the agent at \(socketPath) did not say which vault it holds")
+        }
+        let wanted = KeyAgent.canonicalPath(directory)
+        guard status.store == wanted else {
+            throw KeyVaultError.agentUnavailable(reason: "the agent at \(socketPath) holds another vault (\(status.store.prefix(512)))")
+        }
+        guard !status.locked else {
+            throw KeyVaultError.agentUnavailable(reason: "the agent at \(socketPath) is locked; unlock it with latchkey agent --unlock")
+        }
+        self.directory = URL(fileURLWithPath: wanted)
+        connection.agentPID = status.pid
+    }
+
+    func scan() throws -> VaultScan {
+        var scan = VaultScan(entries: [], problems: [])
+        var cursor: AgentCursor?
+        // Each page ends strictly after the one before, so this ends; the bound is for an
+        // agent that answers otherwise.
+        for _ in 0..<100_000 {
+            let reply = try connection.exchange(AgentRequest(op: .scan, after: cursor))
+            scan.entries += try (reply.entries ?? []).map(Self.entry)
+            scan.problems += (reply.problems ?? []).map {
+                KeyVaultError(code: .named(String($0.code.prefix(64))), reason: String($0.reason.prefix(1024)), handle: $0.handle.flatMap(KeyHandle.init(rawValue:)))
+            }
+            guard let next = reply.next else { return scan }
+            if let cursor, (next.createdAt, next.handle) <= (cursor.createdAt, cursor.handle) {
+                throw KeyVaultError.agentUnavailable(reason: "the agent's scan went backwards")
+            }
+            cursor = next
+        }
+        throw KeyVaultError.agentUnavailable(reason: "the agent's scan did not end")
+    }
+
+    func entry(_ handle: KeyHandle) throws -> VaultEntry {
+        try Self.entry(answered(try connection.exchange(AgentRequest(op: .entry, handle: handle.rawValue)).entry))
+    }
+
+    func sign(_ message: Data, with handle: KeyHandle) throws -> Data {
+        let reply = try connection.exchange(AgentRequest(op: .sign, handle: handle.rawValue, message: Base64URL.encode(message)))
+        guard let text = reply.signature, text.utf8.count <= 1024, let signature = try? Base64URL.decode(text), !signature.isEmpty else {
+            throw KeyVaultError.agentUnavailable(reason: "the agent answered a signature that is not base64url of at most 768 bytes", handle: handle)
+        }
+        return signature
+    }
+
+    func createKey(_ algorithm: SigningAlgorithm, metadata: Data, protection: KeyProtection) throws -> VaultEntry {
+        let reply = try connection.exchange(AgentRequest(
+            op: .createKey, algorithm: algorithm.joseName, protection: protection.rawValue, metadata: Base64URL.encode(metadata)
+        ))
+        return try Self.entry(answered(reply.entry))
+    }
+
+    /// An attestation key is made and kept by the process that attests (TPM commands the
+    /// agent does not run): the command opens the vault itself for `--attest`.
+    func storeKey(_ key: TPMSigningKey, metadata: Data) throws -> VaultEntry {
+        throw KeyVaultError.agentUnavailable(reason: "keeping an attestation key needs the vault opened by this process, not through an agent")
+    }
+
+    /// An agent never sends key material, a TPM-wrapped blob included.
+    func tpmKey(_ handle: KeyHandle) throws -> TPMSigningKey {
+        throw KeyVaultError.agentUnavailable(reason: "an agent does not hand out keys; TPM attestation needs the vault opened by this process", handle: handle)
+    }
+
+    func checkUsable(_ handle: KeyHandle) throws {
+        _ = try connection.exchange(AgentRequest(op: .checkUsable, handle: handle.rawValue))
+    }
+
+    /// Read, change here, and swap in the agent if nothing changed meanwhile; else again.
+    func updateMetadata(_ handle: KeyHandle, _ update: (inout Data) throws -> Void) throws -> VaultEntry {
+        for _ in 0..<Self.updateAttempts {
+            let current = try entry(handle)
+            var metadata = current.metadata
+            try update(&metadata)
+            guard metadata.count <= KeyVault.maximumMetadataByteCount else {
+                throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(KeyVault.maximumMetadataByteCount)", handle: handle)
+            }
+            do {
+                let reply = try connection.exchange(AgentRequest(
+                    op: .replaceMetadata, handle: handle.rawValue, metadata: Base64URL.encode(metadata), expected: Base64URL.encode(current.metadata)
+                ))
+                return try Self.entry(answered(reply.entry))
+            } catch let error as KeyVaultError where error.code == .metadataChanged {
+                continue
+            }
+        }
+        throw KeyVaultError.metadataChanged(reason: "key \(handle)'s metadata kept changing under \(Self.updateAttempts) attempts", handle: handle)
+    }
+
+    func deleteKey(_ handle: KeyHandle) throws {
+        _ = try connection.exchange(AgentRequest(op: .deleteKey, handle: handle.rawValue))
+    }
+
+    private func answered(_ entry: AgentEntry?) throws -> AgentEntry {
+        guard let entry else { throw KeyVaultError.agentUnavailable(reason: "the agent's answer lacks the entry") }
+        return entry
+    }
+
+    /// An entry the agent described, validated field by field.
+    static func entry(_ described: AgentEntry) throws -> VaultEntry {
+        guard let handle = KeyHandle(rawValue: described.handle),
+              let algorithm = SigningAlgorithm(joseName: described.algorithm),
+              let protection = KeyProtection(rawValue: described.protection),
+              described.publicKey.utf8.count <= 256, let publicKey = try? Base64URL.decode(described.publicKey),
+              described.metadata.utf8.count <= (KeyVault.maximumMetadataByteCount * 4 + 2) / 3, let metadata = try? Base64URL.decode(described.metadata),
+              described.createdAt.isFinite, described.updatedAt.isFinite
+        else {
+            throw KeyVaultError.agentUnavailable(reason: "the agent described a vault entry that is malformed")
+        }
+        do {
+            return try VaultEntry(
+                handle: handle, algorithm: algorithm, publicKeyDER: publicKey, metadata: metadata,
+                createdAt: Date(timeIntervalSince1970: described.createdAt), updatedAt: Date(timeIntervalSince1970: described.updatedAt), protection: protection
+            )
+        } catch {
+            throw KeyVaultError.agentUnavailable(reason: "the agent described a public key that is not P-256 or Ed25519", handle: handle, underlying: error)
+        }
+    }
+}

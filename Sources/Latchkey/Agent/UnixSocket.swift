@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import LatchkeyProtocol
+
+/// What the kernel says of the process at the other end of a Unix socket (`SO_PEERCRED`,
+/// unix(7)): taken when the connection was made, so a peer cannot change it afterwards.
+struct PeerCredentials: Sendable, Equatable {
+    var pid: Int32
+    var uid: UInt32
+    var gid: UInt32
+}
+
+/// A failure of the socket itself (connecting, reading, writing), with errno's text.
+struct UnixSocketError: Error, CustomStringConvertible {
+    var reason: String
+
+    init(_ what: String, errno code: Int32 = errno) {
+        reason = code == 0 ? what : "\(what): \(String(cString: strerror(code)))"
+    }
+
+    var description: String { reason }
+}
+
+/// A connected Unix stream socket, closed when the last reference goes. Reads and writes
+/// block the calling thread, each bounded by a deadline through poll(2): the agent gives
+/// each connection a thread of its own, and a client has one request in flight.
+final class UnixSocket: @unchecked Sendable {
+    let descriptor: Int32
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// The longest path a `sockaddr_un` holds, its terminating zero excluded.
+    static let maximumPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    static func address(_ path: String) throws -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count <= maximumPathLength, !bytes.contains(0) else {
+            throw UnixSocketError("the socket path \(path) is empty or longer than \(maximumPathLength) bytes", errno: 0)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+        return address
+    }
+
+    static func newDescriptor() throws -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw UnixSocketError("socket") }
+        return descriptor
+    }
+
+    /// Connects to the socket at `path`.
+    static func connect(path: String) throws -> UnixSocket {
+        var address = try address(path)
+        let socket = UnixSocket(descriptor: try newDescriptor())
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw UnixSocketError("cannot connect to \(path)") }
+        return socket
+    }
+
+    /// The peer's credentials as the kernel recorded them.
+    func peer() throws -> PeerCredentials {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }, which Glibc's Swift module
+        // does not export.
+        var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
+            throw UnixSocketError("SO_PEERCRED")
+        }
+        return PeerCredentials(pid: credentials.0, uid: credentials.1, gid: credentials.2)
+    }
+
+    /// Waits until the socket is readable (or writable), up to `deadline`.
+    private func wait(for events: Int16, until deadline: ContinuousClock.Instant?) throws {
+        while true {
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw UnixSocketError("timed out", errno: 0) }
+                let (seconds, attoseconds) = left.components
+                timeout = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            var descriptor = pollfd(fd: self.descriptor, events: events, revents: 0)
+            let ready = poll(&descriptor, 1, timeout)
+            if ready > 0 { return }
+            if ready < 0, errno != EINTR { throw UnixSocketError("poll") }
+        }
+    }
+
+    /// Writes all of `data`.
+    func write(_ data: Data, deadline: ContinuousClock.Instant?) throws {
+        try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < raw.count {
+                try wait(for: Int16(POLLOUT), until: deadline)
+                let sent = send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                if sent < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    throw UnixSocketError("send")
+                }
+                offset += sent
+            }
+        }
+    }
+
+    /// The next frame body, or nil when the peer closed the connection between frames.
+    /// A connection that ends inside a frame, or a bad header, throws.
+    func readFrame(_ reader: inout AgentFrameReader, deadline: ContinuousClock.Instant?) throws -> Data? {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            if let body = try reader.next() { return body }
+            try wait(for: Int16(POLLIN), until: deadline)
+            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw UnixSocketError("recv")
+            }
+            if count == 0 {
+                try reader.finish()
+                return nil
+            }
+            try reader.append(buffer[0..<count])
+        }
+    }
+}

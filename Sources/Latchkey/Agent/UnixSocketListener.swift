@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+
+/// The agent's listening socket: bound at a path with mode 0600, or handed over by systemd
+/// (socket activation, sd_listen_fds(3)). Closed when the last reference goes; the path is
+/// unlinked by ``remove()`` only while it is still this socket.
+final class UnixSocketListener: @unchecked Sendable {
+    let descriptor: Int32
+    let path: String
+    /// The bound file's device and inode, to tell it from a socket another agent bound
+    /// at the same path later.
+    private let identity: (dev_t, ino_t)?
+
+    private init(descriptor: Int32, path: String, identity: (dev_t, ino_t)?) {
+        self.descriptor = descriptor
+        self.path = path
+        self.identity = identity
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Binds at `path`, replacing a stale socket (a killed agent's: nothing accepts on it)
+    /// and refusing to replace a live one or anything that is not a socket.
+    static func bind(path: String) throws -> UnixSocketListener {
+        var address = try UnixSocket.address(path)
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFSOCK else {
+                throw UnixSocketError("\(path) exists and is not a socket; remove it or choose another --socket", errno: 0)
+            }
+            if let live = try? UnixSocket.connect(path: path) {
+                let pid = (try? live.peer().pid).map { " (pid \($0))" } ?? ""
+                throw UnixSocketError("an agent already serves \(path)\(pid); stop it with latchkey agent --stop, or choose another --socket", errno: 0)
+            }
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw UnixSocketError("cannot remove the stale socket \(path)")
+            }
+        }
+        let descriptor = try UnixSocket.newDescriptor()
+        // The socket is created 0600 (through the umask, since a socket's mode cannot be
+        // set before bind) and set again after, in case the umask was ignored.
+        let previous = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindError = errno
+        umask(previous)
+        guard bound == 0 else {
+            close(descriptor)
+            throw UnixSocketError("cannot bind \(path)", errno: bindError)
+        }
+        guard chmod(path, 0o600) == 0, listen(descriptor, 64) == 0, lstat(path, &status) == 0 else {
+            let failure = UnixSocketError("cannot listen at \(path)")
+            close(descriptor)
+            unlink(path)
+            throw failure
+        }
+        return UnixSocketListener(descriptor: descriptor, path: path, identity: (status.st_dev, status.st_ino))
+    }
+
+    /// The socket systemd passed (`LISTEN_PID` is this process and `LISTEN_FDS` is 1: the
+    /// descriptor is 3), or nil when this process was not socket-activated. systemd owns
+    /// the path then, so ``remove()`` leaves it.
+    static func systemdSocket(environment: [String: String]) throws -> UnixSocketListener? {
+        guard let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == getpid() else { return nil }
+        guard environment["LISTEN_FDS"] == "1" else {
+            throw UnixSocketError("systemd passed \(environment["LISTEN_FDS"] ?? "no") sockets; the agent takes exactly one (ListenStream= once)", errno: 0)
+        }
+        let descriptor: Int32 = 3
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        var address = sockaddr_un()
+        var addressLength = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &addressLength) }
+        }
+        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue), named == 0,
+              address.sun_family == sa_family_t(AF_UNIX)
+        else {
+            throw UnixSocketError("the descriptor systemd passed is not a Unix stream socket", errno: 0)
+        }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return UnixSocketListener(descriptor: descriptor, path: path, identity: nil)
+    }
+
+    /// The next connection, or nil when none came within `timeout` milliseconds.
+    func accept(timeout: Int32) throws -> UnixSocket? {
+        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let count = poll(&ready, 1, timeout)
+        if count < 0, errno != EINTR { throw UnixSocketError("poll") }
+        guard count > 0 else { return nil }
+        // accept4 is not in Glibc's Swift module: close-on-exec is set right after, and the
+        // agent starts no processes.
+        let connection = Glibc.accept(descriptor, nil, nil)
+        guard connection >= 0 else {
+            // A peer that gave up before being accepted, or descriptors running out:
+            // neither ends the agent.
+            if [EAGAIN, EINTR, ECONNABORTED, EMFILE, ENFILE, EPROTO].contains(errno) { return nil }
+            throw UnixSocketError("accept")
+        }
+        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+        return UnixSocket(descriptor: connection)
+    }
+
+    /// Unlinks the socket file if it is still the one bound here.
+    func remove() {
+        guard let identity else { return }
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_dev == identity.0, status.st_ino == identity.1 {
+            unlink(path)
+        }
+    }
+}
