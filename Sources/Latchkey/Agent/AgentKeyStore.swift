@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LatchkeyCrypto
 import LatchkeyProtocol
 
@@ -13,8 +14,9 @@ final class AgentKeyStore: KeyStore {
     let directory: URL
     let connection: KeyAgentConnection
 
-    /// How often a metadata update is tried again when another writer came first.
-    static let updateAttempts = 16
+    /// How often a metadata update is tried again when another writer came first; each
+    /// retry waits a random while, longer each time, so writers that collided spread out.
+    static let updateAttempts = 64
 
     /// The agent at `socketPath`, if it serves `directory` and is unlocked; otherwise an
     /// ``KeyVaultError/Code/agentUnavailable`` saying which.
@@ -90,7 +92,8 @@ final class AgentKeyStore: KeyStore {
 
     /// Read, change here, and swap in the agent if nothing changed meanwhile; else again.
     func updateMetadata(_ handle: KeyHandle, _ update: (inout Data) throws -> Void) throws -> VaultEntry {
-        for _ in 0..<Self.updateAttempts {
+        for attempt in 0..<Self.updateAttempts {
+            if attempt > 0 { usleep(UInt32.random(in: 0...UInt32(min(attempt, 20) * 500))) }
             let current = try entry(handle)
             var metadata = current.metadata
             try update(&metadata)
