@@ -8,7 +8,8 @@ public import LatchkeyProtocol
 ///
 /// One request at a time per connection; the agent answers each connection on a thread of
 /// its own. Only an agent running as this process's user (or root) is spoken to: a socket
-/// someone else planted at the path is refused before anything is sent.
+/// someone else planted at the path is refused before anything is sent. (Root itself
+/// speaks to any user's agent; that agent decides, by `--allow-root`.)
 public final class KeyAgentConnection: @unchecked Sendable {
     /// The socket's path.
     public let socketPath: String
@@ -48,7 +49,9 @@ public final class KeyAgentConnection: @unchecked Sendable {
         } catch let error as UnixSocketError {
             throw KeyVaultError.agentUnavailable(reason: "no agent answers at \(socketPath) (\(error.reason))")
         }
-        guard peer.uid == getuid() || peer.uid == 0 else {
+        // Root may use any user's agent that answers it (`--allow-root`): root could read
+        // that user's files anyway.
+        guard peer.uid == getuid() || peer.uid == 0 || getuid() == 0 else {
             throw KeyVaultError.agentUnavailable(reason: "the socket \(socketPath) is served by uid \(peer.uid), not by you; not using it")
         }
         return KeyAgentConnection(socketPath: socketPath, socket: socket)
