@@ -10,9 +10,14 @@ import LatchkeyProtocol
 ///
 /// Everything the agent answers is checked as hostile input: handles, algorithms,
 /// encodings and public keys are validated before they become a `VaultEntry`.
-final class AgentKeyStore: KeyStore {
+final class AgentKeyStore: KeyStore, @unchecked Sendable {
     let directory: URL
     let connection: KeyAgentConnection
+    /// The metadata each record had when the agent last described it: a metadata update
+    /// offers it as the expected value straight away, saving a round trip when nothing
+    /// changed since (the swap still checks; a stale guess costs one retry).
+    private let lastSeen = NSLock()
+    private var seenMetadata: [KeyHandle: Data] = [:]
 
     /// How often a metadata update is tried again when another writer came first; each
     /// retry waits a random while, longer each time, so writers that collided spread out.
@@ -36,6 +41,15 @@ final class AgentKeyStore: KeyStore {
         connection.agentPID = status.pid
     }
 
+    /// `entry`, remembered for ``updateMetadata(_:_:)``.
+    private func remember(_ entry: VaultEntry) -> VaultEntry {
+        lastSeen.withLock {
+            if seenMetadata.count > 4096 { seenMetadata.removeAll() }
+            seenMetadata[entry.handle] = entry.metadata
+        }
+        return entry
+    }
+
     func scan() throws -> VaultScan {
         var scan = VaultScan(entries: [], problems: [])
         var cursor: AgentCursor?
@@ -43,7 +57,7 @@ final class AgentKeyStore: KeyStore {
         // agent that answers otherwise.
         for _ in 0..<100_000 {
             let reply = try connection.exchange(AgentRequest(op: .scan, after: cursor))
-            scan.entries += try (reply.entries ?? []).map(Self.entry)
+            scan.entries += try (reply.entries ?? []).map { remember(try Self.entry($0)) }
             scan.problems += (reply.problems ?? []).map {
                 KeyVaultError(code: .named(String($0.code.prefix(64))), reason: String($0.reason.prefix(1024)), handle: $0.handle.flatMap(KeyHandle.init(rawValue:)))
             }
@@ -57,7 +71,7 @@ final class AgentKeyStore: KeyStore {
     }
 
     func entry(_ handle: KeyHandle) throws -> VaultEntry {
-        try Self.entry(answered(try connection.exchange(AgentRequest(op: .entry, handle: handle.rawValue)).entry))
+        remember(try Self.entry(answered(try connection.exchange(AgentRequest(op: .entry, handle: handle.rawValue)).entry)))
     }
 
     func sign(_ message: Data, with handle: KeyHandle) throws -> Data {
@@ -72,7 +86,7 @@ final class AgentKeyStore: KeyStore {
         let reply = try connection.exchange(AgentRequest(
             op: .createKey, algorithm: algorithm.joseName, protection: protection.rawValue, metadata: Base64URL.encode(metadata)
         ))
-        return try Self.entry(answered(reply.entry))
+        return remember(try Self.entry(answered(reply.entry)))
     }
 
     /// An attestation key is made and kept by the process that attests (TPM commands the
@@ -93,18 +107,19 @@ final class AgentKeyStore: KeyStore {
     /// Read, change here, and swap in the agent if nothing changed meanwhile; else again.
     func updateMetadata(_ handle: KeyHandle, _ update: (inout Data) throws -> Void) throws -> VaultEntry {
         for attempt in 0..<Self.updateAttempts {
-            if attempt > 0 { usleep(UInt32.random(in: 0...UInt32(min(attempt, 20) * 500))) }
-            let current = try entry(handle)
-            var metadata = current.metadata
+            if attempt > 1 { usleep(UInt32.random(in: 0...UInt32(min(attempt, 20) * 500))) }
+            let seen = attempt == 0 ? lastSeen.withLock({ seenMetadata[handle] }) : nil
+            let expected = try seen ?? entry(handle).metadata
+            var metadata = expected
             try update(&metadata)
             guard metadata.count <= KeyVault.maximumMetadataByteCount else {
                 throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(KeyVault.maximumMetadataByteCount)", handle: handle)
             }
             do {
                 let reply = try connection.exchange(AgentRequest(
-                    op: .replaceMetadata, handle: handle.rawValue, metadata: Base64URL.encode(metadata), expected: Base64URL.encode(current.metadata)
+                    op: .replaceMetadata, handle: handle.rawValue, metadata: Base64URL.encode(metadata), expected: Base64URL.encode(expected)
                 ))
-                return try Self.entry(answered(reply.entry))
+                return remember(try Self.entry(answered(reply.entry)))
             } catch let error as KeyVaultError where error.code == .metadataChanged {
                 continue
             }
@@ -113,6 +128,7 @@ final class AgentKeyStore: KeyStore {
     }
 
     func deleteKey(_ handle: KeyHandle) throws {
+        _ = lastSeen.withLock { seenMetadata.removeValue(forKey: handle) }
         _ = try connection.exchange(AgentRequest(op: .deleteKey, handle: handle.rawValue))
     }
 
