@@ -141,6 +141,13 @@ extension LatchkeyCommand {
                 let quoted = Self.shellQuoted(path)
                 FileHandle.standardOutput.write(Data("LATCHKEY_AGENT_SOCK=\(quoted); export LATCHKEY_AGENT_SOCK;\nLATCHKEY_AGENT_PID=\(getpid()); export LATCHKEY_AGENT_PID;\n".utf8))
             }
+            // Nothing more goes to stdout: closing it lets `eval "$(latchkey agent --locked &)"`
+            // read the lines and go on while the agent serves.
+            let null = open("/dev/null", O_WRONLY)
+            if null >= 0 {
+                dup2(null, STDOUT_FILENO)
+                close(null)
+            }
             await agent.serve()
         }
 

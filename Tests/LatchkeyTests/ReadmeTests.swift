@@ -27,6 +27,16 @@ struct ReadmeTests {
         #expect(commands == ["swift run latchkey demo", "swift test"])
     }
 
+    @Test("the agent's systemd user units in contrib/ are the ones the README shows: socket 0600 in the runtime directory, a service that starts locked")
+    func agentUnits() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let socket = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-agent.socket"), encoding: .utf8)
+        let service = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-agent.service"), encoding: .utf8)
+        #expect(readme.contains("```ini\n" + socket + "```") && readme.contains("```ini\n" + service + "```"))
+        #expect(socket.contains("ListenStream=%t/latchkey/agent.sock") && socket.contains("SocketMode=0600"))
+        #expect(service.contains("latchkey agent --locked") && service.contains("LimitCORE=0") && !service.contains("PASSPHRASE"))
+    }
+
     @Test("the systemd unit in contrib/ is the one the README shows, with its hardening and no secret on the command line")
     func systemdUnit() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
