@@ -7,7 +7,7 @@ import Testing
 /// `latchkey agent` and the commands that use it, all as processes over real Unix sockets
 /// (issue 36): unlock once, then commands without the passphrase; lock, unlock, stop and the
 /// idle timeout; an agent killed mid-request; concurrent commands.
-@Suite("latchkey agent: unlock once, as processes")
+@Suite("latchkey agent: unlock once, as processes", .serialized)
 struct AgentCommandLineTests {
     typealias CLI = CommandLineTests
 
@@ -90,21 +90,27 @@ struct AgentCommandLineTests {
     func lockUnlockStop() async throws {
         let setup = try await Self.setUp()
         defer { setup.stop() }
-        let agent = try await RunningAgent.start(["--socket", setup.socket, "--idle-timeout", "2s"], environment: setup.withPassphrase, in: setup.scratch)
+        // Idle for a second: locked, and it says why. (A machine busy with other tests may
+        // take longer to ask: the loop waits up to 30 s.)
+        let idle = try await RunningAgent.start(
+            ["--socket", setup.scratch.url.appendingPathComponent("idle.sock").path, "--idle-timeout", "1s"], environment: setup.withPassphrase, in: setup.scratch
+        )
+        defer { idle.stop() }
+        var locked = false
+        for _ in 0..<60 where !locked {
+            try await Task.sleep(for: .milliseconds(500))
+            let state = try await CLI.latchkey(["agent", "--status", "--socket", idle.socket, "--json"], environment: [:])
+            locked = (try CLI.object(state.stdout)["locked"]?.boolValue) == true
+        }
+        #expect(locked && idle.logged.contains("agent locked") && idle.logged.contains("idle"), "\(idle.logged)")
+        idle.stop()
+
+        let agent = try await RunningAgent.start(["--socket", setup.socket], environment: setup.withPassphrase, in: setup.scratch)
         defer { agent.stop() }
         let environment = setup.through(agent)
         let control = ["--socket", agent.socket, "--json"]
-
-        let first = try await CLI.latchkey(["agent", "--status"] + control, environment: [:])
-        #expect(try first.status == 0 && (CLI.object(first.stdout)["locked"]?.boolValue) == false, "\(first.stderr)")
-        // Idle for over two seconds: locked.
-        var locked = false
-        for _ in 0..<40 where !locked {
-            try await Task.sleep(for: .milliseconds(250))
-            let state = try await CLI.latchkey(["agent", "--status"] + control, environment: [:])
-            locked = (try CLI.object(state.stdout)["locked"]?.boolValue) == true
-        }
-        #expect(locked, "\(agent.logged)")
+        let first = try await CLI.latchkey(["agent", "--lock"] + control, environment: [:])
+        #expect(try first.status == 0 && (CLI.object(first.stdout)["locked"]?.boolValue) == true, "\(first.stderr)")
         let refused = try await CLI.latchkey(["list"], environment: environment)
         #expect(refused.status == 1 && refused.stderr.contains("locked") && refused.stderr.contains("latchkey agent --unlock"), "\(refused.stderr)")
         let fellBack = try await CLI.latchkey(["list", "-v"], environment: environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { $1 })
@@ -126,7 +132,7 @@ struct AgentCommandLineTests {
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(await agent.ended(within: 5), "the agent ended")
         #expect(!FileManager.default.fileExists(atPath: agent.socket), "the socket is removed")
-        #expect(agent.logged.contains("agent locked") && agent.logged.contains("idle"), "\(agent.logged)")
+        #expect(agent.logged.contains("agent locked") && agent.logged.contains("agent stopping"), "\(agent.logged)")
     }
 
     @Test("an agent killed mid-request: the command fails naming the agent, or falls back when it has the key; a new agent replaces the stale socket")
@@ -159,7 +165,7 @@ struct AgentCommandLineTests {
         #expect(second.status == 1 && second.stderr.contains("already serves"), "\(second.stderr)")
     }
 
-    @Test("sixteen commands at once through one agent (kept tokens and listings): all answer, from the same kept tokens")
+    @Test("eight commands at once through one agent (kept tokens and listings): all answer, from the same kept tokens")
     func concurrentCommands() async throws {
         let setup = try await Self.setUp()
         defer { setup.stop() }
@@ -169,7 +175,7 @@ struct AgentCommandLineTests {
         let signedIn = try await CLI.latchkey(["authenticate", "--issuer", setup.issuer.absoluteString, "--json"], environment: environment)
         let accessToken = try #require(try CLI.object(signedIn.stdout)["accessToken"]?.stringValue, "\(signedIn.stderr)")
         let runs = try await withThrowingTaskGroup(of: (Bool, ChildProcess.Output).self) { group in
-            for index in 0..<16 {
+            for index in 0..<8 {
                 group.addTask {
                     let isToken = index % 2 == 0
                     let arguments = isToken ? ["token", "--issuer", setup.issuer.absoluteString] : ["list", "--json"]
