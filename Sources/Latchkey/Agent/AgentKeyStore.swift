@@ -112,9 +112,7 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
             let expected = try seen ?? entry(handle).metadata
             var metadata = expected
             try update(&metadata)
-            guard metadata.count <= KeyVault.maximumMetadataByteCount else {
-                throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(KeyVault.maximumMetadataByteCount)", handle: handle)
-            }
+            try KeyVault.checkMetadataSize(metadata, handle: handle)
             do {
                 let reply = try connection.exchange(AgentRequest(
                     op: .replaceMetadata, handle: handle.rawValue, metadata: Base64URL.encode(metadata), expected: Base64URL.encode(expected)

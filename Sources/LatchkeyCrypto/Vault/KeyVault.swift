@@ -271,9 +271,7 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
     /// (``KeyVaultError/Code/unsupportedProtection`` otherwise, before the TPM is asked).
     /// A missing TPM is ``KeyVaultError/Code/tpmUnavailable``.
     public func createKey(_ algorithm: SigningAlgorithm, metadata: Data, protection: KeyProtection = .software) throws -> VaultEntry {
-        guard metadata.count <= Self.maximumMetadataByteCount else {
-            throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
-        }
+        try Self.checkMetadataSize(metadata)
         let handle = try KeyHandle.random()
         let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: algorithm, protection: protection)
         let key: DeviceSigningKey
@@ -298,26 +296,7 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
             box = try AESGCM.seal(tpmKey.wrappedKey, using: keys.sealing, authenticating: context)
             (key, publicKey) = (.tpm(tpmKey), tpmKey.publicKey)
         }
-        let now = Date().timeIntervalSince1970
-        let record = VaultRecord(
-            handle: handle,
-            algorithm: algorithm,
-            publicKey: Base64URL.encode(publicKey.spkiDER),
-            metadata: Base64URL.encode(metadata),
-            createdAt: now,
-            updatedAt: now,
-            keyFormat: VaultHeader.currentFormat,
-            nonce: Base64URL.encode(box.nonce),
-            sealedKey: Base64URL.encode(box.ciphertext + box.tag),
-            storedFormat: VaultHeader.currentFormat,
-            protection: protection
-        )
-        try VaultFiles.withExclusiveLock(lockPath) {
-            guard try VaultFiles.status(recordPath(handle)) == nil else {
-                throw KeyVaultError.fileSystem(reason: "key handle collision", handle: handle)
-            }
-            try writeRecord(record)
-        }
+        let record = try addRecord(handle, algorithm: algorithm, protection: protection, publicKey: publicKey, metadata: metadata, sealed: box)
         if case .software = key { cacheLock.withLock { unsealed[handle] = key } }
         return try record.entry()
     }
@@ -325,17 +304,23 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
     /// Keeps a key a TPM made outside the vault (an attestation key, made through ESAPI:
     /// `TPMAttestationKey`) as a TPM key record with `metadata`, sealed like any other.
     public func storeKey(_ key: TPMSigningKey, metadata: Data) throws -> VaultEntry {
-        guard metadata.count <= Self.maximumMetadataByteCount else {
-            throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)")
-        }
+        try Self.checkMetadataSize(metadata)
         let handle = try KeyHandle.random()
         let context = VaultRecord.sealingContext(format: VaultHeader.currentFormat, handle: handle, algorithm: .es256, protection: .tpm)
         let box = try AESGCM.seal(key.wrappedKey, using: keys.sealing, authenticating: context)
+        return try addRecord(handle, algorithm: .es256, protection: .tpm, publicKey: key.publicKey, metadata: metadata, sealed: box).entry()
+    }
+
+    /// Writes a new key's record, its private key sealed in `box`, under the writers' lock;
+    /// a handle already taken (a collision of 128 random bits) is refused, never overwritten.
+    private func addRecord(
+        _ handle: KeyHandle, algorithm: SigningAlgorithm, protection: KeyProtection, publicKey: VerifyingKey, metadata: Data, sealed box: AESGCM.SealedBox
+    ) throws -> VaultRecord {
         let now = Date().timeIntervalSince1970
         let record = VaultRecord(
-            handle: handle, algorithm: .es256, publicKey: Base64URL.encode(key.publicKey.spkiDER), metadata: Base64URL.encode(metadata),
+            handle: handle, algorithm: algorithm, publicKey: Base64URL.encode(publicKey.spkiDER), metadata: Base64URL.encode(metadata),
             createdAt: now, updatedAt: now, keyFormat: VaultHeader.currentFormat, nonce: Base64URL.encode(box.nonce),
-            sealedKey: Base64URL.encode(box.ciphertext + box.tag), storedFormat: VaultHeader.currentFormat, protection: .tpm
+            sealedKey: Base64URL.encode(box.ciphertext + box.tag), storedFormat: VaultHeader.currentFormat, protection: protection
         )
         try VaultFiles.withExclusiveLock(lockPath) {
             guard try VaultFiles.status(recordPath(handle)) == nil else {
@@ -343,7 +328,14 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
             }
             try writeRecord(record)
         }
-        return try record.entry()
+        return record
+    }
+
+    /// Refuses metadata over ``maximumMetadataByteCount`` (``KeyVaultError/Code/metadataTooLarge``).
+    public static func checkMetadataSize(_ metadata: Data, handle: KeyHandle? = nil) throws {
+        guard metadata.count <= maximumMetadataByteCount else {
+            throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(maximumMetadataByteCount)", handle: handle)
+        }
     }
 
     /// The TPM key of `handle`, for the TPM commands the vault does not run itself
@@ -465,9 +457,7 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
                 throw KeyVaultError.corruptRecord(reason: "record \(handle): undecodable metadata", handle: handle)
             }
             try update(&metadata)
-            guard metadata.count <= Self.maximumMetadataByteCount else {
-                throw KeyVaultError.metadataTooLarge(reason: "metadata of \(metadata.count) bytes; at most \(Self.maximumMetadataByteCount)", handle: handle)
-            }
+            try Self.checkMetadataSize(metadata, handle: handle)
             record.metadata = Base64URL.encode(metadata)
             record.updatedAt = max(Date().timeIntervalSince1970, record.updatedAt)
             try writeRecord(record)
