@@ -13,6 +13,8 @@ import LatchkeyProtocol
 final class AgentKeyStore: KeyStore, @unchecked Sendable {
     let directory: URL
     let connection: KeyAgentConnection
+    /// What the agent said of itself when this store connected.
+    let agent: AgentStatus
     /// The metadata each record had when the agent last described it: a metadata update
     /// offers it as the expected value straight away, saving a round trip when nothing
     /// changed since (the swap still checks; a stale guess costs one retry).
@@ -38,7 +40,7 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
             throw KeyVaultError.agentUnavailable(reason: "the agent at \(socketPath) is locked; unlock it with latchkey agent --unlock")
         }
         self.directory = URL(fileURLWithPath: wanted)
-        connection.agentPID = status.pid
+        agent = status
     }
 
     /// `entry`, remembered for ``updateMetadata(_:_:)``.

@@ -29,13 +29,16 @@ extension KeyAgent {
     /// The answer to one frame body, and whether to close the connection after it.
     func answer(_ body: Data, peer: PeerCredentials) -> (AgentReply, closing: Bool) {
         do {
-            let operation = try AgentFrame.operation(of: body)
+            // One decode per request; only a body that fails it is read again, for the
+            // reason to give.
             let request: AgentRequest
             do {
                 request = try JSONDecoder().decode(AgentRequest.self, from: body)
             } catch {
+                let operation = try AgentFrame.operation(of: body)
                 throw Refusal(AgentFailure.badRequest, "the \(operation) request is malformed: a field has the wrong type", closes: true)
             }
+            try AgentFrame.validate(operation: request.op.rawValue)
             return (try perform(request, peer: peer), request.op == .stop)
         } catch let refusal as Refusal {
             return (AgentReply(error: refusal.failure), refusal.closes)

@@ -16,8 +16,6 @@ public final class KeyAgentConnection: @unchecked Sendable {
     private let socket: UnixSocket
     private let requests = NSLock()
     private var reader = AgentFrameReader()
-    /// The agent's process, once it said (`hello`).
-    var agentPID: Int32 = 0
     /// Set once the connection failed: the stream's state is unknown after that.
     private var broken: String?
 

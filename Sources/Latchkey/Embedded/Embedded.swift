@@ -1,6 +1,7 @@
 public import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
 import Synchronization
@@ -68,7 +69,7 @@ public final class Embedded: Sendable {
             } else {
                 do {
                     let store = try AgentKeyStore(socketPath: socket, directory: configuration.vaultDirectory)
-                    return (store, VaultAccess(agentSocket: socket, explanation: "through the agent at \(socket) (pid \(store.connection.agentPID))"))
+                    return (store, VaultAccess(agentSocket: socket, explanation: "through the agent at \(socket) (pid \(store.agent.pid))"))
                 } catch let error as KeyVaultError {
                     why = error.reason
                 }

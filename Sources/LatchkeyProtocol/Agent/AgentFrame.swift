@@ -41,12 +41,18 @@ public enum AgentFrame {
         } catch {
             throw AgentProtocolError.malformedMessage(reason: "the message is not a JSON object with an \"op\"", underlying: error)
         }
-        guard (1...maximumOperationLength).contains(named.op.utf8.count),
-              named.op.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
+        try validate(operation: named.op)
+        return named.op
+    }
+
+    /// Refuses an operation name that is not 1 to ``maximumOperationLength`` lower-case
+    /// letters, digits and hyphens.
+    public static func validate(operation: String) throws {
+        guard (1...maximumOperationLength).contains(operation.utf8.count),
+              operation.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
         else {
             throw AgentProtocolError.malformedMessage(reason: "\"op\" must be 1 to \(maximumOperationLength) lower-case letters, digits or hyphens")
         }
-        return named.op
     }
 }
 
