@@ -112,6 +112,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The `latchkey` command (swift-argument-parser): thin, over the library modules.
+        // Linked with the Swift runtime and Foundation inside (-static-stdlib, as
+        // `swift build --static-swift-stdlib` does): loading and binding them as a dozen
+        // shared libraries took ten milliseconds of every command's start, more than a
+        // command answered by the key agent does (docs/PERFORMANCE.md, "Agent"). Nothing
+        // links this target's objects (the tests and the benchmark start the binary), so
+        // no test binary mixes a static runtime with the dynamic one the test libraries use.
         .executableTarget(
             name: "LatchkeyCLI",
             dependencies: [
@@ -124,7 +130,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings + [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]
         ),
         .executableTarget(
             name: "latchkey-bench",
@@ -196,7 +203,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "LatchkeyCLI", "latchkey-vault-stress",
+                "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "latchkey-vault-stress",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -206,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyIdPTests",
             dependencies: [
-                "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto", "LatchkeyCLI",
+                "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

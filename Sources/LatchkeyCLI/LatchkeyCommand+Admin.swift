@@ -7,6 +7,7 @@ extension LatchkeyCommand {
     /// `latchkey admin …`: the provider's admin API from the command line.
     struct Admin: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "admin",
             abstract: "Administer a Latchkey identity provider.",
             subcommands: [
                 CreateIdentity.self, ListIdentities.self, FindIdentity.self, DeleteIdentity.self,
@@ -47,6 +48,7 @@ extension LatchkeyCommand {
     /// `$LATCHKEY_ADMIN_TOKEN` or the systemd credential. It talks to no provider.
     struct GenerateToken: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "generate-token",
             abstract: "Print a new admin token (256 random bits, base64url), e.g. (umask 077; latchkey admin generate-token > /etc/latchkey/admin-token)."
         )
 
@@ -57,7 +59,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin create-identity`: a new identity and its bind URL.
     struct CreateIdentity: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an identity and print its bind URL.")
+        static let configuration = CommandConfiguration(commandName: "create-identity", abstract: "Create an identity and print its bind URL.")
 
         @OptionGroup var options: AdminOptions
 
@@ -85,7 +87,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin outbox`: messages the provider would have e-mailed.
     struct Outbox: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the messages the provider would have e-mailed.")
+        static let configuration = CommandConfiguration(commandName: "outbox", abstract: "Print the messages the provider would have e-mailed.")
 
         @OptionGroup var options: AdminOptions
 
@@ -103,7 +105,7 @@ extension LatchkeyCommand {
 extension LatchkeyCommand {
     /// `latchkey admin list-identities`: a page of identities in creation order.
     struct ListIdentities: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List identities, oldest first, a page at a time.")
+        static let configuration = CommandConfiguration(commandName: "list-identities", abstract: "List identities, oldest first, a page at a time.")
 
         @OptionGroup var options: AdminOptions
 
@@ -127,7 +129,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin find-identity`: one identity by id or username.
     struct FindIdentity: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show an identity, by id or by username.")
+        static let configuration = CommandConfiguration(commandName: "find-identity", abstract: "Show an identity, by id or by username.")
 
         @OptionGroup var options: AdminOptions
 
@@ -149,7 +151,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin delete-identity`: the identity, its credentials and its tokens.
     struct DeleteIdentity: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete an identity; its credentials and tokens stop working at once.")
+        static let configuration = CommandConfiguration(commandName: "delete-identity", abstract: "Delete an identity; its credentials and tokens stop working at once.")
 
         @OptionGroup var options: AdminOptions
 
@@ -165,7 +167,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin list-credentials`: an identity's credentials.
     struct ListCredentials: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List an identity's credentials.")
+        static let configuration = CommandConfiguration(commandName: "list-credentials", abstract: "List an identity's credentials.")
 
         @OptionGroup var options: AdminOptions
 
@@ -189,7 +191,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin revoke-credential`: the credential and every token issued through it.
     struct RevokeCredential: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a credential; its tokens stop working at once.")
+        static let configuration = CommandConfiguration(commandName: "revoke-credential", abstract: "Revoke a credential; its tokens stop working at once.")
 
         @OptionGroup var options: AdminOptions
 
@@ -205,7 +207,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin create-bind-job`: a bind URL for an existing identity's new device.
     struct CreateBindJob: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a bind URL for an existing identity (a new device, or a recovery).")
+        static let configuration = CommandConfiguration(commandName: "create-bind-job", abstract: "Create a bind URL for an existing identity (a new device, or a recovery).")
 
         @OptionGroup var options: AdminOptions
 
@@ -233,6 +235,7 @@ extension LatchkeyCommand {
     /// `latchkey admin rotate-signing-key`: a new ID-token signing key.
     struct RotateSigningKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rotate-signing-key",
             abstract: "Start a signing-key rotation: the new key is published now and signs after the publication delay."
         )
 

@@ -9,6 +9,7 @@ extension LatchkeyCommand {
     /// authenticates with `private_key_jwt`; without, it is public.
     struct CreateClient: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create-client",
             abstract: "Register an OAuth client: keyed (private_key_jwt) with --jwks, public without.",
             discussion: "The JWK Set is what `latchkey client-key` prints on the client's host."
         )
@@ -71,7 +72,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin list-clients`.
     struct ListClients: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the registered OAuth clients.")
+        static let configuration = CommandConfiguration(commandName: "list-clients", abstract: "List the registered OAuth clients.")
 
         @OptionGroup var options: AdminOptions
 
@@ -87,7 +88,7 @@ extension LatchkeyCommand {
 
     /// `latchkey admin delete-client`.
     struct DeleteClient: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a registered OAuth client and end its client credentials tokens.")
+        static let configuration = CommandConfiguration(commandName: "delete-client", abstract: "Delete a registered OAuth client and end its client credentials tokens.")
 
         @OptionGroup var options: AdminOptions
 

@@ -13,6 +13,7 @@ extension LatchkeyCommand {
     /// section 11). `--lock`, `--unlock`, `--stop` and `--status` talk to a running one.
     struct Agent: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "agent",
             abstract: "Hold the vault open for your other latchkey commands (unlock once), serving in the foreground on a Unix socket.",
             discussion: """
             Prints LATCHKEY_AGENT_SOCK=PATH; export LATCHKEY_AGENT_SOCK; for a shell to eval, then serves until stopped. \

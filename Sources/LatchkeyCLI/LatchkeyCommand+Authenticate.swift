@@ -55,7 +55,7 @@ extension LatchkeyCommand {
     /// `latchkey authorize`: signs in and prints the authorization code with its PKCE
     /// verifier, for a back end that exchanges it.
     struct Authorize: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Sign in and print the authorization code and PKCE verifier.")
+        static let configuration = CommandConfiguration(commandName: "authorize", abstract: "Sign in and print the authorization code and PKCE verifier.")
 
         @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
         var issuer: String
@@ -79,6 +79,7 @@ extension LatchkeyCommand {
     /// token) or `latchkey authenticate <authenticate-url>` (answer a URL from elsewhere).
     struct Authenticate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "authenticate",
             abstract: "Sign in: with --issuer, get validated tokens; with an authenticate URL, print the redirect carrying the code."
         )
 

@@ -5,7 +5,7 @@ import Latchkey
 extension LatchkeyCommand {
     /// `latchkey bind <url>`: registers a new credential from a bind URL or deep link.
     struct Bind: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Bind a new credential from a bind URL (https://…/v1/bind/… or <scheme>://bind?…).")
+        static let configuration = CommandConfiguration(commandName: "bind", abstract: "Bind a new credential from a bind URL (https://…/v1/bind/… or <scheme>://bind?…).")
 
         @Argument(help: "The bind URL.")
         var url: String
@@ -39,7 +39,7 @@ extension LatchkeyCommand {
 
     /// `latchkey list`: the credentials in the vault.
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the credentials in the vault.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the credentials in the vault.")
 
         @OptionGroup var store: StoreOptions
 
@@ -75,7 +75,7 @@ extension LatchkeyCommand {
 
     /// `latchkey delete <id>`: deletes a credential's key from this host.
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a credential from the vault (the provider is not told).")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a credential from the vault (the provider is not told).")
 
         @Argument(help: "The credential id, as `latchkey list` shows it (after `--` when it starts with '-').")
         var id: String

@@ -6,7 +6,7 @@ extension LatchkeyCommand {
     /// each step: a reference provider in this process, two throw-away device vaults,
     /// binding, sign-in, a policy step, device linking by code, deletion.
     struct Demo: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Walk through passwordless sign-in end to end on this host.")
+        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Walk through passwordless sign-in end to end on this host.")
 
         @Option(help: ArgumentHelp("Keep the two device vaults (and their key files) in this directory instead of a temporary one.", valueName: "dir"))
         var store: String?

@@ -8,6 +8,7 @@ extension LatchkeyCommand {
     /// the device authorization grant (RFC 8628), against any provider that offers it.
     struct Login: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "login",
             abstract: "Sign in on this host by approving a code elsewhere (RFC 8628 device grant): shows a code and a QR code, waits for the approval, keeps the tokens."
         )
 
@@ -69,6 +70,7 @@ extension LatchkeyCommand {
     /// credential held here (docs/PROTOCOL.md section 7), after showing what it asks.
     struct Approve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "approve",
             abstract: "Approve another device's sign-in (its user code) with a credential held here, after showing what it asks for."
         )
 
@@ -85,7 +87,7 @@ extension LatchkeyCommand {
     /// `latchkey deny USER_CODE --issuer URL`: denies it, signed the same way, so a
     /// stranger who guessed a code cannot deny other people's sign-ins.
     struct Deny: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Deny another device's sign-in (its user code), signed with a credential held here.")
+        static let configuration = CommandConfiguration(commandName: "deny", abstract: "Deny another device's sign-in (its user code), signed with a credential held here.")
 
         @Argument(help: "The user code the other device shows (XXXX-XXXX).")
         var userCode: String

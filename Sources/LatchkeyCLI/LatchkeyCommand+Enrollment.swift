@@ -47,7 +47,7 @@ extension LatchkeyCommand {
     /// `latchkey recover`: regains an account after losing every device; the new
     /// credential replaces the old ones.
     struct Recover: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Recover an account with a code sent to its e-mail; old credentials stop working.")
+        static let configuration = CommandConfiguration(commandName: "recover", abstract: "Recover an account with a code sent to its e-mail; old credentials stop working.")
 
         @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
         var issuer: String

@@ -8,7 +8,7 @@ import Logging
 extension LatchkeyCommand {
     /// `latchkey serve`: runs the reference identity provider until SIGINT or SIGTERM.
     struct Serve: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run the reference identity provider.")
+        static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the reference identity provider.")
 
         @Option(help: "Address to listen on.")
         var host = "127.0.0.1"

@@ -58,6 +58,7 @@ extension LatchkeyCommand {
     /// cache when it can (`gcloud auth print-access-token` style).
     struct Token: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "token",
             abstract: "Print a valid access token: kept in the vault, refreshed, or from a new sign-in, in that order."
         )
 
@@ -242,7 +243,7 @@ extension LatchkeyCommand {
 
     /// `latchkey logout --issuer X`: revokes the kept tokens (RFC 7009) and forgets them.
     struct Logout: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke the tokens kept for a provider (RFC 7009) and forget them.")
+        static let configuration = CommandConfiguration(commandName: "logout", abstract: "Revoke the tokens kept for a provider (RFC 7009) and forget them.")
 
         @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
         var issuer: String

@@ -6,7 +6,7 @@ extension LatchkeyCommand {
     /// `latchkey export <credential-id>`: shows a transfer code (and its QR code), waits
     /// for another device to redeem it, and approves (or declines) that device.
     struct Export: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Let another device sign in as this credential's user, with a short code.")
+        static let configuration = CommandConfiguration(commandName: "export", abstract: "Let another device sign in as this credential's user, with a short code.")
 
         @Argument(help: "The credential id, as `latchkey list` shows it (after `--` when it starts with '-').")
         var id: String
@@ -81,7 +81,7 @@ extension LatchkeyCommand {
     /// `latchkey import <code>`: redeems a code another device shows, creates a key here and
     /// waits for that device to approve it.
     struct Import: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Receive a credential from another device with the code it shows.")
+        static let configuration = CommandConfiguration(commandName: "import", abstract: "Receive a credential from another device with the code it shows.")
 
         @Argument(help: "The code, e.g. 7KQ-4M2-X9A (case, spaces and dashes do not matter).")
         var code: String

@@ -1,5 +1,11 @@
 import ArgumentParser
 import Foundation
+#if canImport(FoundationNetworking)
+// Imported here, compiled against the static runtime (Package.swift), so this module names
+// the libraries the static FoundationNetworking needs (its libcurl glue and libcurl)
+// for the linker: LatchkeyOAuth, which uses it, names only the shared one.
+import FoundationNetworking
+#endif
 import Latchkey
 import LatchkeyCrypto
 

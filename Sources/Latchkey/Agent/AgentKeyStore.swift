@@ -77,7 +77,11 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
     }
 
     func sign(_ message: Data, with handle: KeyHandle) throws -> Data {
-        let reply = try connection.exchange(AgentRequest(op: .sign, handle: handle.rawValue, message: Base64URL.encode(message)))
+        try Self.signature(in: connection.exchange(AgentRequest(op: .sign, handle: handle.rawValue, message: Base64URL.encode(message))), by: handle)
+    }
+
+    /// The signature an answer carries, checked: base64url of 1 to 768 bytes.
+    private static func signature(in reply: AgentReply, by handle: KeyHandle) throws -> Data {
         guard let text = reply.signature, text.utf8.count <= 1024, let signature = try? Base64URL.decode(text), !signature.isEmpty else {
             throw KeyVaultError.agentUnavailable(reason: "the agent answered a signature that is not base64url of at most 768 bytes", handle: handle)
         }
@@ -106,20 +110,46 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
         _ = try connection.exchange(AgentRequest(op: .checkUsable, handle: handle.rawValue))
     }
 
-    /// Read, change here, and swap in the agent if nothing changed meanwhile; else again.
     func updateMetadata(_ handle: KeyHandle, _ update: (inout Data) throws -> Void) throws -> VaultEntry {
-        for attempt in 0..<Self.updateAttempts {
-            if attempt > 1 { usleep(UInt32.random(in: 0...UInt32(min(attempt, 20) * 500))) }
-            let seen = attempt == 0 ? lastSeen.withLock({ seenMetadata[handle] }) : nil
-            let expected = try seen ?? entry(handle).metadata
+        try swapMetadata(handle) { expected in
             var metadata = expected
             try update(&metadata)
+            return (metadata, nil)
+        }.entry
+    }
+
+    /// The swap and the signature in one request (`replace-metadata-and-sign`): the agent
+    /// signs only when the swap took place.
+    func updateMetadataAndSign(_ handle: KeyHandle, _ update: (inout Data) throws -> Data) throws -> (entry: VaultEntry, signature: Data) {
+        let (entry, signature) = try swapMetadata(handle) { expected in
+            var metadata = expected
+            let message = try update(&metadata)
+            return (metadata, message)
+        }
+        guard let signature else { throw KeyVaultError.agentUnavailable(reason: "the agent's answer lacks the signature", handle: handle) }
+        return (entry, signature)
+    }
+
+    /// Reads the metadata, lets `change` make the new metadata (and the message to sign
+    /// once it is stored, if any), and asks the agent to swap it in if it is still what was
+    /// read; when another writer came first, reads again and retries.
+    private func swapMetadata(
+        _ handle: KeyHandle, _ change: (_ expected: Data) throws -> (metadata: Data, message: Data?)
+    ) throws -> (entry: VaultEntry, signature: Data?) {
+        for round in 0..<Self.updateAttempts {
+            if round > 1 { usleep(UInt32.random(in: 0...UInt32(min(round, 20) * 500))) }
+            let seen = round == 0 ? lastSeen.withLock({ seenMetadata[handle] }) : nil
+            let expected = try seen ?? entry(handle).metadata
+            let (metadata, message) = try change(expected)
             try KeyVault.checkMetadataSize(metadata, handle: handle)
+            let request = AgentRequest(
+                op: message == nil ? .replaceMetadata : .replaceMetadataAndSign, handle: handle.rawValue, message: message.map(Base64URL.encode),
+                metadata: Base64URL.encode(metadata), expected: Base64URL.encode(expected)
+            )
             do {
-                let reply = try connection.exchange(AgentRequest(
-                    op: .replaceMetadata, handle: handle.rawValue, metadata: Base64URL.encode(metadata), expected: Base64URL.encode(expected)
-                ))
-                return remember(try Self.entry(answered(reply.entry)))
+                let reply = try connection.exchange(request)
+                let entry = remember(try Self.entry(answered(reply.entry)))
+                return (entry, try message.map { _ in try Self.signature(in: reply, by: handle) })
             } catch let error as KeyVaultError where error.code == .metadataChanged {
                 continue
             }

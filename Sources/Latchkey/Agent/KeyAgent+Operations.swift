@@ -86,15 +86,18 @@ extension KeyAgent {
             let handle = try handle(request)
             let message = try bytes(request.message, "message", maximum: Self.maximumMessageSize)
             let vault = try openVault()
-            if let confirmation = configuration.confirmation {
-                let asked = signatureRequest(try vault.entry(handle), peer: peer)
-                let allowed = confirmations.withLock { _ in confirmation(asked) }
-                guard allowed else {
-                    configuration.logger.notice("agent signature denied", metadata: ["pid": .stringConvertible(peer.pid)])
-                    throw Refusal(AgentFailure.denied, "the signature was not confirmed at the agent's terminal", handle: handle.rawValue)
-                }
-            }
+            try confirm(signatureBy: handle, in: vault, peer: peer)
             return AgentReply(signature: Base64URL.encode(try vault.sign(message, with: handle)))
+        case .replaceMetadataAndSign:
+            let handle = try handle(request)
+            let expected = try bytes(request.expected, "expected", maximum: KeyVault.maximumMetadataByteCount)
+            let metadata = try bytes(request.metadata, "metadata", maximum: KeyVault.maximumMetadataByteCount)
+            let message = try bytes(request.message, "message", maximum: Self.maximumMessageSize)
+            let vault = try openVault()
+            // Asked before the swap: a refused signature leaves the counter as it was.
+            try confirm(signatureBy: handle, in: vault, peer: peer)
+            let entry = try vault.replaceMetadata(handle, expected: expected, with: metadata)
+            return AgentReply(entry: Self.describe(entry), signature: Base64URL.encode(try vault.sign(message, with: handle)))
         case .createKey:
             guard let algorithm = request.algorithm.flatMap(SigningAlgorithm.init(joseName:)) else {
                 throw Refusal(AgentFailure.badRequest, "create-key needs an algorithm: ES256 or EdDSA")
@@ -117,6 +120,18 @@ extension KeyAgent {
             return AgentReply()
         default:
             throw Refusal(AgentFailure.unknownOperation, "this agent does not know the operation \(request.op.rawValue)")
+        }
+    }
+
+    /// Asks the `--confirm` prompt, if there is one, whether `handle` may sign for `peer`;
+    /// `denied` when it says no.
+    private func confirm(signatureBy handle: KeyHandle, in vault: KeyVault, peer: PeerCredentials) throws {
+        guard let confirmation = configuration.confirmation else { return }
+        let asked = signatureRequest(try vault.entry(handle), peer: peer)
+        let allowed = confirmations.withLock { _ in confirmation(asked) }
+        guard allowed else {
+            configuration.logger.notice("agent signature denied", metadata: ["pid": .stringConvertible(peer.pid)])
+            throw Refusal(AgentFailure.denied, "the signature was not confirmed at the agent's terminal", handle: handle.rawValue)
         }
     }
 

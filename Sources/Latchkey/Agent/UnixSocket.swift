@@ -26,6 +26,9 @@ struct UnixSocketError: Error, CustomStringConvertible {
 /// each connection a thread of its own, and a client has one request in flight.
 final class UnixSocket: @unchecked Sendable {
     let descriptor: Int32
+    /// Where ``readFrame(_:deadline:)`` receives into: one per socket, which one thread
+    /// reads at a time, rather than one per read.
+    private var received = [UInt8](repeating: 0, count: 16 * 1024)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -118,11 +121,10 @@ final class UnixSocket: @unchecked Sendable {
     /// The next frame body, or nil when the peer closed the connection between frames.
     /// A connection that ends inside a frame, or a bad header, throws.
     func readFrame(_ reader: inout AgentFrameReader, deadline: ContinuousClock.Instant?) throws -> Data? {
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             if let body = try reader.next() { return body }
             try wait(for: Int16(POLLIN), until: deadline)
-            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            let count = recv(descriptor, &received, received.count, Int32(MSG_DONTWAIT))
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw UnixSocketError("recv")
@@ -131,7 +133,7 @@ final class UnixSocket: @unchecked Sendable {
                 try reader.finish()
                 return nil
             }
-            try reader.append(buffer[0..<count])
+            try reader.append(received[0..<count])
         }
     }
 }

@@ -41,6 +41,13 @@ public protocol KeyStore: Sendable {
     @discardableResult
     func updateMetadata(_ handle: KeyHandle, _ update: (inout Data) throws -> Void) throws -> VaultEntry
 
+    /// Changes `handle`'s metadata as ``updateMetadata(_:_:)`` does, then signs the
+    /// message `update` made from the new metadata: a signature exists only over metadata
+    /// that was stored first (a WebAuthn signature counter, WebAuthn §6.1.1). An agent's
+    /// store does both in one request; `update` may run more than once, like
+    /// ``updateMetadata(_:_:)``'s.
+    func updateMetadataAndSign(_ handle: KeyHandle, _ update: (inout Data) throws -> Data) throws -> (entry: VaultEntry, signature: Data)
+
     /// Deletes the key `handle`; ``KeyVaultError/Code/keyNotFound`` if there is none.
     func deleteKey(_ handle: KeyHandle) throws
 }
@@ -54,6 +61,14 @@ extension KeyStore {
     /// Signs any bytes.
     public func sign(_ message: some DataProtocol, with handle: KeyHandle) throws -> Data {
         try sign(Data(message), with: handle)
+    }
+
+    /// The metadata update, then the signature: two steps, for a store where neither
+    /// crosses a socket.
+    public func updateMetadataAndSign(_ handle: KeyHandle, _ update: (inout Data) throws -> Data) throws -> (entry: VaultEntry, signature: Data) {
+        var message = Data()
+        let entry = try updateMetadata(handle) { message = try update(&$0) }
+        return (entry, try sign(message, with: handle))
     }
 
     /// Runs `body` holding the vault's lock called `name`, across processes and between

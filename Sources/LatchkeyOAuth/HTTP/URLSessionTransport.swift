@@ -17,23 +17,35 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     public static let userAgent = "Latchkey/0.1 (+https://github.com/latchkey; Linux)"
 
     public let policy: TransportPolicy
-    private let session: URLSession
     private let delegate: SessionDelegate
+    private let sessionLock = NSLock()
+    private var madeSession: URLSession?
 
     public init(policy: TransportPolicy = TransportPolicy()) {
         self.policy = policy
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = policy.timeout
-        configuration.timeoutIntervalForResource = policy.timeout
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         delegate = SessionDelegate(policy: policy)
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
-    deinit { session.invalidateAndCancel() }
+    deinit { madeSession?.invalidateAndCancel() }
+
+    /// The session, made at the first request: making one starts libcurl and
+    /// FoundationNetworking's machinery (several milliseconds), which a command answered
+    /// without the network (`latchkey token` from kept tokens) should not pay.
+    private var session: URLSession {
+        sessionLock.withLock {
+            if let madeSession { return madeSession }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = policy.timeout
+            configuration.timeoutIntervalForResource = policy.timeout
+            configuration.httpCookieAcceptPolicy = .never
+            configuration.httpShouldSetCookies = false
+            configuration.urlCache = nil
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            let made = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            madeSession = made
+            return made
+        }
+    }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try TransportPolicy.check(request.url)

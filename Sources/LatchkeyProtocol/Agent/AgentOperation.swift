@@ -17,6 +17,9 @@ public struct AgentOperation: OpenName {
     public static let createKey: AgentOperation = "create-key"
     /// A compare-and-swap of one record's metadata (a counter bump, kept tokens).
     public static let replaceMetadata: AgentOperation = "replace-metadata"
+    /// `replace-metadata`, then `sign` if the swap took place: one round trip for a
+    /// WebAuthn assertion, whose signed bytes carry the counter the swap stores.
+    public static let replaceMetadataAndSign: AgentOperation = "replace-metadata-and-sign"
     /// Deletes one key.
     public static let deleteKey: AgentOperation = "delete-key"
     /// Whether one key can sign on this host (a TPM key is loaded and flushed).

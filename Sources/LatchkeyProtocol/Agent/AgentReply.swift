@@ -10,9 +10,9 @@ public struct AgentReply: Codable, Sendable, Equatable {
     public var problems: [AgentFailure]?
     /// `scan`: where the next page starts; absent on the last page.
     public var next: AgentCursor?
-    /// `entry`, `create-key`, `replace-metadata`.
+    /// `entry`, `create-key`, `replace-metadata`, `replace-metadata-and-sign`.
     public var entry: AgentEntry?
-    /// `sign`: the signature, base64url.
+    /// `sign`, `replace-metadata-and-sign`: the signature, base64url.
     public var signature: String?
 
     public init(

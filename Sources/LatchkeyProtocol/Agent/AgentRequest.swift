@@ -5,15 +5,17 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     public var op: AgentOperation
     /// The key concerned: 32 lower-case hexadecimal characters.
     public var handle: String?
-    /// `sign`: the bytes to sign.
+    /// `sign` and `replace-metadata-and-sign`: the bytes to sign.
     public var message: String?
     /// `create-key`: `ES256` or `EdDSA`.
     public var algorithm: String?
     /// `create-key`: `software` or `tpm`.
     public var protection: String?
-    /// `create-key` and `replace-metadata`: the record's new metadata.
+    /// `create-key`, `replace-metadata` and `replace-metadata-and-sign`: the record's new
+    /// metadata.
     public var metadata: String?
-    /// `replace-metadata`: the metadata the client read, which must still be there.
+    /// `replace-metadata` and `replace-metadata-and-sign`: the metadata the client read,
+    /// which must still be there.
     public var expected: String?
     /// `scan`: the cursor of the page before (its `next`), absent for the first.
     public var after: AgentCursor?

@@ -215,10 +215,16 @@ public struct SoftwareAuthenticator: Sendable {
         let rpID = chosen.metadata.rpID
 
         // The counter is bumped and stored before anything is signed, under the vault's
-        // lock, so two assertions, in any processes, never share a counter value.
+        // lock, so two assertions, in any processes, never share a counter value. Through
+        // an agent, the swap and the signature are one request.
+        let clientDataJSON = CollectedClientData(type: CollectedClientData.getType, challenge: options.challenge.data, origin: origin).serialized()
+        let rpIDHash = try DigestAlgorithm.sha256.hash(Data(rpID.utf8))
+        let clientDataHash = try DigestAlgorithm.sha256.hash(clientDataJSON)
         var metadata = chosen.metadata
+        var authenticatorData: AuthenticatorData?
+        let signature: Data
         do {
-            try vault.updateMetadata(chosen.handle) { data in
+            signature = try vault.updateMetadataAndSign(chosen.handle) { data in
                 guard var current = CredentialMetadata.decode(data) else {
                     throw WebAuthnError.vault(reason: "credential metadata is unreadable")
                 }
@@ -227,23 +233,14 @@ public struct SoftwareAuthenticator: Sendable {
                 current.lastUsedAt = Date()
                 metadata = current
                 data = try current.encoded()
-            }
+                let signed = try AuthenticatorData(rpIDHash: rpIDHash, flags: [.userPresent, .userVerified], signCount: current.signCount)
+                authenticatorData = signed
+                return signed.bytes + clientDataHash
+            }.signature
         } catch let error as KeyVaultError {
             throw WebAuthnError.vault(reason: error.reason, underlying: error)
         }
-
-        let authenticatorData = try AuthenticatorData(
-            rpIDHash: DigestAlgorithm.sha256.hash(Data(rpID.utf8)),
-            flags: [.userPresent, .userVerified],
-            signCount: metadata.signCount
-        )
-        let clientDataJSON = CollectedClientData(type: CollectedClientData.getType, challenge: options.challenge.data, origin: origin).serialized()
-        let signature: Data
-        do {
-            signature = try vault.sign(authenticatorData.bytes + DigestAlgorithm.sha256.hash(clientDataJSON), with: chosen.handle)
-        } catch let error as KeyVaultError {
-            throw WebAuthnError.vault(reason: error.reason, underlying: error)
-        }
+        guard let authenticatorData else { throw WebAuthnError.vault(reason: "the vault signed without storing the counter") }
         let response = AuthenticationResponseJSON(
             credentialID: metadata.credentialID.data,
             clientDataJSON: clientDataJSON,

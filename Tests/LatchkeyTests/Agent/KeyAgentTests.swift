@@ -5,6 +5,7 @@ import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Logging
+import Synchronization
 import Testing
 
 /// The agent in this process over a real Unix socket: the vault's operations through
@@ -22,12 +23,13 @@ struct KeyAgentTests {
         func stop() { agent.stop() }
     }
 
-    static func serve() async throws -> Served {
+    static func serve(confirmation: (@Sendable (AgentSignatureRequest) -> Bool)? = nil) async throws -> Served {
         let scratch = try TemporaryDirectory()
         let key = try scratch.keyFile()
         let vault = scratch.url.appendingPathComponent("vault")
         var configuration = KeyAgent.Configuration(vaultDirectory: vault, reopenSource: .keyFile(key), logger: Logger(label: "agent-test"))
         configuration.idleTimeout = nil
+        configuration.confirmation = confirmation
         let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(key))
         let socket = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
         Task.detached { await agent.serve() }
@@ -142,6 +144,84 @@ struct KeyAgentTests {
         #expect(String(decoding: final, as: UTF8.self) == "80")
     }
 
+    @Test("replace-metadata-and-sign: 80 counter bumps from eight threads, each signed in the same request; every signature verifies over its own counter value, none shared, none lost; a stale expected value signs nothing")
+    func counterAndSignature() async throws {
+        let served = try await Self.serve()
+        defer { served.stop() }
+        let created = try await Blocking.runThrowing {
+            try AgentKeyStore(socketPath: served.socket, directory: served.vault).createKey(.es256, metadata: Data("0".utf8), protection: .software)
+        }
+        let signed = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await Blocking.runThrowing {
+                        let store = try AgentKeyStore(socketPath: served.socket, directory: served.vault)
+                        var counters: [Int] = []
+                        for _ in 0..<10 {
+                            var counter = 0
+                            let (entry, signature) = try store.updateMetadataAndSign(created.handle) { data in
+                                counter = (Int(String(decoding: data, as: UTF8.self)) ?? -1000) + 1
+                                data = Data(String(counter).utf8)
+                                return Data("counter \(counter)".utf8)
+                            }
+                            #expect(entry.metadata == Data(String(counter).utf8))
+                            #expect(created.publicKey.isValidSignature(signature, for: Data("counter \(counter)".utf8)))
+                            counters.append(counter)
+                        }
+                        return counters
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(signed.sorted() == Array(1...80))
+
+        // A swap that does not take place signs nothing and changes nothing.
+        let client = try RawClient(served.socket)
+        try client.send(AgentRequest(
+            op: .replaceMetadataAndSign, handle: created.handle.rawValue, message: Base64URL.encode(Data("m".utf8)),
+            metadata: Base64URL.encode(Data("999".utf8)), expected: Base64URL.encode(Data("0".utf8))
+        ))
+        let stale = try #require(try client.reply())
+        #expect(stale.error?.code == "metadataChanged")
+        #expect(stale.signature == nil)
+        // Without a message it is refused, the swap not made.
+        try client.send(AgentRequest(
+            op: .replaceMetadataAndSign, handle: created.handle.rawValue, metadata: Base64URL.encode(Data("999".utf8)), expected: Base64URL.encode(Data("80".utf8))
+        ))
+        #expect(try #require(try client.reply()).error?.code == AgentFailure.badRequest)
+        let final = try await Blocking.runThrowing { try AgentKeyStore(socketPath: served.socket, directory: served.vault).entry(created.handle).metadata }
+        #expect(final == Data("80".utf8))
+    }
+
+    @Test("--confirm: a refused signature is denied, for sign and for replace-metadata-and-sign, and leaves the counter as it was; the prompt sees the key's kind and the asking pid")
+    func confirmation() async throws {
+        let asked = Mutex<[AgentSignatureRequest]>([])
+        let allow = Mutex(false)
+        let served = try await Self.serve { request in
+            asked.withLock { $0.append(request) }
+            return allow.withLock { $0 }
+        }
+        defer { served.stop() }
+        try await Blocking.runThrowing {
+            let store = try AgentKeyStore(socketPath: served.socket, directory: served.vault)
+            let created = try store.createKey(.es256, metadata: Data("{\"kind\":\"webauthn\"}".utf8), protection: .software)
+            let message = Data("sign me".utf8)
+            #expect { try store.sign(message, with: created.handle) } throws: { "\($0)".contains("not confirmed") }
+            #expect { _ = try store.updateMetadataAndSign(created.handle) { $0 = Data("{\"kind\":\"webauthn\",\"n\":1}".utf8); return message } } throws: {
+                "\($0)".contains("not confirmed")
+            }
+            #expect(try store.entry(created.handle).metadata == Data("{\"kind\":\"webauthn\"}".utf8))
+            allow.withLock { $0 = true }
+            let (entry, signature) = try store.updateMetadataAndSign(created.handle) { $0 = Data("{\"kind\":\"webauthn\",\"n\":1}".utf8); return message }
+            #expect(entry.metadata == Data("{\"kind\":\"webauthn\",\"n\":1}".utf8))
+            #expect(created.publicKey.isValidSignature(signature, for: message))
+        }
+        let requests = asked.withLock { $0 }
+        #expect(requests.count == 3)
+        #expect(requests.allSatisfy { $0.kind == "webauthn" && $0.pid == getpid() && $0.handle.count == 32 })
+    }
+
     @Test("hostile requests: another version, an oversized or empty frame, a truncated one, malformed JSON, an unknown operation, a handle of another vault, bad base64; each answered with an error, the agent unharmed")
     func hostileRequests() async throws {
         let served = try await Self.serve()
@@ -196,7 +276,7 @@ struct KeyAgentTests {
             var generator = AgentFrameTests.SeededGenerator(state: 36)
             for seed in 0..<300 {
                 let client = try RawClient(served.socket)
-                var body = try AgentFrame.encode(AgentRequest(op: [.hello, .scan, .entry, .sign, .replaceMetadata, .deleteKey][seed % 6], handle: foreign, message: "AAAA"))
+                var body = try AgentFrame.encode(AgentRequest(op: [.hello, .scan, .entry, .sign, .replaceMetadata, .replaceMetadataAndSign, .deleteKey][seed % 7], handle: foreign, message: "AAAA"))
                 for _ in 0..<Int.random(in: 1...6, using: &generator) {
                     let index = Int.random(in: 0..<body.count, using: &generator)
                     body[index] = UInt8.random(in: 0...255, using: &generator)
