@@ -251,14 +251,19 @@ extension Embedded {
         // A pending credential may not be bound at all: it is offered only when the
         // provider's options list it (so it is bound) or the caller names it.
         let listedByProvider = !(options.allowCredentials ?? []).isEmpty
-        let candidates = try authenticator.candidates(for: options, origin: provider.origin)
+        let fitting = try authenticator.candidates(for: options, origin: provider.origin)
+        let candidates = fitting
             .map(Credential.init)
             .filter { $0.belongs(to: provider) }
             .filter { $0.state != .pending || listedByProvider || $0.id == requested }
             .sorted(by: Credential.oldestFirst)
         let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
         flow.emit(.credentialChosen(chosen.id))
-        let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, credentialID: chosen.credentialID)
+        // Signed with the candidate as listed: the vault is not listed a second time.
+        guard let listed = fitting.first(where: { $0.metadata.credentialID.data == chosen.credentialID }) else {
+            throw LatchkeyError.noCredential(reason: "the chosen credential cannot answer this request")
+        }
+        let (assertion, _) = try authenticator.getAssertion(options, origin: provider.origin, using: listed)
         return (chosen, assertion)
     }
 

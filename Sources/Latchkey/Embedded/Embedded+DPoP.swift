@@ -58,7 +58,9 @@ extension Embedded {
     /// example algorithm, and the only one a TPM has), protected as the credential's key
     /// is. When several exist (a vault from elsewhere), the oldest is used.
     func dpopKey(for credential: Credential) async throws -> VaultEntry {
-        try await dpopKey(owner: credential.handle.rawValue, protection: credential.keyProtection)
+        let entry = try await dpopKey(owner: credential.handle.rawValue, protection: credential.keyProtection)
+        dpopKeyHandles.withLock { $0[credential.handle] = entry.handle }
+        return entry
     }
 
     /// The DPoP key record of the vault record `owner` (a credential or a client key),
@@ -90,6 +92,7 @@ extension Embedded {
     /// Deletes the DPoP key records of a deleted credential (and with them its cached
     /// tokens). Best effort: a record left behind belongs to no credential and signs nothing.
     func deleteDPoPKeys(of credential: Credential) {
+        _ = dpopKeyHandles.withLock { $0.removeValue(forKey: credential.handle) }
         guard let records = try? dpopKeyRecords() else { return }
         for (entry, record) in records where record.credential == credential.handle.rawValue {
             try? authenticator.vault.deleteKey(entry.handle)

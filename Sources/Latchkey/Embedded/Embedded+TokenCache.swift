@@ -3,6 +3,7 @@ import LatchkeyCrypto
 public import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Logging
+import Synchronization
 
 extension Embedded {
     /// Tokens for `issuer` that are good for at least `minimumValidity` seconds more,
@@ -190,15 +191,29 @@ extension Embedded {
         guard configuration.cachesTokens else { return }
         do {
             let provider = try ProviderAddress(tokens.issuer)
-            // A bearer sign-in's tokens may be the first kept: the record is made for them
-            // (a DPoP key comes with it, for the credential's later bound sign-ins).
-            let handle: KeyHandle = if let entry { entry.handle } else { try await dpopKey(for: credential).handle }
-            try authenticator.vault.updateMetadata(handle) { data in
-                guard var record = DPoPKeyRecord.decode(data) else {
-                    throw LatchkeyError.vault(reason: "the DPoP key record is unreadable")
+            let keep = { (handle: KeyHandle) in
+                _ = try self.authenticator.vault.updateMetadata(handle) { data in
+                    guard var record = DPoPKeyRecord.decode(data) else {
+                        throw LatchkeyError.vault(reason: "the DPoP key record is unreadable")
+                    }
+                    let previous = record.tokens.first { $0.issuer == provider.issuer && $0.clientID == tokens.clientID && $0.redirectURI == tokens.redirectURI.absoluteString }
+                    data = try record.keep(CachedTokens(tokens, issuer: provider.issuer, scopes: scopes ?? previous?.scopes ?? []))
                 }
-                let previous = record.tokens.first { $0.issuer == provider.issuer && $0.clientID == tokens.clientID && $0.redirectURI == tokens.redirectURI.absoluteString }
-                data = try record.keep(CachedTokens(tokens, issuer: provider.issuer, scopes: scopes ?? previous?.scopes ?? []))
+            }
+            if let entry {
+                try keep(entry.handle)
+            } else if let known = dpopKeyHandles.withLock({ $0[credential.handle] }) {
+                do {
+                    try keep(known)
+                } catch let error as KeyVaultError where error.code == .keyNotFound {
+                    // Deleted since: found (or made) again.
+                    _ = dpopKeyHandles.withLock { $0.removeValue(forKey: credential.handle) }
+                    try keep(try await dpopKey(for: credential).handle)
+                }
+            } else {
+                // A bearer sign-in's tokens may be the first kept: the record is made for
+                // them (a DPoP key comes with it, for the credential's later bound sign-ins).
+                try keep(try await dpopKey(for: credential).handle)
             }
         } catch {
             flow.logger.warning("tokens not kept in the vault", metadata: ["cause": .string("\(error)")])

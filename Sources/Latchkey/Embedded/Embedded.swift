@@ -41,6 +41,10 @@ public final class Embedded: Sendable {
     /// One signer per DPoP key record, so the nonces servers send (RFC 9449 §8) are
     /// remembered for the instance's life.
     let dpopSigners = Mutex<[KeyHandle: DPoPSigner]>([:])
+    /// The DPoP key record each credential's kept tokens were last written to, so keeping
+    /// tokens after a sign-in does not list the vault to find it again (a record's owner
+    /// never changes; a deleted one is looked up anew).
+    let dpopKeyHandles = Mutex<[KeyHandle: KeyHandle]>([:])
 
     /// Opens (or creates) the vault. Throws ``LatchkeyError`` with code
     /// ``LatchkeyError/Code/vault`` for a wrong passphrase or key, loose permissions, or a

@@ -212,6 +212,33 @@ public struct SoftwareAuthenticator: Sendable {
         } else {
             throw WebAuthnError.credentialChoiceRequired(reason: "\(candidates.count) credentials fit; choose one")
         }
+        return try sign(options, origin: origin, with: chosen)
+    }
+
+    /// Signs an assertion for `options` on behalf of `origin` with `credential`, one of
+    /// ``candidates(for:origin:)`` for the same options and origin, without listing the
+    /// vault again (through an agent, a listing is a round trip). The credential is checked
+    /// to fit as ``candidates(for:origin:)`` checks (§6.3.3 steps 6 and 7); its counter is
+    /// read afresh.
+    public func getAssertion(
+        _ options: PublicKeyCredentialRequestOptionsJSON,
+        origin: String,
+        using credential: Credential
+    ) throws -> (response: AuthenticationResponseJSON, credential: Credential) {
+        let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
+        let rpID = (options.rpId ?? host).lowercased()
+        try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
+        let allowed = Set((options.allowCredentials ?? []).map(\.id.data))
+        guard credential.metadata.rpID == rpID, allowed.isEmpty || allowed.contains(credential.metadata.credentialID.data) else {
+            throw WebAuthnError.noMatchingCredential(reason: "the chosen credential cannot answer this request")
+        }
+        return try sign(options, origin: origin, with: credential)
+    }
+
+    /// authenticatorGetAssertion for `chosen`, which fits `options` (§6.3.3 steps 9 to 13).
+    private func sign(
+        _ options: PublicKeyCredentialRequestOptionsJSON, origin: String, with chosen: Credential
+    ) throws -> (response: AuthenticationResponseJSON, credential: Credential) {
         let rpID = chosen.metadata.rpID
 
         // The counter is bumped and stored before anything is signed, under the vault's

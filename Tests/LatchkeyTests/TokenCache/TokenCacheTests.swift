@@ -3,6 +3,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyTestSupport
+import LatchkeyWebAuthn
 import Testing
 import LatchkeyIdP
 
@@ -152,6 +153,26 @@ struct TokenCacheTests {
             let countAfterLogout = try await Self.signCount(embedded)
             #expect(after.accessToken != bound.accessToken && countAfterLogout == 3)
             #expect(try await embedded.logout(issuer: provider.issuer, clientID: "another-client").forgotten == 0)
+        }
+    }
+
+    @Test("the DPoP key record an instance kept tokens in, deleted behind its back: the next sign-in keeps its tokens in a new one")
+    func keptRecordDeleted() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity().bindURL)
+            _ = try await Self.valid(embedded, provider, nil)
+            let records = try embedded.dpopKeyRecords()
+            #expect(records.count == 1 && records.first?.record.tokens.count == 1)
+            try embedded.authenticator.vault.deleteKey(try #require(records.first).entry.handle)
+
+            let again = try await Self.valid(embedded, provider, nil)
+            #expect(try await Self.signCount(embedded) == 2)
+            let renewed = try embedded.dpopKeyRecords()
+            #expect(renewed.count == 1 && renewed.first?.entry.handle != records.first?.entry.handle)
+            #expect(renewed.first?.record.tokens.first?.accessToken == again.accessToken)
+            #expect(try await Self.valid(embedded, provider, nil).accessToken == again.accessToken)
+            #expect(try await Self.signCount(embedded) == 2, "kept: no third sign-in")
         }
     }
 

@@ -71,6 +71,20 @@ struct SoftwareAuthenticatorTests {
         #expect(throws: WebAuthnError.noMatchingCredential(reason: "")) {
             try fixture.authenticator.getAssertion(PublicKeyCredentialRequestOptionsJSON(challenge: Data(count: 32), rpId: "other.example.org"), origin: "https://other.example.org")
         }
+
+        // Signing with a candidate already listed: the counter is read afresh, and a
+        // credential that does not fit the request (another RP, not allowed) is refused.
+        let listed = try #require(try fixture.authenticator.candidates(for: Fixture.requestOptions(), origin: Fixture.origin).first { $0.metadata.credentialID.data == second.rawId.data })
+        let (again, counted) = try fixture.authenticator.getAssertion(Fixture.requestOptions(), origin: Fixture.origin, using: listed)
+        #expect(again.rawId == second.rawId && counted.metadata.signCount == 2)
+        let (stale, recounted) = try fixture.authenticator.getAssertion(Fixture.requestOptions(), origin: Fixture.origin, using: listed)
+        #expect(stale.rawId == second.rawId && recounted.metadata.signCount == 3)
+        #expect(throws: WebAuthnError.noMatchingCredential(reason: "")) {
+            try fixture.authenticator.getAssertion(Fixture.requestOptions(allow: [first.rawId.data]), origin: Fixture.origin, using: listed)
+        }
+        #expect(throws: WebAuthnError.noMatchingCredential(reason: "")) {
+            try fixture.authenticator.getAssertion(PublicKeyCredentialRequestOptionsJSON(challenge: Data(count: 32), rpId: "other.example.org"), origin: "https://other.example.org", using: listed)
+        }
     }
 
     @Test("L3 JSON: options parse bare or wrapped with unknown members; responses are emitted strictly")
