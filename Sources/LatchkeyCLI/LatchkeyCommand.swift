@@ -33,6 +33,15 @@ struct LatchkeyCommand: AsyncParsableCommand {
             fail("\(error)")
         }
         TPMEnvironment.setDefaults()
+        // The command runs, and the process ends, on the concurrency pool: a continuation
+        // back on the main actor would wait for a fresh thread to take up the main queue
+        // (after `dispatch_main`), a millisecond or two of every command.
+        await Task.detached { await runCommand() }.value
+    }
+
+    /// Parses the arguments, runs the command and exits: 0, 1 with one line on stderr, or
+    /// 2 for a usage error. exit flushes standard output.
+    private static func runCommand() async {
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
@@ -40,6 +49,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            Foundation.exit(0)
         } catch let error as LatchkeyError {
             fail(error.reason)
         } catch let error as CommandFailure {

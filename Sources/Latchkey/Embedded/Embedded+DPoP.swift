@@ -48,7 +48,12 @@ extension Embedded {
 
     /// Every DPoP key record in the vault with its metadata.
     func dpopKeyRecords() throws -> [(entry: VaultEntry, record: DPoPKeyRecord)] {
-        try authenticator.vault.entries().compactMap { entry in
+        dpopKeyRecords(in: try authenticator.vault.entries())
+    }
+
+    /// The DPoP key records among `entries`, one listing of the vault.
+    func dpopKeyRecords(in entries: [VaultEntry]) -> [(entry: VaultEntry, record: DPoPKeyRecord)] {
+        entries.compactMap { entry in
             DPoPKeyRecord.decode(entry.metadata).map { (entry, $0) }
         }
     }

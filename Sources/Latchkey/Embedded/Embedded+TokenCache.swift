@@ -137,8 +137,9 @@ extension Embedded {
             try allowedDomains.check(provider)
             return try await authenticator.vault.withExclusiveAccess("tokens") {
                 var result = Logout(forgotten: 0, revocationFailures: [])
-                let credentials = try storedCredentials().filter { $0.belongs(to: provider) && (credential == nil || $0.id == credential) }
-                for (entry, record) in try dpopKeyRecords() {
+                let entries = try authenticator.vault.entries()
+                let credentials = storedCredentials(in: entries).filter { $0.belongs(to: provider) && (credential == nil || $0.id == credential) }
+                for (entry, record) in dpopKeyRecords(in: entries) {
                     let deviceSignIns = credential == nil && record.credential == DPoPKeyRecord.deviceGrantOwner
                     guard deviceSignIns || credentials.contains(where: { $0.handle.rawValue == record.credential }) else { continue }
                     let leaving = record.tokens.filter { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
@@ -168,14 +169,19 @@ extension Embedded {
     func cachedTokens(
         provider: ProviderAddress, clientID: String, redirectURI: URL, scopes: [String], credential requested: String?
     ) throws -> [(tokens: Tokens, credential: Credential)] {
-        let credentials = try storedCredentials().filter {
+        // One listing for both (through an agent, each listing is a round trip).
+        let entries = try authenticator.vault.entries()
+        let credentials = storedCredentials(in: entries).filter {
             $0.belongs(to: provider) && $0.state != .revoked && (requested == nil || $0.id == requested)
         }
         var found: [(tokens: Tokens, credential: Credential, storedAt: Double)] = []
-        for (entry, record) in try dpopKeyRecords() {
+        for (entry, record) in dpopKeyRecords(in: entries) {
             guard let owner = credentials.first(where: { $0.handle.rawValue == record.credential }) else { continue }
             for cached in record.tokens where cached.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes) {
-                let signer = try dpopSigner(entry)
+                // Only bound tokens carry their key's signer: making one hashes the key's
+                // JWK (RFC 7638), which a bearer token handed out from the cache (`latchkey
+                // token`) has no need to pay for.
+                let signer = cached.isDPoPBound ? try dpopSigner(entry) : nil
                 if let tokens = cached.tokens(issuerURL: provider.base, dpop: signer, credentialID: owner.id) {
                     found.append((tokens, owner, cached.storedAt))
                 }

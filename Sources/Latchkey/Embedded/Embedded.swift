@@ -159,7 +159,12 @@ public final class Embedded: Sendable {
     }
 
     func storedCredentials() throws -> [Credential] {
-        try authenticator.credentials().map(Credential.init).sorted(by: Credential.oldestFirst)
+        storedCredentials(in: try authenticator.vault.entries())
+    }
+
+    /// The credentials among `entries`, one listing of the vault, oldest first.
+    func storedCredentials(in entries: [VaultEntry]) -> [Credential] {
+        SoftwareAuthenticator.credentials(in: entries).map(Credential.init).sorted(by: Credential.oldestFirst)
     }
 
     /// What ``Configuration/keyProtection`` chooses for the next new credential, and why:

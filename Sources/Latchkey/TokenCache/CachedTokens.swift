@@ -21,6 +21,10 @@ struct CachedTokens: Codable, Sendable {
     var tokenType: String
     /// Seconds since 1970.
     var expiresAt: Double?
+    /// Whether these tokens are bound to a DPoP key, as ``TokenSet/isDPoPBound`` decides.
+    var isDPoPBound: Bool {
+        TokenSet.isDPoPBound(tokenType: tokenType)
+    }
     var refreshToken: String?
     var scope: String?
     var idToken: String?

@@ -27,7 +27,11 @@ public struct TokenSet: Sendable, CustomStringConvertible {
 
     /// Whether the tokens are bound to a DPoP key (`token_type: DPoP`, RFC 9449 §5): then
     /// the access token is presented with the DPoP scheme and a proof (``DPoPSigner``).
-    public var isDPoPBound: Bool { tokenType.lowercased() == "dpop" }
+    public var isDPoPBound: Bool { Self.isDPoPBound(tokenType: tokenType) }
+
+    /// Whether a `token_type` names DPoP-bound tokens (RFC 9449 §5; case-insensitive, as
+    /// RFC 6749 §7.1 has token types).
+    public static func isDPoPBound(tokenType: String) -> Bool { tokenType.lowercased() == "dpop" }
 
     /// Parses a successful token response body (``TokenResponse``, at most 256 KiB).
     /// `dpop`: whether the request carried a DPoP proof, so `token_type: DPoP` may be

@@ -33,7 +33,13 @@ public struct SoftwareAuthenticator: Sendable {
     /// Every WebAuthn credential in the vault, optionally only those for `rpID`. Records
     /// that cannot be read are left out; ``scanCredentials()`` reports them.
     public func credentials(rpID: String? = nil) throws -> [Credential] {
-        try vault.entries().compactMap { Self.credential($0, rpID: rpID) }
+        Self.credentials(in: try vault.entries(), rpID: rpID)
+    }
+
+    /// The WebAuthn credentials among `entries` (of one listing of the vault, which a
+    /// caller reads once for several purposes), for `rpID` or all.
+    public static func credentials(in entries: [VaultEntry], rpID: String? = nil) -> [Credential] {
+        entries.compactMap { credential($0, rpID: rpID) }
     }
 
     /// Every WebAuthn credential in the vault, and one error per record that cannot be
