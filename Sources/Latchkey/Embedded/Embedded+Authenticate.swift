@@ -75,23 +75,32 @@ extension Embedded {
     ) async throws -> Tokens {
         var requested = requested
         var dpopKey: VaultEntry?
+        // A bound sign-in chooses its credential first (its DPoP key signs from the first
+        // request): the vault is listed once, and the credential, its DPoP key record, the
+        // login hint and the assertion's candidates all come from that listing.
+        var listed: [VaultEntry]?
         if proofOfPossession == .dpop {
             let provider = try ProviderAddress(issuer)
             try allowedDomains.check(provider)
-            let candidates = try storedCredentials().filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
+            let entries = try authenticator.vault.entries()
+            listed = entries
+            let candidates = storedCredentials(in: entries).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
             let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
-            dpopKey = try await self.dpopKey(for: chosen)
+            dpopKey = try await self.dpopKey(for: chosen, among: entries)
             requested = chosen.id
         }
         let signer = try dpopKey.map(dpopSigner)
         let client: OAuthClient
         let tokenSet: TokenSet
         let signedBy: Credential
-        if let challenged = try await challengeFlow(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpop: signer) {
+        if let challenged = try await challengeFlow(
+            flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpop: signer, listed: listed
+        ) {
             (client, tokenSet, signedBy) = challenged
         } else {
             let (redirectClient, request, code, redirectSigner) = try await authorization(
-                flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint
+                flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint,
+                listed: listed
             )
             client = redirectClient
             signedBy = redirectSigner
@@ -112,7 +121,8 @@ extension Embedded {
     /// The sign-in over the authorization challenge endpoint when ``Configuration/signInFlow``
     /// allows it and the provider offers one; nil for the redirect flow.
     private func challengeFlow(
-        _ flow: FlowContext, issuer: URL, clientID: String, redirectURI: URL, scopes: [String], credential: String?, dpop: DPoPSigner?
+        _ flow: FlowContext, issuer: URL, clientID: String, redirectURI: URL, scopes: [String], credential: String?, dpop: DPoPSigner?,
+        listed: [VaultEntry]?
     ) async throws -> (OAuthClient, TokenSet, Credential)? {
         guard configuration.signInFlow != .redirect else { return nil }
         let provider = try ProviderAddress(issuer)
@@ -121,7 +131,7 @@ extension Embedded {
             throw LatchkeyError.invalidArgument(reason: "the client id must be 1 to 256 characters")
         }
         let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
-        guard let (tokens, signedBy) = try await challengeSignIn(flow, provider: provider, client: client, scopes: scopes, credential: credential, dpop: dpop) else {
+        guard let (tokens, signedBy) = try await challengeSignIn(flow, provider: provider, client: client, scopes: scopes, credential: credential, dpop: dpop, listed: listed) else {
             if configuration.signInFlow == .challenge {
                 throw LatchkeyError.oauth(reason: "\(provider.issuer) offers no authorization challenge endpoint (draft-ietf-oauth-first-party-apps); use the redirect flow")
             }
@@ -199,7 +209,8 @@ extension Embedded {
         redirectURI: URL,
         scopes: [String],
         credential: String?,
-        dpopJKT: String? = nil
+        dpopJKT: String? = nil,
+        listed: [VaultEntry]? = nil
     ) async throws -> (OAuthClient, AuthorizationRequest, String, Credential) {
         let provider = try ProviderAddress(issuer)
         try allowedDomains.check(provider)
@@ -213,7 +224,7 @@ extension Embedded {
 
         let started = try await conversation.settle(conversation.get(request.url))
         let authenticateURL = try conversation.url(started.decode(SignInExchange.Started.self, "authorization answer").authenticateURL, named: "authenticateURL")
-        let (redirect, signedBy) = try await signIn(at: authenticateURL, conversation: conversation, credential: credential)
+        let (redirect, signedBy) = try await signIn(at: authenticateURL, conversation: conversation, credential: credential, listed: listed)
         let code = try await client.authorizationCode(from: redirect, for: request)
         flow.emit(.codeReceived)
         return (client, request, code, signedBy)
@@ -221,14 +232,16 @@ extension Embedded {
 
     /// The authenticate endpoint: request options → choice of credential → assertion →
     /// the redirect URL (docs/PROTOCOL.md section 3), and the credential that signed.
-    private func signIn(at url: URL, conversation: ProviderConversation, credential requested: String?) async throws -> (URL, Credential) {
+    private func signIn(
+        at url: URL, conversation: ProviderConversation, credential requested: String?, listed: [VaultEntry]? = nil
+    ) async throws -> (URL, Credential) {
         let flow = conversation.flow
         let provider = conversation.provider
         let challenge = try await conversation.settle(conversation.get(url)).decode(SignInExchange.Challenge.self, "request options")
         let options = challenge.publicKey
         let submit = try conversation.url(challenge.submit, named: "submit")
 
-        let (chosen, assertion) = try await assertion(for: options, requested: requested, provider: provider, flow: flow)
+        let (chosen, assertion) = try await assertion(for: options, requested: requested, provider: provider, flow: flow, listed: listed)
         let answer = try await revocationAware(chosen) {
             try await conversation.settle(conversation.post(submit, response: assertion))
         }
@@ -246,12 +259,12 @@ extension Embedded {
     /// choice among this provider's), announced to the flow, and its assertion: the sign-in
     /// step the authenticate endpoint and the authorization challenge endpoint share.
     func assertion(
-        for options: PublicKeyCredentialRequestOptionsJSON, requested: String?, provider: ProviderAddress, flow: FlowContext
+        for options: PublicKeyCredentialRequestOptionsJSON, requested: String?, provider: ProviderAddress, flow: FlowContext, listed: [VaultEntry]? = nil
     ) async throws -> (Credential, AuthenticationResponseJSON) {
         // A pending credential may not be bound at all: it is offered only when the
         // provider's options list it (so it is bound) or the caller names it.
         let listedByProvider = !(options.allowCredentials ?? []).isEmpty
-        let fitting = try authenticator.candidates(for: options, origin: provider.origin)
+        let fitting = try authenticator.candidates(for: options, origin: provider.origin, among: listed)
         let candidates = fitting
             .map(Credential.init)
             .filter { $0.belongs(to: provider) }

@@ -14,11 +14,12 @@ extension Embedded {
     /// Tokens from the challenge endpoint, and the credential that signed; nil when the
     /// provider's discovery names no such endpoint.
     func challengeSignIn(
-        _ flow: FlowContext, provider: ProviderAddress, client: OAuthClient, scopes: [String], credential requested: String?, dpop: DPoPSigner?
+        _ flow: FlowContext, provider: ProviderAddress, client: OAuthClient, scopes: [String], credential requested: String?, dpop: DPoPSigner?,
+        listed: [VaultEntry]? = nil
     ) async throws -> (TokenSet, Credential)? {
         guard let endpoint = try await client.metadata().authorizationChallengeEndpoint else { return nil }
         let pkce = try PKCE.generate()
-        let hint = try requested.flatMap { id in try storedCredentials().first { $0.id == id }?.user.name }
+        let hint = try requested.flatMap { id in try (listed.map(storedCredentials(in:)) ?? storedCredentials()).first { $0.id == id }?.user.name }
         let first = AuthorizationChallengeRequest(
             clientID: client.configuration.clientID, scope: scopes.joined(separator: " "), codeChallenge: pkce.challenge,
             codeChallengeMethod: PKCE.challengeMethod, loginHint: hint
@@ -29,7 +30,7 @@ extension Embedded {
         else {
             throw Self.challengeError(asked, what: "the authorization challenge endpoint")
         }
-        let (chosen, assertion) = try await assertion(for: challenge.webauthn, requested: requested, provider: provider, flow: flow)
+        let (chosen, assertion) = try await assertion(for: challenge.webauthn, requested: requested, provider: provider, flow: flow, listed: listed)
         let second = AuthorizationChallengeRequest(
             clientID: client.configuration.clientID, authSession: challenge.authSession,
             webauthnResponse: String(decoding: try assertion.json(), as: UTF8.self)

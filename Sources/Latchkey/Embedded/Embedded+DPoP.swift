@@ -68,6 +68,15 @@ extension Embedded {
         return entry
     }
 
+    /// ``dpopKey(for:)``, found in `entries` (a listing the caller made) when it is there.
+    func dpopKey(for credential: Credential, among entries: [VaultEntry]) async throws -> VaultEntry {
+        guard let listed = dpopKeyRecords(in: entries).first(where: { $0.record.credential == credential.handle.rawValue })?.entry else {
+            return try await dpopKey(for: credential)
+        }
+        dpopKeyHandles.withLock { $0[credential.handle] = listed.handle }
+        return listed
+    }
+
     /// The DPoP key record of the vault record `owner` (a credential or a client key),
     /// made now under the `dpop-keys` lock when it has none, protected as `protection` says.
     func dpopKey(owner: String, protection: KeyProtection) async throws -> VaultEntry {

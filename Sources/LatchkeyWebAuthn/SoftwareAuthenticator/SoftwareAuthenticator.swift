@@ -187,13 +187,14 @@ public struct SoftwareAuthenticator: Sendable {
     // MARK: Authentication
 
     /// The credentials that could answer `options` from `origin` (§6.3.3 step 6), so a
-    /// caller can ask the user when there are several.
-    public func candidates(for options: PublicKeyCredentialRequestOptionsJSON, origin: String) throws -> [Credential] {
+    /// caller can ask the user when there are several. `entries`: a listing of the vault the
+    /// caller already made, instead of a new one (each counter is read afresh when signing).
+    public func candidates(for options: PublicKeyCredentialRequestOptionsJSON, origin: String, among entries: [VaultEntry]? = nil) throws -> [Credential] {
         let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
         let rpID = (options.rpId ?? host).lowercased()
         try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
         let allowed = Set((options.allowCredentials ?? []).map(\.id.data))
-        return try credentials(rpID: rpID).filter { allowed.isEmpty || allowed.contains($0.metadata.credentialID.data) }
+        return Self.credentials(in: try entries ?? vault.entries(), rpID: rpID).filter { allowed.isEmpty || allowed.contains($0.metadata.credentialID.data) }
     }
 
     /// Signs an assertion for `options` on behalf of `origin` (§5.1.4 client steps and
