@@ -70,6 +70,10 @@ extension Embedded {
 
     /// ``dpopKey(for:)``, found in `entries` (a listing the caller made) when it is there.
     func dpopKey(for credential: Credential, among entries: [VaultEntry]) async throws -> VaultEntry {
+        // The record this instance last used, if it is still listed: no record decoded.
+        if let known = dpopKeyHandles.withLock({ $0[credential.handle] }), let listed = entries.first(where: { $0.handle == known }) {
+            return listed
+        }
         guard let listed = dpopKeyRecords(in: entries).first(where: { $0.record.credential == credential.handle.rawValue })?.entry else {
             return try await dpopKey(for: credential)
         }

@@ -9,7 +9,9 @@ struct DPoPBinding: Sendable {
     let configuration: ProviderConfiguration
     /// The server nonces, when `--require-dpop-nonce` asks proofs to carry one.
     let nonces: DPoPNonces?
-    let verifier = DPoPProofVerifier()
+    /// One for the provider's life (``TokenEndpoint/verifier``): its caches of imported
+    /// keys, checked headers and endpoint URLs are what make a client's second proof cheap.
+    let verifier: DPoPProofVerifier
 
     /// The algorithms proofs may use, for discovery (§5.1).
     static let algorithms = [JWSAlgorithm.es256.name, JWSAlgorithm.edDSA.name]

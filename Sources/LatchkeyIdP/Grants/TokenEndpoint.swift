@@ -13,10 +13,14 @@ struct TokenEndpoint: Sendable {
     let devices: DeviceAuthorizations
 
     private var configuration: ProviderConfiguration { context.configuration }
+    /// The DPoP proof checker every request shares, made with the endpoint: a checker made
+    /// per request started with empty caches and imported the client's key again for each
+    /// proof.
+    let verifier = DPoPProofVerifier()
     /// DPoP checks, with the server nonces when `--require-dpop-nonce` is on.
     var dpop: DPoPBinding {
         get throws {
-            DPoPBinding(configuration: configuration, nonces: configuration.requiresDPoPNonce ? try context.dpopNonces : nil)
+            DPoPBinding(configuration: configuration, nonces: configuration.requiresDPoPNonce ? try context.dpopNonces : nil, verifier: verifier)
         }
     }
 
