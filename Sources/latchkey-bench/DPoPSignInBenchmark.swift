@@ -6,8 +6,9 @@ import LatchkeyOAuth
 /// Full sign-ins (`Embedded.authenticate`) with tokens bound to the credential's DPoP key
 /// (RFC 9449) next to bearer sign-ins, against the in-process reference provider, in the
 /// same run: the two alternate in rounds so drift on a noisy machine hits both alike.
-/// DPoP adds one ES256 signature and one verification (the proof at /token), a
-/// thumbprint, a vault lookup of the key and a replay-table insert to each sign-in.
+/// Over the challenge endpoint DPoP adds three proofs to each sign-in (the two challenge
+/// requests and /token): an ES256 signature through the vault, a verification and a
+/// replay-table insert each.
 /// Also measured: `validTokens` answering from the vault's token cache, the path
 /// `latchkey token` and `latchkey api` take within a token's lifetime.
 struct DPoPSignInBenchmark {

@@ -190,11 +190,21 @@ public struct SoftwareAuthenticator: Sendable {
     /// caller can ask the user when there are several. `entries`: a listing of the vault the
     /// caller already made, instead of a new one (each counter is read afresh when signing).
     public func candidates(for options: PublicKeyCredentialRequestOptionsJSON, origin: String, among entries: [VaultEntry]? = nil) throws -> [Credential] {
+        let (rpID, allows) = try Self.scope(of: options, origin: origin)
+        return Self.credentials(in: try entries ?? vault.entries(), rpID: rpID).filter(allows)
+    }
+
+    /// The RP ID `options` name for `origin`, checked against its host, and which
+    /// credentials its `allowCredentials` admit (all when it lists none): §6.3.3 steps 6
+    /// and 7, shared by listing candidates and by signing with one already listed.
+    private static func scope(
+        of options: PublicKeyCredentialRequestOptionsJSON, origin: String
+    ) throws -> (rpID: String, allows: (Credential) -> Bool) {
         let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
         let rpID = (options.rpId ?? host).lowercased()
         try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
         let allowed = Set((options.allowCredentials ?? []).map(\.id.data))
-        return Self.credentials(in: try entries ?? vault.entries(), rpID: rpID).filter { allowed.isEmpty || allowed.contains($0.metadata.credentialID.data) }
+        return (rpID, { allowed.isEmpty || allowed.contains($0.metadata.credentialID.data) })
     }
 
     /// Signs an assertion for `options` on behalf of `origin` (§5.1.4 client steps and
@@ -232,11 +242,8 @@ public struct SoftwareAuthenticator: Sendable {
         origin: String,
         using credential: Credential
     ) throws -> (response: AuthenticationResponseJSON, credential: Credential) {
-        let host = try RelyingPartyIdentifier.host(ofOrigin: origin)
-        let rpID = (options.rpId ?? host).lowercased()
-        try RelyingPartyIdentifier.validate(rpID: rpID, forHost: host)
-        let allowed = Set((options.allowCredentials ?? []).map(\.id.data))
-        guard credential.metadata.rpID == rpID, allowed.isEmpty || allowed.contains(credential.metadata.credentialID.data) else {
+        let (rpID, allows) = try Self.scope(of: options, origin: origin)
+        guard credential.metadata.rpID == rpID, allows(credential) else {
             throw WebAuthnError.noMatchingCredential(reason: "the chosen credential cannot answer this request")
         }
         return try sign(options, origin: origin, with: credential)
