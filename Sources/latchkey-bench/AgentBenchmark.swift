@@ -1,11 +1,11 @@
 import Foundation
-import Glibc
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyProtocol
 import LatchkeyIdP
 import LatchkeyOAuth
 import Logging
+import LatchkeyTestSupport
 
 /// `latchkey agent` (issue 36), against references measured in the same run:
 /// - `latchkey token` answered from kept tokens, through an agent, next to the same command
@@ -27,29 +27,20 @@ struct AgentBenchmark {
         }
     }
 
-    /// Wall time of `latchkey arguments…` to its end, in seconds: posix_spawn and waitpid,
-    /// since Foundation's `waitUntilExit` notices an exit only on its run loop's next turn
-    /// (tens of milliseconds, more than the command itself).
+    /// Wall time of `latchkey arguments…` to its end, in seconds: spawned and reaped by
+    /// ``SpawnedProcess`` (posix_spawn, waitid), since Foundation's `waitUntilExit` notices
+    /// an exit only on its run loop's next turn (tens of milliseconds, more than the command).
     static func timed(_ arguments: [String], _ environment: [String: String]) throws -> Double {
         var merged = ProcessInfo.processInfo.environment
         for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_AGENT_SOCK", "LATCHKEY_STORE"] { merged.removeValue(forKey: name) }
         merged.merge(environment) { $1 }
-        let argv = ([ServeProcess.binary.path] + arguments).map { strdup($0) } + [nil]
-        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for descriptor: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
         let start = ContinuousClock.now
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, ServeProcess.binary.path, &actions, nil, argv, envp) == 0 else { throw BenchmarkError("cannot start latchkey") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let process = try SpawnedProcess(ServeProcess.binary, arguments, environment: merged)
+        process.waitUntilExit()
         let elapsed = ContinuousClock.now - start
-        guard status == 0 else { throw BenchmarkError("latchkey \(arguments.first ?? "") exited with status \(status)") }
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("latchkey \(arguments.first ?? "") exited with status \(process.terminationStatus ?? -1)")
+        }
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
@@ -68,15 +59,11 @@ struct AgentBenchmark {
         _ = try Self.timed(["authenticate", "--issuer", issuer.absoluteString], direct)
 
         let socket = scratch.appendingPathComponent("agent.sock").path
-        let agent = Process()
-        agent.executableURL = ServeProcess.binary
-        agent.arguments = ["agent", "--socket", socket]
-        agent.environment = ProcessInfo.processInfo.environment.merging(direct) { $1 }
         let output = Pipe()
-        agent.standardOutput = output
-        agent.standardError = FileHandle.nullDevice
-        agent.standardInput = FileHandle.nullDevice
-        try agent.run()
+        let agent = try SpawnedProcess(
+            ServeProcess.binary, ["agent", "--socket", socket], environment: ProcessInfo.processInfo.environment.merging(direct) { $1 },
+            stdout: .pipe(output)
+        )
         defer { agent.terminate(); agent.waitUntilExit() }
         _ = output.fileHandleForReading.availableData  // the LATCHKEY_AGENT_SOCK line: it listens
         let throughAgent = ["LATCHKEY_STORE": store, "LATCHKEY_AGENT_SOCK": socket]

@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 /// A `latchkey serve` process the persisted benchmark starts (from the same build as the
 /// benchmark), so the server's CPU is its own and can be read from /proc.
 struct ServeProcess {
-    let process: Process
+    let process: SpawnedProcess
     let issuer: URL
 
     static var binary: URL {
@@ -16,14 +16,12 @@ struct ServeProcess {
     static let adminToken = "bench-admin-token-for-the-benchmark"
 
     static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ServeProcess {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--json", "--rate-limit-per-minute", "100000000"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["LATCHKEY_ADMIN_TOKEN": Self.adminToken]) { $1 }.merging(environment) { $1 }
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try ProcessSpawning.run(process)
+        let process = try SpawnedProcess(
+            binary, ["serve", "--json", "--rate-limit-per-minute", "100000000"] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(["LATCHKEY_ADMIN_TOKEN": Self.adminToken]) { $1 }.merging(environment) { $1 },
+            stdout: .pipe(output)
+        )
         var text = ""
         while !text.contains("\n") {
             let chunk = output.fileHandleForReading.availableData

@@ -48,8 +48,8 @@ public struct AttestationCertificates: Sendable {
             ["openssl", "x509", "-in", path("other.pem"), "-outform", "DER", "-out", path("other.der")],
             ["openssl", "pkcs8", "-topk8", "-nocrypt", "-in", path("aik.key"), "-outform", "DER", "-out", path("aik.p8")],
         ]
-        // One shell for all of them: every process started is a chance for Foundation's
-        // Process.run bug that ProcessSpawning works around, and these tests need dozens.
+        // One shell for all of them: these tests need dozens, and one process start is
+        // cheaper than seven.
         let script = "set -e\n" + commands.map { $0.map(Self.quoted).joined(separator: " ") }.joined(separator: "\n")
         let (status, output) = try await ChildProcess.tool(["sh", "-c", script])
         guard status == 0 else { throw TestSupportError("making attestation certificates failed: \(output)") }

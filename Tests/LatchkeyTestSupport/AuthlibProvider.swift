@@ -9,7 +9,7 @@ import FoundationNetworking
 /// grant, and test-only endpoints to register clients and decide device codes.
 public final class AuthlibProvider: Sendable {
     public let issuer: URL
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// Whether python3 has Authlib and Flask.
     public static var available: Bool { get async { await PythonInterop.available(["authlib", "flask"]) } }

@@ -7,7 +7,7 @@ public import Foundation
 /// token checked out.
 public final class AuthlibRelyingParty: Sendable {
     public let base: URL
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// Whether python3 has Authlib, Flask and requests (its HTTP client).
     public static var available: Bool { get async { await PythonInterop.available(["authlib", "flask", "requests"]) } }

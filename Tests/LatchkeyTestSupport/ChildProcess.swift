@@ -27,19 +27,14 @@ public enum ChildProcess {
         removing: [String] = [],
         input: FileHandle? = nil
     ) async throws -> Output {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment
         for name in removing { merged.removeValue(forKey: name) }
         merged.merge(environment) { $1 }
-        process.environment = merged
         let out = Pipe()
         let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input ?? FileHandle.nullDevice
-        try ProcessSpawning.run(process)
+        let process = try SpawnedProcess(
+            executable, arguments, environment: merged, stdin: input.map { .file($0) } ?? .null, stdout: .pipe(out), stderr: .pipe(err)
+        )
         // Both pipes are drained while the program runs, so a large output cannot block it.
         async let stdout = drain(out)
         async let stderr = drain(err)
@@ -51,16 +46,12 @@ public enum ChildProcess {
     /// Starts `executable arguments…` in the background, stdin from /dev/null and stderr
     /// discarded (or, with `mergingErrors`, in the same pipe); returns it with the pipe its
     /// stdout goes to.
-    public static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], mergingErrors: Bool = false) throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    public static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], mergingErrors: Bool = false) throws -> (SpawnedProcess, Pipe) {
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = mergingErrors ? output : FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try ProcessSpawning.run(process)
+        let process = try SpawnedProcess(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdout: .pipe(output), stderr: mergingErrors ? .pipe(output) : .null
+        )
         return (process, output)
     }
 
@@ -72,7 +63,7 @@ public enum ChildProcess {
     public static func startHelper(
         _ executable: URL, _ arguments: [String], name: String, environment: [String: String] = [:],
         ready: @escaping @Sendable (Substring) -> Bool
-    ) async throws -> (process: Process, line: String) {
+    ) async throws -> (process: SpawnedProcess, line: String) {
         let (process, output) = try start(executable, arguments, environment: environment, mergingErrors: true)
         let (line, transcript) = await firstLine(of: output, where: ready)
         guard let line else {
@@ -89,13 +80,8 @@ public enum ChildProcess {
     /// one of the cooperative pool's two threads stalled every other test in a CI run (a
     /// PostgreSQL store test then timed out for want of a thread to read its answer).
     public static func tool(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try ProcessSpawning.run(process)
+        let process = try SpawnedProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments, stdout: .pipe(pipe), stderr: .pipe(pipe))
         let output = await drain(pipe)
         let status = await waitForExit(process)
         return (status, String(decoding: output, as: UTF8.self))
@@ -108,10 +94,10 @@ public enum ChildProcess {
 
 
     /// The process's exit status, once it exits.
-    public static func waitForExit(_ process: Process) async -> Int32 {
+    public static func waitForExit(_ process: SpawnedProcess) async -> Int32 {
         await Blocking.run {
             process.waitUntilExit()
-            return process.terminationStatus
+            return process.terminationStatus ?? -1
         }
     }
 
@@ -138,26 +124,23 @@ public enum ChildProcess {
     }
 
     /// SIGTERM (a server shuts down gracefully), then SIGKILL after `grace`, so no child
-    /// outlives its test. Whether the child has ended is read from `/proc`, not from
-    /// `Process.isRunning`: Foundation updates that from a Dispatch source, which under load
-    /// can lag by seconds; waiting on it held one of the cooperative pool's two threads for
-    /// the whole grace and stalled every other test (a CI run of 2026-11-24).
-    public static func stop(_ process: Process, grace: TimeInterval = 5) {
-        let pid = process.processIdentifier
-        // Until Foundation reaps it (isRunning false), the PID cannot belong to anyone else.
-        let ended = { !process.isRunning || hasEnded(pid) }
-        guard pid > 0, !ended() else { return }
-        kill(pid, SIGTERM)
+    /// outlives its test. Whether the child has ended is asked of the kernel
+    /// (``SpawnedProcess/isRunning``, `waitpid` without waiting), polled here rather than
+    /// waited for, so a child that ignores SIGTERM still gets its SIGKILL on time.
+    public static func stop(_ process: SpawnedProcess, grace: TimeInterval = 5) {
+        guard process.isRunning else { return }
+        process.terminate()
         let deadline = Date().addingTimeInterval(grace)
-        while !ended(), Date() < deadline { usleep(5_000) }
-        if !ended() {
-            kill(pid, SIGKILL)
-            print("\(process.executableURL?.lastPathComponent ?? "a child") did not stop on SIGTERM within \(grace) s; killed")
+        while process.isRunning, Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            process.send(SIGKILL)
+            print("\(process.executableURL.lastPathComponent) did not stop on SIGTERM within \(grace) s; killed")
         }
     }
 
-    /// Whether child `pid` has ended: gone, or a zombie (`Z`/`X` in `/proc/PID/stat`) that
-    /// Foundation has not reaped yet.
+    /// Whether process `pid` has ended: gone, or a zombie (`Z`/`X` in `/proc/PID/stat`)
+    /// not reaped yet. For processes that are not our children (a browser chromedriver
+    /// started); of our own, ``SpawnedProcess/isRunning`` answers exactly.
     public static func hasEnded(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return true }

@@ -8,7 +8,7 @@ public enum LatchkeyServe {
     /// Starts `latchkey serve --json` with `arguments` and waits for its ready line;
     /// returns the process and its issuer. A server that does not come up is killed and
     /// its output is in the error.
-    public static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, URL) {
+    public static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (SpawnedProcess, URL) {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw TestSupportError("latchkey is not built at \(binary.path); it is built with the tests")
         }
@@ -16,7 +16,7 @@ public enum LatchkeyServe {
         let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"issuer\"") }
         struct Ready: Decodable { var issuer: String }
         guard let line, let ready = try? JSONDecoder().decode(Ready.self, from: Data(line.utf8)), let issuer = URL(string: ready.issuer) else {
-            kill(server.processIdentifier, SIGKILL)
+            server.send(SIGKILL)
             throw TestSupportError("latchkey serve did not start: \(transcript)")
         }
         // Keep reading, so a chatty server never blocks on a full pipe.

@@ -5,7 +5,7 @@ public import Foundation
 /// temporary directory, decoded.
 public final class SMTPSink: Sendable {
     public let port: Int
-    private let process: Process
+    private let process: SpawnedProcess
     private let directory: URL
 
     /// Whether python3 has aiosmtpd.

@@ -8,7 +8,7 @@ import Glibc
 /// the swtpm TCTI). ``tcti`` is what `TPM2OPENSSL_TCTI` would hold.
 public final class SoftwareTPM: Sendable {
     public let port: Int
-    private let process: Process
+    private let process: SpawnedProcess
     /// The TPM's persistent state (its seeds): another swtpm started on it is the same TPM.
     public let state: URL
     private let ownsState: Bool
@@ -78,15 +78,12 @@ public final class SoftwareTPM: Sendable {
 
     /// Kills the TPM at once, as a crash or an unplugged device would.
     public func kill() {
-        // Once reaped, its pid may be another process's.
-        let pid = process.processIdentifier
-        guard process.isRunning, !ChildProcess.hasEnded(pid) else { return }
-        _ = Glibc.kill(pid, SIGKILL)
-        // Until it is reaped the PID stays its own; whether it ended is read from /proc,
-        // since `waitUntilExit` waits on a Dispatch source that can lag by seconds under
-        // load, holding a thread of the cooperative pool meanwhile (`ChildProcess.stop`).
+        // `send` signals only a child not yet reaped, whose PID is still its own.
+        process.send(SIGKILL)
+        // Polled rather than waited for, so a child stuck in the kernel cannot hold this
+        // thread (a deinit, on the cooperative pool) past two seconds.
         let deadline = Date().addingTimeInterval(2)
-        while !ChildProcess.hasEnded(pid), Date() < deadline { usleep(2_000) }
+        while process.isRunning, Date() < deadline { usleep(2_000) }
     }
 
     /// A TPM as its maker ships it: a fresh state manufactured by `swtpm_setup` with RSA and
@@ -146,7 +143,7 @@ public final class SoftwareTPM: Sendable {
 
     /// swtpm writes its pid file once its sockets listen: the file naming this process
     /// proves that it, and not another test's swtpm, holds the ports.
-    private static func waitForStart(_ process: Process, pidFile: URL) async -> Bool {
+    private static func waitForStart(_ process: SpawnedProcess, pidFile: URL) async -> Bool {
         for _ in 0..<200 where process.isRunning {
             if let text = try? String(contentsOf: pidFile, encoding: .utf8),
                Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == process.processIdentifier {

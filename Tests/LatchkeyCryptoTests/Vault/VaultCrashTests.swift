@@ -15,23 +15,23 @@ struct VaultCrashTests {
 
     /// One running child and the file its reports go to.
     final class Child {
-        let process = Process()
+        let process: SpawnedProcess
         let log: URL
 
         init(vault: URL, keyFile: URL, worker: Int, run: Int, logs: URL) throws {
             log = logs.appendingPathComponent("worker\(worker)-run\(run).log")
             try Data().write(to: log)
-            process.executableURL = VaultCrashTests.helper
-            process.arguments = [vault.path, keyFile.path, String(worker)]
-            process.standardOutput = try FileHandle(forWritingTo: log)
-            process.standardError = FileHandle.standardError
-            try ProcessSpawning.run(process)
+            let reports = try FileHandle(forWritingTo: log)
+            defer { try? reports.close() }
+            process = try SpawnedProcess(
+                VaultCrashTests.helper, [vault.path, keyFile.path, String(worker)], stdout: .file(reports), stderr: .inherit
+            )
         }
 
         /// Kills the child and waits for it off the cooperative pool (``Blocking``): the
         /// test kills sixty times, and each wait held one of the pool's two threads.
         func kill() async {
-            _ = Glibc.kill(process.processIdentifier, SIGKILL)
+            process.send(SIGKILL)
             _ = await ChildProcess.waitForExit(process)
         }
     }

@@ -103,14 +103,9 @@ struct VaultMigrationTests {
         while midway < 3, rounds < 60 {
             rounds += 1
             let (directory, keyFile) = try Self.copy(into: temporary)
-            let process = Process()
-            process.executableURL = helper
-            process.arguments = [directory.path, keyFile.path, "1"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try ProcessSpawning.run(process)
+            let process = try SpawnedProcess(helper, [directory.path, keyFile.path, "1"])
             try await Task.sleep(for: .milliseconds(Int.random(in: max(1, delay - 20)...(delay + 20))))
-            kill(process.processIdentifier, SIGKILL)
+            process.send(SIGKILL)
             _ = await ChildProcess.waitForExit(process)
             let formats = Set(try Self.formats(directory).values)
             if formats.contains(1), formats.contains(2) {

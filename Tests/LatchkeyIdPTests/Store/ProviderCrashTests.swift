@@ -80,7 +80,7 @@ struct ProviderCrashTests {
                 }
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
-            kill(server.processIdentifier, SIGKILL)
+            server.send(SIGKILL)
             _ = await ChildProcess.waitForExit(server)
             kills += 1
             work.cancel()
@@ -167,7 +167,7 @@ struct ProviderCrashTests {
     }
 
     /// Starts `latchkey serve` on `port` and waits until it listens.
-    static func start(_ binary: URL, dataDirectory: URL, port: Int) async throws -> Process {
+    static func start(_ binary: URL, dataDirectory: URL, port: Int) async throws -> SpawnedProcess {
         try await LatchkeyServe.start(["--port", "\(port)", "--data-dir", dataDirectory.path], environment: ["LATCHKEY_ADMIN_TOKEN": adminToken]).0
     }
 }

@@ -32,11 +32,12 @@ struct ProviderDiskFullTests {
             wait $!
             cp -a "$1/data" "$8"
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = ["-rm", "/bin/sh", "-c", script, "sh", file("disk"), binary.path, "\(port)", ProviderTests.adminToken,
-                             file("stdout"), file("stderr"), file("pid"), file("copy")]
-        try ProcessSpawning.run(process)
+        let process = try SpawnedProcess(
+            URL(fileURLWithPath: unshare),
+            ["-rm", "/bin/sh", "-c", script, "sh", file("disk"), binary.path, "\(port)", ProviderTests.adminToken,
+             file("stdout"), file("stderr"), file("pid"), file("copy")],
+            stdout: .inherit, stderr: .inherit
+        )
         let exited = { () async -> Int32 in await ChildProcess.waitForExit(process) }
 
         // Wait for the issuer line (or for the namespace to be refused).

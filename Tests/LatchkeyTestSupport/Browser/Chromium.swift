@@ -16,7 +16,7 @@ public final class Chromium: Sendable {
     }
 
     public let endpoint: URL
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// chromedriver listens on the port on both 127.0.0.1 and ::1 and exits when either is
     /// taken. ``LoopbackPort/free()`` checks both, but only at the moment it asks, so another
@@ -24,7 +24,7 @@ public final class Chromium: Sendable {
     /// available"). A start that fails for a taken port is tried again on another.
     public init() async throws {
         var attempt = 0
-        var started: (process: Process, port: Int)?
+        var started: (process: SpawnedProcess, port: Int)?
         while started == nil {
             attempt += 1
             let port = try LoopbackPort.free()

@@ -15,7 +15,7 @@ struct AgentCommandLineTests {
 
     /// A provider, a passphrase vault with `ada` bound in it, and the agent's socket path.
     struct Setup {
-        let server: Process
+        let server: SpawnedProcess
         let issuer: URL
         let scratch: TemporaryDirectory
         let store: String

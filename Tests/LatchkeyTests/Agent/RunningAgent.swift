@@ -5,7 +5,7 @@ import Testing
 /// A `latchkey agent` process started by a test, optionally as another user (`setpriv`),
 /// its socket read from the line it prints and its log kept in a file.
 final class RunningAgent: Sendable {
-    let process: Process
+    let process: SpawnedProcess
     let socket: String
     let log: URL
 
@@ -16,23 +16,17 @@ final class RunningAgent: Sendable {
         let log = scratch.url.appendingPathComponent("agent-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         chmod(log.path, 0o666)
-        let process = Process()
         let binary = CommandLineTests.binary
-        if prefix.isEmpty {
-            process.executableURL = binary
-            process.arguments = ["agent"] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: prefix[0])
-            process.arguments = Array(prefix.dropFirst()) + [binary.path, "agent"] + arguments
-        }
+        let command = prefix.isEmpty ? [binary.path, "agent"] + arguments : prefix + [binary.path, "agent"] + arguments
         var merged = ProcessInfo.processInfo.environment
         for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_STORE", "LATCHKEY_AGENT_SOCK", "CREDENTIALS_DIRECTORY"] { merged.removeValue(forKey: name) }
-        process.environment = merged.merging(environment) { $1 }
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: log)
-        process.standardInput = FileHandle.nullDevice
-        try ProcessSpawning.run(process)
+        let errors = try FileHandle(forWritingTo: log)
+        defer { try? errors.close() }
+        let process = try SpawnedProcess(
+            URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: merged.merging(environment) { $1 },
+            stdout: .pipe(output), stderr: .file(errors)
+        )
         let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.hasPrefix("LATCHKEY_AGENT_SOCK=") }
         guard let line, let value = line.split(separator: ";").first?.dropFirst("LATCHKEY_AGENT_SOCK=".count) else {
             ChildProcess.stop(process)
@@ -44,7 +38,7 @@ final class RunningAgent: Sendable {
         return RunningAgent(process: process, socket: String(value), log: log)
     }
 
-    private init(process: Process, socket: String, log: URL) {
+    private init(process: SpawnedProcess, socket: String, log: URL) {
         self.process = process
         self.socket = socket
         self.log = log
@@ -58,9 +52,9 @@ final class RunningAgent: Sendable {
     func ended(within seconds: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if ChildProcess.hasEnded(process.processIdentifier) { return true }
+            if !process.isRunning { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return ChildProcess.hasEnded(process.processIdentifier)
+        return !process.isRunning
     }
 }

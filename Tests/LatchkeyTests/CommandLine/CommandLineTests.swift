@@ -32,7 +32,7 @@ struct CommandLineTests {
         return ["CREDENTIALS_DIRECTORY": credentials.path, "LATCHKEY_STORE": scratch.url.appendingPathComponent(name).path]
     }
 
-    static func stop(_ process: Process) {
+    static func stop(_ process: SpawnedProcess) {
         ChildProcess.stop(process)
     }
 
@@ -41,7 +41,7 @@ struct CommandLineTests {
     }
 
     /// Starts `latchkey serve` and returns it with its issuer.
-    static func serve(_ extra: [String] = []) async throws -> (Process, URL) {
+    static func serve(_ extra: [String] = []) async throws -> (SpawnedProcess, URL) {
         try await LatchkeyServe.start(["--port", "0"] + extra, environment: ["LATCHKEY_ADMIN_TOKEN": adminToken])
     }
 

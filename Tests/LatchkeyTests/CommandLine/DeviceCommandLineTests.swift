@@ -14,7 +14,7 @@ struct DeviceCommandLineTests {
 
     /// Starts `latchkey login --device --json` in the background and returns it with its
     /// user code (the first line of its output).
-    static func startLogin(_ issuer: URL, _ environment: [String: String], _ extra: [String] = []) async throws -> (Process, Pipe, String) {
+    static func startLogin(_ issuer: URL, _ environment: [String: String], _ extra: [String] = []) async throws -> (SpawnedProcess, Pipe, String) {
         let (process, pipe) = try ChildProcess.start(
             CommandLineTests.binary, ["login", "--device", "--issuer", issuer.absoluteString, "--json", "--no-qr"] + extra, environment: environment
         )

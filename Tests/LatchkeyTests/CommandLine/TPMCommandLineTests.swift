@@ -15,7 +15,7 @@ struct TPMCommandLineTests {
 
     /// A provider, an identity `ada` and a bind URL for her.
     struct Provider {
-        let server: Process
+        let server: SpawnedProcess
         let issuer: URL
 
         static func start() async throws -> Provider {

@@ -121,17 +121,14 @@ extension HostileInputSuite {
             let workdir = vault.directory.appendingPathComponent("cwd")
             try FileManager.default.createDirectory(at: workdir, withIntermediateDirectories: true)
             @Sendable func dump(_ arguments: [String]) async throws -> (limits: String, cores: [String]) {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: prlimit)
-                process.arguments = ["--core=unlimited:unlimited", "--"] + arguments
-                process.currentDirectoryURL = workdir
-                process.environment = ProcessInfo.processInfo.environment.merging(Self.cliEnvironment(vault).merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }) { $1 }
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try ProcessSpawning.run(process)
+                let process = try SpawnedProcess(
+                    URL(fileURLWithPath: prlimit), ["--core=unlimited:unlimited", "--"] + arguments,
+                    environment: ProcessInfo.processInfo.environment.merging(Self.cliEnvironment(vault).merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }) { $1 },
+                    workingDirectory: workdir
+                )
                 try await Task.sleep(for: .milliseconds(1500))
                 let limits = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/limits", encoding: .utf8)) ?? ""
-                kill(process.processIdentifier, SIGSEGV)
+                process.send(SIGSEGV)
                 _ = await ChildProcess.waitForExit(process)
                 let cores = try FileManager.default.contentsOfDirectory(atPath: workdir.path).filter { $0.hasPrefix("core") }
                 for core in cores { try? FileManager.default.removeItem(at: workdir.appendingPathComponent(core)) }

@@ -33,7 +33,7 @@ extension HostileInputSuite {
             ChildProcess.stop(server)
             return nil
         }
-        return (server.terminationStatus, String(decoding: await ChildProcess.drain(output), as: UTF8.self))
+        return (server.terminationStatus ?? -1, String(decoding: await ChildProcess.drain(output), as: UTF8.self))
     }
 
     static func adminStatus(_ issuer: String, token: String) async throws -> Int {

@@ -591,12 +591,12 @@ struct HostileInputSuite {
             ls -a "$1/vault/keys" > "$7"
             cp -a "$1/vault" "$8"
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = ["-rm", "/bin/sh", "-c", script, "sh", disk.path, helper.path, scratch.keyFile.path,
-                             file("reports"), file("errors"), file("status"), file("listing"), copy.path]
-        process.standardError = FileHandle.standardError
-        try ProcessSpawning.run(process)
+        let process = try SpawnedProcess(
+            URL(fileURLWithPath: unshare),
+            ["-rm", "/bin/sh", "-c", script, "sh", disk.path, helper.path, scratch.keyFile.path,
+             file("reports"), file("errors"), file("status"), file("listing"), copy.path],
+            stdout: .inherit, stderr: .inherit
+        )
         let exitStatus = await ChildProcess.waitForExit(process)
         guard exitStatus == 0 else {
             print("full-disk test skipped: no private tmpfs (unshare -rm exited \(exitStatus))")

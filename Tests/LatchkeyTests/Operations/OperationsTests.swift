@@ -71,7 +71,7 @@ struct OperationsTests {
 
     /// `latchkey serve` with `arguments`, its ready line read: the process, the ready
     /// object, and everything it printed so far (stderr included).
-    static func serve(_ arguments: [String]) async throws -> (Process, JSONValue, String) {
+    static func serve(_ arguments: [String]) async throws -> (SpawnedProcess, JSONValue, String) {
         let (server, output) = try ChildProcess.start(
             LatchkeyServe.binary, ["serve", "--json"] + arguments, environment: ["LATCHKEY_ADMIN_TOKEN": CommandLineTests.adminToken], mergingErrors: true
         )
