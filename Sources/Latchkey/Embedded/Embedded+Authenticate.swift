@@ -76,15 +76,17 @@ extension Embedded {
         var requested = requested
         var dpopKey: VaultEntry?
         // A bound sign-in chooses its credential first (its DPoP key signs from the first
-        // request): the vault is listed once, and the credential, its DPoP key record, the
-        // login hint and the assertion's candidates all come from that listing.
-        var listed: [VaultEntry]?
+        // request): the vault is listed, and its credentials decoded, once; the credential,
+        // its DPoP key record, the login hint and the assertion's candidates all come from
+        // that listing.
+        var listed: [SoftwareAuthenticator.Credential]?
         if proofOfPossession == .dpop {
             let provider = try ProviderAddress(issuer)
             try allowedDomains.check(provider)
             let entries = try authenticator.vault.entries()
-            listed = entries
-            let candidates = storedCredentials(in: entries).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
+            let credentials = SoftwareAuthenticator.credentials(in: entries)
+            listed = credentials
+            let candidates = credentials.map(Credential.init).sorted(by: Credential.oldestFirst).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
             let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
             dpopKey = try await self.dpopKey(for: chosen, among: entries)
             requested = chosen.id
@@ -122,7 +124,7 @@ extension Embedded {
     /// allows it and the provider offers one; nil for the redirect flow.
     private func challengeFlow(
         _ flow: FlowContext, issuer: URL, clientID: String, redirectURI: URL, scopes: [String], credential: String?, dpop: DPoPSigner?,
-        listed: [VaultEntry]?
+        listed: [SoftwareAuthenticator.Credential]?
     ) async throws -> (OAuthClient, TokenSet, Credential)? {
         guard configuration.signInFlow != .redirect else { return nil }
         let provider = try ProviderAddress(issuer)
@@ -210,7 +212,7 @@ extension Embedded {
         scopes: [String],
         credential: String?,
         dpopJKT: String? = nil,
-        listed: [VaultEntry]? = nil
+        listed: [SoftwareAuthenticator.Credential]? = nil
     ) async throws -> (OAuthClient, AuthorizationRequest, String, Credential) {
         let provider = try ProviderAddress(issuer)
         try allowedDomains.check(provider)
@@ -233,7 +235,7 @@ extension Embedded {
     /// The authenticate endpoint: request options → choice of credential → assertion →
     /// the redirect URL (docs/PROTOCOL.md section 3), and the credential that signed.
     private func signIn(
-        at url: URL, conversation: ProviderConversation, credential requested: String?, listed: [VaultEntry]? = nil
+        at url: URL, conversation: ProviderConversation, credential requested: String?, listed: [SoftwareAuthenticator.Credential]? = nil
     ) async throws -> (URL, Credential) {
         let flow = conversation.flow
         let provider = conversation.provider
@@ -259,7 +261,7 @@ extension Embedded {
     /// choice among this provider's), announced to the flow, and its assertion: the sign-in
     /// step the authenticate endpoint and the authorization challenge endpoint share.
     func assertion(
-        for options: PublicKeyCredentialRequestOptionsJSON, requested: String?, provider: ProviderAddress, flow: FlowContext, listed: [VaultEntry]? = nil
+        for options: PublicKeyCredentialRequestOptionsJSON, requested: String?, provider: ProviderAddress, flow: FlowContext, listed: [SoftwareAuthenticator.Credential]? = nil
     ) async throws -> (Credential, AuthenticationResponseJSON) {
         // A pending credential may not be bound at all: it is offered only when the
         // provider's options list it (so it is bound) or the caller names it.

@@ -15,11 +15,13 @@ extension Embedded {
     /// provider's discovery names no such endpoint.
     func challengeSignIn(
         _ flow: FlowContext, provider: ProviderAddress, client: OAuthClient, scopes: [String], credential requested: String?, dpop: DPoPSigner?,
-        listed: [VaultEntry]? = nil
+        listed: [SoftwareAuthenticator.Credential]? = nil
     ) async throws -> (TokenSet, Credential)? {
         guard let endpoint = try await client.metadata().authorizationChallengeEndpoint else { return nil }
         let pkce = try PKCE.generate()
-        let hint = try requested.flatMap { id in try (listed.map(storedCredentials(in:)) ?? storedCredentials()).first { $0.id == id }?.user.name }
+        let hint = try requested.flatMap { id in
+            try (listed ?? SoftwareAuthenticator.credentials(in: authenticator.vault.entries())).lazy.map(Credential.init).first { $0.id == id }?.user.name
+        }
         let first = AuthorizationChallengeRequest(
             clientID: client.configuration.clientID, scope: scopes.joined(separator: " "), codeChallenge: pkce.challenge,
             codeChallengeMethod: PKCE.challengeMethod, loginHint: hint

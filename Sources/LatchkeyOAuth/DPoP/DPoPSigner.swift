@@ -17,13 +17,22 @@ public final class DPoPSigner: Sendable {
     private let algorithm: JWSAlgorithm
     /// The protected header, the same for every proof of this key.
     private let encodedHeader: String
-    /// The last request URL and its `htu` as a JSON string: a client calls the same few
-    /// endpoints.
-    private let lastTarget = Mutex<(String, String)?>(nil)
+    /// What each request URL this key signed for gives every proof to it, by URL: a client
+    /// calls the same few endpoints (a challenge-flow sign-in: the challenge endpoint twice,
+    /// then `/token`), and working out `htu` (§4.2) and the origin parses the URL.
+    private let targets = Mutex<[String: Target]>([:])
+    /// URLs remembered at most; past that the table starts again.
+    static let maximumTargets = 16
     /// The last access token presented and its `ath`: a client presents one token many
     /// times.
     private let lastAccessTokenHash = Mutex<(String, String)?>(nil)
     private let nonces = Mutex<[WebOrigin: String]>([:])
+    /// A request URL's `htu` as a JSON string, and the origin whose nonce (§8.2) a proof
+    /// to it carries (nil for a URL without one).
+    private struct Target: Sendable {
+        var htuJSON: String
+        var origin: WebOrigin?
+    }
     /// Origins remembered at most; a nonce is short, but a client talking to many servers
     /// should not grow without bound.
     static let maximumOrigins = 64
@@ -46,14 +55,7 @@ public final class DPoPSigner: Sendable {
     /// The headers for one request: `DPoP` with a fresh proof, and, when an access token
     /// is presented, `Authorization: DPoP <token>` and the proof's `ath` (§7.1).
     public func headers(method: String, url: URL, accessToken: String? = nil) throws -> [String: String] {
-        let text = url.absoluteString
-        let htuJSON: String
-        if let (last, json) = lastTarget.withLock({ $0 }), last == text {
-            htuJSON = json
-        } else {
-            htuJSON = DPoPProof.jsonString(try DPoPTarget(url).text)
-            lastTarget.withLock { $0 = (text, htuJSON) }
-        }
+        let target = try target(for: url)
         var ath: String?
         if let accessToken {
             if let (last, hash) = lastAccessTokenHash.withLock({ $0 }), last == accessToken {
@@ -65,8 +67,8 @@ public final class DPoPSigner: Sendable {
             }
         }
         let proof = try DPoPProof.signed(
-            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htuJSON: htuJSON, accessTokenHash: ath,
-            nonce: nonce(for: url), issuedAt: Date(), sign: signer
+            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htuJSON: target.htuJSON, accessTokenHash: ath,
+            nonce: target.origin.flatMap { origin in nonces.withLock { $0[origin] } }, issuedAt: Date(), sign: signer
         )
         var headers = [DPoPProof.headerName: proof]
         if let accessToken { headers["Authorization"] = AccessTokenType.dpop.authorization(accessToken) }
@@ -79,11 +81,23 @@ public final class DPoPSigner: Sendable {
         return nonces.withLock { $0[origin] }
     }
 
+    /// `url`'s ``Target``, worked out once per URL.
+    private func target(for url: URL) throws -> Target {
+        let text = url.absoluteString
+        if let known = targets.withLock({ $0[text] }) { return known }
+        let target = Target(htuJSON: DPoPProof.jsonString(try DPoPTarget(url).text), origin: WebOrigin(url))
+        targets.withLock { targets in
+            if targets.count >= Self.maximumTargets { targets.removeAll() }
+            targets[text] = target
+        }
+        return target
+    }
+
     /// Remembers the `DPoP-Nonce` of a response from `url` (every response may carry one,
     /// §8.2). Over-long or control-laden values are ignored.
     public func remember(nonce: String, from url: URL) {
         guard !nonce.isEmpty, nonce.utf8.count <= 512, nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else { return }
-        guard let origin = WebOrigin(url) else { return }
+        guard let origin = targets.withLock({ $0[url.absoluteString]?.origin }) ?? WebOrigin(url) else { return }
         nonces.withLock { nonces in
             if nonces[origin] == nil, nonces.count >= Self.maximumOrigins { nonces.removeAll() }
             nonces[origin] = nonce

@@ -187,11 +187,12 @@ public struct SoftwareAuthenticator: Sendable {
     // MARK: Authentication
 
     /// The credentials that could answer `options` from `origin` (§6.3.3 step 6), so a
-    /// caller can ask the user when there are several. `entries`: a listing of the vault the
-    /// caller already made, instead of a new one (each counter is read afresh when signing).
-    public func candidates(for options: PublicKeyCredentialRequestOptionsJSON, origin: String, among entries: [VaultEntry]? = nil) throws -> [Credential] {
+    /// caller can ask the user when there are several. `listed`: the credentials of a
+    /// listing of the vault the caller already made and decoded (``credentials(in:rpID:)``),
+    /// instead of a new one (each counter is read afresh when signing).
+    public func candidates(for options: PublicKeyCredentialRequestOptionsJSON, origin: String, among listed: [Credential]? = nil) throws -> [Credential] {
         let (rpID, allows) = try Self.scope(of: options, origin: origin)
-        return Self.credentials(in: try entries ?? vault.entries(), rpID: rpID).filter(allows)
+        return try (listed ?? Self.credentials(in: vault.entries())).filter { $0.metadata.rpID == rpID && allows($0) }
     }
 
     /// The RP ID `options` name for `origin`, checked against its host, and which

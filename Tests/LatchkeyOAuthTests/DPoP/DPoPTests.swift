@@ -82,6 +82,31 @@ struct DPoPTests {
         }
     }
 
+    @Test("a signer's proofs: each URL's own htu over more URLs than its table keeps, and an origin's nonce on every path there, never on another origin")
+    func signerTargets() throws {
+        let signer = try DPoPSigner(key: try SigningKey.generate(.es256))
+        let origin = "https://as.example.com"
+        signer.remember(nonce: "n-7", from: URL(string: "\(origin)/token")!)
+        func claims(_ url: String) throws -> [String: JSONValue] {
+            let proof = try #require(try signer.headers(method: "POST", url: URL(string: url)!)[DPoPProof.headerName])
+            return try JSONDecoder().decode([String: JSONValue].self, from: try JWS(compact: proof).payload)
+        }
+        // Round after round over more URLs than the table holds, so it fills and starts again.
+        for round in 0..<3 {
+            for index in 0..<(DPoPSigner.maximumTargets + 5) {
+                let path = "/endpoint/\(index)"
+                let here = try claims("\(origin)\(path)?round=\(round)")
+                #expect(here["htu"]?.stringValue == "\(origin)\(path)", "round \(round), URL \(index)")
+                #expect(here["nonce"]?.stringValue == "n-7", "round \(round), URL \(index)")
+                let elsewhere = try claims("https://rs.example.com\(path)")
+                #expect(elsewhere["htu"]?.stringValue == "https://rs.example.com\(path)" && elsewhere["nonce"] == nil, "round \(round), URL \(index)")
+            }
+        }
+        // A nonce learnt after a URL's target was kept is on the next proof to it.
+        signer.remember(nonce: "n-8", from: URL(string: "https://rs.example.com/endpoint/0")!)
+        #expect(try claims("https://rs.example.com/endpoint/0")["nonce"]?.stringValue == "n-8")
+        #expect(try claims("\(origin)/endpoint/0?round=0")["nonce"]?.stringValue == "n-7")
+    }
     @Test("hostile proofs are refused, each by name", arguments: [
         "wrong htm", "wrong htu", "stale iat", "future iat", "private key in jwk", "alg none", "alg HS256", "alg RS256",
         "typ JWT", "no jwk", "jwk of another key", "proof for another token (ath)", "no ath with a token", "short jti",
