@@ -86,7 +86,7 @@ extension Embedded {
             let entries = try authenticator.vault.entries()
             let credentials = SoftwareAuthenticator.credentials(in: entries)
             listed = credentials
-            let candidates = credentials.map(Credential.init).sorted(by: Credential.oldestFirst).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
+            let candidates = storedCredentials(decoded: credentials).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
             let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
             dpopKey = try await self.dpopKey(for: chosen, among: entries)
             requested = chosen.id

@@ -164,7 +164,12 @@ public final class Embedded: Sendable {
 
     /// The credentials among `entries`, one listing of the vault, oldest first.
     func storedCredentials(in entries: [VaultEntry]) -> [Credential] {
-        SoftwareAuthenticator.credentials(in: entries).map(Credential.init).sorted(by: Credential.oldestFirst)
+        storedCredentials(decoded: SoftwareAuthenticator.credentials(in: entries))
+    }
+
+    /// `decoded` (WebAuthn credentials of one listing) as the facade's credentials, oldest first.
+    func storedCredentials(decoded: [SoftwareAuthenticator.Credential]) -> [Credential] {
+        decoded.map(Credential.init).sorted(by: Credential.oldestFirst)
     }
 
     /// What ``Configuration/keyProtection`` chooses for the next new credential, and why:
