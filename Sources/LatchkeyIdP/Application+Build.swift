@@ -28,7 +28,7 @@ public func buildApplication(
     onAdminServerRunning: @escaping @Sendable (URL) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let logger = configuration.logger
-    let store = try await ProviderStore.open(configuration, logger: logger)
+    let store = try await configuration.clock.bound { try await ProviderStore.open(configuration, logger: logger) }
     let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: logger)
     let provider = Provider(context: context)
     let authorization = AdminAuthorization(token: configuration.adminToken)
@@ -104,6 +104,7 @@ enum ProviderRouters {
     static func router(_ provider: Provider) -> Router<ProviderRequestContext> {
         let configuration = provider.context.configuration
         let router = Router(context: ProviderRequestContext.self)
+        if !configuration.clock.isSystem { router.middlewares.add(ProviderClockMiddleware(clock: configuration.clock)) }
         router.middlewares.add(MetricsMiddleware(metrics: provider.context.metrics))
         router.middlewares.add(RequestIDMiddleware())
         router.middlewares.add(ProviderErrorMiddleware())

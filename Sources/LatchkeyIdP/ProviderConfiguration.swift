@@ -70,6 +70,9 @@ public struct ProviderConfiguration: Sendable {
     /// relying parties that cache the JWKS see it first.
     public var signingKeyPublicationDelay: TimeInterval = 600
     public var authenticationSessionLifetime: TimeInterval = 300
+    /// The clock every lifetime, interval and expiry is judged by: the host's, unless a
+    /// test moves time itself (``ProviderClock``).
+    public var clock: ProviderClock = .system
     /// Policy: binding first asks for a code sent to the identity's e-mail (a
     /// `verify-code` step; the code goes to the outbox).
     public var requireEmailCodeForBinding = false

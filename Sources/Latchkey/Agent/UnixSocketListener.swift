@@ -39,16 +39,22 @@ final class UnixSocketListener: @unchecked Sendable {
             }
         }
         let descriptor = try UnixSocket.newDescriptor()
-        // The socket is created 0600 (through the umask, since a socket's mode cannot be
-        // set before bind) and set again after, in case the umask was ignored.
-        let previous = umask(0o177)
+        // The socket file is created 0600: on Linux, bind(2) gives the file the mode of the
+        // unbound socket's inode (less the umask), which fchmod(2) sets first. It is set
+        // again after bind, in case the file system ignored it. The process umask is left
+        // alone: it is shared by every thread, and a library that narrows it for a moment
+        // makes another thread's mkdir(0700) come out 0600 (issue 49).
+        guard fchmod(descriptor, 0o600) == 0 else {
+            let failure = UnixSocketError("cannot set the mode of the socket for \(path)")
+            close(descriptor)
+            throw failure
+        }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         let bindError = errno
-        umask(previous)
         guard bound == 0 else {
             close(descriptor)
             throw UnixSocketError("cannot bind \(path)", errno: bindError)

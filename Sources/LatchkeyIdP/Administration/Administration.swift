@@ -10,7 +10,7 @@ struct Administration: Sendable {
 
     /// A new identity and a bind URL for its first credential.
     func createIdentity(
-        username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = Date()
+        username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = ProviderClock.now
     ) async throws -> (Identity, URL) {
         try await context.database.transaction { transaction in
             let identity = try await self.identities.create(
@@ -46,7 +46,7 @@ struct Administration: Sendable {
     }
 
     /// Revokes a credential and every token issued through it.
-    func revokeCredential(_ id: Data, now: Date = Date()) async throws {
+    func revokeCredential(_ id: Data, now: Date = ProviderClock.now) async throws {
         let found = try await context.database.transaction { try await self.credentials.revoke(id, now: now, in: $0) }
         guard found else { throw ProviderError.notFound("no such credential") }
     }

@@ -27,7 +27,7 @@ public enum ProviderSeeding {
     private static func insert(_ count: Int, prefix: String, into database: any ProviderDatabase, rowsPerTransaction: Int) async throws {
         try await Migrations.run(on: database)
         let publicKey = try COSEKey(SigningKey.generate(.es256).publicKey).encoded
-        let now = Date()
+        let now = ProviderClock.now
         let rowsPerStatement = 500
         var next = 0
         while next < count {

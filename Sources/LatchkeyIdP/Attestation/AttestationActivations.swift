@@ -38,7 +38,7 @@ final class AttestationActivations: Sendable {
     }
 
     /// Checks the EK certificate and the AK, and answers with the activation.
-    func begin(_ request: AttestationExchange.ActivationRequest, now: Date = Date()) async throws -> AttestationExchange.Activation {
+    func begin(_ request: AttestationExchange.ActivationRequest, now: Date = ProviderClock.now) async throws -> AttestationExchange.Activation {
         _ = try await context.attestationAuthority()
         guard let certificateBytes = try? Base64URL.decode(request.endorsementCertificate),
               let endorsement = try? X509Certificate(derEncoded: certificateBytes)
@@ -79,7 +79,7 @@ final class AttestationActivations: Sendable {
     }
 
     /// Checks the recovered secret, spends the activation, and issues the certificate.
-    func finish(_ request: AttestationExchange.CertificateRequest, now: Date = Date()) async throws -> AttestationExchange.Certificate {
+    func finish(_ request: AttestationExchange.CertificateRequest, now: Date = ProviderClock.now) async throws -> AttestationExchange.Certificate {
         let authority = try await context.attestationAuthority()
         guard let sealed = try context.tickets.open(Sealed.self, from: request.activation, purpose: Self.purpose), sealed.expiresAt > now else {
             throw ProviderError.badRequest(.invalidActivation, "the activation is unknown or has expired; start again")

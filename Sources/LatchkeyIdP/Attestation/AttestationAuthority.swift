@@ -22,7 +22,7 @@ struct AttestationAuthority: Sendable {
 
     /// The CA of this store, made (key and root together, in one transaction) when there
     /// is none yet; an instance that loses the race reads the winner's.
-    static func load(database: any ProviderDatabase, sealing: StoreSealing, displayName: String, now: Date = Date()) async throws -> AttestationAuthority {
+    static func load(database: any ProviderDatabase, sealing: StoreSealing, displayName: String, now: Date = ProviderClock.now) async throws -> AttestationAuthority {
         let fresh = try SigningKey.generate(.es256)
         let root = try X509Certificate.selfSignedAuthority(
             commonName: "\(displayName) attestation CA", key: fresh, serial: try serial(),
@@ -54,7 +54,7 @@ struct AttestationAuthority: Sendable {
     }
 
     /// An AIK certificate for `attestationKey` of the TPM `tpm` (WebAuthn L3 §8.3.1).
-    func certify(_ attestationKey: VerifyingKey, tpm: TPMDescription, now: Date = Date()) throws -> X509Certificate {
+    func certify(_ attestationKey: VerifyingKey, tpm: TPMDescription, now: Date = ProviderClock.now) throws -> X509Certificate {
         try X509Certificate.attestationKeyCertificate(
             for: attestationKey, tpm: tpm, issuer: root, issuerKey: key, serial: try Self.serial(),
             notBefore: now.addingTimeInterval(-Self.backdating), notAfter: now.addingTimeInterval(Self.certificateLifetime)

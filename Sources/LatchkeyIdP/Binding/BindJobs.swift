@@ -26,7 +26,7 @@ struct BindJobs: Sendable {
     /// A bind job and its URL, `<issuer>/v1/bind/<job>?token=<token>`.
     func create(
         identityID: String, kind: BindJob.Kind = .bind, lifetime: TimeInterval? = nil, postBindingRedirectURI: String? = nil,
-        requireEmailCode: Bool = false, now: Date = Date(), in transaction: any SQLTransaction
+        requireEmailCode: Bool = false, now: Date = ProviderClock.now, in transaction: any SQLTransaction
     ) async throws -> URL {
         guard try await identities.identity(identityID, in: transaction) != nil else { throw ProviderError.notFound("no such identity") }
         if let postBindingRedirectURI {
@@ -61,7 +61,7 @@ struct BindJobs: Sendable {
 
     /// Whose job this is, for the registration page, changing nothing (no challenge, no
     /// mail): the same checks as every other use of the job.
-    func describe(job id: String, token: String, now: Date = Date()) async throws -> (job: BindJob, identity: Identity) {
+    func describe(job id: String, token: String, now: Date = ProviderClock.now) async throws -> (job: BindJob, identity: Identity) {
         try await context.database.transaction { transaction in
             let job = try await self.liveJob(id, token: token, now: now, in: transaction)
             guard let identity = try await self.identities.identity(job.identityID, in: transaction) else { throw ProviderError.notFound("identity gone") }
@@ -69,7 +69,7 @@ struct BindJobs: Sendable {
         }
     }
 
-    func options(job id: String, token: String, now: Date = Date()) async throws -> Answer {
+    func options(job id: String, token: String, now: Date = ProviderClock.now) async throws -> Answer {
         try await context.database.transaction { transaction in
             try await self.answer(try await self.liveJob(id, token: token, now: now, in: transaction), now: now, in: transaction)
         }
@@ -103,7 +103,7 @@ struct BindJobs: Sendable {
 
     /// Checks an e-mailed code in constant time; too many wrong codes kill the job. A
     /// wrong code is counted even though the answer is an error.
-    func verifyCode(job id: String, token: String, code: String, now: Date = Date()) async throws -> Answer {
+    func verifyCode(job id: String, token: String, code: String, now: Date = ProviderClock.now) async throws -> Answer {
         let maximum = configuration.maximumCodeAttempts
         return try await context.database.transaction { transaction -> Verdict<Answer> in
             let job = try await self.liveJob(id, token: token, now: now, in: transaction)
@@ -124,7 +124,7 @@ struct BindJobs: Sendable {
     }
 
     /// Records that the user accepted the terms of service.
-    func acceptTerms(job id: String, token: String, accepted: Bool, now: Date = Date()) async throws -> Answer {
+    func acceptTerms(job id: String, token: String, accepted: Bool, now: Date = ProviderClock.now) async throws -> Answer {
         guard accepted else { throw ProviderError.badRequest(.accessDenied, "the terms were not accepted") }
         return try await context.database.transaction { transaction in
             var job = try await self.liveJob(id, token: token, now: now, in: transaction)
@@ -137,7 +137,7 @@ struct BindJobs: Sendable {
     /// Verifies the registration (WebAuthn §7.1) and binds the credential; a recovery
     /// job revokes the identity's other credentials and their tokens.
     func complete(
-        job id: String, token: String, response: RegistrationResponseJSON, from origin: StoredCredential.Origin = .client, now: Date = Date()
+        job id: String, token: String, response: RegistrationResponseJSON, from origin: StoredCredential.Origin = .client, now: Date = ProviderClock.now
     ) async throws -> (StoredCredential, String?) {
         let (job, identity) = try await context.database.transaction { transaction in
             let job = try await self.liveJob(id, token: token, now: now, in: transaction)

@@ -15,7 +15,7 @@ struct ClientAuthenticator: Sendable {
     /// The authenticated client of a request to `endpoint`. A spent assertion's `jti` is
     /// recorded in `client_assertions` until its `exp`, so a replay is refused on every
     /// instance.
-    func authenticate(_ parameters: ClientAuthenticationParameters, endpoint: URL, now: Date = Date()) async throws -> RegisteredClient {
+    func authenticate(_ parameters: ClientAuthenticationParameters, endpoint: URL, now: Date = ProviderClock.now) async throws -> RegisteredClient {
         guard let assertion = parameters.clientAssertion else {
             guard parameters.clientAssertionType == nil else { throw Self.refusal("client_assertion_type without a client_assertion") }
             guard let client = try await registry.client(parameters.clientID) else { throw Self.refusal("unknown client_id") }

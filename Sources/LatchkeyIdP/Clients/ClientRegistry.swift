@@ -32,7 +32,7 @@ struct ClientRegistry: Sendable {
     /// get wrong: the id's characters, known grants only, keys that parse (only their
     /// public members are read and kept, so a pasted private key leaves nothing secret), redirect URIs that are absolute and fragment-free, scope tokens of RFC 6749
     /// §3.3. Throws `409 conflict` for a taken id.
-    func create(_ registration: AdminAPI.Client, now: Date = Date()) async throws -> AdminAPI.Client {
+    func create(_ registration: AdminAPI.Client, now: Date = ProviderClock.now) async throws -> AdminAPI.Client {
         let client = try Self.validated(registration)
         guard !context.configuration.clients.contains(where: { $0.id == client.id }) else {
             throw ProviderError(status: 409, code: .conflict, reason: "client id \(client.id) is the provider's own")

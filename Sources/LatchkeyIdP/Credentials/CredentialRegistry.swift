@@ -43,7 +43,7 @@ struct CredentialRegistry: Sendable {
     /// Stores a newly verified credential; a credential ID already registered (to anyone)
     /// is refused (WebAuthn §7.1 step 26).
     func register(
-        _ record: RelyingParty.RegisteredCredential, identityID: String, from origin: StoredCredential.Origin = .client, now: Date = Date(),
+        _ record: RelyingParty.RegisteredCredential, identityID: String, from origin: StoredCredential.Origin = .client, now: Date = ProviderClock.now,
         in transaction: any SQLTransaction
     ) async throws {
         if try await transaction.first("SELECT 1 FROM credentials WHERE id = \(record.id)") != nil {
@@ -81,7 +81,7 @@ struct CredentialRegistry: Sendable {
     /// Records a verified assertion's counter, only if the credential is still as it was
     /// read (same counter, not revoked): a second assertion verified against the same
     /// counter at the same time, on this instance or another, is refused as a replay.
-    func recordUse(_ credential: StoredCredential, signCount: UInt32, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+    func recordUse(_ credential: StoredCredential, signCount: UInt32, now: Date = ProviderClock.now, in transaction: any SQLTransaction) async throws {
         let updated = try await transaction.first("""
             UPDATE credentials SET sign_count = \(signCount), last_used_at = \(now)
             WHERE id = \(credential.record.id) AND sign_count = \(credential.record.signCount) AND revoked_at IS NULL
@@ -94,7 +94,7 @@ struct CredentialRegistry: Sendable {
     static let usedMeanwhile = ProviderError.badRequest(.invalidAssertion, "the credential was used or revoked meanwhile; sign in again")
 
     /// Revokes a credential and every token issued through it, at once.
-    func revoke(_ id: Data, now: Date = Date(), in transaction: any SQLTransaction) async throws -> Bool {
+    func revoke(_ id: Data, now: Date = ProviderClock.now, in transaction: any SQLTransaction) async throws -> Bool {
         guard try await transaction.first("UPDATE credentials SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING id") != nil else {
             return try await transaction.first("SELECT 1 FROM credentials WHERE id = \(id)") != nil
         }
@@ -103,7 +103,7 @@ struct CredentialRegistry: Sendable {
     }
 
     /// Revokes every credential of an identity but `keeping` (account recovery).
-    func revokeAll(of identityID: String, keeping: Data, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+    func revokeAll(of identityID: String, keeping: Data, now: Date = ProviderClock.now, in transaction: any SQLTransaction) async throws {
         let revoked = try await transaction.query("""
             UPDATE credentials SET revoked_at = \(now) WHERE identity_id = \(identityID) AND id <> \(keeping) AND revoked_at IS NULL RETURNING id
             """)

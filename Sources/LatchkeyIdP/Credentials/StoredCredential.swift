@@ -46,7 +46,7 @@ struct StoredCredential: Sendable {
         attestation_format, aaguid, transports, revoked_at, created_at, last_used_at, registered_from
         """
 
-    init(identityID: String, record: RelyingParty.RegisteredCredential, revokedAt: Date? = nil, createdAt: Date = Date(), lastUsedAt: Date? = nil) {
+    init(identityID: String, record: RelyingParty.RegisteredCredential, revokedAt: Date? = nil, createdAt: Date = ProviderClock.now, lastUsedAt: Date? = nil) {
         self.identityID = identityID
         self.record = record
         self.revokedAt = revokedAt

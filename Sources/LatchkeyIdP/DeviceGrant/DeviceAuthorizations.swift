@@ -30,7 +30,7 @@ struct DeviceAuthorizations: Sendable {
     /// has keys). `requester` is the address the request came from, shown to the approver;
     /// `requesterKey` its limit key.
     func start(
-        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, now: Date = Date()
+        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, now: Date = ProviderClock.now
     ) async throws -> DeviceAuthorizationResponse {
         guard client.allows(.deviceCode) else {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the device authorization grant")
@@ -132,7 +132,7 @@ struct DeviceAuthorizations: Sendable {
     /// What the device asked for, with request options bound to its code. A wrong or
     /// expired code counts against the address and against the whole code space; past
     /// either limit, even a right code is refused until the window passes.
-    func lookup(userCode typed: String, requesterKey: String, now: Date = Date()) async throws -> DeviceApprovalExchange.Request {
+    func lookup(userCode typed: String, requesterKey: String, now: Date = ProviderClock.now) async throws -> DeviceApprovalExchange.Request {
         let addressKey = "user-code|" + requesterKey
         let globalKey = "user-code|*"
         let perAddress = configuration.maximumUserCodeFailuresPerAddress
@@ -179,7 +179,7 @@ struct DeviceAuthorizations: Sendable {
     /// Verifies the assertion over the session's challenge and records the decision: an
     /// approval starts a grant family for the signer's identity that the device's next
     /// poll draws on; a denial ends the code. Either only while the code is pending.
-    func decide(session ticket: String, _ decision: DeviceApprovalExchange.Decision, now: Date = Date()) async throws {
+    func decide(session ticket: String, _ decision: DeviceApprovalExchange.Decision, now: Date = ProviderClock.now) async throws {
         guard ticket.utf8.count <= 4096, let session = try context.tickets.open(DeviceApprovalSession.self, from: ticket, purpose: DeviceApprovalSession.purpose),
               session.expiresAt > now
         else {

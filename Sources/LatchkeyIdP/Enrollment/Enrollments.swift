@@ -95,7 +95,7 @@ struct Enrollments: Sendable {
     // MARK: Sign-up
 
     /// Starts a sign-up: the answer is always the `enroll-profile` step.
-    func startSignUp(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
+    func startSignUp(username: String, clientKey: String, now: Date = ProviderClock.now) async throws -> (id: String, token: String) {
         guard configuration.selfRegistration else {
             throw ProviderError.accessDenied("this provider does not allow self-registration")
         }
@@ -112,7 +112,7 @@ struct Enrollments: Sendable {
     }
 
     /// Takes the profile and sends the code; answers the `verify-code` step's message.
-    func signUpProfile(_ id: String, token: String, fields: [String: String], now: Date = Date()) async throws -> String {
+    func signUpProfile(_ id: String, token: String, fields: [String: String], now: Date = ProviderClock.now) async throws -> String {
         var profile: [String: String] = [:]
         for field in Step.Field.profile {
             let value: String
@@ -158,7 +158,7 @@ struct Enrollments: Sendable {
     }
 
     /// The right code creates the identity and answers its bind URL.
-    func signUpCode(_ id: String, token: String, code: String, clientKey: String, now: Date = Date()) async throws -> URL {
+    func signUpCode(_ id: String, token: String, code: String, clientKey: String, now: Date = ProviderClock.now) async throws -> URL {
         try await context.database.transaction { transaction -> Verdict<URL> in
             let enrollment = try await self.enrollment(id, token: token, kind: .signUp, now: now, in: transaction)
             guard let profile = enrollment.profile else { return .refused(.badRequest(.invalidRequest, "give the profile first")) }
@@ -179,7 +179,7 @@ struct Enrollments: Sendable {
     /// none was sent in the last ``ProviderConfiguration/enrollmentCodeResendInterval``: flows share their
     /// account's code, so starting recoveries for someone else's name neither floods their
     /// mailbox nor takes anything from them.
-    func startRecovery(username: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String) {
+    func startRecovery(username: String, clientKey: String, now: Date = ProviderClock.now) async throws -> (id: String, token: String) {
         guard configuration.recovery else {
             throw ProviderError.accessDenied("this provider does not offer account recovery")
         }
@@ -212,7 +212,7 @@ struct Enrollments: Sendable {
 
     /// The right code answers a recovery bind job: binding through it revokes the
     /// identity's other credentials and their tokens.
-    func recoveryCode(_ id: String, token: String, code: String, clientKey: String, now: Date = Date()) async throws -> URL {
+    func recoveryCode(_ id: String, token: String, code: String, clientKey: String, now: Date = ProviderClock.now) async throws -> URL {
         try await context.database.transaction { transaction -> Verdict<URL> in
             let enrollment = try await self.enrollment(id, token: token, kind: .recovery, now: now, in: transaction)
             if let refusal = try await self.check(enrollment, code, clientKey: clientKey, now: now, in: transaction) { return .refused(refusal) }

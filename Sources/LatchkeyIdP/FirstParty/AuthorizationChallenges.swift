@@ -31,7 +31,7 @@ struct AuthorizationChallenges: Sendable {
     }
 
     func answer(
-        _ request: AuthorizationChallengeRequest, client: RegisteredClient, dpopProofs: [String], now: Date = Date()
+        _ request: AuthorizationChallengeRequest, client: RegisteredClient, dpopProofs: [String], now: Date = ProviderClock.now
     ) async throws -> Answer {
         let url = context.url(ProtocolPath.authorizationChallenge)
         let binding = try dpop()

@@ -12,7 +12,7 @@ struct Introspection: Sendable {
 
     /// RFC 7662 §2.2. Anything but a live access token (unknown, expired, revoked, a
     /// refresh token, an over-long string) is `{"active": false}` and nothing more.
-    func introspect(_ token: String?, now: Date = Date()) async throws -> Data {
+    func introspect(_ token: String?, now: Date = ProviderClock.now) async throws -> Data {
         guard let token, !token.isEmpty, token.utf8.count <= 256 else { return try TokenEndpoint.encode(IntrospectionResponse.inactive) }
         let hash = try ProviderContext.hash(token)
         let answer = try await context.database.read { transaction -> IntrospectionResponse in

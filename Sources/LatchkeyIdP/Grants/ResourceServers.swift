@@ -10,7 +10,7 @@ struct ResourceServers: Sendable {
     let context: ProviderContext
 
     /// Creates one; returns its id and secret (shown once).
-    func create(name: String, now: Date = Date()) async throws -> (id: String, secret: String) {
+    func create(name: String, now: Date = ProviderClock.now) async throws -> (id: String, secret: String) {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard (1...128).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw ProviderError.badRequest(.invalidRequest, "name must be 1 to 128 characters without control characters")

@@ -33,7 +33,7 @@ final class SigningKeys: Sendable {
     }
 
     /// Reads the keys from the store, making the first one when there is none.
-    func reload(now: Date = Date()) async throws {
+    func reload(now: Date = ProviderClock.now) async throws {
         let fresh = try SigningKey.generate(.es256)
         let kid = try fresh.publicKey.jwk.thumbprint()
         let sealed = try fresh.withPKCS8DER { try sealing.seal(Data($0), name: "signing key \(kid)") }
@@ -71,7 +71,7 @@ final class SigningKeys: Sendable {
     }
 
     /// The key that signs now: the newest whose start has come, among those published.
-    func current(now: Date = Date()) async throws -> Entry {
+    func current(now: Date = ProviderClock.now) async throws -> Entry {
         let live = try await entries(now: now).filter { $0.signsFrom <= now && ($0.publishedUntil ?? .distantFuture) > now }
         guard let entry = live.max(by: { $0.signsFrom < $1.signsFrom }) else {
             throw StoreError.keyUnavailable("no signing key is active now")
@@ -81,13 +81,13 @@ final class SigningKeys: Sendable {
 
     /// Every key a relying party should accept or expect: the signing one, those about
     /// to sign, and those whose tokens may still be live.
-    func published(now: Date = Date()) async throws -> [Entry] {
+    func published(now: Date = ProviderClock.now) async throws -> [Entry] {
         try await entries(now: now).filter { ($0.publishedUntil ?? .distantFuture) > now }.sorted { $0.signsFrom < $1.signsFrom }
     }
 
     /// Starts a rotation: a new key, published now, signing after the publication delay;
     /// the keys it replaces stay published until their last token has expired.
-    func rotate(now: Date = Date()) async throws -> (kid: String, signsFrom: Date) {
+    func rotate(now: Date = ProviderClock.now) async throws -> (kid: String, signsFrom: Date) {
         let key = try SigningKey.generate(.es256)
         let kid = try key.publicKey.jwk.thumbprint()
         let sealed = try key.withPKCS8DER { try sealing.seal(Data($0), name: "signing key \(kid)") }

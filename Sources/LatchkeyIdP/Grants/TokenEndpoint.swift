@@ -27,7 +27,7 @@ struct TokenEndpoint: Sendable {
     /// The token endpoint's JSON answer (RFC 6749 §5.1) to `client`, already authenticated
     /// (``ClientAuthenticator``). `dpopProofs` are the request's `DPoP` headers (RFC 9449
     /// §5): a valid proof binds the grant's tokens to its key.
-    func token(_ request: TokenRequest, client: RegisteredClient, dpopProofs: [String] = [], now: Date = Date()) async throws -> Data {
+    func token(_ request: TokenRequest, client: RegisteredClient, dpopProofs: [String] = [], now: Date = ProviderClock.now) async throws -> Data {
         if let grant = request.grantType, Self.grants.contains(grant), !client.allows(grant) {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the \(grant.rawValue) grant")
         }
@@ -201,7 +201,7 @@ struct TokenEndpoint: Sendable {
     /// only with the DPoP scheme and a proof of its key carrying its `ath` (RFC 9449
     /// §7.1); presented as a bearer token it is refused, and an unbound token is not
     /// accepted under the DPoP scheme.
-    func userInfo(_ presentation: Presentation, now: Date = Date()) async throws -> Data {
+    func userInfo(_ presentation: Presentation, now: Date = ProviderClock.now) async throws -> Data {
         let accessToken = presentation.token
         guard accessToken.utf8.count <= 256 else { throw ProviderError.unauthorized }
         let url = context.url(ProtocolPath.userInfo)
@@ -237,7 +237,7 @@ struct TokenEndpoint: Sendable {
     }
 
     /// RFC 7009: always 200; a refresh token takes its grant family with it.
-    func revoke(_ token: String, clientID: String, now: Date = Date()) async throws {
+    func revoke(_ token: String, clientID: String, now: Date = ProviderClock.now) async throws {
         guard token.utf8.count <= 256 else { return }
         try await context.database.transaction { transaction in
             try await self.grants.revokeToken(token, clientID: clientID, now: now, in: transaction)
@@ -252,7 +252,7 @@ struct TokenEndpoint: Sendable {
 
     /// Every published key (``SigningKeys``), so tokens of a key being rotated in or out
     /// still verify.
-    func jwks(now: Date = Date()) async throws -> Data {
+    func jwks(now: Date = ProviderClock.now) async throws -> Data {
         let keys = try await context.signingKeys.published(now: now).map { entry in
             JSONWebKey(kty: entry.jwk.kty, crv: entry.jwk.crv, x: entry.jwk.x, y: entry.jwk.y, kid: entry.kid, alg: JWSAlgorithm.es256.name, use: JSONWebKey.signatureUse)
         }

@@ -8,7 +8,7 @@ import LatchkeyOAuth
 struct IdentityDirectory: Sendable {
     /// Creates an identity; 409 when the name, or one that looks the same, is taken.
     func create(
-        username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = Date(),
+        username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = ProviderClock.now,
         in transaction: any SQLTransaction
     ) async throws -> Identity {
         let name = try Username.validated(username)

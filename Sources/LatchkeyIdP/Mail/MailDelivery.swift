@@ -25,6 +25,10 @@ struct MailDelivery: Service {
     }
 
     func run() async throws {
+        try await context.configuration.clock.bound { try await deliverLoop() }
+    }
+
+    private func deliverLoop() async throws {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let sent = (try? await deliverDue()) ?? 0
             if sent == 0 {
@@ -36,7 +40,7 @@ struct MailDelivery: Service {
 
     /// Sends what is due now; the number of messages tried.
     @discardableResult
-    func deliverDue(now: Date = Date()) async throws -> Int {
+    func deliverDue(now: Date = ProviderClock.now) async throws -> Int {
         try await context.prepare()
         let lease = now.addingTimeInterval(120)
         let due = try await context.database.transaction { transaction in
@@ -64,7 +68,7 @@ struct MailDelivery: Service {
             context.metrics.mailDelivered()
             context.metrics.mailTransportFailing(false)
             try? await context.database.transaction { transaction in
-                try await transaction.execute("UPDATE outbox SET delivered_at = \(Date()), body = '', code = NULL WHERE id = \(due.id)")
+                try await transaction.execute("UPDATE outbox SET delivered_at = \(ProviderClock.now), body = '', code = NULL WHERE id = \(due.id)")
             }
         } catch {
             let mailError = error as? MailError
@@ -76,7 +80,7 @@ struct MailDelivery: Service {
                     "error": .string(mailError.map { "\($0.code)" } ?? "\(type(of: error))"),
                 ])
             }
-            let now = Date()
+            let now = ProviderClock.now
             let backoff = min(60, 5 * pow(2, Double(due.attempts - 1)))
             let giveUp = mailError?.isFinal == true
                 || now.addingTimeInterval(backoff) >= due.createdAt.addingTimeInterval(context.configuration.enrollmentCodeLifetime)

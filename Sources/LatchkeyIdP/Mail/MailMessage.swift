@@ -19,7 +19,7 @@ struct MailMessage: Sendable {
     }
 
     /// The message with its headers, CRLF line ends, ready for SMTP DATA or sendmail.
-    func rendered(from: String, now: Date = Date()) throws -> Data {
+    func rendered(from: String, now: Date = ProviderClock.now) throws -> Data {
         guard Self.isPlainAddress(to) else { throw MailError.invalidAddress("the recipient address cannot be sent as it is") }
         guard Self.isPlainAddress(from) else { throw MailError.invalidConfiguration("the sender address \(from) cannot be sent as it is") }
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"

@@ -21,7 +21,7 @@ struct Outbox: Sendable {
     /// statement, written as delivered with no body or code, so it is never sent or
     /// listed, and housekeeping drops it (``pruneDecoys(in:)``). A flow that must not tell
     /// whether an account exists writes one where a real account's flow writes a message.
-    func append(to recipient: String?, subject: String, body: String, code: String?, now: Date = Date(), in transaction: any SQLTransaction) async throws {
+    func append(to recipient: String?, subject: String, body: String, code: String?, now: Date = ProviderClock.now, in transaction: any SQLTransaction) async throws {
         let delivered: Date? = recipient == nil ? now : nil
         try await transaction.execute("""
             INSERT INTO outbox (recipient, subject, body, code, created_at, delivered_at)

@@ -31,7 +31,7 @@ struct PageTicket: Codable, Sendable {
     }
 
     /// A new token for page `kind` serving the flow `binding` ("" for none).
-    static func token(_ kind: Kind, binding: String, context: ProviderContext, now: Date = Date()) throws -> String {
+    static func token(_ kind: Kind, binding: String, context: ProviderContext, now: Date = ProviderClock.now) throws -> String {
         let ticket = PageTicket(kind: kind.rawValue, binding: try ProviderContext.hash(binding), expiresAt: now.addingTimeInterval(lifetime))
         return try context.tickets.seal(ticket, purpose: purpose)
     }
@@ -47,7 +47,7 @@ struct PageTicket: Codable, Sendable {
     /// and other API clients send none of these and hold capabilities of their own; a
     /// cross-site request cannot drop `Origin`, so it cannot pass for one of them.
     @discardableResult
-    static func check(_ request: Request, _ kind: Kind, binding: String, context: ProviderContext, now: Date = Date()) throws -> Bool {
+    static func check(_ request: Request, _ kind: Kind, binding: String, context: ProviderContext, now: Date = ProviderClock.now) throws -> Bool {
         let origin = request.headers[.origin]
         let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
         let token = request.headers[HTTPField.Name(PagePath.tokenHeader)!]

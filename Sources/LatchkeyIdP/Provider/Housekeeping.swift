@@ -18,7 +18,7 @@ struct Housekeeping: Service {
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             do {
                 try await provider.context.prepare()
-                try await prune(now: Date())
+                try await prune(now: provider.context.configuration.clock.now)
             } catch {
                 provider.context.logger.warning("housekeeping failed", metadata: ["error": .string("\(error)")])
             }

@@ -76,6 +76,12 @@ final class ProviderContext: Sendable {
     /// is a 503 for this request and is tried again on the next.
     func prepare() async throws {
         if readiness.withLock({ $0.ready }) { return }
+        // By the provider's clock wherever it is called from (the first signing key's
+        // validity starts now).
+        try await configuration.clock.bound { try await load() }
+    }
+
+    private func load() async throws {
         try await Migrations.run(on: database)
         try await SkeletonRefresh.run(on: database)
         let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)

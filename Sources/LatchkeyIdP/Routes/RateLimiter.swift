@@ -14,13 +14,13 @@ actor RateLimiter {
     }
 
     /// Whether `key` has used up its limit in the current window, without counting.
-    func isExhausted(_ key: String, now: Date = Date()) -> Bool {
+    func isExhausted(_ key: String, now: Date = ProviderClock.now) -> Bool {
         guard let entry = counts[key], now.timeIntervalSince(entry.start) < window else { return false }
         return entry.count >= limit
     }
 
     /// Counts a request; false when the key is over its limit.
-    func allow(_ key: String, now: Date = Date()) -> Bool {
+    func allow(_ key: String, now: Date = ProviderClock.now) -> Bool {
         if counts.count > Self.maximumKeys {
             counts = counts.filter { now.timeIntervalSince($0.value.start) < window }
             if counts.count > Self.maximumKeys { counts.removeAll() }

@@ -9,7 +9,7 @@ enum TokenRoutes {
     /// The current `DPoP-Nonce` on a response, when nonces are required (RFC 9449 §8.2).
     static func withNonce(_ response: Response, _ provider: Provider) throws -> Response {
         var response = response
-        if let nonce = try provider.tokens.dpop.nonceHeader(now: Date()) { response.headers[.init(DPoPProof.nonceHeaderName)!] = nonce }
+        if let nonce = try provider.tokens.dpop.nonceHeader(now: ProviderClock.now) { response.headers[.init(DPoPProof.nonceHeaderName)!] = nonce }
         return response
     }
 

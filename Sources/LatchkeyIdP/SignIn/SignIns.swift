@@ -54,7 +54,7 @@ struct SignIns: Sendable {
 
     /// Checks an authorization request and answers its session, sealed: nothing is stored
     /// until an assertion completes it.
-    func start(_ parameters: AuthorizationRequestParameters, now: Date = Date()) async throws -> String {
+    func start(_ parameters: AuthorizationRequestParameters, now: Date = ProviderClock.now) async throws -> String {
         guard let registered = try await ClientRegistry(context: context).client(parameters.clientID) else {
             throw ProviderError.badRequest(.invalidClient, "unknown client_id")
         }
@@ -114,7 +114,7 @@ struct SignIns: Sendable {
     }
 
     /// The request options (WebAuthn §5.5) for a session, and its client.
-    func options(session id: String, now: Date = Date()) async throws -> (PublicKeyCredentialRequestOptionsJSON, String) {
+    func options(session id: String, now: Date = ProviderClock.now) async throws -> (PublicKeyCredentialRequestOptionsJSON, String) {
         let session = try openSession(id, now: now)
         let options = PublicKeyCredentialRequestOptionsJSON(
             challenge: session.challenge, rpId: context.relyingParty.id,
@@ -126,7 +126,7 @@ struct SignIns: Sendable {
 
     /// The person declined on the sign-in page: the session is spent and the redirect
     /// carries `error=access_denied` with `state` and `iss` (RFC 6749 §4.1.2.1, RFC 9207 §2).
-    func cancel(session id: String, now: Date = Date()) async throws -> URL {
+    func cancel(session id: String, now: Date = ProviderClock.now) async throws -> URL {
         let session = try openSession(id, now: now)
         try await context.database.transaction { transaction in
             guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
@@ -145,7 +145,7 @@ struct SignIns: Sendable {
     /// Verifies the assertion and answers the redirect carrying code, state and iss (RFC
     /// 9207). The signature is checked outside any transaction; the session is then spent
     /// and the counter recorded only if both are still as they were read.
-    func complete(session id: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> URL {
+    func complete(session id: String, response: AuthenticationResponseJSON, now: Date = ProviderClock.now) async throws -> URL {
         let session = try openSession(id, now: now)
         let credential = try await context.database.read { transaction in
             try await self.credentials.signer(

@@ -37,7 +37,7 @@ enum LegacySnapshotImport {
         let keyPath = directory.appendingPathComponent(StoreFiles.legacySigningKeyName).path
         let legacyKey = try FileManager.default.fileExists(atPath: keyPath) ? SigningKey(pemRepresentation: String(contentsOfFile: keyPath, encoding: .utf8)) : nil
         let credentials = try snapshot.credentials.map { ($0.identityID, try $0.registered(), $0.revoked) }
-        let now = Date()
+        let now = ProviderClock.now
         try await database.transaction { transaction in
             for identity in snapshot.identities {
                 try await transaction.execute("""

@@ -162,7 +162,7 @@ struct Transfer: Sendable {
     static let prefixLength = 3
 
     /// Wipes what the transfer holds once it ends, keeping its outcome.
-    mutating func end(_ final: State, at now: Date = Date()) {
+    mutating func end(_ final: State, at now: Date = ProviderClock.now) {
         state = final
         endedAt = now
         openChallenge = nil

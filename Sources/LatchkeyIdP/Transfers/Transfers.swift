@@ -36,7 +36,7 @@ struct Transfers: Sendable {
 
     /// Starts a transfer of `credentialID`'s identity: the transfer id, the sealed opening
     /// ticket, and request options to prove possession. Nothing is stored yet.
-    func begin(credentialID: Data, now: Date = Date()) async throws -> (id: String, ticket: String, options: PublicKeyCredentialRequestOptionsJSON) {
+    func begin(credentialID: Data, now: Date = ProviderClock.now) async throws -> (id: String, ticket: String, options: PublicKeyCredentialRequestOptionsJSON) {
         guard credentialID.count <= 1023 else { throw ProviderError.badRequest(.invalidCredential, "unknown credential") }
         let tickets = try context.tickets
         // An unknown or revoked credential is told apart here as before: its ID was needed
@@ -55,7 +55,7 @@ struct Transfers: Sendable {
     /// Checks the exporter's assertion over the opening ticket's challenge, then creates
     /// the transfer and issues the exporter token and the first code. An identity may have
     /// ``ProviderConfiguration/maximumTransfersPerIdentity`` transfers going at once.
-    func open(_ id: String, ticket: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> (token: String, code: String, expiresAt: Date) {
+    func open(_ id: String, ticket: String, response: AuthenticationResponseJSON, now: Date = ProviderClock.now) async throws -> (token: String, code: String, expiresAt: Date) {
         guard let opening = try context.tickets.open(TransferOpening.self, from: ticket, purpose: TransferOpening.purpose),
               opening.id == id, opening.expiresAt > now
         else {
@@ -126,7 +126,7 @@ struct Transfers: Sendable {
     }
 
     /// The exporter's view; a waiting transfer whose code expired gets a new code here.
-    func exporterStatus(_ id: String, token: String, now: Date = Date()) async throws -> ExporterStatus {
+    func exporterStatus(_ id: String, token: String, now: Date = ProviderClock.now) async throws -> ExporterStatus {
         let transfer = try await context.database.transaction { transaction -> Transfer in
             var transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             if transfer.state == .waiting, transfer.codeExpiresAt <= now {
@@ -153,7 +153,7 @@ struct Transfers: Sendable {
 
     /// The exporter approves with an assertion over the approval challenge: the importer's
     /// credential is bound to the identity.
-    func approve(_ id: String, token: String, response: AuthenticationResponseJSON, now: Date = Date()) async throws -> Data {
+    func approve(_ id: String, token: String, response: AuthenticationResponseJSON, now: Date = ProviderClock.now) async throws -> Data {
         let (transfer, credential) = try await context.database.transaction { transaction in
             let transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             guard transfer.state == .importRequested, transfer.pending != nil else {
@@ -182,7 +182,7 @@ struct Transfers: Sendable {
     }
 
     /// The exporter declines, or cancels while waiting: nothing is bound.
-    func end(_ id: String, token: String, as final: Transfer.State, now: Date = Date()) async throws {
+    func end(_ id: String, token: String, as final: Transfer.State, now: Date = ProviderClock.now) async throws {
         try await context.database.transaction { transaction in
             var transfer = try await self.transfer(id, token: token, now: now, in: transaction)
             guard !transfer.state.isFinal else { return }
@@ -196,7 +196,7 @@ struct Transfers: Sendable {
     /// Redeems a typed code: creation options for the exporter's identity. Wrong codes
     /// count against the code (five kill the transfer) and against the client address,
     /// in the store, so every instance sees them.
-    func redeem(code typed: String, clientKey: String, now: Date = Date()) async throws -> (id: String, token: String, options: PublicKeyCredentialCreationOptionsJSON) {
+    func redeem(code typed: String, clientKey: String, now: Date = ProviderClock.now) async throws -> (id: String, token: String, options: PublicKeyCredentialCreationOptionsJSON) {
         let counterKey = "transfer-code|" + clientKey
         let maximumFailures = configuration.maximumTransferCodeFailuresPerAddress
         let maximumAttempts = configuration.maximumCodeAttempts
@@ -248,7 +248,7 @@ struct Transfers: Sendable {
     }
 
     /// The importer's registration and device name; it then waits for approval.
-    func submitImport(_ id: String, token: String, registration: RegistrationResponseJSON, deviceName: String, now: Date = Date()) async throws {
+    func submitImport(_ id: String, token: String, registration: RegistrationResponseJSON, deviceName: String, now: Date = ProviderClock.now) async throws {
         let name = try FreeformText.validated(deviceName, field: "the device name", maximumScalars: 64)
         guard !name.isEmpty else {
             throw ProviderError.badRequest(.invalidRequest, "the device name must be 1 to 64 printable characters")
@@ -283,7 +283,7 @@ struct Transfers: Sendable {
     }
 
     /// The importer's view: waiting, or the outcome (with the bound credential's id).
-    func importerStatus(_ id: String, token: String, now: Date = Date()) async throws -> (Transfer.State, Data?) {
+    func importerStatus(_ id: String, token: String, now: Date = ProviderClock.now) async throws -> (Transfer.State, Data?) {
         let transfer = try await context.database.transaction { transaction in
             try await self.transfer(id, token: token, side: \.importerTokenHash, now: now, in: transaction)
         }
@@ -294,7 +294,7 @@ struct Transfers: Sendable {
 
     /// Expires transfers past their lifetime (wiping what they hold) and forgets ended
     /// ones a minute later.
-    func prune(now: Date = Date(), in transaction: any SQLTransaction) async throws {
+    func prune(now: Date = ProviderClock.now, in transaction: any SQLTransaction) async throws {
         let expired = try await transaction.query("""
             SELECT \(raw: Transfer.columns) FROM transfers WHERE ended_at IS NULL AND expires_at <= \(now) LIMIT 1000
             """).map(Transfer.init(row:))

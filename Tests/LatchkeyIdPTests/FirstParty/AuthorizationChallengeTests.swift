@@ -154,12 +154,16 @@ struct AuthorizationChallengeTests {
 
     @Test("an expired auth_session is invalid_session, with or without an assertion")
     func expiredSession() async throws {
-        try await ProviderTests.withProvider(.sqlite, { $0.authenticationSessionLifetime = 1 }) { issuer, authenticator in
+        let clock = TestClock()
+        try await ProviderTests.withProvider(.sqlite, {
+            $0.authenticationSessionLifetime = 1
+            $0.clock = clock.provider
+        }) { issuer, authenticator in
             _ = try await ProviderTests.bind(issuer, authenticator)
             let pkce = try PKCE.generate()
             let (session, options) = try Self.options(try await Self.challenge(issuer, pkce: pkce))
             let (assertion, _) = try authenticator.getAssertion(options, origin: ProviderTests.origin(issuer))
-            try await Task.sleep(for: .milliseconds(1500))
+            clock.advance(by: 1.5)
             let late = try await Self.answer(issuer, session: session, assertion: assertion)
             #expect(late.status == 400 && late.error == "invalid_session", "\(late.body)")
             #expect(try await Self.answer(issuer, session: session, assertion: nil).error == "invalid_session")

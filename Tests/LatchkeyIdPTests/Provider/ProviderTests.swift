@@ -267,9 +267,13 @@ struct ProviderTests {
 
     @Test("signing-key rotation: the new key is published first and signs after the delay; the old one stays published", arguments: TestStore.available)
     func signingKeyRotation(engine: TestStore) async throws {
-        // Long enough that the sign-in right after the rotation comes before it ends even on
-        // a loaded machine (the whole suite runs in parallel on two cores).
-        try await Self.withProvider(engine, { $0.signingKeyPublicationDelay = 10 }) { issuer, authenticator in
+        // The delay is judged by a clock the test moves, so the sign-in right after the
+        // rotation comes before it ends however loaded the machine is.
+        let clock = TestClock()
+        try await Self.withProvider(engine, {
+            $0.signingKeyPublicationDelay = 10
+            $0.clock = clock.provider
+        }) { issuer, authenticator in
             _ = try await Self.bind(issuer, authenticator)
             let client = try Self.client(issuer)
             let kid = { (tokens: TokenSet) throws -> String? in try JWS(compact: try #require(tokens.idToken)).keyID }
@@ -280,7 +284,7 @@ struct ProviderTests {
             let (_, jwks) = try await Self.request("GET", issuer.appendingPathComponent("jwks"))
             #expect(Set((jwks["keys"]?.arrayValue ?? []).compactMap { $0["kid"]?.stringValue }) == [before, next].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: client)) == before, "not before the publication delay")
-            try await Task.sleep(for: .milliseconds(10_100))
+            clock.advance(by: 10.1)
             // A relying party whose JWKS was fetched after the new key was published (the
             // delay is meant to outlast their caches) validates the new key's tokens.
             #expect(try kid(try await Self.signIn(issuer, authenticator, client: try Self.client(issuer))) == next)
@@ -370,7 +374,11 @@ struct ProviderTests {
 
     @Test("expired bind jobs and codes, a wrong origin, a bad signature and a counter going backwards are refused", arguments: TestStore.available)
     func refusals(engine: TestStore) async throws {
-        try await Self.withProvider(engine, { $0.authorizationCodeLifetime = 0.3 }) { issuer, authenticator in
+        let clock = TestClock()
+        try await Self.withProvider(engine, {
+            $0.authorizationCodeLifetime = 0.3
+            $0.clock = clock.provider
+        }) { issuer, authenticator in
             // Wrong origin: same RP ID, another port.
             let created = try #require(try await Self.admin(issuer).call(AdminAPI.createIdentity, body: .init(username: "oscar")).answer)
             let identity = created.identity.id
@@ -383,7 +391,7 @@ struct ProviderTests {
 
             // Expired bind job.
             let shortJob = try await Self.admin(issuer).call(AdminAPI.createBindJob, identity, body: .init(expiresIn: 1))
-            try await Task.sleep(for: .milliseconds(1100))
+            clock.advance(by: 1.1)
             let (expiredStatus, expired) = try await Self.request("GET", try Self.url(shortJob.answer?.bindURL))
             #expect(expiredStatus == 400 && (expired["error_description"]?.stringValue)?.contains("expired") == true)
 
@@ -419,7 +427,7 @@ struct ProviderTests {
 
             // An expired code.
             let code = try await client.authorizationCode(from: try Self.url(redirect["redirectURL"]), for: secondRequest)
-            try await Task.sleep(for: .milliseconds(400))
+            clock.advance(by: 0.4)
             await #expect(throws: OAuthError.tokenError(reason: "")) { try await client.exchange(code: code, for: secondRequest) }
         }
     }

@@ -15,13 +15,20 @@ import Testing
 extension HostileInputSuite {
     @Test("polling faster than the interval is slow_down, and the interval grows by 5 s; another client's poll is invalid_grant; a denied code is access_denied")
     func pollingTooFast() async throws {
-        // RFC 8628's default 5 s interval: two polls in a row are too fast however slow the machine.
-        try await DeviceGrantTests.withDevices({ $0.deviceCodeInterval = 5 }) { provider, approver, _ in
+        // RFC 8628's default 5 s interval, judged by a clock the test moves: two polls at
+        // the same instant are too fast however slow the machine is.
+        let clock = TestClock()
+        try await DeviceGrantTests.withDevices({
+            $0.deviceCodeInterval = 5
+            $0.clock = clock.provider
+        }) { provider, approver, _ in
             let started = try await DeviceGrantTests.startDevice(provider)
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "authorization_pending")
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode) == (400, "slow_down"))
-            try await Task.sleep(for: .milliseconds(5500))
+            clock.advance(by: 5.5)
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "slow_down", "5.5 s later is still too fast: the interval is 10 s now")
+            clock.advance(by: 15)
+            #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "authorization_pending", "15 s after the last poll is slow enough: each slow_down added 5 s")
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode, clientID: "someone-else").1 == "invalid_client")
             let registered = try await provider.admin.call(AdminAPI.createClient, body: .init(id: "tv-app", grantTypes: [GrantType.deviceCode.rawValue]))
             try #require(registered.status == 201)
@@ -34,9 +41,13 @@ extension HostileInputSuite {
 
     @Test("an expired code: the poll is expired_token and the code can no longer be approved")
     func expired() async throws {
-        try await DeviceGrantTests.withDevices({ $0.deviceCodeLifetime = 2 }) { provider, approver, _ in
+        let clock = TestClock()
+        try await DeviceGrantTests.withDevices({
+            $0.deviceCodeLifetime = 2
+            $0.clock = clock.provider
+        }) { provider, approver, _ in
             let started = try await DeviceGrantTests.startDevice(provider)
-            try await Task.sleep(for: .milliseconds(2200))
+            clock.advance(by: 2.2)
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "expired_token")
             let refused = await #expect(throws: LatchkeyError.self) {
                 try await approver.approveDevice(issuer: provider.issuer, userCode: started.userCode) { _ in true }
