@@ -6,11 +6,32 @@ import LatchkeyCrypto
 public final class TemporaryDirectory: Sendable {
     public let url: URL
 
-    public init() throws {
-        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-test-XXXXXX")
-        var template = Array(base.standardizedFileURL.path.utf8CString)
-        guard let made = mkdtemp(&template) else { throw TestSupportError("mkdtemp failed: \(String(cString: strerror(errno)))") }
+    /// A new directory in `$TMPDIR`. `reachableByOtherUsers`: a test that runs a process as
+    /// another user (`nobody`) needs a directory that user can reach, and `$TMPDIR` may be
+    /// private (`.ci/run` makes it 0700, as pam_tmpdir and systemd's PrivateTmp do); then
+    /// the directory is made in `/tmp`, which everyone can enter. Either way it starts 0700.
+    public init(reachableByOtherUsers: Bool = false) throws {
+        var parent = URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
+        if reachableByOtherUsers, !Self.othersCanEnter(parent) {
+            guard Self.othersCanEnter("/tmp") else {
+                throw TestSupportError("neither $TMPDIR (\(parent)) nor /tmp can be entered by other users")
+            }
+            parent = "/tmp"
+        }
+        var template = Array((parent as NSString).appendingPathComponent("latchkey-test-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestSupportError("mkdtemp in \(parent) failed: \(String(cString: strerror(errno)))") }
         url = URL(fileURLWithPath: String(cString: made))
+    }
+
+    /// Whether every directory from `/` down to `path` lets others search it (o+x).
+    static func othersCanEnter(_ path: String) -> Bool {
+        var current = ""
+        for component in ([""] + path.split(separator: "/").map(String.init)) {
+            current = component.isEmpty ? "/" : (current as NSString).appendingPathComponent(component)
+            let mode = (try? FileManager.default.attributesOfItem(atPath: current)[.posixPermissions] as? Int) ?? 0
+            guard mode & 0o001 != 0 else { return false }
+        }
+        return true
     }
 
     deinit { try? FileManager.default.removeItem(at: url) }

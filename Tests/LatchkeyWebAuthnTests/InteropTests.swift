@@ -8,7 +8,7 @@ import Testing
 /// Latchkey's output checked by standard relying-party libraries: py_webauthn 3.x and
 /// python-fido2 2.x, through Tests/Interop/webauthn_interop.py, when python3 has them
 /// (`pip install webauthn==3.0.1 fido2==2.2.1`; `.ci/run` installs them when it can).
-@Suite("Interoperability with py_webauthn and python-fido2", .enabled("python3 with webauthn and fido2 not found: skipped") { await PythonInterop.available(["webauthn", "fido2"]) })
+@Suite("Interoperability with py_webauthn and python-fido2", .requires("python3 with webauthn and fido2 not found: skipped") { await PythonInterop.available(["webauthn", "fido2"]) })
 struct InteropTests {
     @Test("registrations and assertions verify with both libraries")
     func verifyWithPythonLibraries() async throws {

@@ -6,7 +6,7 @@ import LatchkeyTestSupport
 /// Project Wycheproof (C2SP) vectors from ../shared/vectors/wycheproof, never copied into
 /// the repository. Every `valid` case must be accepted and every `invalid` one rejected;
 /// `acceptable` cases (legacy encodings) may go either way. Each failure names its tcId.
-@Suite("Wycheproof", .enabled(if: TestData.wycheproofAvailable, "Wycheproof vectors not found at ../shared/vectors/wycheproof: skipped"))
+@Suite("Wycheproof", .requires(if: TestData.wycheproofAvailable, "Wycheproof vectors not found at ../shared/vectors/wycheproof: skipped"))
 struct WycheproofTests {
     /// Tallies the cases of one file and prints the count, so the log shows how many ran.
     struct Tally {

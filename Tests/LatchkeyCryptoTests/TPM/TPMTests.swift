@@ -11,7 +11,7 @@ import Testing
 /// (`TPMCommandLineTests`) start a swtpm of their own per test, always.
 @Suite(
     "TPM keys in this process (the TPM named by TPM2OPENSSL_TCTI)", .serialized,
-    .enabled(if: SystemTPM.configured, "skipped: TPM2OPENSSL_TCTI is not set (.ci/run sets it to a swtpm it starts)")
+    .requires(if: SystemTPM.configured, "skipped: TPM2OPENSSL_TCTI is not set (.ci/run sets it to a swtpm it starts)")
 )
 struct TPMTests {
     @Test("a key generated in the TPM signs there; plain OpenSSL verifies; only the wrapped blob leaves")

@@ -14,7 +14,7 @@ import Testing
 /// every way to ask for a certificate without the TPM, by name.
 @Suite(
     "Provider: the attestation CA (credential activation, AIK certificates)", .serialized,
-    .enabled(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
+    .requires(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
 )
 struct AttestationAuthorityTests {
     struct Reply {
@@ -119,7 +119,7 @@ struct AttestationAuthorityTests {
 
     @Test(
         "py_webauthn and python-fido2 accept the tpm registration with the CA's published root",
-        .enabled("python3 with webauthn and fido2 not found: skipped") { await PythonInterop.available(["webauthn", "fido2"]) }
+        .requires("python3 with webauthn and fido2 not found: skipped") { await PythonInterop.available(["webauthn", "fido2"]) }
     )
     func independentVerifiers() async throws {
         try await Self.withCA { harness in

@@ -14,7 +14,7 @@ import Testing
 /// refused by name; the honest registration beside them is accepted.
 @Suite(
     "Provider: registrations that claim tpm attestation falsely", .serialized,
-    .enabled(if: ManufacturedTPM.configured && SoftwareTPM.available, "skipped: no manufactured swtpm (TPM2OPENSSL_TCTI, LATCHKEY_TEST_EK_ROOTS) or no swtpm (.ci/run sets up both)")
+    .requires(if: ManufacturedTPM.configured && SoftwareTPM.available, "skipped: no manufactured swtpm (TPM2OPENSSL_TCTI, LATCHKEY_TEST_EK_ROOTS) or no swtpm (.ci/run sets up both)")
 )
 struct AttestedRegistrationTests {
     typealias CA = AttestationAuthorityTests

@@ -7,7 +7,7 @@ import Testing
 /// The device approval, sign-up and recovery pages in a real Chromium (docs/PROTOCOL.md
 /// section 9): a `latchkey login --device` approved on `/device` with a browser passkey,
 /// and the self-service pages with codes from the provider's outbox.
-@Suite("Browser: device approval, sign-up and recovery pages in Chromium", .serialized, .enabled(if: Chromium.available, BrowserHarness.skipped))
+@Suite("Browser: device approval, sign-up and recovery pages in Chromium", .serialized, .requires(if: Chromium.available, BrowserHarness.skipped))
 struct BrowserFlowTests {
     @Test("latchkey login --device, approved on /device in the browser with a passkey: the page shows client, scope, when and where; the CLI gets the approver's tokens")
     func deviceApproval() async throws {

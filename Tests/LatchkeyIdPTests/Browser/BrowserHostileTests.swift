@@ -12,7 +12,7 @@ import Testing
 /// attack needs (docs/SECURITY.md, "Browser pages"): script in every displayed field,
 /// cross-origin posts, framing, an open redirect, a passkey signed for another RP ID,
 /// and a replayed assertion.
-@Suite("Browser: hostile pages and requests", .serialized, .enabled(if: Chromium.available, BrowserHarness.skipped))
+@Suite("Browser: hostile pages and requests", .serialized, .requires(if: Chromium.available, BrowserHarness.skipped))
 struct BrowserHostileTests {
     static let script = "<script>alert('x')</script><img src=x onerror=alert('y')>"
     static let bidi = "\u{202E}gepj.exe\u{2066}"

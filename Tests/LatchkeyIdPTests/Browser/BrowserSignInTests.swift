@@ -8,7 +8,7 @@ import Testing
 /// The provider's pages in a real headless Chromium with a virtual authenticator: a
 /// passkey made on the registration page, then signed in with on the sign-in page, by
 /// autofill and by the button (docs/PROTOCOL.md section 9).
-@Suite("Browser: registration and sign-in pages in Chromium", .serialized, .enabled(if: Chromium.available, BrowserHarness.skipped))
+@Suite("Browser: registration and sign-in pages in Chromium", .serialized, .requires(if: Chromium.available, BrowserHarness.skipped))
 struct BrowserSignInTests {
     @Test("a bind link opened in Chromium registers a passkey (transports and BE/BS listed); /authorize signs in with it by autofill; code, state and iss reach the redirect; the code is redeemed")
     func registerThenSignIn() async throws {

@@ -16,8 +16,7 @@ struct ProviderDiskFullTests {
         let binary = LatchkeyServe.binary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "latchkey is built with the tests")
         guard let unshare = ["/usr/bin/unshare", "/bin/unshare"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            print("disk-full provider test skipped: unshare not found")
-            return
+            try TestEnvironment.unavailable("unshare (util-linux) not found, so no private tmpfs to fill")
         }
         let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -50,8 +49,7 @@ struct ProviderDiskFullTests {
         guard listening else {
             let status = await exited()
             try #require(status == 77, "latchkey serve did not start: \((try? String(contentsOfFile: file("stderr"), encoding: .utf8)) ?? "")")
-            print("disk-full provider test skipped: no private tmpfs (unshare -rm exited \(status))")
-            return
+            try TestEnvironment.unavailable("no private tmpfs to fill (unshare -rm exited \(status): user namespaces are off)")
         }
         let issuer = try #require(URL(string: "http://127.0.0.1:\(port)"))
         var acknowledged: [String] = []

@@ -168,7 +168,7 @@ extension Provider {
 struct StoreUnreachableTests {
     @Test(
         "PostgreSQL unreachable at start and mid-run: 503 temporarily_unavailable, liveness still answers, service resumes when it is back",
-        .enabled(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
+        .requires(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
     )
     func unreachable() async throws {
         try await TestStore.postgres.with { storage, storeKey in

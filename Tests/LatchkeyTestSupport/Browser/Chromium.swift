@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A real headless Chromium driven over WebDriver (W3C WebDriver, with Chrome's WebAuthn
 /// virtual authenticator extension, WebAuthn L3 §11): Debian's `chromium` and
@@ -17,12 +18,25 @@ public final class Chromium: Sendable {
 
     public let endpoint: URL
     private let process: SpawnedProcess
+    /// The browsers' home, temporary directory and profiles, and chromedriver's log:
+    /// nothing of the user's home is read, and nothing is left in `/tmp` (Chromium puts its
+    /// `org.chromium.Chromium.*` folders in `$TMPDIR`, and leaves them when it is killed).
+    /// Removed after the processes stop (stored properties go after ``deinit``'s body).
+    private let home: TemporaryDirectory
+    private let sessions = Mutex(0)
 
     /// chromedriver listens on the port on both 127.0.0.1 and ::1 and exits when either is
     /// taken. ``LoopbackPort/free()`` checks both, but only at the moment it asks, so another
     /// process can take the port meanwhile (a full CI run failed once with "IPv6 port not
     /// available"). A start that fails for a taken port is tried again on another.
     public init() async throws {
+        let home = try TemporaryDirectory()
+        let environment = [
+            "HOME": home.url.path, "TMPDIR": home.url.path,
+            "XDG_CONFIG_HOME": home.url.appendingPathComponent(".config").path,
+            "XDG_CACHE_HOME": home.url.appendingPathComponent(".cache").path,
+        ]
+        let log = home.url.appendingPathComponent("chromedriver.log").path
         var attempt = 0
         var started: (process: SpawnedProcess, port: Int)?
         while started == nil {
@@ -30,7 +44,8 @@ public final class Chromium: Sendable {
             let port = try LoopbackPort.free()
             do {
                 let (process, _) = try await ChildProcess.startHelper(
-                    URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1"], name: "chromedriver"
+                    URL(fileURLWithPath: Self.driverPath), ["--port=\(port)", "--allowed-ips=127.0.0.1", "--log-path=\(log)"],
+                    name: "chromedriver", environment: environment
                 ) { $0.contains("started successfully") }
                 started = (process, port)
             } catch let error as TestSupportError where attempt < 5 && error.description.contains("Address already in use") {
@@ -43,6 +58,7 @@ public final class Chromium: Sendable {
         }
         self.process = process
         self.endpoint = endpoint
+        self.home = home
     }
 
     /// Stops chromedriver and then whatever it started: a browser whose session was never
@@ -62,17 +78,36 @@ public final class Chromium: Sendable {
     /// A new browser: headless, no sandbox when root (a container has no user namespace
     /// for it), `/dev/shm` not used (it is small in containers).
     public func session(width: Int = 1000, height: Int = 900) async throws -> WebDriverSession {
-        var arguments = ["--headless=new", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run", "--window-size=\(width),\(height)"]
+        let number = sessions.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        let profile = try home.subdirectory("profile-\(number)")
+        var arguments = [
+            "--headless=new", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+            "--disable-crash-reporter", "--user-data-dir=\(profile.path)", "--window-size=\(width),\(height)",
+        ]
         if getuid() == 0 { arguments.append("--no-sandbox") }
         let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
             "browserName": "chrome",
             "goog:chromeOptions": ["binary": Self.browserPath, "args": arguments],
             "webauthn:virtualAuthenticators": true,
         ]]]
-        let answer = try await WebDriverSession.command(endpoint.appendingPathComponent("session"), method: "POST", body: capabilities, timeout: 60)
+        let answer: Any?
+        do {
+            answer = try await WebDriverSession.command(endpoint.appendingPathComponent("session"), method: "POST", body: capabilities, timeout: 60)
+        } catch {
+            throw TestSupportError("Chromium did not start (\(error)); chromedriver's log ends: \(logTail())")
+        }
         guard let value = answer as? [String: Any], let id = value["sessionId"] as? String else {
-            throw TestSupportError("chromedriver answered no session: \(String(describing: answer))")
+            throw TestSupportError("chromedriver answered no session: \(String(describing: answer)); its log ends: \(logTail())")
         }
         return WebDriverSession(base: endpoint.appendingPathComponent("session").appendingPathComponent(id))
+    }
+
+    /// The last lines chromedriver logged, for a failure's reason.
+    private func logTail() -> String {
+        let text = (try? String(contentsOf: home.url.appendingPathComponent("chromedriver.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(12).joined(separator: "\n")
     }
 }

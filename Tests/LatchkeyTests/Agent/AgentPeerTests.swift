@@ -8,7 +8,7 @@ import Testing
 /// processes as `nobody` with setpriv, so it needs root (CI runs as root).
 @Suite(
     "latchkey agent: other users are refused (SO_PEERCRED)",
-    .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "skipped: needs root and setpriv to run a process as nobody")
+    .requires(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "skipped: needs root and setpriv to run a process as nobody")
 )
 struct AgentPeerTests {
     typealias CLI = CommandLineTests
@@ -16,7 +16,7 @@ struct AgentPeerTests {
 
     /// A scratch directory that `nobody` can enter (and, for `owned`, owns).
     static func shared(owned: Bool) throws -> TemporaryDirectory {
-        let scratch = try TemporaryDirectory()
+        let scratch = try TemporaryDirectory(reachableByOtherUsers: true)
         try #require(chmod(scratch.url.path, 0o755) == 0)
         if owned { try #require(chown(scratch.url.path, 65534, 65534) == 0) }
         return scratch

@@ -6,7 +6,7 @@ import Testing
 /// A vault whose key the TPM seals, held by the agent (issue 36): the agent unseals it once
 /// with its TPM; commands with no TPM and no key bind TPM credentials, list them and sign
 /// in through it, the TPM work all done in the agent.
-@Suite("latchkey agent over a TPM-sealed vault (swtpm)", .enabled(if: SoftwareTPM.available, "skipped: swtpm or tpm2-openssl is not installed (.ci/run installs them)"))
+@Suite("latchkey agent over a TPM-sealed vault (swtpm)", .requires(if: SoftwareTPM.available, "skipped: swtpm or tpm2-openssl is not installed (.ci/run installs them)"))
 struct AgentTPMTests {
     typealias CLI = CommandLineTests
 

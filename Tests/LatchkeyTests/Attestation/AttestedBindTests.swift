@@ -16,7 +16,7 @@ import Testing
 /// was sent. A client without attestation is refused by name and keeps nothing.
 @Suite(
     "Embedded: TPM attestation of new credentials", .serialized,
-    .enabled(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
+    .requires(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
 )
 struct AttestedBindTests {
     static func demandingProvider(
@@ -64,6 +64,8 @@ struct AttestedBindTests {
                 let (status, output) = try await PythonInterop.run("tpm_attestation_interop.py", [input.path])
                 print(output)
                 #expect(status == 0 && output.contains("56f86778-a17a-44f9-b56c-648ed551da5f"), "\(output)")
+            } else if TestEnvironment.isCI {
+                Issue.record("required under CI but missing: python3 with webauthn and fido2, to check the attestation independently")
             } else {
                 print("py_webauthn/python-fido2 check skipped: python3 with webauthn and fido2 not found")
             }

@@ -7,7 +7,7 @@ import Testing
 /// server parts (`Tests/Interop/authlib_provider.py`), as a team's Keycloak or Okta would
 /// be. Authlib checks the assertion's `aud` against its token endpoint, so the client is
 /// told `--assertion-audience token-endpoint`, as Okta's and Entra's documents ask.
-@Suite("latchkey against an independent provider (Authlib)", .enabled("python3 with authlib and flask not found: skipped (.ci/run installs them)") { await AuthlibProvider.available })
+@Suite("latchkey against an independent provider (Authlib)", .requires("python3 with authlib and flask not found: skipped (.ci/run installs them)") { await AuthlibProvider.available })
 struct AuthlibInteropTests {
     static func latchkey(_ arguments: [String], _ environment: [String: String]) async throws -> ChildProcess.Output {
         try await CommandLineTests.latchkey(arguments, environment: environment)

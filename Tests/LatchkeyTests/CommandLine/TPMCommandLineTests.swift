@@ -9,7 +9,7 @@ import Testing
 /// own on free loopback ports. The TPM is chosen the way a user chooses it, with
 /// `TPM2OPENSSL_TCTI` in the command's environment: OpenSSL's tpm2 provider reads it
 /// nowhere else, which is also why these run `latchkey` as a process.
-@Suite("latchkey with TPM keys (swtpm)", .enabled(if: SoftwareTPM.available, "skipped: swtpm or tpm2-openssl is not installed (.ci/run installs them)"))
+@Suite("latchkey with TPM keys (swtpm)", .requires(if: SoftwareTPM.available, "skipped: swtpm or tpm2-openssl is not installed (.ci/run installs them)"))
 struct TPMCommandLineTests {
     typealias CLI = CommandLineTests
 

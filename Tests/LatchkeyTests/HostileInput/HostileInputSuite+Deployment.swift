@@ -63,7 +63,7 @@ extension HostileInputSuite {
     // MARK: Mail
 
     @Test("a relay answering 450 to strangers' sign-up addresses never makes recovery or sign-up refuse anyone",
-          .enabled("python3 with aiosmtpd not found: skipped") { await SMTPSink.available })
+          .requires("python3 with aiosmtpd not found: skipped") { await SMTPSink.available })
     func relayRefusingRecipients() async throws {
         let sink = try await SMTPSink(deferring: "unverified.example")
         try await ProviderHarness.withVault({

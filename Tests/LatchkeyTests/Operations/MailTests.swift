@@ -9,7 +9,7 @@ import Testing
 /// Real e-mail (docs/ARCHITECTURE.md, "Operations: mail"): the provider hands its codes to
 /// a real SMTP server on loopback (aiosmtpd), directly or through a sendmail, and the
 /// tests read the codes from the delivered messages.
-@Suite("Mail through a real SMTP server", .enabled("python3 with aiosmtpd not found: skipped") { await SMTPSink.available })
+@Suite("Mail through a real SMTP server", .requires("python3 with aiosmtpd not found: skipped") { await SMTPSink.available })
 struct MailTests {
     static let sender = "latchkey@example.com"
 

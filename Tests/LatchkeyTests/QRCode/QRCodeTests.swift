@@ -36,7 +36,7 @@ struct QRCodeTests {
     }
 
     @Test("QR codes rendered in half blocks (transfer codes, and versions up to 10) decode with ZXing",
-          .enabled("python3 with zxing-cpp not found: skipped") { await PythonInterop.available(["zxingcpp", "numpy"]) })
+          .requires("python3 with zxing-cpp not found: skipped") { await PythonInterop.available(["zxingcpp", "numpy"]) })
     func zxingDecodesRenderedText() async throws {
         let cases = [("7KQ-4M2-X9A", QRCode.ErrorCorrection.medium), ("0AB-CDE-FGH", .medium)] + Self.texts
         for (text, level) in cases {

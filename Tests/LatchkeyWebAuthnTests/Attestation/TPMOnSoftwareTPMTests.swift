@@ -12,7 +12,7 @@ import Testing
 /// its private swtpm-localca (`LATCHKEY_TEST_EK_ROOTS`).
 @Suite(
     "TPM attestation on a software TPM (TPM2OPENSSL_TCTI, LATCHKEY_TEST_EK_ROOTS)", .serialized,
-    .enabled(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
+    .requires(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
 )
 struct TPMOnSoftwareTPMTests {
     @Test("TPM2_Certify: certInfo names the key's pubArea and carries the qualifying data; the AK signed it; the key still signs through OpenSSL after")
