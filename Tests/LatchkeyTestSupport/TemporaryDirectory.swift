@@ -11,6 +11,7 @@ public final class TemporaryDirectory: Sendable {
     /// private (`.ci/run` makes it 0700, as pam_tmpdir and systemd's PrivateTmp do); then
     /// the directory is made in `/tmp`, which everyone can enter. Either way it starts 0700.
     public init(reachableByOtherUsers: Bool = false) throws {
+        _ = TestEnvironment.openFileLimit
         var parent = URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
         if reachableByOtherUsers, !Self.othersCanEnter(parent) {
             guard Self.othersCanEnter("/tmp") else {

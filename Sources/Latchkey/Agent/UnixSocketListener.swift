@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The agent's listening socket: bound at a path with mode 0600, or handed over by systemd
 /// (socket activation, sd_listen_fds(3)). Closed when the last reference goes; the path is
@@ -11,14 +12,27 @@ final class UnixSocketListener: @unchecked Sendable {
     /// at the same path later.
     private let identity: (dev_t, ino_t)?
 
+    /// A descriptor held in reserve (on /dev/null) for the moment the process runs out:
+    /// then a pending connection cannot be accepted, poll(2) reports it ready again at once,
+    /// and the client waits for an answer that never comes while the accept loop spins.
+    /// The reserve is given up to accept that connection and close it, so the client sees
+    /// the end of the stream at once (the libuv and nginx way).
+    private let reserve = Mutex<Int32>(-1)
+
     private init(descriptor: Int32, path: String, identity: (dev_t, ino_t)?) {
         self.descriptor = descriptor
         self.path = path
         self.identity = identity
+        reserve.withLock { $0 = Self.openReserve() }
     }
 
     deinit {
         close(descriptor)
+        reserve.withLock { if $0 >= 0 { close($0) } }
+    }
+
+    private static func openReserve() -> Int32 {
+        Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     /// Binds at `path`, replacing a stale socket (a killed agent's: nothing accepts on it)
@@ -106,13 +120,31 @@ final class UnixSocketListener: @unchecked Sendable {
         // agent starts no processes.
         let connection = Glibc.accept(descriptor, nil, nil)
         guard connection >= 0 else {
-            // A peer that gave up before being accepted, or descriptors running out:
-            // neither ends the agent.
-            if [EAGAIN, EINTR, ECONNABORTED, EMFILE, ENFILE, EPROTO].contains(errno) { return nil }
-            throw UnixSocketError("accept")
+            let failure = errno
+            // Descriptors running out: the pending client is closed on, not left waiting.
+            if failure == EMFILE || failure == ENFILE {
+                shedPendingConnection()
+                throw UnixSocketError("accept", errno: failure)
+            }
+            // A peer that gave up before being accepted does not end the agent.
+            if [EAGAIN, EINTR, ECONNABORTED, EPROTO].contains(failure) { return nil }
+            throw UnixSocketError("accept", errno: failure)
         }
         _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
         return UnixSocket(descriptor: connection)
+    }
+
+    /// Accepts the pending connection with the reserve descriptor and closes it at once,
+    /// then takes a new reserve (which may fail while descriptors are short; the next
+    /// shortage then waits for the caller's pause instead).
+    private func shedPendingConnection() {
+        reserve.withLock { reserve in
+            guard reserve >= 0 else { return }
+            close(reserve)
+            let connection = Glibc.accept(descriptor, nil, nil)
+            if connection >= 0 { close(connection) }
+            reserve = Self.openReserve()
+        }
     }
 
     /// Unlinks the socket file if it is still the one bound here.

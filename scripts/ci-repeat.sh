@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs .ci/run N times, each in a fresh clone of this repository's HEAD (a cold build, as
+# CI has), and reports each run's counts: exit status, tests run, issues recorded (those
+# against «unknown» included), the time taken, and whatever the run left in /tmp. Exits 1
+# if any run failed or left something behind. .ci/run itself stays one run (issue 49).
+#
+#   scripts/ci-repeat.sh [RUNS] [--same-clone] [--busy N]
+#
+#   RUNS          how many runs (default 3)
+#   --same-clone  clone once and run in it again (warm builds after the first)
+#   --busy N      N busy loops beside each run, for a loaded machine
+#
+# The clones go in one directory under /tmp with ../shared beside them (a link to this
+# checkout's ../shared, which holds the Wycheproof vectors), removed at the end; each run's
+# log is kept there until then and its failing lines are printed.
+set -euo pipefail
+top=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
+runs=3
+same_clone=0
+busy=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --same-clone) same_clone=1 ;;
+        --busy) busy=$2; shift ;;
+        [0-9]*) runs=$1 ;;
+        *) echo "usage: $0 [RUNS] [--same-clone] [--busy N]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+work=$(mktemp -d /tmp/latchkey-ci-repeat.XXXXXX)
+busy_pids=()
+cleanup() {
+    for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+[ -d "$top/../shared" ] && ln -s "$(cd "$top/../shared" && pwd)" "$work/shared"
+
+tmp_listing() { ls -A /tmp | grep -v -e "^$(basename "$work")\$" | sort; }
+
+failed=0
+printf '%-4s %-6s %-8s %-7s %-8s %-8s %s\n' run exit tests issues unknown seconds "left in /tmp"
+for run in $(seq "$runs"); do
+    clone="$work/clone-$run"
+    if [ "$same_clone" = 1 ] && [ "$run" -gt 1 ]; then clone="$work/clone-1"; fi
+    [ -d "$clone" ] || git clone -q "$top" "$clone"
+    before=$(tmp_listing)
+    for _ in $(seq "$busy"); do (while :; do :; done) & busy_pids+=($!); done
+    log="$work/run-$run.log"
+    started=$(date +%s)
+    status=0
+    (cd "$clone" && CI=true bash .ci/run </dev/null >"$log" 2>&1) || status=$?
+    seconds=$(( $(date +%s) - started ))
+    for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    busy_pids=()
+    left=$(comm -13 <(echo "$before") <(tmp_listing) | grep -v -e '\.lock$' | tr '\n' ' ')
+    # Swift Testing's closing line, e.g. "✔ Test run with 371 tests in 84 suites passed after …"
+    # or "✘ Test run with 371 tests in 84 suites failed after … with 3 issues."
+    closing=$(grep -a -E 'Test run with [0-9]+ tests?' "$log" | tail -n 1 || true)
+    tests=$(echo "$closing" | sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p')
+    issues=$(echo "$closing" | sed -nE 's/.* with ([0-9]+) issues?.*/\1/p')
+    unknown=$(grep -a -E 'unknown' "$log" | grep -a -c 'recorded an issue' || true)
+    printf '%-4s %-6s %-8s %-7s %-8s %-8s %s\n' "$run" "$status" "${tests:-?}" "${issues:-0}" "$unknown" "$seconds" "${left:--}"
+    if [ "$status" != 0 ] || [ -n "$left" ] || [ "${unknown:-0}" != 0 ]; then
+        failed=1
+        grep -a -E '✘|error:|Fatal error' "$log" | head -n 40 | sed 's/^/    /'
+    fi
+done
+exit "$failed"
