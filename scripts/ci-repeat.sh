@@ -11,8 +11,8 @@
 #   --busy N      N busy loops beside each run, for a loaded machine
 #
 # The clones go in one directory under /tmp with ../shared beside them (a link to this
-# checkout's ../shared, which holds the Wycheproof vectors), removed at the end; each run's
-# log is kept there until then and its failing lines are printed.
+# checkout's ../shared, which holds the Wycheproof vectors), removed at the end. Each run's
+# log is copied to .build/ci-repeat/ (ignored by git), and a failing run's lines printed.
 set -euo pipefail
 top=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 runs=3
@@ -52,9 +52,10 @@ for run in $(seq "$runs"); do
     status=0
     (cd "$clone" && CI=true bash .ci/run </dev/null >"$log" 2>&1) || status=$?
     seconds=$(( $(date +%s) - started ))
+    mkdir -p "$top/.build/ci-repeat" && cp "$log" "$top/.build/ci-repeat/run-$run.log"
     for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     busy_pids=()
-    left=$(comm -13 <(echo "$before") <(tmp_listing) | grep -v -e '\.lock$' | tr '\n' ' ')
+    left=$(comm -13 <(echo "$before") <(tmp_listing) | { grep -v -e '\.lock$' || true; } | tr '\n' ' ')
     # Swift Testing's closing line, e.g. "✔ Test run with 371 tests in 84 suites passed after …"
     # or "✘ Test run with 371 tests in 84 suites failed after … with 3 issues."
     closing=$(grep -a -E 'Test run with [0-9]+ tests?' "$log" | tail -n 1 || true)
