@@ -31,7 +31,8 @@ public struct ProviderHarness: Sendable {
     }
 
     /// Runs the provider for `body` over a fresh store of `engine` (in memory unless one
-    /// is given), its log captured in ``logs``; the store is removed afterwards.
+    /// is given), its log captured in ``logs``; the store is removed afterwards. At most
+    /// ``ProviderSlots/count`` run at once.
     public static func run(
         _ engine: TestStore? = nil,
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
@@ -50,10 +51,12 @@ public struct ProviderHarness: Sendable {
                 try await body(ProviderHarness(issuer: issuer, admin: AdminAPIClient(issuer: issuer, token: adminToken), logs: logs, directory: directory))
             }
         }
-        if let engine {
-            try await engine.with { storage, storeKey in try await start(storage, storeKey) }
-        } else {
-            try await start(nil, nil)
+        try await ProviderSlots.withSlot {
+            if let engine {
+                try await engine.with { storage, storeKey in try await start(storage, storeKey) }
+            } else {
+                try await start(nil, nil)
+            }
         }
     }
 
