@@ -61,7 +61,7 @@ struct BrowserSignInTests {
 
     @Test("a standard OIDC relying party (Authlib's Flask client): its authorization request gets the sign-in page, the passkey signs in, and the RP verifies the ID token; Cancel returns access_denied with iss")
     func authlibRelyingParty() async throws {
-        try #require(await AuthlibRelyingParty.available, "python3 with authlib, flask and requests (.ci/run installs them)")
+        if !(await AuthlibRelyingParty.available) { try TestEnvironment.unavailable("python3 with authlib, flask and requests (.ci/run installs them)") }
         try await BrowserHarness.run { session in
             let registered = try await session.provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
                 id: "wiki", name: "Team wiki", grantTypes: ["authorization_code", "refresh_token"], redirectURIs: ["http://127.0.0.1/callback"]
