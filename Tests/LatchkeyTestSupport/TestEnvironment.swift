@@ -35,6 +35,11 @@ public enum TestEnvironment {
         return UInt64(limit.rlim_cur)
     }()
 
+    /// The failure of a test whose part is missing under CI.
+    static func missingUnderCI(_ reason: String) -> TestSupportError {
+        TestSupportError("required under CI but missing: \(reason)")
+    }
+
     /// `RLIMIT_NOFILE`, whose type differs between C libraries.
     private static var RLIMIT_NOFILE_VALUE: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
 
@@ -42,7 +47,7 @@ public enum TestEnvironment {
     /// `reason`; elsewhere the test is cancelled, reported with `reason`, and its remaining
     /// checks not run.
     public static func unavailable(_ reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Never {
-        if isCI { throw TestSupportError("required under CI but missing: \(reason)") }
+        if isCI { throw missingUnderCI(reason) }
         try Test.cancel(Comment(rawValue: "skipped: \(reason)"), sourceLocation: sourceLocation)
     }
 }
@@ -53,7 +58,7 @@ extension Trait where Self == ConditionTrait {
     public static func requires(_ comment: Comment, _ condition: @escaping @Sendable () async throws -> Bool) -> Self {
         .enabled(comment) {
             if try await condition() { return true }
-            if TestEnvironment.isCI { throw TestSupportError("required under CI but missing: \(comment.rawValue)") }
+            if TestEnvironment.isCI { throw TestEnvironment.missingUnderCI(comment.rawValue) }
             return false
         }
     }

@@ -3,7 +3,7 @@ import Synchronization
 /// How many in-process providers the suite runs at once. Swift Testing starts every test
 /// together, and each provider test holds a listener, both ends of its HTTP connections,
 /// its store's files or PostgreSQL connections, and a share of two cores: unbounded, the
-/// start of a full run held about 1,800 descriptors (past a 1,024 open-file limit, which
+/// start of a full run held about 1,980 descriptors (about 585 with the slots) (past a 1,024 open-file limit, which
 /// a hard limit can keep the suite from raising) and ran about 180 providers on two
 /// cores, which is how a test's waits ran out on a loaded machine (issue 49). A test
 /// waits for a slot before its provider starts; one that already holds a slot (a provider
