@@ -133,8 +133,10 @@ public struct ProviderConfiguration: Sendable {
     /// credentials can open one (docs/SECURITY.md, "Limits").
     public var maximumTransfersPerIdentity = 3
     /// The device authorization grant (RFC 8628): how long a device code lives, the
-    /// polling interval it starts with, and how many may be waiting at once per client and
-    /// per client address (each is a row until it expires; docs/SECURITY.md, "Limits").
+    /// polling interval it starts with, the places in a client's pool of live codes and
+    /// how many of them one client address may hold (each is a row until it expires; a
+    /// full pool gives the busiest address's oldest place to a newcomer holding fewer:
+    /// docs/SECURITY.md, "Device sign-in").
     public var deviceCodeLifetime: TimeInterval = 600
     public var deviceCodeInterval = 5
     public var maximumLiveDeviceCodesPerClient = 1000

@@ -83,9 +83,22 @@ public final class RawConnection: @unchecked Sendable {
     public func exchange(
         _ method: String, _ target: String, json: JSONValue? = nil, headers: [String: String] = [:], within seconds: Double = 20
     ) async throws -> (status: Int, body: JSONValue) {
-        let body = try json.map { try $0.json() } ?? Data()
+        try await exchange(method, target, body: try json.map { try $0.json() }, contentType: "application/json", headers: headers, within: seconds)
+    }
+
+    /// ``exchange(_:_:json:headers:within:)`` with a form body (`application/x-www-form-urlencoded`).
+    public func exchange(
+        _ method: String, _ target: String, form: [(String, String)], headers: [String: String] = [:], within seconds: Double = 20
+    ) async throws -> (status: Int, body: JSONValue) {
+        try await exchange(method, target, body: FormEncoding.encode(form), contentType: "application/x-www-form-urlencoded", headers: headers, within: seconds)
+    }
+
+    private func exchange(
+        _ method: String, _ target: String, body: Data?, contentType: String, headers: [String: String], within seconds: Double
+    ) async throws -> (status: Int, body: JSONValue) {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json\r\n"
-        if json != nil { head += "Content-Type: application/json\r\n" }
+        if body != nil { head += "Content-Type: \(contentType)\r\n" }
+        let body = body ?? Data()
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
         guard send(head + String(decoding: body, as: UTF8.self)) else { throw Outcome.closed }

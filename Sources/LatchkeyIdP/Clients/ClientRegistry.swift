@@ -23,7 +23,7 @@ struct ClientRegistry: Sendable {
             return RegisteredClient(configured: configured)
         }
         guard let row = try await context.database.read({ transaction in
-            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes FROM clients WHERE id = \(id)")
+            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes, registration FROM clients WHERE id = \(id)")
         }) else { return nil }
         return try Self.client(row)
     }
@@ -41,14 +41,15 @@ struct ClientRegistry: Sendable {
         let grants = client.grantTypes.joined(separator: " ")
         let redirects = client.redirectURIs.joined(separator: " ")
         let scopes = client.scopes.joined(separator: " ")
+        let registration = try ProviderContext.randomToken()
         try await context.database.transaction { transaction in
             let count = try await transaction.first("SELECT COUNT(*) AS registered FROM clients")?.decode("registered", as: Int64.self) ?? 0
             guard count < Self.maximumClients else {
                 throw ProviderError(status: 409, code: .conflict, reason: "the provider holds \(Self.maximumClients) clients; delete one first")
             }
             let inserted = try await transaction.first("""
-                INSERT INTO clients (id, name, jwks, grant_types, redirect_uris, scopes, created_at)
-                VALUES (\(client.id), \(client.name), \(jwks), \(grants), \(redirects), \(scopes), \(now))
+                INSERT INTO clients (id, name, jwks, grant_types, redirect_uris, scopes, created_at, registration)
+                VALUES (\(client.id), \(client.name), \(jwks), \(grants), \(redirects), \(scopes), \(now), \(registration))
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """)
             guard inserted != nil else { throw ProviderError(status: 409, code: .conflict, reason: "a client with id \(client.id) exists") }
@@ -61,7 +62,7 @@ struct ClientRegistry: Sendable {
     /// The registered clients, by id.
     func list() async throws -> [AdminAPI.Client] {
         try await context.database.transaction { transaction in
-            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, created_at FROM clients ORDER BY id")
+            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, created_at, registration FROM clients ORDER BY id")
                 .map { row in
                     let client = try Self.client(row)
                     return AdminAPI.Client(
@@ -72,11 +73,19 @@ struct ClientRegistry: Sendable {
         }
     }
 
-    /// Deletes a registered client with its tokens; false when there was none.
-    func delete(_ id: String) async throws -> Bool {
+    /// Deletes a registered client and ends every grant issued to it, in one transaction:
+    /// its own client-credentials tokens, every grant family begun for it (so its users'
+    /// access tokens, refresh tokens and unredeemed codes stop at once, RFC 9700 §4.14's
+    /// "revocation" of a grant), and its device codes, waiting or approved. False when
+    /// there was none. A client registered later under the same id has a new
+    /// ``RegisteredClient/registration``, so nothing begun for this one passes as its.
+    func delete(_ id: String, now: Date = ProviderClock.now) async throws -> Bool {
         try await context.database.transaction { transaction in
+            guard try await transaction.first("DELETE FROM clients WHERE id = \(id) RETURNING id") != nil else { return false }
             try await transaction.execute("DELETE FROM client_tokens WHERE client_id = \(id)")
-            return try await transaction.first("DELETE FROM clients WHERE id = \(id) RETURNING id") != nil
+            try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE client_id = \(id) AND revoked_at IS NULL")
+            try await transaction.execute("DELETE FROM device_codes WHERE client_id = \(id)")
+            return true
         }
     }
 
@@ -85,7 +94,8 @@ struct ClientRegistry: Sendable {
         do {
             return try RegisteredClient(
                 id: row.decode("id"), name: row.decode("name"), jwks: row.decode("jwks", as: String?.self).map { Data($0.utf8) },
-                grantTypes: words("grant_types").map(GrantType.init(rawValue:)), redirectURIs: words("redirect_uris"), scopes: words("scopes")
+                grantTypes: words("grant_types").map(GrantType.init(rawValue:)), redirectURIs: words("redirect_uris"), scopes: words("scopes"),
+                registration: row.decode("registration", as: String?.self)
             )
         } catch let error as StoreError {
             throw error

@@ -17,6 +17,10 @@ struct RegisteredClient: Sendable {
     /// The most a client credentials token may carry; nil for a configured client, which
     /// gets the provider's supported scopes as before.
     var scopes: [String]?
+    /// Random, new each time this id is registered (nil for a configured client): what
+    /// the grants begun for this client carry, so that a client registered again under a
+    /// deleted one's id is another client to them (docs/SECURITY.md, "Client keys").
+    var registration: String?
 
     var isConfidential: Bool { keys != nil }
 
@@ -32,8 +36,9 @@ struct RegisteredClient: Sendable {
     }
 
     /// A stored client; `jwks` is its JWK Set as stored, read once into both forms.
-    init(id: String, name: String, jwks: Data?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?) throws {
+    init(id: String, name: String, jwks: Data?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?, registration: String?) throws {
         self.id = id
+        self.registration = registration
         self.name = name
         self.jwks = try jwks.map { try JSONDecoder().decode(JWKSDocument.self, from: $0) }
         self.keys = try jwks.map { try JWKSet(json: $0) }

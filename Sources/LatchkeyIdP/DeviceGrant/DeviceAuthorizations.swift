@@ -11,7 +11,9 @@ import LatchkeyWebAuthn
 ///
 /// User codes are guessable by design (~34.6 bits), so wrong entries are counted per
 /// address and over the whole code space (§5.1), and the live codes a client or an address
-/// may hold are capped, since each is a row until it expires (docs/SECURITY.md, "Limits").
+/// may hold are capped, since each is a row until it expires, in a way a crowd cannot turn
+/// against honest devices (``makeRoom(client:requesterKey:requesterNetwork:perClient:perAddress:now:in:)``,
+/// docs/SECURITY.md, "Limits").
 struct DeviceAuthorizations: Sendable {
     let context: ProviderContext
     let credentials: CredentialRegistry
@@ -28,10 +30,13 @@ struct DeviceAuthorizations: Sendable {
 
     /// Issues a device code and a user code for `client` (already authenticated when it
     /// has keys). `requester` is the address the request came from, shown to the approver;
-    /// `requesterKey` its limit key.
+    /// `requesterKey` its limit key, `requesterNetwork` its network
+    /// (``IPNetwork/networkKey(for:)``).
     func start(
-        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, now: Date = ProviderClock.now
+        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, requesterNetwork: String? = nil,
+        now: Date = ProviderClock.now
     ) async throws -> DeviceAuthorizationResponse {
+        let requesterNetwork = requesterNetwork ?? requesterKey
         guard client.allows(.deviceCode) else {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the device authorization grant")
         }
@@ -44,24 +49,19 @@ struct DeviceAuthorizations: Sendable {
         let perAddress = configuration.maximumLiveDeviceCodesPerAddress
         let interval = configuration.deviceCodeInterval
         let userCode = try await context.database.transaction { transaction -> String in
-            let live = try await transaction.first("""
-                SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client.id) AND expires_at > \(now)) AS per_client,
-                    (SELECT count(*) FROM device_codes WHERE requester_key = \(requesterKey) AND expires_at > \(now)) AS per_address
-                """)
-            guard try live?.decode("per_client", as: Int64.self) ?? 0 < Int64(perClient) else {
-                throw ProviderError.slowDown("this client has too many device codes waiting; try again later")
-            }
-            guard try live?.decode("per_address", as: Int64.self) ?? 0 < Int64(perAddress) else {
-                throw ProviderError.slowDown("too many device codes waiting from this address; try again later")
-            }
+            try await Self.makeRoom(
+                client: client.id, requesterKey: requesterKey, requesterNetwork: requesterNetwork, perClient: perClient, perAddress: perAddress,
+                now: now, in: transaction
+            )
             // A code still in use is never handed out twice; an expired one may be reused.
             for _ in 0..<8 {
                 let candidate = try Self.randomUserCode()
                 try await transaction.execute("DELETE FROM device_codes WHERE user_code = \(candidate) AND expires_at <= \(now)")
                 guard try await transaction.first("SELECT 1 FROM device_codes WHERE user_code = \(candidate)") == nil else { continue }
                 try await transaction.execute("""
-                    INSERT INTO device_codes (device_hash, user_code, client_id, scope, requester, requester_key, created_at, expires_at, interval_seconds, status)
-                    VALUES (\(deviceHash), \(candidate), \(client.id), \(scope), \(requester), \(requesterKey), \(now), \(expiresAt),
+                    INSERT INTO device_codes (device_hash, user_code, client_id, scope, requester, requester_key, requester_network, created_at, expires_at,
+                        interval_seconds, status)
+                    VALUES (\(deviceHash), \(candidate), \(client.id), \(scope), \(requester), \(requesterKey), \(requesterNetwork), \(now), \(expiresAt),
                         \(Int64(interval)), \(Status.pending.rawValue))
                     """)
                 return candidate
@@ -75,6 +75,60 @@ struct DeviceAuthorizations: Sendable {
             deviceCode: deviceCode, userCode: DeviceUserCode.display(userCode), verificationURI: verification,
             verificationURIComplete: complete?.url, expiresIn: Int(configuration.deviceCodeLifetime), interval: interval
         )
+    }
+
+    /// The statuses of a code that still holds a place: waiting, or approved and not yet
+    /// collected by the device's poll.
+    private static let live = "('\(Status.pending.rawValue)', '\(Status.approved.rawValue)')"
+
+    /// Makes room for one more live code of `client` from `requesterKey`, or refuses with
+    /// `slow_down` (docs/SECURITY.md, "Device sign-in"). An address (an IPv6 /64) holds at
+    /// most `perAddress` live codes of a client. A client's codes share a pool of
+    /// `perClient`; when it is full, the newcomer takes the place of the oldest code (a
+    /// waiting one before an approved one) of the network (``IPNetwork/networkKey(for:)``)
+    /// holding the most, but only if that network would still hold more than the
+    /// newcomer's afterwards. So a crowd that fills the pool gives way to every honest
+    /// device from a network holding fewer codes than it, and cannot win places back from
+    /// each other or from them; to refuse a device from a network holding none, it needs
+    /// as many distinct networks (IPv4 /24s, IPv6 /48s) as the pool has places. Pools are
+    /// per client: a flood of a public client never touches a keyed one's.
+    static func makeRoom(
+        client: String, requesterKey: String, requesterNetwork: String, perClient: Int, perAddress: Int, now: Date, in transaction: any SQLTransaction
+    ) async throws {
+        let counts = try await transaction.first("""
+            SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client) AND expires_at > \(now) AND status IN \(raw: live)) AS pool,
+                (SELECT count(*) FROM device_codes
+                 WHERE client_id = \(client) AND requester_key = \(requesterKey) AND expires_at > \(now) AND status IN \(raw: live)) AS held,
+                (SELECT count(*) FROM device_codes
+                 WHERE client_id = \(client) AND COALESCE(requester_network, requester_key) = \(requesterNetwork) AND expires_at > \(now)
+                    AND status IN \(raw: live)) AS network_held
+            """)
+        guard try counts?.decode("held", as: Int64.self) ?? 0 < Int64(perAddress) else {
+            throw ProviderError.slowDown("too many device codes waiting from this address; try again later")
+        }
+        guard try counts?.decode("pool", as: Int64.self) ?? 0 >= Int64(perClient) else { return }
+        let networkHeld = try counts?.decode("network_held", as: Int64.self) ?? 0
+        guard let busiest = try await transaction.first("""
+                SELECT COALESCE(requester_network, requester_key) AS network, count(*) AS held FROM device_codes
+                WHERE client_id = \(client) AND expires_at > \(now) AND status IN \(raw: live)
+                GROUP BY COALESCE(requester_network, requester_key) ORDER BY held DESC, min(created_at) ASC LIMIT 1
+                """),
+              try busiest.decode("held", as: Int64.self) > networkHeld + 1,
+              let oldest = try await transaction.first("""
+                SELECT device_hash, family_id FROM device_codes
+                WHERE client_id = \(client) AND COALESCE(requester_network, requester_key) = \(try busiest.decode("network", as: String.self))
+                    AND expires_at > \(now) AND status IN \(raw: live)
+                ORDER BY CASE status WHEN \(Status.pending.rawValue) THEN 0 ELSE 1 END, created_at LIMIT 1
+                """)
+        else {
+            throw ProviderError.slowDown("this client has too many device codes waiting; try again later")
+        }
+        // Given up as expired: its device's next poll hears `expired_token` (RFC 8628 §3.5);
+        // an approval's family, which no token came from yet, ends with it.
+        try await transaction.execute("UPDATE device_codes SET expires_at = \(now) WHERE device_hash = \(try oldest.decode("device_hash", as: Data.self))")
+        if let familyID = try oldest.decode("family_id", as: String?.self) {
+            try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE id = \(familyID) AND revoked_at IS NULL")
+        }
     }
 
     /// 8 characters drawn uniformly from the RFC 8628 §6.1 alphabet (bytes ≥ 240 are

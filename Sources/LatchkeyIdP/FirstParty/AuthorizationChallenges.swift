@@ -14,9 +14,11 @@ import LatchkeyWebAuthn
 /// Nothing is stored before the assertion: the `auth_session` is sealed, like a sign-in
 /// session. A first request with a DPoP proof binds the session to that key (§9.6.1): the
 /// second request and the token request must prove the same key, and the code and its
-/// tokens are bound to it. A refused request (no proof, another key, a bad assertion)
-/// spends nothing, so the flow stays usable for the rightful client; a completed session
-/// is spent, and presenting it again is `invalid_session`.
+/// tokens are bound to it. Every proof this endpoint accepts has its `jti` spent (RFC 9449
+/// §11.1), the one that binds a session included, so no proof is accepted twice. A
+/// refused request (no proof, another key, a bad assertion) spends no session, so the
+/// flow stays usable for the rightful client; a completed session is spent, and
+/// presenting it again is `invalid_session`.
 struct AuthorizationChallenges: Sendable {
     let context: ProviderContext
     let signIns: SignIns
@@ -40,7 +42,9 @@ struct AuthorizationChallenges: Sendable {
             guard request.webauthnResponse == nil else {
                 throw ProviderError.badRequest(.invalidRequest, "webauthn_response goes with the auth_session it answers")
             }
-            return .insufficientAuthorization(try await start(request, client: client, proof: proof, now: now))
+            let answer = try await start(request, client: client, proof: proof, now: now)
+            try await spend(proof, binding)
+            return .insufficientAuthorization(answer)
         }
         let session = try open(ticket, client: client, now: now)
         // §9.6.1: a session bound to a key is used only with a proof of that key.
@@ -54,6 +58,7 @@ struct AuthorizationChallenges: Sendable {
         }
         guard let text = request.webauthnResponse else {
             // Asked again: the same options, for the same session.
+            try await spend(proof, binding)
             return .insufficientAuthorization(.init(authSession: ticket, webauthn: options(session)))
         }
         let response: AuthenticationResponseJSON
@@ -70,11 +75,11 @@ struct AuthorizationChallenges: Sendable {
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
         let signIn = GrantLedger.VerifiedSignIn(
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
-            scope: session.scope, redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT
+            clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT
         )
-        // A DPoP-bound session's proof is spent in the same unit, so it cannot be replayed.
+        // The proof is spent in the same unit as the code, so it cannot be replayed.
         var spendProof: (@Sendable (any SQLTransaction) async throws -> Void)?
-        if let proof, session.dpopJKT != nil {
+        if let proof {
             spendProof = { try await binding.spend(proof, resource: false, in: $0) }
         }
         let code = try await grants.complete(
@@ -82,6 +87,14 @@ struct AuthorizationChallenges: Sendable {
             in: context.database, before: spendProof
         )
         return .code(.init(authorizationCode: code))
+    }
+
+    /// Records an accepted proof's `jti`; a replayed one is `invalid_dpop_proof`.
+    private func spend(_ proof: DPoPVerifiedProof?, _ binding: DPoPBinding) async throws {
+        guard let proof else { return }
+        try await context.database.transaction { transaction in
+            try await binding.spend(proof, resource: false, in: transaction)
+        }
     }
 
     /// The first request (§5.1): checked as an authorization request is, then sealed.
@@ -97,7 +110,7 @@ struct AuthorizationChallenges: Sendable {
         let challenge = try SignIns.codeChallenge(request.codeChallenge, method: request.codeChallengeMethod)
         guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
         let session = ChallengeSession(
-            id: try ProviderContext.randomToken(), clientID: client.id, scope: SignIns.grantedScope(request.scope), codeChallenge: challenge,
+            id: try ProviderContext.randomToken(), clientID: client.id, clientRegistration: client.registration, scope: SignIns.grantedScope(request.scope), codeChallenge: challenge,
             dpopJKT: proof?.thumbprint, challenge: try SecureRandom.bytes(count: 32),
             allowedCredentials: try await signIns.allowedCredentials(loginHint: request.loginHint),
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)

@@ -9,6 +9,8 @@ import Foundation
 struct ChallengeSession: Codable, Sendable {
     var id: String
     var clientID: String
+    /// The client's ``RegisteredClient/registration`` when the session began.
+    var clientRegistration: String?
     var scope: String
     var codeChallenge: String
     /// The thumbprint of the first request's DPoP key (RFC 7638), if it had a proof.

@@ -2,7 +2,7 @@ import Foundation
 
 extension GrantLedger {
     /// The end of a code's redemption (RFC 6749 §4.1.3), after
-    /// ``redeemCode(_:clientID:redirectURI:verifier:now:in:)`` accepted it, in the same
+    /// ``redeemCode(_:client:redirectURI:verifier:now:in:)`` accepted it, in the same
     /// transaction: the code is spent, the identity's grants for the client capped
     /// (``limitFamilies(identityID:clientID:now:in:)``), and an access and a refresh token
     /// issued in the code's family.

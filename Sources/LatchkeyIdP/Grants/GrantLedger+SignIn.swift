@@ -10,6 +10,7 @@ extension GrantLedger {
         var credential: StoredCredential
         var signCount: UInt32
         var clientID: String
+        var clientRegistration: String?
         var scope: String
         /// "" for a first-party code (draft-ietf-oauth-first-party-apps §6).
         var redirectURI: String
@@ -43,7 +44,7 @@ extension GrantLedger {
                 try await credentials.recordUse(signIn.credential, signCount: signIn.signCount, now: now, in: transaction)
                 return try await self.issueCode(
                     identityID: signIn.credential.identityID, credentialID: signIn.credential.record.id, clientID: signIn.clientID,
-                    scope: signIn.scope, redirectURI: signIn.redirectURI, codeChallenge: signIn.codeChallenge, nonce: signIn.nonce,
+                    clientRegistration: signIn.clientRegistration, scope: signIn.scope, redirectURI: signIn.redirectURI, codeChallenge: signIn.codeChallenge, nonce: signIn.nonce,
                     dpopJKT: signIn.dpopJKT, now: now, in: transaction
                 )
             }
@@ -73,9 +74,10 @@ extension GrantLedger {
                 AND EXISTS (SELECT 1 FROM spent)
             RETURNING id
         ), family AS (
-            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt)
+            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt, client_registration)
             SELECT \(familyID), \(signIn.credential.identityID), id, \(signIn.clientID), \(signIn.scope), \(now), \(now),
-                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), CAST(\(signIn.dpopJKT) AS TEXT)
+                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), CAST(\(signIn.dpopJKT) AS TEXT),
+                CAST(\(signIn.clientRegistration) AS TEXT)
             FROM counted
             RETURNING id
         ), issued AS (

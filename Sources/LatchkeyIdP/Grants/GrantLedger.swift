@@ -36,6 +36,13 @@ struct GrantLedger: Sendable {
         var familyExpiresAt: Date
     }
 
+    /// Whether a family stamped `stamp` belongs to `client` as registered now: a family
+    /// from before registrations were stamped, or from a device approval, has none.
+    static func sameRegistration(_ stamp: String?, _ client: RegisteredClient) -> Bool {
+        guard let stamp else { return true }
+        return stamp == client.registration
+    }
+
     /// What a live token stands for.
     struct TokenGrant: Sendable {
         var familyID: String
@@ -50,26 +57,30 @@ struct GrantLedger: Sendable {
     }
 
     /// Starts a family for a verified sign-in (an authorization code's, or a device
-    /// approval's, RFC 8628); returns its id.
+    /// approval's, RFC 8628); returns its id. `clientRegistration` is the registration of
+    /// the client the sign-in began with (nil for a device approval, whose code is
+    /// deleted with its client).
     func startFamily(
-        identityID: String, credentialID: Data, clientID: String, scope: String, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
+        identityID: String, credentialID: Data, clientID: String, clientRegistration: String? = nil, scope: String, dpopJKT: String? = nil,
+        now: Date, in transaction: any SQLTransaction
     ) async throws -> String {
         let familyID = try ProviderContext.randomToken()
         try await transaction.execute("""
-            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt)
+            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt, client_registration)
             VALUES (\(familyID), \(identityID), \(credentialID), \(clientID), \(scope), \(now), \(now),
-                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), \(dpopJKT))
+                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), \(dpopJKT), \(clientRegistration))
             """)
         return familyID
     }
 
     /// Starts a family for a verified sign-in and issues its code; returns the code.
     func issueCode(
-        identityID: String, credentialID: Data, clientID: String, scope: String, redirectURI: String,
+        identityID: String, credentialID: Data, clientID: String, clientRegistration: String? = nil, scope: String, redirectURI: String,
         codeChallenge: String, nonce: String?, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
     ) async throws -> String {
         let familyID = try await startFamily(
-            identityID: identityID, credentialID: credentialID, clientID: clientID, scope: scope, dpopJKT: dpopJKT, now: now, in: transaction
+            identityID: identityID, credentialID: credentialID, clientID: clientID, clientRegistration: clientRegistration, scope: scope,
+            dpopJKT: dpopJKT, now: now, in: transaction
         )
         let code = try ProviderContext.randomToken()
         try await transaction.execute("""
@@ -84,17 +95,19 @@ struct GrantLedger: Sendable {
     /// PKCE verifier of its request (RFC 6749 §4.1.3, RFC 7636 §4.6); a request that fails
     /// those checks does not spend it. A code presented again after it was redeemed
     /// revokes its family, and so every token issued from it (RFC 6749 §4.1.2); that
-    /// refusal is committed.
+    /// refusal is committed. A code begun for an earlier client under the same id (one
+    /// since deleted: its ``RegisteredClient/registration`` differs) is unknown to this one.
     func redeemCode(
-        _ code: String, clientID: String, redirectURI: String?, verifier: String?, now: Date, in transaction: any SQLTransaction
+        _ code: String, client: RegisteredClient, redirectURI: String?, verifier: String?, now: Date, in transaction: any SQLTransaction
     ) async throws -> Verdict<CodeGrant> {
         let hash = try ProviderContext.hash(code)
         guard let row = try await transaction.first("""
-            SELECT c.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
+            SELECT c.family_id, f.identity_id, f.client_id, f.client_registration, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
                 c.expires_at AS code_expires_at, c.used, f.revoked_at, f.dpop_jkt, f.expires_at AS family_expires_at
             FROM authorization_codes c JOIN grant_families f ON f.id = c.family_id
             WHERE c.code_hash = \(hash)
-            """), try row.decode("client_id", as: String.self) == clientID
+            """), try row.decode("client_id", as: String.self) == client.id,
+            try Self.sameRegistration(row.decode("client_registration", as: String?.self), client)
         else {
             return .refused(.badRequest(.invalidGrant, "unknown authorization code"))
         }

@@ -42,7 +42,7 @@ struct TokenEndpoint: Sendable {
             let dialect = context.database.dialect
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.CodeGrant
-                switch try await self.grants.redeemCode(code, clientID: client.id, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction) {
+                switch try await self.grants.redeemCode(code, client: client, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction) {
                 case .refused(let error): return .refused(error)
                 case .accepted(let accepted): grant = accepted
                 }

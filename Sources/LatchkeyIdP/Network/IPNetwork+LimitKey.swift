@@ -17,6 +17,20 @@ extension IPNetwork {
         return IPNetwork(bytes: prefix, prefixLength: 64).description
     }
 
+    /// The network a client address is counted in where one party may hold many
+    /// addresses (docs/SECURITY.md, "Device sign-in"): an IPv4 address by its /24, an IPv6
+    /// one by its /48, the block a site is commonly given (RFC 6177 §3), so a crowd from
+    /// one hosting block weighs as one. Anything else is its own network.
+    static func networkKey(for address: String) -> String {
+        guard var bytes = IPAddress.bytes(address) else { return address }
+        if bytes.count == 16, bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] {
+            bytes = Array(bytes.suffix(4))
+        }
+        let kept = bytes.count == 4 ? 3 : 6
+        let prefix = Array(bytes.prefix(kept)) + [UInt8](repeating: 0, count: bytes.count - kept)
+        return IPNetwork(bytes: prefix, prefixLength: kept * 8).description
+    }
+
     init(bytes: [UInt8], prefixLength: Int) {
         self.bytes = bytes
         self.prefixLength = prefixLength

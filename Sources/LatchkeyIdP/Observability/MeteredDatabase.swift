@@ -13,6 +13,10 @@ struct MeteredDatabase: ProviderDatabase {
         try await metered { try await database.transaction(body) }
     }
 
+    func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        try await metered { try await database.exclusiveTransaction(lock: lock, body) }
+    }
+
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         try await metered { try await database.read(body) }
     }

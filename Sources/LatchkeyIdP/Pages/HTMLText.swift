@@ -29,6 +29,13 @@ enum HTMLText {
         "<bdi>" + escape(visible(text)) + "</bdi>"
     }
 
+    /// An outside value shown inside a quoted attribute (an input's prefilled `value`):
+    /// escaped, with the same characters spelled out as in ``value(_:)``; an attribute
+    /// cannot hold `<bdi>`, and an `<input>` isolates its text from the page's anyway.
+    static func attribute(_ text: String) -> String {
+        escape(visible(text))
+    }
+
     /// `text` with its bidirectional formatting characters (UAX #9 §2) and C0/C1 controls
     /// spelled out.
     static func visible(_ text: String) -> String {

@@ -21,7 +21,7 @@ enum SignInPage {
             <p>to continue to <strong>\(HTMLText.value(clientName))</strong></p>
             <form id="sign-in" novalidate>
             <div class="field"><label for="username">Username</label>
-            <input id="username" name="username" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" value="\(HTMLText.escape(hint))"></div>
+            <input id="username" name="username" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" value="\(HTMLText.attribute(hint))"></div>
             <p class="hint">Pick your passkey from the suggestions, or press the button.</p>
             <div class="actions"><button id="sign-in-button" type="submit">Sign in with a passkey</button>
             <button id="cancel-button" type="button" class="secondary">Cancel</button></div>

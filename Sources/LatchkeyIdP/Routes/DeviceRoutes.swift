@@ -17,7 +17,8 @@ enum DeviceRoutes {
                 ClientAuthenticationParameters(form: form), endpoint: provider.context.url(ProtocolPath.deviceAuthorization)
             )
             let answer = try await provider.devices.start(
-                DeviceAuthorizationRequest(form: form), client: client, requester: context.clientAddress, requesterKey: context.limitKey
+                DeviceAuthorizationRequest(form: form), client: client, requester: context.clientAddress, requesterKey: context.limitKey,
+                requesterNetwork: context.networkKey
             )
             context.logger.info("device authorization", metadata: ["client": .string(client.id)])
             return HTTPSupport.json(answer)

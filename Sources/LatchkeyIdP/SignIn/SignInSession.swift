@@ -8,6 +8,9 @@ struct SignInSession: Codable, Sendable {
     /// Random; recorded when the session is spent, so it completes once.
     var id: String
     var clientID: String
+    /// The client's ``RegisteredClient/registration`` when the session began: the grant
+    /// it yields is that registration's, not a later client's under the same id.
+    var clientRegistration: String?
     var redirectURI: String
     var state: String?
     var nonce: String?

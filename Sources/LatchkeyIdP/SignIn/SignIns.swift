@@ -16,9 +16,9 @@ struct SignIns: Sendable {
         self.grants = grants
     }
 
-    /// The most credential IDs a session carries in `allowCredentials`; an identity with
-    /// more gets an empty list, and the assertion must then name its user (WebAuthn L3
-    /// §7.2 step 6).
+    /// The credential IDs a session for a `login_hint` carries in `allowCredentials`,
+    /// always this many (``LoginHintCredentials``); an identity with more live credentials
+    /// is offered its most recently used.
     static let maximumAllowedCredentials = 16
 
     /// Whether `redirectURI` is registered for `client`: exactly, or for a loopback
@@ -80,7 +80,7 @@ struct SignIns: Sendable {
         let tickets = try context.tickets
         let allowed = try await allowedCredentials(loginHint: parameters.loginHint)
         let session = SignInSession(
-            id: try ProviderContext.randomToken(), clientID: client.id, redirectURI: redirectURI, state: parameters.state,
+            id: try ProviderContext.randomToken(), clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
             nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope),
             challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
@@ -88,21 +88,17 @@ struct SignIns: Sendable {
         return try tickets.seal(session, purpose: SignInSession.purpose)
     }
 
-    /// `allowCredentials` for a sign-in naming `loginHint` (OIDC Core §3.1.2.1): that
-    /// identity's live credentials; an unknown name (or one without credentials) gets a
-    /// stable decoy credential ID, keyed on the name as names are compared, so the options
-    /// tell neither whether it exists nor how it is spelled; too many, or no hint, give an
-    /// empty list (a discoverable credential, whose assertion must name its user).
+    /// `allowCredentials` for a sign-in naming `loginHint` (OIDC Core §3.1.2.1): for any
+    /// name, known or not, ``LoginHintCredentials/count`` IDs, that identity's live ones
+    /// among stable decoys (``LoginHintCredentials``). No hint, or an oversized one, gives
+    /// an empty list (a discoverable credential, whose assertion must name its user).
     func allowedCredentials(loginHint hint: String?) async throws -> [Data] {
         guard let hint, hint.utf8.count <= 256 else { return [] }
         let decoyKey = try context.decoyKey
-        let allowed = try await context.database.read { transaction in
+        let live = try await context.database.read { transaction in
             try await self.credentials.liveIDs(ofIdentityNamed: hint, in: transaction)
         }
-        if allowed.isEmpty {
-            return [try HMAC.authenticationCode(for: Data("login_hint:\(Username.key(hint))".utf8), using: decoyKey)]
-        }
-        return allowed.count > Self.maximumAllowedCredentials ? [] : allowed
+        return try LoginHintCredentials.list(hint: hint, live: live, key: decoyKey)
     }
 
     /// The session sealed in `ticket`, if it is one and has not expired.
@@ -155,7 +151,7 @@ struct SignIns: Sendable {
         let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
         let signIn = GrantLedger.VerifiedSignIn(
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
-            scope: session.scope, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
+            clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
         )
         let code = try await grants.complete(
             signIn, credentials: credentials, spentError: .notFound("unknown, used or expired authentication session"), now: now, in: context.database

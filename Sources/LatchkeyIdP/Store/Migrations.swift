@@ -276,6 +276,18 @@ enum Migrations {
         """
         ALTER TABLE identities ADD COLUMN require_attestation TEXT
         """,
+        // 9: a registered client's registration (random, new each time an id is
+        // registered), stamped on the grant families begun for it, so an id that is
+        // deleted and registered again inherits nothing begun for the old client
+        // (docs/SECURITY.md, "Client keys"); NULL: a configured client, or a family from
+        // before this step. And the network a device code was asked from (an IPv4 /24, an
+        // IPv6 /48), which a full pool of live codes gives way by ("Device sign-in").
+        """
+        ALTER TABLE clients ADD COLUMN registration TEXT;
+        ALTER TABLE grant_families ADD COLUMN client_registration TEXT;
+        ALTER TABLE device_codes ADD COLUMN requester_network TEXT;
+        CREATE INDEX device_codes_client_network ON device_codes (client_id, requester_network)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.
@@ -299,15 +311,12 @@ enum Migrations {
 
     /// Brings `database` to ``currentVersion``, every missing step in one transaction:
     /// DDL is transactional on both engines, so a start that dies midway leaves the
-    /// schema as it was, and a new store costs one durable commit, not one a step. On
-    /// PostgreSQL an advisory lock keeps two instances starting at once from both
-    /// migrating.
+    /// schema as it was, and a new store costs one durable commit, not one a step.
+    /// Instances starting at once take turns (``ProviderDatabase/exclusiveTransaction(lock:_:)``):
+    /// the second sees the first's schema and has nothing to do.
     static func run(on database: any ProviderDatabase) async throws {
         let dialect = database.dialect
-        try await database.transaction { transaction in
-            if dialect == .postgres {
-                try await transaction.execute("SELECT pg_advisory_xact_lock(\(lockKey))")
-            }
+        try await database.exclusiveTransaction(lock: lockKey) { transaction in
             try await transaction.execute("CREATE TABLE IF NOT EXISTS latchkey_schema (version BIGINT NOT NULL)")
             let found = try await transaction.first("SELECT version FROM latchkey_schema")?.decode("version", as: Int64.self)
             let version = found ?? 0

@@ -21,6 +21,16 @@ protocol ProviderDatabase: Sendable {
     /// Runs `body` in one transaction and commits it; any error rolls it back.
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
 
+    /// A transaction that no other instance on the store runs at the same time as another
+    /// of the same `lock`, and that sees everything the one before it committed: what
+    /// migrations and other start-up work need (docs/ARCHITECTURE.md, "Several
+    /// instances"). On SQLite every transaction already is (one writer, `BEGIN
+    /// IMMEDIATE`); on PostgreSQL a session advisory lock is taken *before* `BEGIN`, since
+    /// a SERIALIZABLE transaction's snapshot is fixed by its first statement, and a lock
+    /// taken by that statement would be granted to a snapshot older than the holder's
+    /// commit.
+    func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
+
     /// Runs a lookup that writes nothing, without waiting for the writer: on SQLite a
     /// reader connection (WAL), on PostgreSQL statements outside an explicit transaction.
     /// Each statement sees committed state, but two statements of one body may see

@@ -3,7 +3,7 @@ import Foundation
 /// Remakes stored username skeletons when the rule that makes them changed
 /// (``Username/skeletonRule``: a new confusables table, say), so a look-alike of a name
 /// registered under the old rule is still refused. Runs at start, after the migrations,
-/// in one transaction (under the migration lock on PostgreSQL), and only when the rule
+/// in one transaction that instances take in turn, as migrations are, and only when the rule
 /// recorded in `provider_settings` differs.
 ///
 /// Two existing names may be look-alikes under the new rule. Neither is lost or renamed:
@@ -13,11 +13,7 @@ enum SkeletonRefresh {
     static let setting = "username-skeleton-rule"
 
     static func run(on database: any ProviderDatabase, rule: String = Username.skeletonRule) async throws {
-        let dialect = database.dialect
-        try await database.transaction { transaction in
-            if dialect == .postgres {
-                try await transaction.execute("SELECT pg_advisory_xact_lock(\(Migrations.lockKey))")
-            }
+        try await database.exclusiveTransaction(lock: Migrations.lockKey) { transaction in
             let recorded = try await transaction.first("SELECT value FROM provider_settings WHERE name = \(setting)")?.decode("value", as: String.self)
             guard recorded != rule else { return }
             let identities = try await transaction.query("SELECT id, username FROM identities ORDER BY created_at, id").map {

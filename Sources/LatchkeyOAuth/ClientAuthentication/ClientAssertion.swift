@@ -41,18 +41,22 @@ public struct ClientAssertion: Sendable {
         public var id: String
         public var issuedAt: Date
         public var expiresAt: Date
+        /// `nbf` (RFC 7519 §4.1.5, RFC 7523 §3 item 5): optional; an assertion is refused
+        /// before it.
+        public var notBefore: Date?
 
         enum CodingKeys: String, CodingKey {
-            case issuer = "iss", subject = "sub", audience = "aud", id = "jti", issuedAt = "iat", expiresAt = "exp"
+            case issuer = "iss", subject = "sub", audience = "aud", id = "jti", issuedAt = "iat", expiresAt = "exp", notBefore = "nbf"
         }
 
-        public init(issuer: String, subject: String, audience: String, id: String, issuedAt: Date, expiresAt: Date) {
+        public init(issuer: String, subject: String, audience: String, id: String, issuedAt: Date, expiresAt: Date, notBefore: Date? = nil) {
             self.issuer = issuer
             self.subject = subject
             self.audience = audience
             self.id = id
             self.issuedAt = issuedAt
             self.expiresAt = expiresAt
+            self.notBefore = notBefore
         }
 
         public init(from decoder: any Decoder) throws {
@@ -72,6 +76,7 @@ public struct ClientAssertion: Sendable {
             id = try container.decode(String.self, forKey: .id)
             issuedAt = Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .issuedAt))
             expiresAt = Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .expiresAt))
+            notBefore = try container.decodeIfPresent(Double.self, forKey: .notBefore).map(Date.init(timeIntervalSince1970:))
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -82,6 +87,7 @@ public struct ClientAssertion: Sendable {
             try container.encode(id, forKey: .id)
             try container.encode(Int64(issuedAt.timeIntervalSince1970), forKey: .issuedAt)
             try container.encode(Int64(expiresAt.timeIntervalSince1970), forKey: .expiresAt)
+            try container.encodeIfPresent(notBefore.map { Int64($0.timeIntervalSince1970) }, forKey: .notBefore)
         }
     }
 
@@ -100,7 +106,8 @@ public struct ClientAssertion: Sendable {
     /// Checks an assertion as a provider must (RFC 7523 §3, rfc7523bis §4): signed by a key
     /// of `keys` (by `kid`, or the only key of its type), `iss` = `sub` = `clientID`, `aud`
     /// one of `audiences` and a single value, `exp` in the future and at most
-    /// ``maximumLifetime`` after `iat`, `iat` not in the future (both with `leeway`).
+    /// ``maximumLifetime`` after `iat`, `iat` and `nbf` (when present) not in the future
+    /// (each with `leeway`: RFC 7523 §3 items 4–6 allow "some small leeway").
     /// Whether the `jti` was seen before is the caller's to check, with its store.
     public static func verify(
         _ compact: String, clientID: String, keys: JWKSet, audiences: [String], now: Date = Date(), leeway: TimeInterval = 30
@@ -118,7 +125,7 @@ public struct ClientAssertion: Sendable {
         do {
             claims = try JSONDecoder().decode(Claims.self, from: jws.payload)
         } catch {
-            throw OAuthError.invalidClientAssertion(reason: "the client assertion lacks iss, sub, aud, jti, iat or exp, or has one of the wrong type", underlying: error)
+            throw OAuthError.invalidClientAssertion(reason: "the client assertion lacks iss, sub, aud, jti, iat or exp, or has one (or nbf) of the wrong type", underlying: error)
         }
         guard claims.issuer == clientID, claims.subject == clientID else {
             throw OAuthError.invalidClientAssertion(reason: "the client assertion's iss and sub must both be the client id")
@@ -131,6 +138,9 @@ public struct ClientAssertion: Sendable {
         }
         guard claims.issuedAt <= now.addingTimeInterval(leeway) else {
             throw OAuthError.invalidClientAssertion(reason: "the client assertion is issued in the future")
+        }
+        if let notBefore = claims.notBefore, notBefore > now.addingTimeInterval(leeway) {
+            throw OAuthError.invalidClientAssertion(reason: "the client assertion is not valid yet (its nbf is in the future)")
         }
         guard claims.expiresAt.timeIntervalSince(claims.issuedAt) <= maximumLifetime else {
             throw OAuthError.invalidClientAssertion(reason: "the client assertion lives longer than \(Int(maximumLifetime)) seconds")

@@ -31,6 +31,23 @@ extension AdminAPI {
             self.scopes = scopes
             self.createdAt = createdAt
         }
+
+        /// `name` (default: the id), `jwks`, `redirectURIs` and `scopes` (default: none)
+        /// may be left out of a registration, as docs/PROTOCOL.md ("Admin API") says.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            name = try container.decodeIfPresent(String.self, forKey: .name) ?? id
+            jwks = try container.decodeIfPresent(JWKSDocument.self, forKey: .jwks)
+            grantTypes = try container.decode([String].self, forKey: .grantTypes)
+            redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
+            scopes = try container.decodeIfPresent([String].self, forKey: .scopes) ?? []
+            createdAt = try container.decodeIfPresent(Int.self, forKey: .createdAt)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, jwks, grantTypes, redirectURIs, scopes, createdAt
+        }
     }
 
     /// `GET /admin/clients`: the registered clients, by id (the built-in `latchkey-cli`

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Latchkey
 import LatchkeyCrypto
 @testable import LatchkeyIdP
@@ -57,6 +58,65 @@ extension HostileInputSuite {
                 statuses.append(status)
             }
             #expect(statuses == [200, 200, 200, 429, 429], "\(statuses)")
+        }
+    }
+
+    // MARK: Several instances
+
+    /// Found in testing, milestone 3: one of two instances started at once on a fresh
+    /// PostgreSQL database died with "relation identities already exists" (the migration
+    /// lock was taken inside a SERIALIZABLE transaction whose snapshot predated it).
+    @Test("four instances started together on a fresh PostgreSQL database all come up and agree on the schema and secrets, round after round",
+          .requires(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set"))
+    func instancesStartTogether() async throws {
+        for round in 0..<6 {
+            try await TestStore.postgres.with { storage, key in
+                var configuration = ProviderConfiguration(adminToken: ProviderHarness.adminToken)
+                configuration.storage = storage
+                configuration.storeKey = key
+                configuration.issuer = URL(string: "http://127.0.0.1:9")
+                let settings = configuration
+                let logger = Logger(label: "instances-start-together")
+                let outcomes = await withTaskGroup(of: Result<ProviderContext, any Error>.self) { group in
+                    for _ in 0..<4 {
+                        group.addTask {
+                            do {
+                                let opened = try await ProviderStore.open(settings, logger: logger)
+                                let context = ProviderContext(configuration: settings, database: opened.database, storeKey: opened.storeKey, logger: logger)
+                                do {
+                                    try await context.prepare()
+                                } catch {
+                                    await context.database.close()
+                                    throw error
+                                }
+                                return .success(context)
+                            } catch {
+                                return .failure(error)
+                            }
+                        }
+                    }
+                    var all: [Result<ProviderContext, any Error>] = []
+                    for await outcome in group { all.append(outcome) }
+                    return all
+                }
+                let contexts = outcomes.compactMap { try? $0.get() }
+                for case .failure(let error) in outcomes {
+                    Issue.record("round \(round): an instance did not come up: \(error)")
+                }
+                if let first = contexts.first {
+                    let (versions, keys, secrets) = try await first.database.read { transaction in
+                        (try await transaction.query("SELECT version FROM latchkey_schema").map { try $0.decode("version", as: Int64.self) },
+                         try await transaction.first("SELECT count(*) AS keys FROM signing_keys")?.decode("keys", as: Int64.self),
+                         try await transaction.first("SELECT count(*) AS secrets FROM provider_secrets")?.decode("secrets", as: Int64.self))
+                    }
+                    #expect(versions == [Int64(Migrations.currentVersion)], "round \(round): \(versions)")
+                    #expect(keys == 1 && secrets == 3, "round \(round): one signing key and one of each secret, not one per instance")
+                    let tickets = try contexts.map { try $0.tickets.seal(["probe"], purpose: "probe") }
+                    #expect(tickets.allSatisfy { ticket in contexts.allSatisfy { (try? $0.tickets.open([String].self, from: ticket, purpose: "probe")) == ["probe"] } },
+                            "round \(round): every instance opens every other's tickets")
+                }
+                for context in contexts { await context.database.close() }
+            }
         }
     }
 

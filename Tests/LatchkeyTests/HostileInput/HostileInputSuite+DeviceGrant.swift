@@ -146,6 +146,87 @@ extension HostileInputSuite {
         }
     }
 
+    /// `count` device authorization requests for `clientID`, 8 at a time, the `i`th from
+    /// the address `source(i)`: how many got each status.
+    static func deviceStarts(_ provider: ProviderHarness, count: Int, clientID: String = "latchkey-cli", from source: @escaping @Sendable (Int) -> String) async -> [Int: Int] {
+        await withTaskGroup(of: Int.self) { group in
+            var tally: [Int: Int] = [:]
+            var next = 0
+            func add() {
+                let index = next
+                next += 1
+                group.addTask {
+                    let form = DeviceAuthorizationRequest(clientID: clientID).formItems
+                    return (try? await RawConnection.open(port: provider.port, source: source(index)).exchange("POST", "/" + ProtocolPath.deviceAuthorization, form: form).status) ?? -1
+                }
+            }
+            for _ in 0..<min(8, count) { add() }
+            while let status = await group.next() {
+                tally[status, default: 0] += 1
+                if next < count { add() }
+            }
+            return tally
+        }
+    }
+
+    /// Red team, milestone 3 (medium): 10 starts from each of 100 addresses filled the
+    /// public client's 1,000 places, and every new device got `slow_down` for ten minutes.
+    @Test("a crowd of 100 addresses holding 10 device codes each cannot keep an honest device out: its code takes one of theirs, they cannot take it back, and a keyed client is untouched")
+    func deviceCodeCrowd() async throws {
+        try await DeviceGrantTests.withDevices { provider, approver, _ in
+            // 100 addresses in 100 networks (127.1.0.1 … 127.100.0.1), 10 codes each.
+            @Sendable func crowdMember(_ index: Int) -> String { "127.\(1 + index).0.1" }
+            let crowd = await Self.deviceStarts(provider, count: 1000) { crowdMember($0 / 10) }
+            #expect(crowd == [200: 1000], "the crowd fills the pool: \(crowd)")
+
+            // An honest device elsewhere still gets a code…
+            let honest = try await DeviceGrantTests.startDevice(provider)
+            // …and the crowd cannot win a place back, from an address that lost one or another.
+            #expect(await Self.deviceStarts(provider, count: 2) { crowdMember($0) } == [429: 2])
+            #expect(try await DeviceGrantTests.poll(provider, honest.deviceCode).1 == "authorization_pending")
+            // A second honest device takes another of the crowd's places.
+            let second = await Self.deviceStarts(provider, count: 1) { _ in "127.200.0.1" }
+            #expect(second == [200: 1])
+            // The honest code works to the end.
+            let approved = try await approver.approveDevice(issuer: provider.issuer, userCode: honest.userCode) { _ in true }
+            #expect(approved)
+            try await Task.sleep(for: .seconds(1.1))
+            #expect(try await DeviceGrantTests.poll(provider, honest.deviceCode).0 == 200)
+
+            // A keyed client's devices never shared the public client's pool.
+            let signer = try ClientAssertionSigner(key: SigningKey.generate(.es256))
+            let jwks = try JSONDecoder().decode(JWKSDocument.self, from: signer.publicJWKSet)
+            let registered = try await provider.admin.call(AdminAPI.createClient, body: .init(id: "kiosk", jwks: jwks, grantTypes: [GrantType.deviceCode.rawValue]))
+            try #require(registered.status == 201)
+            var items = DeviceAuthorizationRequest(clientID: nil).formItems
+            items += ClientAuthenticationParameters(
+                clientID: "kiosk", clientAssertionType: ClientAssertion.assertionType,
+                clientAssertion: try ClientAssertion.make(clientID: "kiosk", audience: provider.issuer.absoluteString, signer: signer)
+            ).formItems
+            let keyed = try await DeviceGrantTests.post(provider, ProtocolPath.deviceAuthorization, items)
+            #expect(keyed.0 == 200, "\(keyed.2.map { "\($0)" } ?? "-")")
+        }
+    }
+
+    @Test("a full pool of single codes from distinct networks gives no place to a newcomer, so nobody's only code is taken; many addresses of one /24 weigh as one network")
+    func deviceCodeSinglesKept() async throws {
+        try await DeviceGrantTests.withDevices({ $0.maximumLiveDeviceCodesPerClient = 4 }) { provider, _, _ in
+            let honest = try await DeviceGrantTests.startDevice(provider)
+            let singles = await Self.deviceStarts(provider, count: 3) { "127.\(10 + $0).0.1" }
+            #expect(singles == [200: 3])
+            #expect(await Self.deviceStarts(provider, count: 1) { _ in "127.50.0.1" } == [429: 1], "no network holds more than the newcomer's would")
+            #expect(try await DeviceGrantTests.poll(provider, honest.deviceCode).1 == "authorization_pending")
+        }
+        try await DeviceGrantTests.withDevices({ $0.maximumLiveDeviceCodesPerClient = 4 }) { provider, _, _ in
+            let honest = try await DeviceGrantTests.startDevice(provider)
+            // Three addresses of one /24 (127.0.1.1–3) are one network holding three.
+            #expect(await Self.deviceStarts(provider, count: 3) { Self.attacker($0) } == [200: 3])
+            #expect(await Self.deviceStarts(provider, count: 1) { _ in Self.attacker(50) } == [429: 1], "another address of that /24 gains nothing")
+            #expect(await Self.deviceStarts(provider, count: 1) { _ in "127.50.0.1" } == [200: 1], "another network takes one of its places")
+            #expect(try await DeviceGrantTests.poll(provider, honest.deviceCode).1 == "authorization_pending")
+        }
+    }
+
     @Test("oversized or made-up device grant inputs are refused with their codes: a 2 KiB scope, a 1 KiB or unknown device code, a decision that is neither, a forged session")
     func malformedDeviceInputs() async throws {
         try await DeviceGrantTests.withDevices { provider, _, _ in

@@ -5,6 +5,7 @@ import LatchkeyTestSupport
 import LatchkeyProtocol
 import Testing
 import LatchkeyOAuth
+import LatchkeyCrypto
 
 /// Limits nobody can turn against users (docs/SECURITY.md, "Limits"): floods of requests
 /// that prove nothing, lock-outs aimed at an owner, and code guessing spread over flows
@@ -196,18 +197,66 @@ extension HostileInputSuite {
 
     // MARK: Enumeration
 
-    @Test("login_hint decoys are keyed on the normalised name: NOBODY and nobody get one decoy")
+    /// The `allowCredentials` IDs `/authorize` (JSON) gives a sign-in naming `hint`.
+    static func allowedAtAuthorize(_ provider: ProviderHarness, _ hint: String) async throws -> [String] {
+        let (_, started) = try await provider.raw("GET", Self.authorizeTarget(hint: hint), from: "127.0.0.1")
+        let authenticate = try #require(started["authenticateURL"]?.stringValue)
+        let (_, challenge) = try await provider.raw("GET", authenticate, from: "127.0.0.1")
+        let options = challenge["publicKey"] ?? challenge
+        return (options["allowCredentials"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+    }
+
+    /// The `allowCredentials` IDs `/authorize-challenge` gives a sign-in naming `hint`.
+    static func allowedAtChallenge(_ provider: ProviderHarness, _ hint: String) async throws -> [String] {
+        let request = AuthorizationChallengeRequest(
+            clientID: "latchkey-cli", scope: "openid", codeChallenge: challenge, codeChallengeMethod: "S256", loginHint: hint
+        )
+        let (status, answer) = try await RawConnection.open(port: provider.port).exchange("POST", "/" + ProtocolPath.authorizationChallenge, form: request.formItems)
+        try #require(status == 403, "\(answer)")
+        return (answer["webauthn"]?["allowCredentials"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+    }
+
+    /// Red team, milestone 3 (medium): an unknown name got one decoy ID, a user with two
+    /// passkeys two, one with more than 16 an empty list.
+    @Test("login_hint answers every name alike: 16 credential IDs, sorted, of authenticators' lengths, for no account, one passkey, two or seventeen, at /authorize and /authorize-challenge")
+    func loginHintShape() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            // A vault holds one credential per account, so each passkey has a vault of its own.
+            var real = Set<String>()
+            for (name, count) in [("solo", 1), ("pair", 2), ("many", 17)] {
+                let (identity, first) = try await provider.createIdentity(name)
+                for index in 0..<count {
+                    let device = index == 0 ? vault : try TemporaryVault()
+                    defer { if index > 0 { device.cleanUp() } }
+                    let embedded = try device.embedded(allowing: [provider.host])
+                    let credential = try await embedded.registerCredential(from: index == 0 ? first : try await provider.bindURL(for: identity))
+                    real.insert(credential.credential.id)
+                }
+            }
+            try #require(real.count == 20)
+            for hint in ["nobody", "solo", "pair", "many"] {
+                let atAuthorize = try await Self.allowedAtAuthorize(provider, hint)
+                let atChallenge = try await Self.allowedAtChallenge(provider, hint)
+                #expect(atAuthorize == atChallenge, "\(hint): both doors answer alike")
+                #expect(atAuthorize.count == 16, "\(hint): \(atAuthorize.count) IDs")
+                let bytes = try atAuthorize.map { try Base64URL.decode($0) }
+                #expect(bytes == bytes.sorted { $0.lexicographicallyPrecedes($1) }, "\(hint): in byte order, so no place tells")
+                #expect(bytes.allSatisfy { [16, 32, 48, 64].contains($0.count) }, "\(hint): \(bytes.map(\.count))")
+                let listedReal = Set(atAuthorize).intersection(real).count
+                #expect(listedReal == ["nobody": 0, "solo": 1, "pair": 2, "many": 16][hint], "\(hint): \(listedReal) real IDs among the 16")
+            }
+            #expect(try await Self.allowedAtAuthorize(provider, "pair") == (try await Self.allowedAtAuthorize(provider, "pair")), "asked again, the same list")
+        }
+    }
+
+    @Test("login_hint decoys are keyed on the normalised name: NOBODY and nobody get the same decoys")
     func decoysNormalised() async throws {
         try await ProviderHarness.withVault { provider, _ in
             func allowed(_ hint: String) async throws -> [String] {
-                let (_, started) = try await provider.raw("GET", Self.authorizeTarget(hint: hint), from: "127.0.0.1")
-                let authenticate = try #require(started["authenticateURL"]?.stringValue)
-                let (_, challenge) = try await provider.raw("GET", authenticate, from: "127.0.0.1")
-                let options = challenge["publicKey"] ?? challenge
-                return (options["allowCredentials"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+                try await Self.allowedAtAuthorize(provider, hint)
             }
             let lower = try await allowed("nobody")
-            #expect(lower.count == 1)
+            #expect(lower.count == 16)
             #expect(try await allowed("NOBODY") == lower)
             #expect(try await allowed("ｎｏｂｏｄｙ") == lower)
             #expect(try await allowed("somebody-else") != lower)

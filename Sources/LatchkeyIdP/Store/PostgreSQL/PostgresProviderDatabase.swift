@@ -76,6 +76,51 @@ final class PostgresProviderDatabase: ProviderDatabase {
         }
     }
 
+    /// The session advisory lock is taken on the connection the transaction then runs on,
+    /// before its `BEGIN`, and released after its `COMMIT` or `ROLLBACK` (a connection
+    /// that dies releases it too). A retried conflict keeps the lock. While another
+    /// instance holds it, the lock is tried again every 50–150 ms.
+    func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        statistics.countTransaction()
+        do {
+            return try await withDeadline { heartbeat in
+                try await self.client.withConnection { connection in
+                    heartbeat.beat()
+                    // Tried, not waited for: every try is an answer (the deadline's heartbeat),
+                    // so a database that stops answering is still a 503, not a hang.
+                    while true {
+                        let rows = try await connection.query("SELECT pg_try_advisory_lock(\(lock)) AS taken", logger: self.logger)
+                        heartbeat.beat()
+                        var taken = false
+                        for try await row in rows { taken = try row.decode(Bool.self) }
+                        if taken { break }
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 50...150)))
+                    }
+                    var attempt = 0
+                    var outcome: Swift.Result<Result, any Error>
+                    while true {
+                        attempt += 1
+                        do {
+                            outcome = .success(try await Self.runTransaction(
+                                on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body
+                            ))
+                        } catch let error as PSQLError where Self.isConflict(error) && attempt < Self.maximumAttempts {
+                            try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * min(attempt, 8)))))
+                            continue
+                        } catch {
+                            outcome = .failure(error)
+                        }
+                        break
+                    }
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(lock))", logger: self.logger)
+                    return try outcome.get()
+                }
+            }
+        } catch let error as PSQLError {
+            throw Self.storeError(error)
+        }
+    }
+
     private static func runTransaction<Result: Sendable>(
         on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat, statistics: StoreStatistics,
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result

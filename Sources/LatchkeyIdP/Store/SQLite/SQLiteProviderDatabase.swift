@@ -62,6 +62,12 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     /// The directory must be 0700 and the file 0600, as the key vault requires of its
     /// own (docs/SECURITY.md, "The provider's store"); looser modes are refused, not
     /// repaired, since someone else may already have read or changed the file.
+    /// Every SQLite transaction is exclusive: one writer, which `BEGIN IMMEDIATE` makes
+    /// wait for another process's.
+    func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        try await transaction(body)
+    }
+
     static func open(directory: URL?, logger: Logger) async throws -> SQLiteProviderDatabase {
         let statistics = StoreStatistics()
         let commits = DispatchQueue(label: "latchkey.store.sqlite.commit")

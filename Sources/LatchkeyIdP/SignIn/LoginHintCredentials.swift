@@ -1,0 +1,44 @@
+import Foundation
+import LatchkeyCrypto
+
+/// The `allowCredentials` a sign-in naming a `login_hint` gets (OIDC Core §3.1.2.1,
+/// WebAuthn L3 §5.5): always ``count`` credential IDs in byte order, the identity's live
+/// ones (its most recently used, when it has more) among stable decoys, so the list tells
+/// neither whether the name exists nor how many passkeys it has (docs/SECURITY.md,
+/// "Limits": enumeration).
+///
+/// A decoy is an HMAC, under the store's decoy key, of the name as names are compared
+/// (``Username/key(_:)``) and its place: the same for every request and every instance,
+/// so asking twice shows nothing moving. Its length is drawn from the lengths
+/// authenticators give credential IDs (16 bytes for many platform authenticators, 32 for
+/// Latchkey's own and many others, 48 and 64 for security keys), so a real ID of those
+/// lengths does not stand out by its length.
+enum LoginHintCredentials {
+    /// IDs in every hinted list (``SignIns/maximumAllowedCredentials``).
+    static let count = SignIns.maximumAllowedCredentials
+    /// The lengths a decoy is drawn from, by the first byte of its MAC.
+    static let decoyLengths = [16, 32, 32, 48, 64]
+
+    /// `live` (most recently used first) cut to ``count``, filled up with `hint`'s decoys,
+    /// sorted. Every decoy is computed whatever `live` holds, so the work does not depend
+    /// on it either.
+    static func list(hint: String, live: [Data], key: SymmetricKey) throws -> [Data] {
+        let decoys = try (0..<count).map { try decoy(hint: hint, index: $0, key: key) }
+        let real = Array(live.prefix(count))
+        return (real + decoys.prefix(count - real.count)).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The `index`th decoy ID for `hint`.
+    static func decoy(hint: String, index: Int, key: SymmetricKey) throws -> Data {
+        let label = "login_hint:\(Username.key(hint)):\(index)"
+        let first = try HMAC.authenticationCode(for: Data((label + ":0").utf8), using: key)
+        let length = decoyLengths[Int(first[first.startIndex]) % decoyLengths.count]
+        var bytes = first
+        var block = 1
+        while bytes.count < length {
+            bytes += try HMAC.authenticationCode(for: Data((label + ":\(block)").utf8), using: key)
+            block += 1
+        }
+        return Data(bytes.prefix(length))
+    }
+}
