@@ -48,7 +48,9 @@ struct DeviceAuthorizations: Sendable {
         let perClient = configuration.maximumLiveDeviceCodesPerClient
         let perAddress = configuration.maximumLiveDeviceCodesPerAddress
         let interval = configuration.deviceCodeInterval
-        let userCode = try await context.database.transaction { transaction -> String in
+        // One client's starts take turns: each reads the whole pool it may change, which
+        // concurrent SERIALIZABLE transactions would otherwise abort each other over.
+        let userCode = try await context.database.exclusiveTransaction(lock: try Self.poolLock(client.id)) { transaction -> String in
             try await Self.makeRoom(
                 client: client.id, requesterKey: requesterKey, requesterNetwork: requesterNetwork, perClient: perClient, perAddress: perAddress,
                 now: now, in: transaction
@@ -75,6 +77,13 @@ struct DeviceAuthorizations: Sendable {
             deviceCode: deviceCode, userCode: DeviceUserCode.display(userCode), verificationURI: verification,
             verificationURIComplete: complete?.url, expiresIn: Int(configuration.deviceCodeLifetime), interval: interval
         )
+    }
+
+    /// The lock a client's pool of live codes is changed under: 64 bits of a SHA-256 of
+    /// its id (PostgreSQL advisory locks take a `bigint`).
+    static func poolLock(_ clientID: String) throws -> Int64 {
+        let digest = try ProviderContext.hash("device-code-pool|" + clientID)
+        return digest.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
     }
 
     /// The statuses of a code that still holds a place: waiting, or approved and not yet

@@ -28,7 +28,8 @@ protocol ProviderDatabase: Sendable {
     /// IMMEDIATE`); on PostgreSQL a session advisory lock is taken *before* `BEGIN`, since
     /// a SERIALIZABLE transaction's snapshot is fixed by its first statement, and a lock
     /// taken by that statement would be granted to a snapshot older than the holder's
-    /// commit.
+    /// commit. Work that many requests would otherwise fight over in conflicting
+    /// SERIALIZABLE transactions (a client's pool of device codes) takes turns this way too.
     func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result
 
     /// Runs a lookup that writes nothing, without waiting for the writer: on SQLite a

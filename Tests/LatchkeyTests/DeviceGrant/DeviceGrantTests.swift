@@ -16,10 +16,11 @@ struct DeviceGrantTests {
     /// A provider with fast device codes, a vault bound to identity `ada` (the approver)
     /// and an empty one (the device).
     static func withDevices(
+        engine: TestStore? = nil,
         _ configure: @escaping @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (ProviderHarness, Embedded, Embedded) async throws -> Void
     ) async throws {
-        try await ProviderHarness.withVault({ configuration in
+        try await ProviderHarness.withVault(engine: engine, { configuration in
             configuration.deviceCodeInterval = 1
             configure(&configuration)
         }) { provider, approverVault in

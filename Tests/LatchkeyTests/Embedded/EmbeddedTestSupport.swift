@@ -71,12 +71,13 @@ final class CallCounter<Value: Sendable>: Sendable {
 extension ProviderHarness {
     /// Runs the provider with a fresh temporary vault for `body`.
     static func withVault(
+        engine: TestStore? = nil,
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (ProviderHarness, TemporaryVault) async throws -> Void
     ) async throws {
         let vault = try TemporaryVault()
         defer { vault.cleanUp() }
-        try await run(nil, configure) { provider in try await body(provider, vault) }
+        try await run(engine, configure) { provider in try await body(provider, vault) }
     }
 
     /// `authenticate(issuer:…)` as the `latchkey-cli` client.

@@ -171,9 +171,10 @@ extension HostileInputSuite {
 
     /// Red team, milestone 3 (medium): 10 starts from each of 100 addresses filled the
     /// public client's 1,000 places, and every new device got `slow_down` for ten minutes.
-    @Test("a crowd of 100 addresses holding 10 device codes each cannot keep an honest device out: its code takes one of theirs, they cannot take it back, and a keyed client is untouched")
-    func deviceCodeCrowd() async throws {
-        try await DeviceGrantTests.withDevices { provider, approver, _ in
+    @Test("a crowd of 100 addresses holding 10 device codes each cannot keep an honest device out: its code takes one of theirs, they cannot take it back, and a keyed client is untouched",
+          arguments: TestStore.available)
+    func deviceCodeCrowd(engine: TestStore) async throws {
+        try await DeviceGrantTests.withDevices(engine: engine) { provider, approver, _ in
             // 100 addresses in 100 networks (127.1.0.1 … 127.100.0.1), 10 codes each.
             @Sendable func crowdMember(_ index: Int) -> String { "127.\(1 + index).0.1" }
             let crowd = await Self.deviceStarts(provider, count: 1000) { crowdMember($0 / 10) }

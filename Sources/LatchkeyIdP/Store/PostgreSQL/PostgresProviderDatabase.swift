@@ -78,24 +78,17 @@ final class PostgresProviderDatabase: ProviderDatabase {
 
     /// The session advisory lock is taken on the connection the transaction then runs on,
     /// before its `BEGIN`, and released after its `COMMIT` or `ROLLBACK` (a connection
-    /// that dies releases it too). A retried conflict keeps the lock. While another
-    /// instance holds it, the lock is tried again every 50–150 ms.
+    /// that dies releases it too). A retried conflict keeps the lock. Waiting for it counts
+    /// against the connection deadline like any statement: a holder that keeps it longer
+    /// makes this a 503, and the caller tries again.
     func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
                 try await self.client.withConnection { connection in
                     heartbeat.beat()
-                    // Tried, not waited for: every try is an answer (the deadline's heartbeat),
-                    // so a database that stops answering is still a 503, not a hang.
-                    while true {
-                        let rows = try await connection.query("SELECT pg_try_advisory_lock(\(lock)) AS taken", logger: self.logger)
-                        heartbeat.beat()
-                        var taken = false
-                        for try await row in rows { taken = try row.decode(Bool.self) }
-                        if taken { break }
-                        try await Task.sleep(for: .milliseconds(Int.random(in: 50...150)))
-                    }
+                    try await connection.query("SELECT pg_advisory_lock(\(lock))", logger: self.logger)
+                    heartbeat.beat()
                     var attempt = 0
                     var outcome: Swift.Result<Result, any Error>
                     while true {
