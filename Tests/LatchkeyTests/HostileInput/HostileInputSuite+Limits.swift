@@ -249,6 +249,40 @@ extension HostileInputSuite {
         }
     }
 
+    @Test("a login_hint naming an account with passkeys cannot be told from an unknown one by /authorize's timing (rank-sum |z| < 3)")
+    func loginHintTiming() async throws {
+        try await ProviderHarness.withVault({ $0.rateLimitPerMinute = 1_000_000 }) { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host])
+            _ = try await embedded.registerCredential(from: try await provider.createIdentity("known").bindURL)
+            let transport = URLSessionTransport()
+            var scores: [Double] = []
+            for round in 0..<3 {
+                var known: [Double] = []
+                var unknown: [Double] = []
+                for index in 0..<320 {
+                    for isKnown in [true, false].shuffled() {
+                        let target = Self.authorizeTarget(hint: isKnown ? "known" : "ghost-\(round)-\(index)")
+                        let request = TransportRequest(
+                            method: "GET", url: try #require(URL(string: provider.issuer.absoluteString + target)), headers: ["Accept": "application/json"]
+                        )
+                        let start = ContinuousClock.now
+                        let status = try await transport.send(request).status
+                        let elapsed = ContinuousClock.now - start
+                        try #require(status == 200)
+                        guard index >= 20 else { continue }
+                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                        if isKnown { known.append(seconds) } else { unknown.append(seconds) }
+                    }
+                }
+                let z = Self.rankSumZ(known, unknown)
+                scores.append(z)
+                if abs(z) < 3 { break }
+            }
+            #expect(scores.contains { abs($0) < 3 }, "rank-sum z of a known against unknown names, by round: \(scores)")
+            print("login_hint timing: rank-sum z by round \(scores.map { String(format: "%.2f", $0) })")
+        }
+    }
+
     @Test("login_hint decoys are keyed on the normalised name: NOBODY and nobody get the same decoys")
     func decoysNormalised() async throws {
         try await ProviderHarness.withVault { provider, _ in
