@@ -69,7 +69,7 @@ extension HostileInputSuite {
     @Test("four instances started together on a fresh PostgreSQL database all come up and agree on the schema and secrets, round after round",
           .requires(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set"))
     func instancesStartTogether() async throws {
-        for round in 0..<6 {
+        for round in 0..<4 {
             try await TestStore.postgres.with { storage, key in
                 var configuration = ProviderConfiguration(adminToken: ProviderHarness.adminToken)
                 configuration.storage = storage

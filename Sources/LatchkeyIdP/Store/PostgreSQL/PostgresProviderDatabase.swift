@@ -78,17 +78,27 @@ final class PostgresProviderDatabase: ProviderDatabase {
 
     /// The session advisory lock is taken on the connection the transaction then runs on,
     /// before its `BEGIN`, and released after its `COMMIT` or `ROLLBACK` (a connection
-    /// that dies releases it too). A retried conflict keeps the lock. Waiting for it counts
-    /// against the connection deadline like any statement: a holder that keeps it longer
-    /// makes this a 503, and the caller tries again.
+    /// that dies releases it too). A retried conflict keeps the lock. While another holds
+    /// it, the lock is tried again after a short, growing, random pause (at most 50 ms).
     func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
                 try await self.client.withConnection { connection in
                     heartbeat.beat()
-                    try await connection.query("SELECT pg_advisory_lock(\(lock))", logger: self.logger)
-                    heartbeat.beat()
+                    // Tried, not waited for: every try is an answer (the deadline's heartbeat),
+                    // so a holder that takes long (a migration on a loaded server) is waited
+                    // out, while a database that stops answering is still a 503, not a hang.
+                    var tries = 0
+                    while true {
+                        let rows = try await connection.query("SELECT pg_try_advisory_lock(\(lock)) AS taken", logger: self.logger)
+                        var taken = false
+                        for try await row in rows { taken = try row.decode(Bool.self) }
+                        heartbeat.beat()
+                        if taken { break }
+                        tries += 1
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 1...min(50, 2 << min(tries, 5)))))
+                    }
                     var attempt = 0
                     var outcome: Swift.Result<Result, any Error>
                     while true {
