@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LatchkeyCrypto
 import LatchkeyProtocol
+import Synchronization
 
 /// A vault a key agent holds, used through its socket (``KeyAgentConnection``): what the
 /// facade's authenticator and token cache run on when ``Embedded/Configuration/agentSocket``
@@ -10,7 +11,7 @@ import LatchkeyProtocol
 ///
 /// Everything the agent answers is checked as hostile input: handles, algorithms,
 /// encodings and public keys are validated before they become a `VaultEntry`.
-final class AgentKeyStore: KeyStore, @unchecked Sendable {
+final class AgentKeyStore: KeyStore, Sendable {
     let directory: URL
     let connection: KeyAgentConnection
     /// What the agent said of itself when this store connected.
@@ -18,8 +19,7 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
     /// The metadata each record had when the agent last described it: a metadata update
     /// offers it as the expected value straight away, saving a round trip when nothing
     /// changed since (the swap still checks; a stale guess costs one retry).
-    private let lastSeen = NSLock()
-    private var seenMetadata: [KeyHandle: Data] = [:]
+    private let seenMetadata = Mutex<[KeyHandle: Data]>([:])
 
     /// How often a metadata update is tried again when another writer came first; each
     /// retry waits a random while, longer each time, so writers that collided spread out.
@@ -45,9 +45,9 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
 
     /// `entry`, remembered for ``updateMetadata(_:_:)``.
     private func remember(_ entry: VaultEntry) -> VaultEntry {
-        lastSeen.withLock {
-            if seenMetadata.count > 4096 { seenMetadata.removeAll() }
-            seenMetadata[entry.handle] = entry.metadata
+        seenMetadata.withLock { seen in
+            if seen.count > 4096 { seen.removeAll() }
+            seen[entry.handle] = entry.metadata
         }
         return entry
     }
@@ -138,7 +138,7 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
     ) throws -> (entry: VaultEntry, signature: Data?) {
         for round in 0..<Self.updateAttempts {
             if round > 1 { usleep(UInt32.random(in: 0...UInt32(min(round, 20) * 500))) }
-            let seen = round == 0 ? lastSeen.withLock({ seenMetadata[handle] }) : nil
+            let seen = round == 0 ? seenMetadata.withLock({ $0[handle] }) : nil
             let expected = try seen ?? entry(handle).metadata
             let (metadata, message) = try change(expected)
             try KeyVault.checkMetadataSize(metadata, handle: handle)
@@ -158,7 +158,7 @@ final class AgentKeyStore: KeyStore, @unchecked Sendable {
     }
 
     func deleteKey(_ handle: KeyHandle) throws {
-        _ = lastSeen.withLock { seenMetadata.removeValue(forKey: handle) }
+        _ = seenMetadata.withLock { $0.removeValue(forKey: handle) }
         _ = try connection.exchange(AgentRequest(op: .deleteKey, handle: handle.rawValue))
     }
 

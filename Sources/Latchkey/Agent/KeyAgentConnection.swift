@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LatchkeyCrypto
 public import LatchkeyProtocol
+import Synchronization
 
 /// A connection to a key agent (``KeyAgent``, `latchkey agent`): how a process uses a vault
 /// an agent holds, and how `latchkey agent --lock`, `--unlock` and `--stop` reach it.
@@ -10,14 +11,18 @@ public import LatchkeyProtocol
 /// its own. Only an agent running as this process's user (or root) is spoken to: a socket
 /// someone else planted at the path is refused before anything is sent. (Root itself
 /// speaks to any user's agent; that agent decides, by `--allow-root`.)
-public final class KeyAgentConnection: @unchecked Sendable {
+public final class KeyAgentConnection: Sendable {
     /// The socket's path.
     public let socketPath: String
     private let socket: UnixSocket
-    private let requests = NSLock()
-    private var reader = AgentFrameReader()
-    /// Set once the connection failed: the stream's state is unknown after that.
-    private var broken: String?
+    /// One request at a time on the stream, and what it leaves behind.
+    private let stream = Mutex<StreamState>(StreamState())
+
+    private struct StreamState {
+        var reader = AgentFrameReader()
+        /// Set once the connection failed: the stream's state is unknown after that.
+        var broken: String?
+    }
 
     /// How long one answer may take: a signature may wait for a person at the agent's
     /// `--confirm` prompt, and a TPM key for the TPM.
@@ -98,12 +103,12 @@ public final class KeyAgentConnection: @unchecked Sendable {
     /// the ``KeyVaultError`` it names (the vault's codes as they are, the agent's own as
     /// ``KeyVaultError/Code/agentUnavailable``).
     func exchange(_ request: AgentRequest) throws -> AgentReply {
-        let reply: AgentReply = try requests.withLock {
-            if let broken { throw KeyVaultError.agentUnavailable(reason: broken) }
+        let reply: AgentReply = try stream.withLock { state in
+            if let broken = state.broken { throw KeyVaultError.agentUnavailable(reason: broken) }
             do {
                 let deadline = ContinuousClock.now + Self.answerTimeout
                 try socket.write(AgentFrame.encode(request), deadline: deadline)
-                guard let body = try socket.readFrame(&reader, deadline: deadline) else {
+                guard let body = try socket.readFrame(&state.reader, deadline: deadline) else {
                     throw UnixSocketError("the agent closed the connection", errno: 0)
                 }
                 do {
@@ -113,8 +118,9 @@ public final class KeyAgentConnection: @unchecked Sendable {
                 }
             } catch {
                 let why = (error as? UnixSocketError)?.reason ?? (error as? AgentProtocolError)?.reason ?? "\(error)"
-                broken = "the agent at \(socketPath) stopped answering (\(why)) during \(request.op); run the command again, or without LATCHKEY_AGENT_SOCK to open the vault directly"
-                throw KeyVaultError.agentUnavailable(reason: broken ?? why)
+                let broken = "the agent at \(socketPath) stopped answering (\(why)) during \(request.op); run the command again, or without LATCHKEY_AGENT_SOCK to open the vault directly"
+                state.broken = broken
+                throw KeyVaultError.agentUnavailable(reason: broken)
             }
         }
         if let failure = reply.error {

@@ -20,6 +20,8 @@ final class OpenSSLTPMContext: @unchecked Sendable {
     let context: OpaquePointer
     private let providers: [OpaquePointer]
     /// Serialises calls into the provider: its ESYS context takes one command at a time.
+    /// An `NSLock`, not a `Mutex`: it guards no Swift state, only the C provider's, and is
+    /// held across calls that return pointers the caller then owns.
     private let lock = NSLock()
 
     /// Loads `default` and `tpm2` into a new library context; the provider connects to

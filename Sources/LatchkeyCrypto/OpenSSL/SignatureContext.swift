@@ -38,8 +38,7 @@ final class SignatureContext: @unchecked Sendable {
     /// Kept alive for as long as the prepared contexts refer to it.
     let key: EVPKey
     private let maximumSignatureSize: Int
-    private let lock = NSLock()
-    private var idle: [PooledPrehash] = []
+    private let idle = Mutex<[PooledPrehash]>([])
 
     /// - Parameter digest: the hash for hash-then-sign algorithms, or nil for Ed25519.
     init(_ purpose: Purpose, key: EVPKey, digest: DigestAlgorithm?) throws {
@@ -78,7 +77,7 @@ final class SignatureContext: @unchecked Sendable {
         switch backing {
         case .prehash(let template, _):
             EVP_PKEY_CTX_free(template)
-            idle.removeAll()
+            idle.withLock { $0.removeAll() }
         case .pure(let prepared):
             EVP_MD_CTX_free(prepared)
         }
@@ -148,14 +147,12 @@ final class SignatureContext: @unchecked Sendable {
     /// Runs `body` with an idle entry from the pool, or a new one made from the template,
     /// and returns it to the pool afterwards.
     private func withPooledContext<R>(_ template: OpaquePointer, _ digest: DigestAlgorithm, _ body: (PooledPrehash) throws -> R) throws -> R {
-        lock.lock()
-        let pooled = idle.popLast()
-        lock.unlock()
+        let pooled = idle.withLock { $0.popLast() }
         let entry = try pooled ?? PooledPrehash(template: template, digest: digest)
         defer {
-            lock.lock()
-            if idle.count < Self.poolLimit { idle.append(entry) }
-            lock.unlock()
+            idle.withLock { idle in
+                if idle.count < Self.poolLimit { idle.append(entry) }
+            }
         }
         return try body(entry)
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// Device key pairs at rest: a directory of records, each holding one key's private half
 /// sealed under the vault key, written atomically and durably, with one writer at a time
@@ -32,7 +33,7 @@ public import Foundation
 /// A `KeyVault` is safe to share between tasks. It keeps each private key it has
 /// unsealed, parsed, so signing costs a signature, not a PKCS#8 decode (~660 µs in
 /// OpenSSL 3.0).
-public final class KeyVault: KeyStore, @unchecked Sendable {
+public final class KeyVault: KeyStore, Sendable {
     /// The most metadata a key may carry.
     public static let maximumMetadataByteCount = 64 * 1024
 
@@ -41,8 +42,7 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
     private let keysDirectory: String
     private let lockPath: String
     private let keys: VaultKeys
-    private let cacheLock = NSLock()
-    private var unsealed: [KeyHandle: DeviceSigningKey] = [:]
+    private let unsealed = Mutex<[KeyHandle: DeviceSigningKey]>([:])
 
     private init(directory: URL, keys: VaultKeys) {
         self.directory = directory
@@ -297,7 +297,7 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
             (key, publicKey) = (.tpm(tpmKey), tpmKey.publicKey)
         }
         let record = try addRecord(handle, algorithm: algorithm, protection: protection, publicKey: publicKey, metadata: metadata, sealed: box)
-        if case .software = key { cacheLock.withLock { unsealed[handle] = key } }
+        if case .software = key { unsealed.withLock { $0[handle] = key } }
         return try record.entry()
     }
 
@@ -426,15 +426,15 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
     /// to notice deletion. TPM keys are not cached: each use goes to the TPM as it is now
     /// (one that stopped answering may have been replaced).
     func signingKey(_ handle: KeyHandle) throws -> DeviceSigningKey {
-        if let cached = cacheLock.withLock({ unsealed[handle] }) {
+        if let cached = unsealed.withLock({ $0[handle] }) {
             guard try VaultFiles.status(recordPath(handle)) != nil else {
-                _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
+                _ = unsealed.withLock { $0.removeValue(forKey: handle) }
                 throw KeyVaultError.keyNotFound(reason: "no key \(handle) in the vault", handle: handle)
             }
             return cached
         }
         let key = try readRecord(handle).deviceKey(keys: keys)
-        if case .software = key { cacheLock.withLock { unsealed[handle] = key } }
+        if case .software = key { unsealed.withLock { $0[handle] = key } }
         return key
     }
 
@@ -484,7 +484,7 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
         let removed = try VaultFiles.withExclusiveLock(lockPath) {
             try VaultFiles.remove(recordPath(handle), directory: keysDirectory)
         }
-        _ = cacheLock.withLock { unsealed.removeValue(forKey: handle) }
+        _ = unsealed.withLock { $0.removeValue(forKey: handle) }
         guard removed else {
             throw KeyVaultError.keyNotFound(reason: "no key \(handle) in the vault", handle: handle)
         }
@@ -492,12 +492,13 @@ public final class KeyVault: KeyStore, @unchecked Sendable {
 }
 
 /// Gathers the parts of a scan from concurrent workers.
-private final class ScanCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var scan = VaultScan(entries: [], problems: [])
+private final class ScanCollector: Sendable {
+    private let parts = Mutex(VaultScan(entries: [], problems: []))
+
+    var scan: VaultScan { parts.withLock { $0 } }
 
     func add(_ part: VaultScan) {
-        lock.withLock {
+        parts.withLock { scan in
             scan.entries += part.entries
             scan.problems += part.problems
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,26 +14,25 @@ import FoundationNetworking
 /// The deadline is kept here, not left to URLSession: FoundationNetworking's
 /// `timeoutIntervalForResource` is not enforced on Linux, and its request timeout restarts
 /// with every byte, so a provider dripping one byte a second would hold a caller forever.
-public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+public final class URLSessionTransport: HTTPTransport, Sendable {
     public static let userAgent = "Latchkey/0.1 (+https://github.com/latchkey; Linux)"
 
     public let policy: TransportPolicy
     private let delegate: SessionDelegate
-    private let sessionLock = NSLock()
-    private var madeSession: URLSession?
+    private let madeSession = Mutex<URLSession?>(nil)
 
     public init(policy: TransportPolicy = TransportPolicy()) {
         self.policy = policy
         delegate = SessionDelegate(policy: policy)
     }
 
-    deinit { madeSession?.invalidateAndCancel() }
+    deinit { madeSession.withLock { $0?.invalidateAndCancel() } }
 
     /// The session, made at the first request: making one starts libcurl and
     /// FoundationNetworking's machinery (several milliseconds), which a command answered
     /// without the network (`latchkey token` from kept tokens) should not pay.
     private var session: URLSession {
-        sessionLock.withLock {
+        madeSession.withLock { madeSession in
             if let madeSession { return madeSession }
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = policy.timeout
@@ -89,20 +89,19 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     private let policy: TransportPolicy
-    private let lock = NSLock()
-    private var pending: [Int: Pending] = [:]
+    private let pending = Mutex<[Int: Pending]>([:])
 
     init(policy: TransportPolicy) {
         self.policy = policy
     }
 
     func register(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>) {
-        lock.withLock { pending[task.taskIdentifier] = Pending(continuation: continuation) }
+        pending.withLock { $0[task.taskIdentifier] = Pending(continuation: continuation) }
     }
 
     /// Resumes the caller waiting on task `identifier` with `error`, if it still waits.
     func finish(_ identifier: Int, throwing error: any Error) {
-        lock.withLock { pending.removeValue(forKey: identifier) }?.continuation.resume(throwing: error)
+        pending.withLock { $0.removeValue(forKey: identifier) }?.continuation.resume(throwing: error)
     }
 
     /// Ends `task` with ``OAuthError/Code-swift.struct/timedOut`` unless it completed
@@ -110,7 +109,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func expire(_ task: URLSessionTask, after timeout: TimeInterval) {
         let identifier = task.taskIdentifier
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self, weak task] in
-            guard let self, let entry = self.lock.withLock({ self.pending.removeValue(forKey: identifier) }) else { return }
+            guard let self, let entry = self.pending.withLock({ $0.removeValue(forKey: identifier) }) else { return }
             task?.cancel()
             entry.continuation.resume(throwing: OAuthError.timedOut(reason: "request to \(task?.originalRequest?.url?.host ?? "the provider") took longer than \(Int(timeout)) s"
             ))
@@ -118,7 +117,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let overflow = lock.withLock { () -> Bool in
+        let overflow = pending.withLock { pending -> Bool in
             guard var entry = pending[dataTask.taskIdentifier] else { return false }
             if entry.body.count + data.count > policy.maximumResponseSize {
                 entry.tooLarge = true
@@ -149,7 +148,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let entry = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if entry.tooLarge {
             entry.continuation.resume(throwing: OAuthError.responseTooLarge(reason: "response from \(task.originalRequest?.url?.host ?? "the provider") exceeds \(policy.maximumResponseSize) bytes"
             ))
