@@ -25,7 +25,8 @@ extension Embedded {
     ) async throws -> AuthorizationResult {
         let flow = flow("authorize")
         return try await flow.run {
-            let (_, request, code, _) = try await authorization(flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+            let session = try sessions.session(issuer: issuer, clientID: clientID, redirectURI: redirectURI)
+            let (request, code, _) = try await authorization(flow, session: session, scopes: scopes, credential: credential)
             return AuthorizationResult(
                 code: code, state: request.state, codeVerifier: request.pkce.verifier,
                 redirectURI: request.redirectURI, nonce: request.nonce, issuer: issuer
@@ -57,7 +58,7 @@ extension Embedded {
         let flow = flow("authenticate")
         return try await flow.run {
             try await signInForTokens(
-                flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential,
+                flow, session: try sessions.session(issuer: issuer, clientID: clientID, redirectURI: redirectURI), scopes: scopes, credential: credential,
                 proofOfPossession: proofOfPossession ?? configuration.proofOfPossession
             )
         }
@@ -66,13 +67,12 @@ extension Embedded {
     /// A sign-in that ends in tokens, kept in the vault when the configuration says so.
     func signInForTokens(
         _ flow: FlowContext,
-        issuer: URL,
-        clientID: String,
-        redirectURI: URL,
+        session: ProviderSession,
         scopes: [String],
         credential requested: String?,
         proofOfPossession: ProofOfPossession
     ) async throws -> Tokens {
+        let provider = session.provider
         var requested = requested
         var dpopKey: VaultEntry?
         // A bound sign-in chooses its credential first (its DPoP key signs from the first
@@ -81,8 +81,6 @@ extension Embedded {
         // that listing.
         var listed: [SoftwareAuthenticator.Credential]?
         if proofOfPossession == .dpop {
-            let provider = try ProviderAddress(issuer)
-            try allowedDomains.check(provider)
             let entries = try authenticator.vault.entries()
             let credentials = SoftwareAuthenticator.credentials(in: entries)
             listed = credentials
@@ -92,29 +90,24 @@ extension Embedded {
             requested = chosen.id
         }
         let signer = try dpopKey.map(dpopSigner)
-        let client: OAuthClient
         let tokenSet: TokenSet
         let signedBy: Credential
-        if let challenged = try await challengeFlow(
-            flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpop: signer, listed: listed
-        ) {
-            (client, tokenSet, signedBy) = challenged
+        if let challenged = try await challengeFlow(flow, session: session, scopes: scopes, credential: requested, dpop: signer, listed: listed) {
+            (tokenSet, signedBy) = challenged
         } else {
-            let (redirectClient, request, code, redirectSigner) = try await authorization(
-                flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint,
-                listed: listed
+            let (request, code, redirectSigner) = try await authorization(
+                flow, session: session, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint, listed: listed
             )
-            client = redirectClient
             signedBy = redirectSigner
-            tokenSet = try await client.exchange(code: code, for: request, dpop: signer)
+            tokenSet = try await session.client.exchange(code: code, for: request, dpop: signer)
         }
         if signer != nil, !tokenSet.isDPoPBound {
-            throw LatchkeyError.dpopNotBound(reason: "\(client.configuration.issuer.absoluteString) issued \(tokenSet.tokenType) tokens where DPoP-bound ones were asked for: it does not support DPoP (RFC 9449)"
+            throw LatchkeyError.dpopNotBound(reason: "\(session.issuer.absoluteString) issued \(tokenSet.tokenType) tokens where DPoP-bound ones were asked for: it does not support DPoP (RFC 9449)"
             )
         }
         flow.emit(.tokensReceived)
         let tokens = Tokens(
-            tokenSet: tokenSet, issuer: client.configuration.issuer, clientID: clientID, redirectURI: redirectURI, dpop: signer, credentialID: signedBy.id
+            tokenSet: tokenSet, issuer: session.issuer, clientID: session.clientID, redirectURI: session.redirectURI, dpop: signer, credentialID: signedBy.id
         )
         await keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
         return tokens
@@ -123,23 +116,17 @@ extension Embedded {
     /// The sign-in over the authorization challenge endpoint when ``Configuration/signInFlow``
     /// allows it and the provider offers one; nil for the redirect flow.
     private func challengeFlow(
-        _ flow: FlowContext, issuer: URL, clientID: String, redirectURI: URL, scopes: [String], credential: String?, dpop: DPoPSigner?,
+        _ flow: FlowContext, session: ProviderSession, scopes: [String], credential: String?, dpop: DPoPSigner?,
         listed: [SoftwareAuthenticator.Credential]?
-    ) async throws -> (OAuthClient, TokenSet, Credential)? {
+    ) async throws -> (TokenSet, Credential)? {
         guard configuration.signInFlow != .redirect else { return nil }
-        let provider = try ProviderAddress(issuer)
-        try allowedDomains.check(provider)
-        guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
-            throw LatchkeyError.invalidArgument(reason: "the client id must be 1 to 256 characters")
-        }
-        let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
-        guard let (tokens, signedBy) = try await challengeSignIn(flow, provider: provider, client: client, scopes: scopes, credential: credential, dpop: dpop, listed: listed) else {
+        guard let (tokens, signedBy) = try await challengeSignIn(flow, session: session, scopes: scopes, credential: credential, dpop: dpop, listed: listed) else {
             if configuration.signInFlow == .challenge {
-                throw LatchkeyError.oauth(reason: "\(provider.issuer) offers no authorization challenge endpoint (draft-ietf-oauth-first-party-apps); use the redirect flow")
+                throw LatchkeyError.oauth(reason: "\(session.provider.issuer) offers no authorization challenge endpoint (draft-ietf-oauth-first-party-apps); use the redirect flow")
             }
             return nil
         }
-        return (client, tokens, signedBy)
+        return (tokens, signedBy)
     }
 
     /// Answers an authenticate URL received from elsewhere (a deep link, another app's
@@ -165,7 +152,7 @@ extension Embedded {
     public func refresh(_ tokens: Tokens, scopes: [String]? = nil) async throws -> Tokens {
         let flow = flow("refresh")
         return try await flow.run {
-            let client = try oauthClient(for: tokens)
+            let client = try session(for: tokens).client
             let refreshed = try await client.refresh(tokens.tokenSet, scopes: scopes, dpop: tokens.dpop)
             flow.emit(.tokensReceived)
             let result = Tokens(
@@ -184,7 +171,7 @@ extension Embedded {
     public func revoke(_ tokens: Tokens) async throws {
         let flow = flow("revoke")
         try await flow.run {
-            let client = try oauthClient(for: tokens)
+            let client = try session(for: tokens).client
             if let refreshToken = tokens.refreshToken {
                 try await client.revoke(refreshToken, hint: .refreshToken)
             }
@@ -197,39 +184,31 @@ extension Embedded {
 
     // MARK: The flow
 
-    private func oauthClient(for tokens: Tokens) throws -> OAuthClient {
-        let provider = try ProviderAddress(tokens.issuer)
-        try allowedDomains.check(provider)
-        return try oauthClient(issuer: provider, clientID: tokens.clientID, redirectURI: tokens.redirectURI)
+    /// The session the tokens were issued in.
+    private func session(for tokens: Tokens) throws -> ProviderSession {
+        try sessions.session(issuer: tokens.issuer, clientID: tokens.clientID, redirectURI: tokens.redirectURI)
     }
 
     /// Authorization request → authenticate URL → assertion → redirect → checked code.
     private func authorization(
         _ flow: FlowContext,
-        issuer: URL,
-        clientID: String,
-        redirectURI: URL,
+        session: ProviderSession,
         scopes: [String],
         credential: String?,
         dpopJKT: String? = nil,
         listed: [SoftwareAuthenticator.Credential]? = nil
-    ) async throws -> (OAuthClient, AuthorizationRequest, String, Credential) {
-        let provider = try ProviderAddress(issuer)
-        try allowedDomains.check(provider)
-        guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
-            throw LatchkeyError.invalidArgument(reason: "the client id must be 1 to 256 characters")
-        }
-        let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
+    ) async throws -> (AuthorizationRequest, String, Credential) {
+        let client = session.client
         let request = try await client.authorizationRequest(scopes: scopes, additionalParameters: dpopJKT.map { [AuthorizationRequestParameters.Name.dpopJKT.rawValue: $0] } ?? [:])
-        let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
-        flow.logger.debug("signing in", metadata: ["provider": .string(provider.issuer), "clientID": .string(clientID)])
+        let conversation = session.conversation(flow, transport: transport)
+        flow.logger.debug("signing in", metadata: ["provider": .string(session.provider.issuer), "clientID": .string(session.clientID)])
 
         let started = try await conversation.settle(conversation.get(request.url))
         let authenticateURL = try conversation.url(started.decode(SignInExchange.Started.self, "authorization answer").authenticateURL, named: "authenticateURL")
         let (redirect, signedBy) = try await signIn(at: authenticateURL, conversation: conversation, credential: credential, listed: listed)
         let code = try await client.authorizationCode(from: redirect, for: request)
         flow.emit(.codeReceived)
-        return (client, request, code, signedBy)
+        return (request, code, signedBy)
     }
 
     /// The authenticate endpoint: request options → choice of credential → assertion →

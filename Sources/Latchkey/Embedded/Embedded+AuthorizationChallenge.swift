@@ -14,9 +14,11 @@ extension Embedded {
     /// Tokens from the challenge endpoint, and the credential that signed; nil when the
     /// provider's discovery names no such endpoint.
     func challengeSignIn(
-        _ flow: FlowContext, provider: ProviderAddress, client: OAuthClient, scopes: [String], credential requested: String?, dpop: DPoPSigner?,
+        _ flow: FlowContext, session: ProviderSession, scopes: [String], credential requested: String?, dpop: DPoPSigner?,
         listed: [SoftwareAuthenticator.Credential]? = nil
     ) async throws -> (TokenSet, Credential)? {
+        let client = session.client
+        let provider = session.provider
         guard let endpoint = try await client.metadata().authorizationChallengeEndpoint else { return nil }
         let pkce = try PKCE.generate()
         let hint = try requested.flatMap { id in

@@ -121,9 +121,7 @@ extension Embedded {
     // MARK: Records
 
     private func clientKeyAddress(_ issuer: URL) throws -> ProviderAddress {
-        let address = try ProviderAddress(issuer)
-        try allowedDomains.check(address)
-        return address
+        try sessions.provider(issuer)
     }
 
     private func clientKeyRecords() throws -> [(entry: VaultEntry, record: ClientKeyRecord)] {

@@ -42,8 +42,7 @@ extension Embedded {
     private func runDeviceAuthorization(
         _ flow: FlowContext, issuer: URL, clientID: String, scopes: [String], dpop: Bool, emit: @escaping @Sendable (DeviceAuthorizationEvent) -> Void
     ) async throws {
-        let provider = try ProviderAddress(issuer)
-        try allowedDomains.check(provider)
+        let provider = try sessions.provider(issuer)
         guard !clientID.isEmpty, clientID.utf8.count <= 256 else {
             throw LatchkeyError.invalidArgument(reason: "the client id must be 1 to 256 characters")
         }
@@ -89,12 +88,7 @@ extension Embedded {
             let entry = try vault.entry(handle)
             authentication = .privateKeyJWT(try ClientAssertionSigner(publicKey: entry.publicKey) { try vault.sign($0, with: handle) })
         }
-        var configuration = OAuthClient.Configuration(
-            issuer: provider.base, clientID: clientID, redirectURI: provider.base, authentication: authentication, transport: transport
-        )
-        let allowedDomains = allowedDomains
-        configuration.allowsForeignEndpoint = { allowedDomains.allows($0.host ?? "") }
-        return try OAuthClient(configuration: configuration)
+        return try sessions.makeClient(provider, clientID: clientID, redirectURI: provider.base, authentication: authentication)
     }
 
     /// The vault record that keeps device sign-ins' tokens and their DPoP key (one per
@@ -131,8 +125,7 @@ extension Embedded {
             guard let code = DeviceUserCode.normalise(userCode) else {
                 throw LatchkeyError.invalidArgument(reason: "a user code is 8 letters like BCDF-GHJK (consonants only)")
             }
-            let provider = try ProviderAddress(issuer)
-            try allowedDomains.check(provider)
+            let provider = try sessions.provider(issuer)
             let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
             let asked = try await conversation.settle(
                 conversation.post(provider.url(ProtocolPath.deviceApproval), DeviceApprovalExchange.Lookup(userCode: DeviceUserCode.display(code)))

@@ -36,8 +36,7 @@ extension Embedded {
 
     /// Start → steps → bind URL on the same provider → bind.
     private func enroll(_ flow: FlowContext, at issuer: URL, path: String, username: String, known: [String: String]) async throws -> (Credential, ProviderAddress) {
-        let provider = try ProviderAddress(issuer)
-        try allowedDomains.check(provider)
+        let provider = try sessions.provider(issuer)
         let name = username.trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty, name.utf8.count <= 256 else {
             throw LatchkeyError.invalidArgument(reason: "the username must be 1 to 256 characters")

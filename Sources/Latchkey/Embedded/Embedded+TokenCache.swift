@@ -40,8 +40,8 @@ extension Embedded {
         let flow = flow("validTokens")
         let pop = proofOfPossession ?? configuration.proofOfPossession
         return try await flow.run {
-            let provider = try ProviderAddress(issuer)
-            try allowedDomains.check(provider)
+            let session = try sessions.session(issuer: issuer, clientID: clientID, redirectURI: redirectURI)
+            let provider = session.provider
             return try await authenticator.vault.withExclusiveAccess("tokens") {
                 if let cached = try cachedTokens(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
                     .first(where: { pop == .none || $0.tokens.dpop != nil })
@@ -53,8 +53,7 @@ extension Embedded {
                     }
                     if cached.tokens.refreshToken != nil {
                         do {
-                            let client = try oauthClient(issuer: provider, clientID: clientID, redirectURI: redirectURI)
-                            let refreshed = try await client.refresh(cached.tokens.tokenSet, dpop: cached.tokens.dpop)
+                            let refreshed = try await session.client.refresh(cached.tokens.tokenSet, dpop: cached.tokens.dpop)
                             flow.emit(.tokensReceived)
                             let tokens = Tokens(
                                 tokenSet: refreshed, issuer: cached.tokens.issuer, clientID: clientID, redirectURI: redirectURI,
@@ -75,9 +74,7 @@ extension Embedded {
                 ) {
                     return device
                 }
-                return try await signInForTokens(
-                    flow, issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, proofOfPossession: pop
-                )
+                return try await signInForTokens(flow, session: session, scopes: scopes, credential: credential, proofOfPossession: pop)
             }
         }
     }
@@ -133,8 +130,7 @@ extension Embedded {
     public func logout(issuer: URL, clientID: String? = nil, credential: String? = nil) async throws -> Logout {
         let flow = flow("logout")
         return try await flow.run {
-            let provider = try ProviderAddress(issuer)
-            try allowedDomains.check(provider)
+            let provider = try sessions.provider(issuer)
             return try await authenticator.vault.withExclusiveAccess("tokens") {
                 var result = Logout(forgotten: 0, revocationFailures: [])
                 let entries = try authenticator.vault.entries()
@@ -147,7 +143,7 @@ extension Embedded {
                     for cached in leaving {
                         do {
                             guard let redirect = URL(string: cached.redirectURI) else { continue }
-                            let client = try oauthClient(issuer: provider, clientID: cached.clientID, redirectURI: redirect)
+                            let client = try sessions.session(provider, clientID: cached.clientID, redirectURI: redirect).client
                             if let refreshToken = cached.refreshToken { try await client.revoke(refreshToken, hint: .refreshToken) }
                             try await client.revoke(cached.accessToken, hint: .accessToken)
                         } catch {

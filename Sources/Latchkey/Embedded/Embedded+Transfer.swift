@@ -44,8 +44,7 @@ extension Embedded {
             guard !name.isEmpty, name.count <= 64 else {
                 throw LatchkeyError.invalidArgument(reason: "the device name must be 1 to 64 characters")
             }
-            let provider = try ProviderAddress(issuer)
-            try allowedDomains.check(provider)
+            let provider = try sessions.provider(issuer)
             let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
             // Attestation first: certifying a new attestation key takes round trips that
             // should not eat into the redeemed code's time.
@@ -113,8 +112,7 @@ extension Embedded {
         guard let issuer = credential.issuer else {
             throw LatchkeyError.noCredential(reason: "this credential does not record its provider, so it cannot be exported")
         }
-        let provider = try ProviderAddress(issuer)
-        try allowedDomains.check(provider)
+        let provider = try sessions.provider(issuer)
         let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
 
         // Prove possession of the credential and get the first code.

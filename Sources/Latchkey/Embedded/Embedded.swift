@@ -33,11 +33,11 @@ public final class Embedded: Sendable {
     let authenticator: SoftwareAuthenticator
     let allowedDomains: AllowedDomains
     let hub = FlowEventHub()
+    /// One provider session per (issuer, client id, redirect URI): the issuer checked once,
+    /// discovery documents and JWKS fetched once, refreshes of one token shared.
+    let sessions: ProviderSessions
     /// The app's transport under the request deadline; every provider call goes through it.
-    let transport: DeadlineTransport
-    /// One OAuth client per (issuer, client id, redirect URI), so discovery documents and
-    /// JWKS are fetched once and refreshes of one token are shared.
-    private let clients = Mutex<[String: OAuthClient]>([:])
+    var transport: DeadlineTransport { sessions.transport }
     /// One signer per DPoP key record, so the nonces servers send (RFC 9449 §8) are
     /// remembered for the instance's life.
     let dpopSigners = Mutex<[KeyHandle: DPoPSigner]>([:])
@@ -52,7 +52,9 @@ public final class Embedded: Sendable {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         allowedDomains = AllowedDomains(configuration.allowedDomains)
-        transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
+        sessions = ProviderSessions(
+            allowedDomains: allowedDomains, transport: DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
+        )
         do {
             if configuration.disablesCoreDumps { try ProcessProtection.disableCoreDumps() }
             let (store, access) = try Self.openStore(configuration)
@@ -95,7 +97,9 @@ public final class Embedded: Sendable {
         self.authenticator = authenticator
         self.vaultAccess = vaultAccess
         allowedDomains = AllowedDomains(configuration.allowedDomains)
-        transport = DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
+        sessions = ProviderSessions(
+            allowedDomains: allowedDomains, transport: DeadlineTransport(inner: configuration.transport, requestTimeout: configuration.requestTimeout)
+        )
     }
 
     /// The same open vault with another list of allowed domains: for a program that learns
@@ -276,24 +280,5 @@ public final class Embedded: Sendable {
         }
         try allowedDomains.check(link.provider)
         return (link, ProviderConversation(flow: flow, provider: link.provider, transport: transport))
-    }
-
-    // MARK: OAuth clients
-
-    func oauthClient(issuer: ProviderAddress, clientID: String, redirectURI: URL) throws -> OAuthClient {
-        let key = [issuer.issuer, clientID, redirectURI.absoluteString].joined(separator: "\u{0}")
-        return try clients.withLock { clients in
-            if let existing = clients[key] { return existing }
-            var oauth = OAuthClient.Configuration(
-                issuer: issuer.base, clientID: clientID, redirectURI: redirectURI, transport: transport
-            )
-            // An endpoint off the issuer's origin only on https and inside the allowed
-            // domains (docs/SECURITY.md, "Where the client sends what").
-            let allowedDomains = allowedDomains
-            oauth.allowsForeignEndpoint = { allowedDomains.allows($0.host ?? "") }
-            let client = try OAuthClient(configuration: oauth)
-            clients[key] = client
-            return client
-        }
     }
 }
