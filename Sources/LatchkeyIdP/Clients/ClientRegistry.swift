@@ -83,7 +83,7 @@ struct ClientRegistry: Sendable {
         try await context.database.transaction { transaction in
             guard try await transaction.first("DELETE FROM clients WHERE id = \(id) RETURNING id") != nil else { return false }
             try await transaction.execute("DELETE FROM client_tokens WHERE client_id = \(id)")
-            try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE client_id = \(id) AND revoked_at IS NULL")
+            try await GrantLedger.revokeFamilies(ofClient: id, now: now, in: transaction)
             try await transaction.execute("DELETE FROM device_codes WHERE client_id = \(id)")
             return true
         }

@@ -51,7 +51,7 @@ struct DeviceAuthorizations: Sendable {
         // One client's starts take turns: each reads the whole pool it may change, which
         // concurrent SERIALIZABLE transactions would otherwise abort each other over.
         let userCode = try await context.database.exclusiveTransaction(lock: try Self.poolLock(client.id)) { transaction -> String in
-            try await Self.makeRoom(
+            try await self.makeRoom(
                 client: client.id, requesterKey: requesterKey, requesterNetwork: requesterNetwork, perClient: perClient, perAddress: perAddress,
                 now: now, in: transaction
             )
@@ -101,16 +101,16 @@ struct DeviceAuthorizations: Sendable {
     /// each other or from them; to refuse a device from a network holding none, it needs
     /// as many distinct networks (IPv4 /24s, IPv6 /48s) as the pool has places. Pools are
     /// per client: a flood of a public client never touches a keyed one's.
-    static func makeRoom(
+    func makeRoom(
         client: String, requesterKey: String, requesterNetwork: String, perClient: Int, perAddress: Int, now: Date, in transaction: any SQLTransaction
     ) async throws {
         let counts = try await transaction.first("""
-            SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client) AND expires_at > \(now) AND status IN \(raw: live)) AS pool,
+            SELECT (SELECT count(*) FROM device_codes WHERE client_id = \(client) AND expires_at > \(now) AND status IN \(raw: Self.live)) AS pool,
                 (SELECT count(*) FROM device_codes
-                 WHERE client_id = \(client) AND requester_key = \(requesterKey) AND expires_at > \(now) AND status IN \(raw: live)) AS held,
+                 WHERE client_id = \(client) AND requester_key = \(requesterKey) AND expires_at > \(now) AND status IN \(raw: Self.live)) AS held,
                 (SELECT count(*) FROM device_codes
                  WHERE client_id = \(client) AND COALESCE(requester_network, requester_key) = \(requesterNetwork) AND expires_at > \(now)
-                    AND status IN \(raw: live)) AS network_held
+                    AND status IN \(raw: Self.live)) AS network_held
             """)
         guard try counts?.decode("held", as: Int64.self) ?? 0 < Int64(perAddress) else {
             throw ProviderError.slowDown("too many device codes waiting from this address; try again later")
@@ -119,14 +119,14 @@ struct DeviceAuthorizations: Sendable {
         let networkHeld = try counts?.decode("network_held", as: Int64.self) ?? 0
         guard let busiest = try await transaction.first("""
                 SELECT COALESCE(requester_network, requester_key) AS network, count(*) AS held FROM device_codes
-                WHERE client_id = \(client) AND expires_at > \(now) AND status IN \(raw: live)
+                WHERE client_id = \(client) AND expires_at > \(now) AND status IN \(raw: Self.live)
                 GROUP BY COALESCE(requester_network, requester_key) ORDER BY held DESC, min(created_at) ASC LIMIT 1
                 """),
               try busiest.decode("held", as: Int64.self) > networkHeld + 1,
               let oldest = try await transaction.first("""
                 SELECT device_hash, family_id FROM device_codes
                 WHERE client_id = \(client) AND COALESCE(requester_network, requester_key) = \(try busiest.decode("network", as: String.self))
-                    AND expires_at > \(now) AND status IN \(raw: live)
+                    AND expires_at > \(now) AND status IN \(raw: Self.live)
                 ORDER BY CASE status WHEN \(Status.pending.rawValue) THEN 0 ELSE 1 END, created_at LIMIT 1
                 """)
         else {
@@ -136,7 +136,7 @@ struct DeviceAuthorizations: Sendable {
         // an approval's family, which no token came from yet, ends with it.
         try await transaction.execute("UPDATE device_codes SET expires_at = \(now) WHERE device_hash = \(try oldest.decode("device_hash", as: Data.self))")
         if let familyID = try oldest.decode("family_id", as: String?.self) {
-            try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE id = \(familyID) AND revoked_at IS NULL")
+            try await grants.revokeFamily(familyID, now: now, in: transaction)
         }
     }
 

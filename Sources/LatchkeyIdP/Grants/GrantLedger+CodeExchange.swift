@@ -13,9 +13,9 @@ extension GrantLedger {
     /// trip. The transaction is the one the code was read in, so the steps rest on that
     /// read as before.
     func issueTokens(
-        forCode code: String, _ grant: CodeGrant, dialect: SQLDialect, now: Date, in transaction: any SQLTransaction
+        for grant: CodeGrant, now: Date, in transaction: any SQLTransaction
     ) async throws -> (access: String, refresh: String?, expiresAt: Date) {
-        let codeHash = try ProviderContext.hash(code)
+        let codeHash = grant.codeHash
         guard dialect == .postgres else {
             try await transaction.execute("UPDATE authorization_codes SET used = 1 WHERE code_hash = \(codeHash)")
             try await limitFamilies(identityID: grant.identityID, clientID: grant.clientID, now: now, in: transaction)

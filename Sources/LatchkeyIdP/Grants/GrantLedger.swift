@@ -14,6 +14,9 @@ import LatchkeyProtocol
 /// tokens are stored.
 struct GrantLedger: Sendable {
     let configuration: ProviderConfiguration
+    /// The store's engine, for the steps written differently on each
+    /// (``issueTokens(for:now:in:)``).
+    let dialect: SQLDialect
 
     enum TokenKind: String {
         case access
@@ -22,6 +25,8 @@ struct GrantLedger: Sendable {
 
     /// What an authorization code was issued for.
     struct CodeGrant: Sendable {
+        /// The code's SHA-256, as it is stored: hashed once, when it is read.
+        var codeHash: Data
         var familyID: String
         var identityID: String
         var clientID: String
@@ -112,7 +117,7 @@ struct GrantLedger: Sendable {
             return .refused(.badRequest(.invalidGrant, "unknown authorization code"))
         }
         let grant = CodeGrant(
-            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
+            codeHash: hash, familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), redirectURI: try row.decode("redirect_uri"),
             codeChallenge: try row.decode("code_challenge"), nonce: try row.decode("nonce"), dpopJKT: try row.decode("dpop_jkt"),
             familyExpiresAt: try row.decode("family_expires_at")
@@ -136,7 +141,7 @@ struct GrantLedger: Sendable {
         guard let verifier, (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {
             return .refused(.badRequest(.invalidGrant, "PKCE verification failed"))
         }
-        // Spent by ``issueTokens(forCode:_:dialect:now:in:)``, in the same transaction.
+        // Spent by ``issueTokens(for:now:in:)``, in the same transaction.
         return .accepted(grant)
     }
 
@@ -264,6 +269,26 @@ struct GrantLedger: Sendable {
     func revokeFamily(_ familyID: String, now: Date, in transaction: any SQLTransaction) async throws {
         try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE id = \(familyID) AND revoked_at IS NULL")
         try await transaction.execute("DELETE FROM tokens WHERE family_id = \(familyID)")
+    }
+
+    /// Ends every family begun for `clientID` (a deleted client: docs/SECURITY.md, "Client
+    /// keys"), its tokens with them.
+    static func revokeFamilies(ofClient clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE client_id = \(clientID))")
+        try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE client_id = \(clientID) AND revoked_at IS NULL")
+    }
+
+    /// The family `familyID` while it is not revoked: what a device approval began, when
+    /// the device's poll collects it (RFC 8628 §3.5).
+    func liveFamily(_ familyID: String, in transaction: any SQLTransaction) async throws -> TokenGrant? {
+        guard let row = try await transaction.first("""
+            SELECT identity_id, client_id, scope, auth_time, expires_at, dpop_jkt FROM grant_families WHERE id = \(familyID) AND revoked_at IS NULL
+            """)
+        else { return nil }
+        return TokenGrant(
+            familyID: familyID, identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"), scope: try row.decode("scope"),
+            authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"), dpopJKT: try row.decode("dpop_jkt")
+        )
     }
 
     func revokeFamilies(ofCredential credentialID: Data, now: Date, in transaction: any SQLTransaction) async throws {

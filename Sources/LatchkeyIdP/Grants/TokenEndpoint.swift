@@ -39,7 +39,6 @@ struct TokenEndpoint: Sendable {
         switch request.grantType {
         case .authorizationCode?:
             guard let code = request.code, code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
-            let dialect = context.database.dialect
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.CodeGrant
                 switch try await self.grants.redeemCode(code, client: client, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction) {
@@ -49,7 +48,7 @@ struct TokenEndpoint: Sendable {
                 // Thrown, not refused: the transaction rolls back and the code stays usable
                 // by the client that holds the key.
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
-                let tokens = try await self.grants.issueTokens(forCode: code, grant, dialect: dialect, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(for: grant, now: now, in: transaction)
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
@@ -80,17 +79,13 @@ struct TokenEndpoint: Sendable {
                 case .refused(let error): return .refused(error)
                 case .accepted(let accepted): familyID = accepted
                 }
-                guard let family = try await transaction.first("""
-                    SELECT identity_id, scope, auth_time, expires_at FROM grant_families WHERE id = \(familyID) AND revoked_at IS NULL
-                    """)
-                else {
+                guard let family = try await self.grants.liveFamily(familyID, in: transaction) else {
                     return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
                 }
                 let bound = try await self.bindDPoP(proof, boundTo: nil, familyID: familyID, in: transaction)
-                try await self.grants.limitFamilies(identityID: try family.decode("identity_id"), clientID: client.id, now: now, in: transaction)
-                let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: try family.decode("expires_at"), withRefresh: true, now: now, in: transaction)
-                return .accepted(Issued(
-                    identityID: try family.decode("identity_id"), scope: try family.decode("scope"), nonce: nil, authTime: try family.decode("auth_time"), tokens: tokens, dpopBound: bound))
+                try await self.grants.limitFamilies(identityID: family.identityID, clientID: client.id, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: family.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+                return .accepted(Issued(identityID: family.identityID, scope: family.scope, nonce: nil, authTime: family.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         default:
