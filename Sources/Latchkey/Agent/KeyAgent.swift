@@ -150,7 +150,7 @@ public final class KeyAgent: Sendable {
             do {
                 connection = try listener.accept(timeout: 500)
             } catch {
-                configuration.logger.error("agent cannot accept connections", metadata: ["cause": .string("\(error)")])
+                configuration.logger.error("agent cannot accept connections", metadata: [LogField.error.rawValue: .string(String(describing: error))])
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
@@ -165,7 +165,7 @@ public final class KeyAgent: Sendable {
         do {
             peer = try connection.peer()
         } catch {
-            configuration.logger.warning("agent closed a connection whose peer it cannot tell", metadata: ["cause": .string("\(error)")])
+            configuration.logger.warning("agent closed a connection whose peer it cannot tell", metadata: [LogField.error.rawValue: .string(String(describing: error))])
             return
         }
         let own = getuid()
@@ -204,7 +204,7 @@ public final class KeyAgent: Sendable {
                 body = frame
             } catch let error as AgentProtocolError {
                 // A bad header or a frame cut short: say why once, then close.
-                configuration.logger.info("agent closed a connection", metadata: ["cause": .string(error.reason), "pid": .stringConvertible(peer.pid)])
+                configuration.logger.info("agent closed a connection", metadata: [LogField.cause.rawValue: .string(error.reason), "pid": .stringConvertible(peer.pid)])
                 _ = try? connection.write(AgentFrame.encode(AgentReply(error: AgentFailure(code: AgentFailure.badRequest, reason: error.reason))), deadline: .now + .seconds(5))
                 return
             } catch {

@@ -117,7 +117,7 @@ public final class KeyAgentConnection: Sendable {
                     throw UnixSocketError("the agent's answer is malformed", errno: 0)
                 }
             } catch {
-                let why = (error as? UnixSocketError)?.reason ?? (error as? AgentProtocolError)?.reason ?? "\(error)"
+                let why = (error as? UnixSocketError)?.reason ?? (error as? AgentProtocolError)?.reason ?? String(describing: error)
                 let broken = "the agent at \(socketPath) stopped answering (\(why)) during \(request.op); run the command again, or without LATCHKEY_AGENT_SOCK to open the vault directly"
                 state.broken = broken
                 throw KeyVaultError.agentUnavailable(reason: broken)

@@ -32,7 +32,7 @@ final class UnixSocketListener: @unchecked Sendable {
     }
 
     private static func openReserve() -> Int32 {
-        Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        Glibc.open(_PATH_DEVNULL, O_RDONLY | O_CLOEXEC)
     }
 
     /// Binds at `path`, replacing a stale socket (a killed agent's: nothing accepts on it)

@@ -72,7 +72,7 @@ public struct Credential: Hashable, Identifiable, Sendable {
     /// provider answers, so a process killed in between leaves a key that says so.
     static func newAttributes(issuer: ProviderAddress, attested: Bool) -> [String: String] {
         var attributes = [Attribute.issuer: issuer.issuer, Attribute.state: State.pending.rawValue]
-        if attested { attributes[Attribute.attestation] = "tpm" }
+        if attested { attributes[Attribute.attestation] = AttestationStatementFormat.tpm.rawValue }
         return attributes
     }
 
@@ -88,7 +88,8 @@ public struct Credential: Hashable, Identifiable, Sendable {
         state = metadata.attributes[Attribute.state].map(State.init) ?? .active
         algorithm = credential.algorithm.joseName
         keyProtection = credential.protection
-        attestation = metadata.attributes[Attribute.attestation] == "tpm" ? "tpm" : "none"
+        let tpm = AttestationStatementFormat.tpm.rawValue
+        attestation = metadata.attributes[Attribute.attestation] == tpm ? tpm : AttestationStatementFormat.none.rawValue
         handle = credential.handle
         credentialID = metadata.credentialID.data
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyProtocol
 import LatchkeyCrypto
 public import LatchkeyOAuth
 import LatchkeyWebAuthn
@@ -110,7 +111,7 @@ extension Embedded {
                             data = try current.keep(CachedTokens(clientCredentials: tokens, issuer: address.issuer, scopes: requested))
                         }
                     } catch {
-                        flow.logger.warning("client tokens not kept in the vault", metadata: ["cause": .string("\(error)")])
+                        flow.logger.warning("client tokens not kept in the vault", metadata: [LogField.error.rawValue: .string(String(describing: error))])
                     }
                 }
                 return tokens

@@ -72,7 +72,7 @@ extension Embedded {
                     data = try current.keep(CachedTokens(deviceGrant: tokens, issuer: provider.issuer, scopes: scopes))
                 }
             } catch {
-                flow.logger.warning("device sign-in tokens not kept in the vault", metadata: ["cause": .string("\(error)")])
+                flow.logger.warning("device sign-in tokens not kept in the vault", metadata: [LogField.error.rawValue: .string(String(describing: error))])
             }
         }
         emit(.signedIn(tokens))
@@ -149,7 +149,7 @@ extension Embedded {
             let (assertion, _) = try authenticator.getAssertion(asked.publicKey, origin: provider.origin, credentialID: chosen.credentialID)
             let choice: DeviceApprovalExchange.Choice = decision == .approve ? .approve : .deny
             _ = try await conversation.settle(conversation.post(submit, DeviceApprovalExchange.Decision(decision: choice, credential: assertion)))
-                .decode(DeviceApprovalExchange.Decided.self, "decision")
+                .decode(DeviceApprovalExchange.Decided.self, "approval decision")
             return true
         }
     }

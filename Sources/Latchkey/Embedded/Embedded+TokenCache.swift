@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyProtocol
 import LatchkeyCrypto
 public import LatchkeyOAuth
 import LatchkeyWebAuthn
@@ -218,7 +219,7 @@ extension Embedded {
                 try keep(try await dpopKey(for: credential).handle)
             }
         } catch {
-            flow.logger.warning("tokens not kept in the vault", metadata: ["cause": .string("\(error)")])
+            flow.logger.warning("tokens not kept in the vault", metadata: [LogField.error.rawValue: .string(String(describing: error))])
         }
     }
 

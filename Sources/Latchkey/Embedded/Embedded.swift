@@ -151,7 +151,7 @@ public final class Embedded: Sendable {
                     do {
                         try authenticator.vault.checkUsable(listed[index].handle)
                     } catch {
-                        listed[index].unusableReason = (error as? KeyVaultError)?.reason ?? "\(error)"
+                        listed[index].unusableReason = (error as? KeyVaultError)?.reason ?? String(describing: error)
                     }
                 }
             }
@@ -189,7 +189,7 @@ public final class Embedded: Sendable {
                 let tpm = try TPM.system()
                 return KeyProtectionChoice(protection: .tpm, reason: "automatic: a TPM answers at \(tpm.location)")
             } catch {
-                let why = (error as? CryptoError)?.reason ?? "\(error)"
+                let why = (error as? CryptoError)?.reason ?? String(describing: error)
                 return KeyProtectionChoice(protection: .software, reason: "automatic: no TPM answers (\(why))")
             }
         }
@@ -198,7 +198,7 @@ public final class Embedded: Sendable {
     /// The protection for a key being created now, logged with its reason.
     func protectionForNewKey(_ flow: FlowContext) -> KeyProtection {
         let choice = keyProtectionForNewCredentials()
-        flow.logger.debug("new key protection", metadata: ["protection": .string(choice.protection.rawValue), "reason": .string(choice.reason)])
+        flow.logger.debug("new key protection", metadata: ["protection": .string(choice.protection.rawValue), LogField.reason.rawValue: .string(choice.reason)])
         return choice.protection
     }
 
@@ -229,7 +229,7 @@ public final class Embedded: Sendable {
         do {
             return Credential(try authenticator.updateAttributes(of: credential.handle) { $0[Credential.Attribute.state] = nil })
         } catch {
-            logger.warning("credential stays pending", metadata: ["credentialID": .string(String(credential.id.prefix(8))), "cause": .string("\(error)")])
+            logger.warning("credential stays pending", metadata: ["credentialID": .string(String(credential.id.prefix(8))), LogField.cause.rawValue: .string(String(describing: error))])
             return credential
         }
     }

@@ -14,7 +14,7 @@ extension LatchkeyError {
         case let error as KeyVaultError: LatchkeyError(error)
         case let error as WebAuthnError: LatchkeyError(error)
         case let error as CryptoError: LatchkeyError(error)
-        default: LatchkeyError.invalidArgument(reason: "\(error)", underlying: error)
+        default: LatchkeyError.invalidArgument(reason: String(describing: error), underlying: error)
         }
     }
 

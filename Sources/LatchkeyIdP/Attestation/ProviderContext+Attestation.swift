@@ -49,7 +49,7 @@ extension ProviderContext {
             }
             throw ProviderError.badRequest(.invalidRegistration, error.reason, underlying: error)
         }
-        if required == .tpm, record.attestationFormat != "tpm" {
+        if required == .tpm, record.attestationFormat != AttestationStatementFormat.tpm.rawValue {
             throw Self.attestationRequired(because: "this registration carries \"\(record.attestationFormat)\"")
         }
         return record

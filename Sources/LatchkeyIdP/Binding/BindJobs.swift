@@ -183,7 +183,7 @@ extension ProviderContext {
             pubKeyCredParams: [.init(alg: -7), .init(alg: -8)],
             excludeCredentials: existing.isEmpty ? nil : existing.map { .init(id: $0) },
             authenticatorSelection: .init(residentKey: "preferred", userVerification: "preferred"),
-            attestation: requiredAttestation(for: identity) == nil ? "none" : "direct"
+            attestation: (requiredAttestation(for: identity) == nil ? AttestationConveyancePreference.none : .direct).rawValue
         )
     }
 }

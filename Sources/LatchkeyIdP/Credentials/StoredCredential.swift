@@ -15,7 +15,9 @@ struct StoredCredential: Sendable {
 
     /// `tpm` when the registration carried a verified `tpm` statement, `none` otherwise
     /// (`packed` self attestation proves nothing about where the key lives).
-    var attestation: String { record.attestationFormat == "tpm" ? "tpm" : "none" }
+    var attestation: String {
+        (record.attestationFormat == AttestationStatementFormat.tpm.rawValue ? AttestationStatementFormat.tpm : .none).rawValue
+    }
 
     /// The AAGUID as a lower-case UUID (8-4-4-4-12 hex digits).
     var aaguidText: String {

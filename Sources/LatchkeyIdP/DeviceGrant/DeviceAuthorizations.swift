@@ -72,7 +72,7 @@ struct DeviceAuthorizations: Sendable {
         }
         let verification = context.url(ProtocolPath.deviceVerification)
         var complete = URLComponents(url: verification, resolvingAgainstBaseURL: false)
-        complete?.queryItems = [URLQueryItem(name: "user_code", value: DeviceUserCode.display(userCode))]
+        complete?.queryItems = [URLQueryItem(name: DeviceAuthorizationResponse.userCodeParameter, value: DeviceUserCode.display(userCode))]
         return DeviceAuthorizationResponse(
             deviceCode: deviceCode, userCode: DeviceUserCode.display(userCode), verificationURI: verification,
             verificationURIComplete: complete?.url, expiresIn: Int(configuration.deviceCodeLifetime), interval: interval

@@ -85,7 +85,7 @@ struct MailDelivery: Service {
             let giveUp = mailError?.isFinal == true
                 || now.addingTimeInterval(backoff) >= due.createdAt.addingTimeInterval(context.configuration.enrollmentCodeLifetime)
             context.logger.warning(giveUp ? "mail not delivered; giving up" : "mail not delivered; will retry", metadata: [
-                "to_domain": .string(domain), "attempt": .stringConvertible(due.attempts),
+                "to_domain": .string(domain), "attempts": .stringConvertible(due.attempts),
                 "error": .string(mailError.map { "\($0.code): \($0.reason)" } ?? "\(type(of: error))"),
             ])
             if giveUp { context.metrics.mailGaveUp() }

@@ -43,7 +43,7 @@ struct SendmailTransport: MailTransport {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdin[1], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, _PATH_DEVNULL, O_WRONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, stderr[1], 2)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }

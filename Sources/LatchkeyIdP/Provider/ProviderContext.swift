@@ -53,12 +53,12 @@ final class ProviderContext: Sendable {
 
     func setIssuer(_ url: URL) { issuerURL.withLock { $0 = url } }
 
-    /// The RP ID is the issuer's host; the origin is the issuer's origin.
+    /// The RP ID is the issuer's host; the origin is the issuer's origin, serialised as
+    /// clients write it in `clientDataJSON` (RFC 6454 §6.1: the port only when it is not
+    /// the scheme's default).
     var relyingParty: RelyingParty {
         let issuer = issuer
-        var origin = "\(issuer.scheme ?? "https")://\(issuer.host ?? "")"
-        if let port = issuer.port { origin += ":\(port)" }
-        return RelyingParty(id: issuer.host ?? "", origins: [origin])
+        return RelyingParty(id: issuer.host ?? "", origins: [WebOrigin(issuer)?.description ?? ""])
     }
 
     func url(_ path: String) -> URL {

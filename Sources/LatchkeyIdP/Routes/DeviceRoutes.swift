@@ -20,13 +20,13 @@ enum DeviceRoutes {
                 DeviceAuthorizationRequest(form: form), client: client, requester: context.clientAddress, requesterKey: context.limitKey,
                 requesterNetwork: context.networkKey
             )
-            context.logger.info("device authorization", metadata: ["client": .string(client.id)])
+            context.logger.info("device authorization started", metadata: ["client": .string(client.id)])
             return HTTPSupport.json(answer)
         }
         router.get(RouterPath(ProtocolPath.deviceVerification)) { request, context in
             if PageRoutes.wantsPage(request) {
                 return await ErrorPage.rendering(provider.context, logger: context.logger) {
-                    try DeviceApprovalPage.page(userCode: try HTTPSupport.query(request)["user_code"], context: provider.context)
+                    try DeviceApprovalPage.page(userCode: try HTTPSupport.query(request)[DeviceAuthorizationResponse.userCodeParameter], context: provider.context)
                 }
             }
             return HTTPSupport.json(data: Data(#"{"message":"Approve this sign-in with: latchkey approve USER_CODE --issuer ISSUER"}"#.utf8))

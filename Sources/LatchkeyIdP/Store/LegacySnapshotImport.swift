@@ -71,6 +71,6 @@ enum LegacySnapshotImport {
         }
         // The old key file held the signing key in clear; it is sealed in the store now.
         if legacyKey != nil { unlink(keyPath) }
-        logger.notice("imported the state file of an earlier version", metadata: ["identities": .stringConvertible(snapshot.identities.count), "credentials": .stringConvertible(credentials.count)])
+        logger.notice("imported the state file of an earlier version", metadata: ["identity_count": .stringConvertible(snapshot.identities.count), "credential_count": .stringConvertible(credentials.count)])
     }
 }

@@ -15,9 +15,14 @@ public struct AuthorizationRequestParameters: FormParameters, Hashable {
         case dpopJKT = "dpop_jkt"
     }
 
-    /// `response_type=code`, the authorization code flow (RFC 6749 §4.1.1), the only one
-    /// Latchkey speaks.
-    public static let codeResponseType = "code"
+    /// The `response_type` values Latchkey speaks (RFC 6749 §3.1.1): the authorization
+    /// code flow only.
+    public enum ResponseType: String, Sendable {
+        case code
+    }
+
+    /// `response_type=code`, the authorization code flow (RFC 6749 §4.1.1).
+    public static let codeResponseType = ResponseType.code.rawValue
 
     public var responseType: String?
     public var clientID: String?

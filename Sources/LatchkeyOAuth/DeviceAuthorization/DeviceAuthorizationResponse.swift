@@ -22,6 +22,10 @@ public struct DeviceAuthorizationResponse: Codable, Hashable, Sendable {
         case interval
     }
 
+    /// The query parameter of `verification_uri_complete` that carries the user code
+    /// (RFC 8628 §3.3.1 names it as the member is named).
+    public static let userCodeParameter = CodingKeys.userCode.rawValue
+
     /// RFC 8628 §3.2's default polling interval.
     public static let defaultInterval = 5
 

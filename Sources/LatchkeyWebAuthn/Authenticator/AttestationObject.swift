@@ -49,7 +49,7 @@ public struct AttestationObject: Hashable, Sendable {
 
     /// A `none` attestation (§8.7).
     public static func none(_ authenticatorData: AuthenticatorData) -> AttestationObject {
-        AttestationObject(format: "none", statement: .map([]), authenticatorData: authenticatorData)
+        AttestationObject(format: AttestationStatementFormat.none.rawValue, statement: .map([]), authenticatorData: authenticatorData)
     }
 
     /// A `packed` self attestation (§8.2): the credential key signs authData ‖ clientDataHash.
@@ -61,7 +61,7 @@ public struct AttestationObject: Hashable, Sendable {
     ) throws -> AttestationObject {
         let signature = try sign(authenticatorData.bytes + clientDataHash)
         return AttestationObject(
-            format: "packed",
+            format: AttestationStatementFormat.packed.rawValue,
             statement: .map([.init(.text("alg"), .integer(algorithm.coseIdentifier)), .init(.text("sig"), .bytes(signature))]),
             authenticatorData: authenticatorData
         )

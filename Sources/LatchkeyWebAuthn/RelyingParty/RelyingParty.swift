@@ -201,12 +201,12 @@ public struct RelyingParty: Sendable {
 
     /// §7.1 steps 21-22 for the supported formats.
     private func verifyAttestation(_ attestation: AttestationObject, credentialKey: COSEKey, clientDataHash: Data) throws {
-        switch attestation.format {
-        case "none":
+        switch AttestationStatementFormat(rawValue: attestation.format) {
+        case .none?:
             guard attestation.statement.mapEntries?.isEmpty == true else {
                 throw WebAuthnError.invalidAttestation(reason: "a none attestation must have an empty statement")
             }
-        case "packed":
+        case .packed?:
             let statement = attestation.statement
             guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue else {
                 throw WebAuthnError.invalidAttestation(reason: "packed statement without alg or sig")
@@ -224,7 +224,7 @@ public struct RelyingParty: Sendable {
             guard credentialKey.verifyingKey.isValidSignature(signature, for: attestation.authenticatorData.bytes + clientDataHash) else {
                 throw WebAuthnError.invalidAttestation(reason: "the packed self-attestation signature does not verify")
             }
-        case "tpm":
+        case .tpm?:
             guard !attestationRoots.isEmpty else {
                 throw WebAuthnError.unsupportedAttestationFormat(reason: "tpm attestation needs attestation roots, and none are configured")
             }

@@ -170,7 +170,7 @@ public struct SoftwareAuthenticator: Sendable {
                 _ = try? deleteCredential(entry.handle)
                 throw error
             }
-        } else if options.attestation == "direct" || options.attestation == "enterprise" {
+        } else if options.attestation == AttestationConveyancePreference.direct.rawValue || options.attestation == AttestationConveyancePreference.enterprise.rawValue {
             attestation = try .packedSelf(
                 authenticatorData,
                 clientDataHash: DigestAlgorithm.sha256.hash(clientDataJSON),

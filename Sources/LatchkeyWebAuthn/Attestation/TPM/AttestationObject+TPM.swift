@@ -9,7 +9,7 @@ extension AttestationObject {
     /// the relying party's to have). `alg` is ES256 (-7): the AK signs ECDSA with SHA-256.
     public static func tpm(_ authenticatorData: AuthenticatorData, certification: TPMCertification, certificates: [X509Certificate]) -> AttestationObject {
         AttestationObject(
-            format: "tpm",
+            format: AttestationStatementFormat.tpm.rawValue,
             statement: .map([
                 .init(.text("ver"), .text(TPMAttestationStatement.version)),
                 .init(.text("alg"), .integer(SigningAlgorithm.es256.coseIdentifier)),
