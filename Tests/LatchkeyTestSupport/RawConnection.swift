@@ -173,16 +173,22 @@ extension RawConnection {
         port: Int, count: Int, parallel: Int = 8, from source: @escaping @Sendable (Int) -> String,
         _ request: @escaping @Sendable (Int) -> (method: String, target: String, json: JSONValue?)
     ) async -> [Int: Int] {
+        await flood(count: count, parallel: parallel) { index in
+            let (method, target, json) = request(index)
+            return try await RawConnection.open(port: port, source: source(index)).exchange(method, target, json: json).status
+        }
+    }
+
+    /// `count` runs of `exchange` (given the run's index), `parallel` at a time: how many
+    /// answered each status (-1: no answer).
+    public static func flood(count: Int, parallel: Int = 8, _ exchange: @escaping @Sendable (Int) async throws -> Int) async -> [Int: Int] {
         await withTaskGroup(of: Int.self) { group in
             var tally: [Int: Int] = [:]
             var next = 0
             func add() {
                 let index = next
                 next += 1
-                group.addTask {
-                    let (method, target, json) = request(index)
-                    return (try? await RawConnection.open(port: port, source: source(index)).exchange(method, target, json: json).status) ?? -1
-                }
+                group.addTask { (try? await exchange(index)) ?? -1 }
             }
             for _ in 0..<min(parallel, count) { add() }
             while let status = await group.next() {

@@ -1,21 +1,6 @@
 public import Foundation
 public import LatchkeyOAuth
 
-/// A running completion-handler operation, to cancel it.
-public struct EmbeddedTask: Sendable {
-    private let task: Task<Void, Never>
-
-    init(_ task: Task<Void, Never>) {
-        self.task = task
-    }
-
-    /// Cancels the operation. Its completion handler is still called, once, with
-    /// ``LatchkeyError/Code/cancelled`` unless the operation had already finished.
-    public func cancel() {
-        task.cancel()
-    }
-}
-
 /// The completion-handler forms, for callers not written with async/await. Each handler is
 /// called exactly once, on an arbitrary thread, with the result or the ``LatchkeyError``
 /// (``LatchkeyError/Code/cancelled`` after ``EmbeddedTask/cancel()``).

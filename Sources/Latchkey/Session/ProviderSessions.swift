@@ -59,4 +59,21 @@ final class ProviderSessions: Sendable {
         configuration.allowsForeignEndpoint = { allowedDomains.allows($0.host ?? "") }
         return try OAuthClient(configuration: configuration)
     }
+
+    /// The link's parts and a conversation with its provider, once the link is of the
+    /// right kind and its provider allowed; nothing is sent before both checks pass.
+    func conversation(following url: URL, as kind: ProviderLink.Kind, flow: FlowContext) throws -> (ProviderLink, ProviderConversation) {
+        guard let link = try ProviderLink.parse(url, as: kind) else {
+            throw switch kind {
+            case .bind:
+                LatchkeyError.notABindURL(reason: "this is not a bind URL (expected https://<provider>/v1/bind/<job>?token=… or <scheme>://bind?api_base_url=…&job_id=…&token=…)"
+                )
+            case .authenticate:
+                LatchkeyError.notAnAuthenticateURL(reason: "this is not an authenticate URL (expected https://<provider>/v1/authenticate/<session> or <scheme>://authenticate?api_base_url=…&session_id=…)"
+                )
+            }
+        }
+        try allowedDomains.check(link.provider)
+        return (link, ProviderConversation(flow: flow, provider: link.provider, transport: transport))
+    }
 }

@@ -172,6 +172,39 @@ extension HostileInputSuite {
         return (u - n1 * n2 / 2) / ((n1 * n2 * (n1 + n2 + 1) / 12).squareRoot())
     }
 
+    /// Up to three rounds, each of `pairs` interleaved pairs in random order after
+    /// `warmUp` unmeasured ones: `send(round, index, first)` makes one request of the first
+    /// kind or the second, timed, and must answer 200. Returns each round's rank-sum z of
+    /// the first kind against the second, stopping at the first round under 3 (the
+    /// machine's noise can push one round past |z| 3 by chance, a real difference every
+    /// round); `prepare(round)` runs before each.
+    static func timingRounds(
+        pairs: Int = 300, warmUp: Int = 20, prepare: (Int) async throws -> Void = { _ in },
+        _ send: (Int, Int, Bool) async throws -> Int
+    ) async throws -> [Double] {
+        var scores: [Double] = []
+        for round in 0..<3 {
+            try await prepare(round)
+            var first: [Double] = []
+            var second: [Double] = []
+            for index in 0..<(pairs + warmUp) {
+                for isFirst in [true, false].shuffled() {
+                    let start = ContinuousClock.now
+                    let status = try await send(round, index, isFirst)
+                    let elapsed = ContinuousClock.now - start
+                    try #require(status == 200)
+                    guard index >= warmUp else { continue }
+                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    if isFirst { first.append(seconds) } else { second.append(seconds) }
+                }
+            }
+            let z = Self.rankSumZ(first, second)
+            scores.append(z)
+            if abs(z) < 3 { break }
+        }
+        return scores
+    }
+
     @Test("the first recovery start for a real account cannot be told from one for an unknown name by its timing (rank-sum |z| < 3)")
     func recoveryTiming() async throws {
         let data = try TemporaryDirectory()
@@ -181,39 +214,19 @@ extension HostileInputSuite {
             $0.rateLimitPerMinute = 1_000_000
         }) { provider, _ in
             // Each real account's first start is the one that stores and mails a code, so
-            // every sample uses a fresh account (and a fresh unknown name). A round is 300
-            // interleaved pairs in random order after 20 unmeasured ones; the machine's
-            // noise can push one round past |z| 3 by chance, a real difference every round.
-            let pairs = 300
-            let warmUp = 20
-            var scores: [Double] = []
-            // One keep-alive connection, as an attacker would use to keep noise down.
+            // every sample uses a fresh account (and a fresh unknown name), over one
+            // keep-alive connection, as an attacker would use to keep noise down.
             let transport = URLSessionTransport()
             let url = provider.issuer.appendingPathComponent("v1/recovery")
-            for round in 0..<3 {
-                for index in 0..<(pairs + warmUp) {
+            let scores = try await Self.timingRounds(prepare: { round in
+                for index in 0..<320 {
                     _ = try await provider.createIdentity("real-\(round)-\(index)", email: "r\(round)-\(index)@example.com")
                 }
-                var real: [Double] = []
-                var unknown: [Double] = []
-                for index in 0..<(pairs + warmUp) {
-                    for isReal in [true, false].shuffled() {
-                        let name = isReal ? "real-\(round)-\(index)" : "ghost-\(round)-\(index)"
-                        let request = TransportRequest(
-                            method: "POST", url: url, headers: ["Content-Type": "application/json"], body: Data(#"{"username":"\#(name)"}"#.utf8)
-                        )
-                        let start = ContinuousClock.now
-                        let status = try await transport.send(request).status
-                        let elapsed = ContinuousClock.now - start
-                        try #require(status == 200)
-                        guard index >= warmUp else { continue }
-                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                        if isReal { real.append(seconds) } else { unknown.append(seconds) }
-                    }
-                }
-                let z = Self.rankSumZ(real, unknown)
-                scores.append(z)
-                if abs(z) < 3 { break }
+            }) { round, index, isReal in
+                let name = isReal ? "real-\(round)-\(index)" : "ghost-\(round)-\(index)"
+                return try await transport.send(TransportRequest(
+                    method: "POST", url: url, headers: ["Content-Type": "application/json"], body: Data(#"{"username":"\#(name)"}"#.utf8)
+                )).status
             }
             #expect(scores.contains { abs($0) < 3 }, "rank-sum z of real against unknown names, by round: \(scores)")
             print("recovery timing: rank-sum z by round \(scores.map { String(format: "%.2f", $0) })")

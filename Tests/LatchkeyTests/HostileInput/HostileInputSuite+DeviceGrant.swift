@@ -149,23 +149,9 @@ extension HostileInputSuite {
     /// `count` device authorization requests for `clientID`, 8 at a time, the `i`th from
     /// the address `source(i)`: how many got each status.
     static func deviceStarts(_ provider: ProviderHarness, count: Int, clientID: String = "latchkey-cli", from source: @escaping @Sendable (Int) -> String) async -> [Int: Int] {
-        await withTaskGroup(of: Int.self) { group in
-            var tally: [Int: Int] = [:]
-            var next = 0
-            func add() {
-                let index = next
-                next += 1
-                group.addTask {
-                    let form = DeviceAuthorizationRequest(clientID: clientID).formItems
-                    return (try? await RawConnection.open(port: provider.port, source: source(index)).exchange("POST", "/" + ProtocolPath.deviceAuthorization, form: form).status) ?? -1
-                }
-            }
-            for _ in 0..<min(8, count) { add() }
-            while let status = await group.next() {
-                tally[status, default: 0] += 1
-                if next < count { add() }
-            }
-            return tally
+        await RawConnection.flood(count: count) { index in
+            let form = DeviceAuthorizationRequest(clientID: clientID).formItems
+            return try await RawConnection.open(port: provider.port, source: source(index)).exchange("POST", "/" + ProtocolPath.deviceAuthorization, form: form).status
         }
     }
 

@@ -1,21 +1,16 @@
 import Foundation
 import LatchkeyCrypto
-public import LatchkeyOAuth
+import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Synchronization
 
-extension Embedded {
-    /// Adds the access token of `tokens` to `request`: `Authorization: Bearer`, or, for
-    /// tokens bound to a DPoP key, `Authorization: DPoP` and a `DPoP` proof for this
-    /// method and URL with the token's hash (RFC 9449 §7.1), carrying the last nonce the
-    /// URL's origin sent. For one request made by the app's own HTTP stack; see
-    /// ``transport(for:)`` for one that also answers nonce challenges.
-    ///
-    /// This call does not check where the request goes: the app decides, and a bearer
-    /// token is good for whoever receives it. Check the URL against
-    /// ``resourceOrigins(for:)`` first unless the app has its own list
-    /// (docs/SECURITY.md, "Where tokens go").
-    public func authorize(request: TransportRequest, with tokens: Tokens) throws -> TransportRequest {
+struct DPoPKeyService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension DPoPKeyService {
+    /// The work of `Embedded.authorize`, which documents it.
+    func authorize(request: TransportRequest, with tokens: Tokens) throws -> TransportRequest {
         var request = request
         do {
             if let dpop = tokens.dpop {
@@ -29,18 +24,13 @@ extension Embedded {
         return request
     }
 
-    /// A transport that presents `tokens` on every request (`AccessTokenTransport` in LatchkeyOAuth):
-    /// bearer, or DPoP with a fresh proof each time and one retry on a `use_dpop_nonce`
-    /// challenge (RFC 9449 §9). It sends through the configuration's transport with its
-    /// request timeout, and only to ``resourceOrigins(for:)``: a request for another
-    /// origin is refused before it is sent (`OAuthError.Code.originNotAllowed`).
-    public func transport(for tokens: Tokens) -> any HTTPTransport {
+    /// The work of `Embedded.transport`, which documents it.
+    func transport(for tokens: Tokens) -> any HTTPTransport {
         AccessTokenTransport(inner: transport, accessToken: tokens.accessToken, dpop: tokens.dpop, allowedOrigins: resourceOrigins(for: tokens))
     }
 
-    /// Where `tokens` may be presented: the issuer's origin and
-    /// ``Configuration/allowedResourceOrigins`` (docs/SECURITY.md, "Where tokens go").
-    public func resourceOrigins(for tokens: Tokens) -> Set<WebOrigin> {
+    /// The work of `Embedded.resourceOrigins`, which documents it.
+    func resourceOrigins(for tokens: Tokens) -> Set<WebOrigin> {
         Set(configuration.allowedResourceOrigins + [WebOrigin(tokens.issuer)].compactMap { $0 })
     }
 
@@ -64,20 +54,20 @@ extension Embedded {
     /// is. When several exist (a vault from elsewhere), the oldest is used.
     func dpopKey(for credential: Credential) async throws -> VaultEntry {
         let entry = try await dpopKey(owner: credential.handle.rawValue, protection: credential.keyProtection)
-        dpopKeyHandles.withLock { $0[credential.handle] = entry.handle }
+        core.dpopKeyHandles.withLock { $0[credential.handle] = entry.handle }
         return entry
     }
 
     /// ``dpopKey(for:)``, found in `entries` (a listing the caller made) when it is there.
     func dpopKey(for credential: Credential, among entries: [VaultEntry]) async throws -> VaultEntry {
         // The record this instance last used, if it is still listed: no record decoded.
-        if let known = dpopKeyHandles.withLock({ $0[credential.handle] }), let listed = entries.first(where: { $0.handle == known }) {
+        if let known = core.dpopKeyHandles.withLock({ $0[credential.handle] }), let listed = entries.first(where: { $0.handle == known }) {
             return listed
         }
         guard let listed = dpopKeyRecords(in: entries).first(where: { $0.record.credential == credential.handle.rawValue })?.entry else {
             return try await dpopKey(for: credential)
         }
-        dpopKeyHandles.withLock { $0[credential.handle] = listed.handle }
+        core.dpopKeyHandles.withLock { $0[credential.handle] = listed.handle }
         return listed
     }
 
@@ -99,22 +89,22 @@ extension Embedded {
     /// The signer of a DPoP key record: the vault signs (in the TPM for a TPM key), the
     /// private key never leaves it.
     func dpopSigner(_ entry: VaultEntry) throws -> DPoPSigner {
-        if let signer = dpopSigners.withLock({ $0[entry.handle] }) { return signer }
+        if let signer = core.dpopSigners.withLock({ $0[entry.handle] }) { return signer }
         let vault = authenticator.vault
         let handle = entry.handle
         let signer = try DPoPSigner(publicKey: entry.publicKey) { try vault.sign($0, with: handle) }
-        dpopSigners.withLock { $0[entry.handle] = signer }
+        core.dpopSigners.withLock { $0[entry.handle] = signer }
         return signer
     }
 
     /// Deletes the DPoP key records of a deleted credential (and with them its cached
     /// tokens). Best effort: a record left behind belongs to no credential and signs nothing.
     func deleteDPoPKeys(of credential: Credential) {
-        _ = dpopKeyHandles.withLock { $0.removeValue(forKey: credential.handle) }
+        _ = core.dpopKeyHandles.withLock { $0.removeValue(forKey: credential.handle) }
         guard let records = try? dpopKeyRecords() else { return }
         for (entry, record) in records where record.credential == credential.handle.rawValue {
             try? authenticator.vault.deleteKey(entry.handle)
-            _ = dpopSigners.withLock { $0.removeValue(forKey: entry.handle) }
+            _ = core.dpopSigners.withLock { $0.removeValue(forKey: entry.handle) }
         }
     }
 }

@@ -1,34 +1,18 @@
-public import Foundation
+import Foundation
 import LatchkeyProtocol
 import LatchkeyCrypto
-public import LatchkeyOAuth
+import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Logging
 import Synchronization
 
-extension Embedded {
-    /// Tokens for `issuer` that are good for at least `minimumValidity` seconds more,
-    /// with as little work as possible (`gcloud auth print-access-token` ergonomics):
-    ///
-    /// 1. the cached tokens of this issuer, client and redirect URI, when they cover
-    ///    `scopes` (and are DPoP-bound, if `proofOfPossession` asks for that) and are
-    ///    still valid;
-    /// 2. else those tokens refreshed (RFC 6749 §6; with a proof of their key when bound),
-    ///    and kept;
-    /// 3. else a new sign-in
-    ///    (``authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``).
-    ///
-    /// All of it runs under the vault's `tokens` lock, across processes: callers that
-    /// arrive together wait for the first and then take what it kept, so a refresh token
-    /// (single-use, RFC 9700 §4.14) is spent once and a sign-in happens once. A refresh
-    /// the provider refuses (`invalid_grant`: revoked, expired or already used) forgets
-    /// those tokens and signs in; any other failure is thrown.
-    ///
-    /// `rejected`: tokens a resource server just refused (401 `invalid_token`, RFC 6750
-    /// §3.1) although they had not expired — revoked at the provider, say. Kept tokens with
-    /// the same access token are then refreshed (or replaced by a sign-in), not handed out
-    /// again.
-    public func validTokens(
+struct TokenCacheService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension TokenCacheService {
+    /// The work of `Embedded.validTokens`, which documents it.
+    func validTokens(
         issuer: URL,
         clientID: String,
         redirectURI: URL,
@@ -75,7 +59,7 @@ extension Embedded {
                 ) {
                     return device
                 }
-                return try await signInForTokens(flow, session: session, scopes: scopes, credential: credential, proofOfPossession: pop)
+                return try await signIns.signInForTokens(flow, session: session, scopes: scopes, credential: credential, proofOfPossession: pop)
             }
         }
     }
@@ -86,14 +70,14 @@ extension Embedded {
     private func deviceGrantTokens(
         _ flow: FlowContext, provider: ProviderAddress, clientID: String, scopes: [String], dpop: Bool, minimumValidity: TimeInterval, rejected: Tokens?
     ) async throws -> Tokens? {
-        guard let (entry, kept) = try cachedDeviceTokens(provider: provider, clientID: clientID, scopes: scopes),
+        guard let (entry, kept) = try deviceGrant.cachedDeviceTokens(provider: provider, clientID: clientID, scopes: scopes),
               let cached = kept.first(where: { !dpop || $0.dpop != nil })
         else { return nil }
         let refused = rejected.map { ConstantTime.isEqual(Data($0.accessToken.utf8), Data(cached.accessToken.utf8)) } ?? false
         if cached.isValid(for: minimumValidity), !refused { return cached }
         guard cached.refreshToken != nil else { return nil }
         // Refreshed as the device signed in: with its client key when it has one.
-        let client = try deviceGrantClient(provider, clientID: clientID)
+        let client = try deviceGrant.deviceGrantClient(provider, clientID: clientID)
         let matches: (CachedTokens) -> Bool = { $0.accessToken == cached.accessToken }
         do {
             let refreshed = try await client.refresh(cached.tokenSet, dpop: cached.dpop)
@@ -114,29 +98,16 @@ extension Embedded {
         }
     }
 
-    /// What ``logout(issuer:clientID:credential:)`` did.
-    public struct Logout: Sendable {
-        /// Cached sign-ins forgotten.
-        public var forgotten: Int
-        /// Revocations that failed (the provider was unreachable or refused): those tokens
-        /// were forgotten here all the same, and stay valid at the provider until they expire.
-        public var revocationFailures: [LatchkeyError]
-    }
-
-    /// Revokes the cached tokens of `issuer` at the provider (RFC 7009 §2.1: the refresh
-    /// token, which ends the grant, then the access token) and forgets them; with
-    /// `clientID` or `credential`, only those. Tokens are forgotten even when revocation
-    /// fails (the result lists the failures): after a logout, nothing on this host can
-    /// use them.
-    public func logout(issuer: URL, clientID: String? = nil, credential: String? = nil) async throws -> Logout {
+    /// The work of `Embedded.logout`, which documents it.
+    func logout(issuer: URL, clientID: String? = nil, credential: String? = nil) async throws -> Embedded.Logout {
         let flow = flow("logout")
         return try await flow.run {
             let provider = try sessions.provider(issuer)
             return try await authenticator.vault.withExclusiveAccess("tokens") {
-                var result = Logout(forgotten: 0, revocationFailures: [])
+                var result = Embedded.Logout(forgotten: 0, revocationFailures: [])
                 let entries = try authenticator.vault.entries()
-                let credentials = storedCredentials(in: entries).filter { $0.belongs(to: provider) && (credential == nil || $0.id == credential) }
-                for (entry, record) in dpopKeyRecords(in: entries) {
+                let credentials = credentialStore.storedCredentials(in: entries).filter { $0.belongs(to: provider) && (credential == nil || $0.id == credential) }
+                for (entry, record) in dpopKeys.dpopKeyRecords(in: entries) {
                     let deviceSignIns = credential == nil && record.credential == DPoPKeyRecord.deviceGrantOwner
                     guard deviceSignIns || credentials.contains(where: { $0.handle.rawValue == record.credential }) else { continue }
                     let leaving = record.tokens.filter { $0.issuer == provider.issuer && (clientID == nil || $0.clientID == clientID) }
@@ -168,17 +139,17 @@ extension Embedded {
     ) throws -> [(tokens: Tokens, credential: Credential)] {
         // One listing for both (through an agent, each listing is a round trip).
         let entries = try authenticator.vault.entries()
-        let credentials = storedCredentials(in: entries).filter {
+        let credentials = credentialStore.storedCredentials(in: entries).filter {
             $0.belongs(to: provider) && $0.state != .revoked && (requested == nil || $0.id == requested)
         }
         var found: [(tokens: Tokens, credential: Credential, storedAt: Double)] = []
-        for (entry, record) in dpopKeyRecords(in: entries) {
+        for (entry, record) in dpopKeys.dpopKeyRecords(in: entries) {
             guard let owner = credentials.first(where: { $0.handle.rawValue == record.credential }) else { continue }
             for cached in record.tokens where cached.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes) {
                 // Only bound tokens carry their key's signer: making one hashes the key's
                 // JWK (RFC 7638), which a bearer token handed out from the cache (`latchkey
                 // token`) has no need to pay for.
-                let signer = cached.isDPoPBound ? try dpopSigner(entry) : nil
+                let signer = cached.isDPoPBound ? try dpopKeys.dpopSigner(entry) : nil
                 if let tokens = cached.tokens(issuerURL: provider.base, dpop: signer, credentialID: owner.id) {
                     found.append((tokens, owner, cached.storedAt))
                 }
@@ -205,18 +176,18 @@ extension Embedded {
             }
             if let entry {
                 try keep(entry.handle)
-            } else if let known = dpopKeyHandles.withLock({ $0[credential.handle] }) {
+            } else if let known = core.dpopKeyHandles.withLock({ $0[credential.handle] }) {
                 do {
                     try keep(known)
                 } catch let error as KeyVaultError where error.code == .keyNotFound {
                     // Deleted since: found (or made) again.
-                    _ = dpopKeyHandles.withLock { $0.removeValue(forKey: credential.handle) }
-                    try keep(try await dpopKey(for: credential).handle)
+                    _ = core.dpopKeyHandles.withLock { $0.removeValue(forKey: credential.handle) }
+                    try keep(try await dpopKeys.dpopKey(for: credential).handle)
                 }
             } else {
                 // A bearer sign-in's tokens may be the first kept: the record is made for
                 // them (a DPoP key comes with it, for the credential's later bound sign-ins).
-                try keep(try await dpopKey(for: credential).handle)
+                try keep(try await dpopKeys.dpopKey(for: credential).handle)
             }
         } catch {
             flow.logger.warning("tokens not kept in the vault", metadata: [LogField.error.rawValue: .string(String(describing: error))])
@@ -225,7 +196,7 @@ extension Embedded {
 
     /// Forgets what `credential` keeps that `matches`.
     func forget(credential: Credential, where matches: (CachedTokens) -> Bool) {
-        guard let records = try? dpopKeyRecords() else { return }
+        guard let records = try? dpopKeys.dpopKeyRecords() else { return }
         for (entry, record) in records where record.credential == credential.handle.rawValue && record.tokens.contains(where: matches) {
             try? removeKept(from: entry.handle, where: matches)
         }

@@ -1,20 +1,22 @@
-public import Foundation
+import Foundation
 import LatchkeyProtocol
 import LatchkeyCrypto
-public import LatchkeyOAuth
+import LatchkeyOAuth
 import LatchkeyWebAuthn
 import Logging
 
-extension Embedded {
-    /// The client key for `clientID` at `issuer`, made now when there is none (ES256,
-    /// protected as ``Configuration/keyProtection`` says; under the vault's `client-keys`
-    /// lock, so two processes never make two). The same key is returned every time after.
-    public func clientKey(issuer: URL, clientID: String) async throws -> ClientKey {
+struct ClientKeyService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension ClientKeyService {
+    /// The work of `Embedded.clientKey`, which documents it.
+    func clientKey(issuer: URL, clientID: String) async throws -> ClientKey {
         do {
             let address = try clientKeyAddress(issuer)
             if let existing = try existingClientKey(issuer: address.base, clientID: clientID) { return existing }
             let vault = authenticator.vault
-            let protection = keyProtectionForNewCredentials().protection
+            let protection = credentialStore.keyProtectionForNewCredentials().protection
             return try await vault.withExclusiveAccess("client-keys") {
                 if let existing = try existingClientKey(issuer: address.base, clientID: clientID) { return existing }
                 let record = ClientKeyRecord(issuer: address.issuer, clientID: clientID)
@@ -26,8 +28,8 @@ extension Embedded {
         }
     }
 
-    /// The client key for `clientID` at `issuer`, or nil; nothing is made.
-    public func existingClientKey(issuer: URL, clientID: String) throws -> ClientKey? {
+    /// The work of `Embedded.existingClientKey`, which documents it.
+    func existingClientKey(issuer: URL, clientID: String) throws -> ClientKey? {
         do {
             let address = try clientKeyAddress(issuer)
             guard let (entry, record) = try clientKeyRecords().first(where: { $0.record.issuer == address.issuer && $0.record.clientID == clientID }) else {
@@ -39,14 +41,11 @@ extension Embedded {
         }
     }
 
-    /// Deletes the client key with its kept tokens and their DPoP key; false when there
-    /// was none. The provider keeps the public
-    /// key registered until its operator removes it: it can verify nothing new.
-    @discardableResult
-    public func deleteClientKey(issuer: URL, clientID: String) throws -> Bool {
+    /// The work of `Embedded.deleteClientKey`, which documents it.
+    func deleteClientKey(issuer: URL, clientID: String) throws -> Bool {
         guard let key = try existingClientKey(issuer: issuer, clientID: clientID) else { return false }
         do {
-            for (entry, record) in try dpopKeyRecords() where record.credential == key.handle.rawValue {
+            for (entry, record) in try dpopKeys.dpopKeyRecords() where record.credential == key.handle.rawValue {
                 try authenticator.vault.deleteKey(entry.handle)
             }
             try authenticator.vault.deleteKey(key.handle)
@@ -56,18 +55,8 @@ extension Embedded {
         return true
     }
 
-    /// Tokens for the client itself (RFC 6749 §4.4), authenticated by its client key
-    /// (``clientKey(issuer:clientID:)``, which must exist and be registered at the
-    /// provider): no person, so no ID token and no refresh token. `audience` is the
-    /// assertions' `aud` (the issuer identifier unless the provider demands its token
-    /// endpoint); with `dpop` the token is bound to a DPoP key of its own, kept in the
-    /// vault beside the client key and never the client key itself.
-    ///
-    /// Tokens are kept in the vault per (issuer, client, scope set) and handed out again
-    /// while good for `minimumValidity` seconds more, under the vault's `tokens` lock (so
-    /// processes arriving together ask the provider once); `rejected` — a token a resource
-    /// server just refused — is never handed out again.
-    public func clientCredentials(
+    /// The work of `Embedded.clientCredentials`, which documents it.
+    func clientCredentials(
         issuer: URL, clientID: String, scopes: [String]? = nil, audience: ClientAssertion.Audience = .issuer, dpop: Bool = false,
         minimumValidity: TimeInterval = 30, rejected: Tokens? = nil
     ) async throws -> Tokens {
@@ -80,8 +69,8 @@ extension Embedded {
             let vault = authenticator.vault
             return try await vault.withExclusiveAccess("tokens") {
                 let requested = scopes ?? []
-                let record = configuration.cachesTokens || dpop ? try await dpopKey(owner: key.handle.rawValue, protection: key.keyProtection) : nil
-                let proof = try record.map(dpopSigner)
+                let record = configuration.cachesTokens || dpop ? try await dpopKeys.dpopKey(owner: key.handle.rawValue, protection: key.keyProtection) : nil
+                let proof = try record.map(dpopKeys.dpopSigner)
                 if let record, let kept = DPoPKeyRecord.decode(record.metadata) {
                     for cached in kept.tokens.reversed() where cached.fits(clientCredentialsOf: address.issuer, clientID: clientID, scopes: requested) {
                         guard let tokens = cached.tokens(issuerURL: address.base, dpop: proof, credentialID: nil), dpop == (tokens.dpop != nil) else { continue }

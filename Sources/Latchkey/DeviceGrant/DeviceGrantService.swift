@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import LatchkeyCrypto
-public import LatchkeyOAuth
+import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
@@ -9,18 +9,13 @@ import Logging
 /// person in (``deviceAuthorization(issuer:clientID:scopes:dpop:)``), and a device that
 /// holds a passkey approving it (``approveDevice(issuer:userCode:decision:credential:confirm:)``,
 /// against a Latchkey provider; docs/PROTOCOL.md section 7).
-extension Embedded {
-    /// Signs in on a device with no way to sign in itself, against any provider with a
-    /// `device_authorization_endpoint`: the stream reports the code to show, each poll
-    /// that finds the person undecided or asks to slow down, and the validated tokens
-    /// (kept in the vault for ``validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:minimumValidity:rejected:)``).
-    /// A denial or an expired code ends the stream with ``LatchkeyError/Code/deviceAccessDenied``
-    /// or ``LatchkeyError/Code/deviceCodeExpired``. With `dpop`, the tokens are bound to a
-    /// DPoP key kept in the vault (RFC 9449). A client key for `clientID` at `issuer`, if
-    /// there is one, authenticates the client (`private_key_jwt`); else it is public.
-    ///
-    /// Stopping the iteration cancels the polling.
-    public func deviceAuthorization(
+struct DeviceGrantService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension DeviceGrantService {
+    /// The work of `Embedded.deviceAuthorization`, which documents it.
+    func deviceAuthorization(
         issuer: URL, clientID: String, scopes: [String] = [OAuthScope.openID], dpop: Bool = false
     ) -> AsyncThrowingStream<DeviceAuthorizationEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<DeviceAuthorizationEvent, any Error>.makeStream()
@@ -48,7 +43,7 @@ extension Embedded {
         }
         let client = try deviceGrantClient(provider, clientID: clientID)
         let record = try await deviceGrantKey()
-        let proof = dpop ? try dpopSigner(record) : nil
+        let proof = dpop ? try dpopKeys.dpopSigner(record) : nil
         let issuedAt = Date()
         let authorization = try await client.deviceAuthorization(scopes: scopes)
         emit(.code(DeviceCodePrompt(
@@ -82,7 +77,7 @@ extension Embedded {
     /// vault holds one for the client, public otherwise.
     func deviceGrantClient(_ provider: ProviderAddress, clientID: String) throws -> OAuthClient {
         var authentication = OAuthClient.ClientAuthentication.none
-        if let key = try existingClientKey(issuer: provider.base, clientID: clientID) {
+        if let key = try clientKeys.existingClientKey(issuer: provider.base, clientID: clientID) {
             let vault = authenticator.vault
             let handle = key.handle
             let entry = try vault.entry(handle)
@@ -94,14 +89,14 @@ extension Embedded {
     /// The vault record that keeps device sign-ins' tokens and their DPoP key (one per
     /// vault; there is no credential on this host to keep them with).
     func deviceGrantKey() async throws -> VaultEntry {
-        let protection = keyProtectionForNewCredentials().protection
-        return try await dpopKey(owner: DPoPKeyRecord.deviceGrantOwner, protection: protection)
+        let protection = credentialStore.keyProtectionForNewCredentials().protection
+        return try await dpopKeys.dpopKey(owner: DPoPKeyRecord.deviceGrantOwner, protection: protection)
     }
 
     /// The device sign-ins kept for this issuer and client that cover `scopes`, newest first.
     func cachedDeviceTokens(provider: ProviderAddress, clientID: String, scopes: [String]) throws -> (entry: VaultEntry, tokens: [Tokens])? {
-        guard let (entry, record) = try dpopKeyRecords().first(where: { $0.record.credential == DPoPKeyRecord.deviceGrantOwner }) else { return nil }
-        let signer = try dpopSigner(entry)
+        guard let (entry, record) = try dpopKeys.dpopKeyRecords().first(where: { $0.record.credential == DPoPKeyRecord.deviceGrantOwner }) else { return nil }
+        let signer = try dpopKeys.dpopSigner(entry)
         let tokens = record.tokens.reversed()
             .filter { $0.fits(deviceGrantOf: provider.issuer, clientID: clientID, scopes: scopes) }
             .compactMap { $0.tokens(issuerURL: provider.base, dpop: signer, credentialID: nil) }
@@ -110,13 +105,8 @@ extension Embedded {
 
     // MARK: Approving another device
 
-    /// Approves or denies a device's sign-in (RFC 8628) at a Latchkey provider where this
-    /// vault holds a credential: looks the user code up, hands what the device asked for
-    /// to `confirm` (which must show it, and returns whether to go on), and signs the
-    /// decision with the credential — an assertion over a challenge bound to that code.
-    /// Returns false when `confirm` declined (nothing was sent after the lookup).
-    @discardableResult
-    public func approveDevice(
+    /// The work of `Embedded.approveDevice`, which documents it.
+    func approveDevice(
         issuer: URL, userCode: String, decision: DeviceDecision = .approve, credential requested: String? = nil,
         confirm: @Sendable (DeviceApprovalRequest) async throws -> Bool
     ) async throws -> Bool {
@@ -144,7 +134,7 @@ extension Embedded {
                 .map(Credential.init)
                 .filter { $0.belongs(to: provider) && $0.state != .pending }
                 .sorted(by: Credential.oldestFirst)
-            let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
+            let chosen = try await signIns.choose(from: candidates, requested: requested, provider: provider, flow: flow)
             flow.emit(.credentialChosen(chosen.id))
             let (assertion, _) = try authenticator.getAssertion(asked.publicKey, origin: provider.origin, credentialID: chosen.credentialID)
             let choice: DeviceApprovalExchange.Choice = decision == .approve ? .approve : .deny

@@ -1,22 +1,17 @@
-public import Foundation
+import Foundation
 import LatchkeyCrypto
-public import LatchkeyOAuth
+import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
 
-extension Embedded {
-    /// Signs in at `issuer` and returns the authorization code with the PKCE verifier,
-    /// for an app whose back end exchanges the code (RFC 6749 §4.1, RFC 7636).
-    ///
-    /// Builds the authorization request (fresh state, nonce, S256 challenge), asks the
-    /// provider for its authenticate URL, signs its challenge with a credential bound at
-    /// this provider (asking the step handler `choose-credential` when several fit), and
-    /// checks the redirect: state, and `iss` (RFC 9207) against the issuer.
-    ///
-    /// `credential` names a ``Credential/id`` to use; when it is nil, the one credential
-    /// that fits signs, or the step handler chooses.
-    public func authorize(
+struct SignInService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension SignInService {
+    /// The work of `Embedded.authorize`, which documents it.
+    func authorize(
         issuer: URL,
         clientID: String,
         redirectURI: URL,
@@ -34,20 +29,8 @@ extension Embedded {
         }
     }
 
-    /// Signs in at `issuer` and returns validated tokens: everything
-    /// ``authorize(issuer:clientID:redirectURI:scopes:credential:)`` does, then the code
-    /// exchange with the PKCE verifier (RFC 6749 §4.1.3) and ID-token validation (OIDC
-    /// Core §3.1.3.7: signature by the provider's JWKS, iss, aud, exp, nonce).
-    ///
-    /// With `proofOfPossession` ``ProofOfPossession/dpop`` (or that configuration), the
-    /// tokens are bound to the credential's own DPoP key (RFC 9449): its thumbprint goes
-    /// in the authorization request as `dpop_jkt` (§10), so the credential is chosen before
-    /// the request is sent, and the exchange carries a proof (§5). A provider answering
-    /// with bearer tokens is refused (``LatchkeyError/Code/dpopNotBound``).
-    ///
-    /// The tokens are kept in the vault for ``validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:minimumValidity:)``
-    /// unless ``Configuration/cachesTokens`` is off.
-    public func authenticate(
+    /// The work of `Embedded.authenticate`, which documents it.
+    func authenticate(
         issuer: URL,
         clientID: String,
         redirectURI: URL,
@@ -84,12 +67,12 @@ extension Embedded {
             let entries = try authenticator.vault.entries()
             let credentials = SoftwareAuthenticator.credentials(in: entries)
             listed = credentials
-            let candidates = storedCredentials(decoded: credentials).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
+            let candidates = credentialStore.storedCredentials(decoded: credentials).filter { $0.belongs(to: provider) && ($0.state != .pending || $0.id == requested) }
             let chosen = try await choose(from: candidates, requested: requested, provider: provider, flow: flow)
-            dpopKey = try await self.dpopKey(for: chosen, among: entries)
+            dpopKey = try await dpopKeys.dpopKey(for: chosen, among: entries)
             requested = chosen.id
         }
-        let signer = try dpopKey.map(dpopSigner)
+        let signer = try dpopKey.map(dpopKeys.dpopSigner)
         let tokenSet: TokenSet
         let signedBy: Credential
         if let challenged = try await challengeFlow(flow, session: session, scopes: scopes, credential: requested, dpop: signer, listed: listed) {
@@ -109,7 +92,7 @@ extension Embedded {
         let tokens = Tokens(
             tokenSet: tokenSet, issuer: session.issuer, clientID: session.clientID, redirectURI: session.redirectURI, dpop: signer, credentialID: signedBy.id
         )
-        await keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
+        await tokenCache.keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
         return tokens
     }
 
@@ -129,27 +112,19 @@ extension Embedded {
         return (tokens, signedBy)
     }
 
-    /// Answers an authenticate URL received from elsewhere (a deep link, another app's
-    /// redirect): `https://<idp>/v1/authenticate/<session>` or
-    /// `<scheme>://authenticate?api_base_url=<idp>&session_id=<session>`. Returns the
-    /// provider's redirect URL carrying `code`, `state` and `iss`; whoever started the
-    /// authorization request checks them and exchanges the code.
-    public func authenticate(url: URL, credential: String? = nil) async throws -> URL {
+    /// The work of `Embedded.authenticate`, which documents it.
+    func authenticate(url: URL, credential: String? = nil) async throws -> URL {
         let flow = flow("authenticateURL")
         return try await flow.run {
-            let (link, conversation) = try conversation(following: url, as: .authenticate, flow: flow)
+            let (link, conversation) = try sessions.conversation(following: url, as: .authenticate, flow: flow)
             let (redirect, _) = try await signIn(at: link.endpoint, conversation: conversation, credential: credential)
             flow.emit(.codeReceived)
             return redirect
         }
     }
 
-    /// Refreshes tokens from ``authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``
-    /// (RFC 6749 §6). A new ID token is validated and must keep iss, sub and aud (OIDC
-    /// Core §12.2); a rotated refresh token replaces the old one. Bound tokens are
-    /// refreshed with a proof of their key and stay bound to it (RFC 9449 §5). Cached
-    /// tokens are replaced in the vault.
-    public func refresh(_ tokens: Tokens, scopes: [String]? = nil) async throws -> Tokens {
+    /// The work of `Embedded.refresh`, which documents it.
+    func refresh(_ tokens: Tokens, scopes: [String]? = nil) async throws -> Tokens {
         let flow = flow("refresh")
         return try await flow.run {
             let client = try session(for: tokens).client
@@ -159,16 +134,15 @@ extension Embedded {
                 tokenSet: refreshed, issuer: tokens.issuer, clientID: tokens.clientID, redirectURI: tokens.redirectURI,
                 dpop: tokens.dpop, credentialID: tokens.credentialID
             )
-            if let id = tokens.credentialID, let credential = try storedCredentials().first(where: { $0.id == id }) {
-                await keep(result, scopes: scopes, credential: credential, flow: flow)
+            if let id = tokens.credentialID, let credential = try credentialStore.storedCredentials().first(where: { $0.id == id }) {
+                await tokenCache.keep(result, scopes: scopes, credential: credential, flow: flow)
             }
             return result
         }
     }
 
-    /// Revokes the tokens at the provider (RFC 7009 §2.1): the refresh token, which ends
-    /// the grant, and the access token; then forgets them if they are kept in the vault.
-    public func revoke(_ tokens: Tokens) async throws {
+    /// The work of `Embedded.revoke`, which documents it.
+    func revoke(_ tokens: Tokens) async throws {
         let flow = flow("revoke")
         try await flow.run {
             let client = try session(for: tokens).client
@@ -176,8 +150,8 @@ extension Embedded {
                 try await client.revoke(refreshToken, hint: .refreshToken)
             }
             try await client.revoke(tokens.accessToken, hint: .accessToken)
-            if let id = tokens.credentialID, let credential = try storedCredentials().first(where: { $0.id == id }) {
-                forget(credential: credential) { $0.accessToken == tokens.accessToken || ($0.refreshToken != nil && $0.refreshToken == tokens.refreshToken) }
+            if let id = tokens.credentialID, let credential = try credentialStore.storedCredentials().first(where: { $0.id == id }) {
+                tokenCache.forget(credential: credential) { $0.accessToken == tokens.accessToken || ($0.refreshToken != nil && $0.refreshToken == tokens.refreshToken) }
             }
         }
     }
@@ -223,10 +197,10 @@ extension Embedded {
         let submit = try conversation.url(challenge.submit, named: "submit")
 
         let (chosen, assertion) = try await assertion(for: options, requested: requested, provider: provider, flow: flow, listed: listed)
-        let answer = try await revocationAware(chosen) {
+        let answer = try await credentialStore.revocationAware(chosen) {
             try await conversation.settle(conversation.post(submit, response: assertion))
         }
-        if chosen.state == .pending { _ = markActive(chosen, logger: flow.logger) }
+        if chosen.state == .pending { _ = credentialStore.markActive(chosen, logger: flow.logger) }
         // The redirect goes to the client's redirect URI, not to the provider: the OAuth
         // client checks it against the request (or the caller does, for a URL-driven flow).
         let redirectText = try ProviderConversation.bounded(answer.decode(SignInExchange.Completed.self, "redirect").redirectURL, "redirectURL")

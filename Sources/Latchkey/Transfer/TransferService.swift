@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
@@ -7,15 +7,13 @@ import Logging
 
 /// Device linking by code (docs/PROTOCOL.md section 5): the credential's private key never
 /// leaves this host; the other host makes its own key, and this host approves it.
-extension Embedded {
-    /// Exports credential `id` to another device. The stream reports the code (and each
-    /// rotation of it), the importing device when one asks, and the outcome. Approval is
-    /// the step handler's answer to `confirm-import`, given the device name and key
-    /// fingerprint; the approval is an assertion whose challenge binds that exact key.
-    ///
-    /// Stopping the iteration (or cancelling its task) cancels the transfer at the provider.
-    /// Errors end the stream as ``LatchkeyError``s.
-    public func exportCredential(id: String) -> AsyncThrowingStream<ExportEvent, any Error> {
+struct TransferService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension TransferService {
+    /// The work of `Embedded.exportCredential`, which documents it.
+    func exportCredential(id: String) -> AsyncThrowingStream<ExportEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ExportEvent, any Error>.makeStream()
         let flow = flow("exportCredential")
         let task = Task {
@@ -30,11 +28,8 @@ extension Embedded {
         return stream
     }
 
-    /// Imports a credential with a code shown by the exporting device: redeems the code at
-    /// `issuer`, creates a new key in this vault for the same identity, submits it with
-    /// `deviceName`, and waits for the exporter's approval. Returns the new credential(s).
-    /// A declined, expired or cancelled transfer deletes the new key again.
-    public func importCredential(code: String, deviceName: String, issuer: URL) async throws -> [Credential] {
+    /// The work of `Embedded.importCredential`, which documents it.
+    func importCredential(code: String, deviceName: String, issuer: URL) async throws -> [Credential] {
         let flow = flow("importCredential")
         return try await flow.run {
             guard let transferCode = TransferCode(code) else {
@@ -48,8 +43,8 @@ extension Embedded {
             let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
             // Attestation first: certifying a new attestation key takes round trips that
             // should not eat into the redeemed code's time.
-            let protection = protectionForNewKey(flow)
-            let signer = try await attestationSigner(bindingAt: provider, protection: protection, flow: flow)
+            let protection = credentialStore.protectionForNewKey(flow)
+            let signer = try await attestations.attestationSigner(bindingAt: provider, protection: protection, flow: flow)
 
             let redeemed: ProviderConversation.Reply
             do {
@@ -61,7 +56,7 @@ extension Embedded {
             }
             let challenge = try redeemed.decode(ImportExchange.Challenge.self, "creation options")
             let submit = try conversation.url(challenge.submit, named: "submit")
-            let (registration, created) = try await makeCredential(
+            let (registration, created) = try await credentialStore.makeCredential(
                 challenge.publicKey, at: provider, protection: protection, attestation: signer
             )
             let credential = Credential(created)
@@ -82,7 +77,7 @@ extension Embedded {
                         guard outcome.credential?.id == credential.id else {
                             throw LatchkeyError.malformedResponse(reason: "the provider bound a different credential than the one submitted")
                         }
-                        let imported = markActive(credential, logger: flow.logger)
+                        let imported = credentialStore.markActive(credential, logger: flow.logger)
                         flow.emit(.credentialRegistered(imported.id))
                         return [imported]
                     case .declined:
@@ -103,7 +98,7 @@ extension Embedded {
     // MARK: Export
 
     private func runExport(id: String, flow: FlowContext, emit: (ExportEvent) -> Void) async throws {
-        guard let credential = try storedCredentials().first(where: { $0.id == id }) else {
+        guard let credential = try credentialStore.storedCredentials().first(where: { $0.id == id }) else {
             throw LatchkeyError.noCredential(reason: "no credential \(id.prefix(12))… in this vault; `credentials()` lists them")
         }
         guard credential.state != .revoked else {
@@ -116,11 +111,11 @@ extension Embedded {
         let conversation = ProviderConversation(flow: flow, provider: provider, transport: transport)
 
         // Prove possession of the credential and get the first code.
-        let begun = try await revocationAware(credential) {
+        let begun = try await credentialStore.revocationAware(credential) {
             try await conversation.post(provider.url(ProtocolPath.transfers), ExportExchange.Begin(credential: credential.id))
         }.decode(ExportExchange.Challenge.self, "transfer challenge")
         let transferID = try ProviderConversation.bounded(begun.transfer, "transfer", maximumLength: 256)
-        let opened = try await revocationAware(credential) {
+        let opened = try await credentialStore.revocationAware(credential) {
             let submit = try conversation.url(begun.submit, named: "submit")
             let (assertion, _) = try authenticator.getAssertion(begun.publicKey, origin: provider.origin, credentialID: credential.credentialID)
             return try await conversation.post(submit, response: assertion)

@@ -10,7 +10,7 @@ import Logging
 /// posted, the provider's request options signed, the code redeemed at `/token` without a
 /// redirect URI. With DPoP every request carries a proof of the credential's DPoP key, which
 /// binds the session, the code and the tokens (§9.5.1, §9.6.1).
-extension Embedded {
+extension SignInService {
     /// Tokens from the challenge endpoint, and the credential that signed; nil when the
     /// provider's discovery names no such endpoint.
     func challengeSignIn(
@@ -39,14 +39,14 @@ extension Embedded {
             clientID: client.configuration.clientID, authSession: challenge.authSession,
             webauthnResponse: String(decoding: try assertion.json(), as: UTF8.self)
         )
-        let answered = try await revocationAware(chosen) {
+        let answered = try await credentialStore.revocationAware(chosen) {
             let reply = try await postChallenge(endpoint, second, dpop: dpop)
             guard reply.status == 200, let code = try? JSONDecoder().decode(AuthorizationChallengeExchange.AuthorizationCode.self, from: reply.body) else {
                 throw Self.challengeError(reply, what: "the assertion")
             }
             return code
         }
-        if chosen.state == .pending { _ = markActive(chosen, logger: flow.logger) }
+        if chosen.state == .pending { _ = credentialStore.markActive(chosen, logger: flow.logger) }
         flow.emit(.codeReceived)
         let tokens = try await client.exchange(code: answered.authorizationCode, codeVerifier: pkce.verifier, redirectURI: nil, nonce: nil, dpop: dpop)
         return (tokens, chosen)

@@ -7,7 +7,11 @@ import Logging
 /// TPM attestation of new credentials (``Configuration/attestation``; docs/SECURITY.md,
 /// "Proving keys live in the TPM"): the attestation key (AK) kept in the vault, and the
 /// exchange with an attestation CA that certifies it (docs/PROTOCOL.md section 10).
-extension Embedded {
+struct AttestationService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension AttestationService {
     /// What the credential being created at `provider` is attested with: nil without
     /// attestation; else the AK and AIK certificate kept for the configured CA, made and
     /// certified first if this vault has none for it on this TPM. `protection` is where

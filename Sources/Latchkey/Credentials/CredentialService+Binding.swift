@@ -1,28 +1,16 @@
-public import Foundation
+import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyWebAuthn
 import Logging
 
-extension Embedded {
-    /// Binds a new credential from a bind URL (docs/PROTOCOL.md section 2), in either
-    /// form: `https://<idp>/v1/bind/<job>?token=<t>` or the deep link
-    /// `<scheme>://bind?api_base_url=<idp>&job_id=<job>&token=<t>`.
-    ///
-    /// Fetches the job (answering any steps, such as `verify-code`, through the step
-    /// handler), creates a key pair in the vault for the creation options (WebAuthn §5.1.3
-    /// client steps: RP ID checked against the provider's origin), and submits the
-    /// registration. If the provider refuses it, the new key is deleted again, so a failed
-    /// bind leaves nothing behind.
-    ///
-    /// Errors: ``LatchkeyError/Code/notABindURL``, ``LatchkeyError/Code/domainNotAllowed``
-    /// (before any request), ``LatchkeyError/Code/providerError`` (expired or used link,
-    /// wrong codes), ``LatchkeyError/Code/stepUnsupported``, ``LatchkeyError/Code/vault``.
-    public func registerCredential(from url: URL) async throws -> BoundCredential {
+extension CredentialService {
+    /// The work of `Embedded.registerCredential`, which documents it.
+    func registerCredential(from url: URL) async throws -> BoundCredential {
         let flow = flow("registerCredential")
         return try await flow.run {
-            let (link, conversation) = try conversation(following: url, as: .bind, flow: flow)
+            let (link, conversation) = try sessions.conversation(following: url, as: .bind, flow: flow)
             return try await bind(link, conversation: conversation)
         }
     }
@@ -52,7 +40,7 @@ extension Embedded {
         let options = challenge.publicKey
         let submit = try conversation.url(challenge.submit, named: "submit")
         let protection = protectionForNewKey(flow)
-        let signer = try await attestationSigner(bindingAt: link.provider, protection: protection, flow: flow)
+        let signer = try await attestations.attestationSigner(bindingAt: link.provider, protection: protection, flow: flow)
         let (registration, created) = try await makeCredential(
             options, at: link.provider, protection: protection, attestation: signer
         )
