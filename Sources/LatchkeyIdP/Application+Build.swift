@@ -41,7 +41,7 @@ public func buildApplication(
     TokenRoutes.add(to: routes, provider: provider)
     DeviceRoutes.add(to: routes, provider: provider)
     AuthorizationChallengeRoutes.add(to: routes, provider: provider)
-    TransferRoutes.add(to: routes, provider: provider)
+    TransferRoutes(provider: provider).add(to: routes)
     EnrollmentRoutes.add(to: routes, provider: provider)
     PageRoutes.add(to: routes, provider: provider)
     AttestationRoutes.add(to: routes, provider: provider)
@@ -119,7 +119,7 @@ enum ProviderRouters {
     /// The admin API, `/metrics` and the health probes.
     static func addOperatorRoutes(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization, metricsOpen: Bool) {
         HealthRoutes.add(to: router, provider: provider)
-        AdminRoutes.add(to: router, provider: provider, authorization: authorization)
+        AdminRoutes(provider: provider, authorization: authorization).add(to: router)
         MetricsRoutes.add(to: router, provider: provider, authorization: metricsOpen ? nil : authorization)
     }
 

@@ -10,139 +10,172 @@ import LatchkeyOAuth
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
 /// revoke), bind jobs for an existing identity, registered clients, the outbox,
 /// signing-key rotation.
-enum AdminRoutes {
-    static func add(to router: Router<ProviderRequestContext>, provider: Provider, authorization: AdminAuthorization) {
-        let admin = provider.administration
-        /// Registers `endpoint` behind the admin token; the handler answers its typed answer.
-        func on<Body, Answer>(
-            _ endpoint: AdminAPI.Endpoint<Body, Answer>, status: HTTPResponse.Status = .ok,
-            _ handle: @escaping @Sendable (Request, ProviderRequestContext) async throws -> Answer
-        ) {
-            guard let method = HTTPRequest.Method(endpoint.method) else { preconditionFailure("admin endpoint \(endpoint.template) has no valid method") }
-            router.on(RouterPath(endpoint.template), method: method) { request, context in
-                try await authorization.check(request, context)
-                return HTTPSupport.json(try await handle(request, context), status: status)
-            }
+struct AdminRoutes: Sendable {
+    let provider: Provider
+    let authorization: AdminAuthorization
+    private var admin: Administration { provider.administration }
+
+    func add(to router: Router<ProviderRequestContext>) {
+        on(router, AdminAPI.createIdentity, status: .created, createIdentity)
+        on(router, AdminAPI.listIdentities, listIdentities)
+        on(router, AdminAPI.identity, findIdentity)
+        on(router, AdminAPI.deleteIdentity, deleteIdentity)
+        on(router, AdminAPI.createBindJob, status: .created, createBindJob)
+        on(router, AdminAPI.createResourceServer, status: .created, createResourceServer)
+        on(router, AdminAPI.deleteResourceServer, deleteResourceServer)
+        on(router, AdminAPI.createClient, status: .created, createClient)
+        on(router, AdminAPI.listClients, listClients)
+        on(router, AdminAPI.deleteClient, deleteClient)
+        on(router, AdminAPI.outbox, listOutbox)
+        on(router, AdminAPI.credentials, listCredentials)
+        on(router, AdminAPI.revokeCredential, revokeCredential)
+        on(router, AdminAPI.rotateSigningKey, status: .created, rotateSigningKey)
+    }
+
+    /// Registers `endpoint` behind the admin token; the handler answers its typed answer.
+    private func on<Body, Answer>(
+        _ router: Router<ProviderRequestContext>, _ endpoint: AdminAPI.Endpoint<Body, Answer>, status: HTTPResponse.Status = .ok,
+        _ handle: @escaping @Sendable (Request, ProviderRequestContext) async throws -> Answer
+    ) {
+        guard let method = HTTPRequest.Method(endpoint.method) else { preconditionFailure("admin endpoint \(endpoint.template) has no valid method") }
+        let authorization = authorization
+        router.on(RouterPath(endpoint.template), method: method) { request, context in
+            try await authorization.check(request, context)
+            return HTTPSupport.json(try await handle(request, context), status: status)
         }
-        on(AdminAPI.createIdentity, status: .created) { request, context in
-            let creation = try await HTTPSupport.decode(AdminAPI.IdentityCreation.self, from: request, expected: "a JSON object with a username")
-            let required = try creation.requireAttestation.map { text in
-                guard let requirement = AttestationRequirement(rawValue: text) else {
-                    throw ProviderError.badRequest(.invalidRequest, "requireAttestation must be tpm")
-                }
-                return requirement
+    }
+
+    @Sendable func createIdentity(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.IdentityCreated {
+        let creation = try await HTTPSupport.decode(AdminAPI.IdentityCreation.self, from: request, expected: "a JSON object with a username")
+        let required = try creation.requireAttestation.map { text in
+            guard let requirement = AttestationRequirement(rawValue: text) else {
+                throw ProviderError.badRequest(.invalidRequest, "requireAttestation must be tpm")
             }
-            let (identity, bindURL) = try await admin.createIdentity(
-                username: creation.username, email: creation.email, displayName: creation.displayName, requiredAttestation: required
+            return requirement
+        }
+        let (identity, bindURL) = try await admin.createIdentity(
+            username: creation.username, email: creation.email, displayName: creation.displayName, requiredAttestation: required
+        )
+        context.logger.info("identity created", metadata: ["identity": .string(identity.id)])
+        return AdminAPI.IdentityCreated(identity: identity.adminView, bindURL: bindURL.absoluteString)
+    }
+
+    @Sendable func listIdentities(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.IdentityPage {
+        let query = try HTTPSupport.query(request)
+        if let name = query[AdminAPI.IdentityQuery.username] {
+            let found = try await admin.find(name)
+            return AdminAPI.IdentityPage(identities: found.map { [$0.adminView] } ?? [])
+        }
+        let limit = query[AdminAPI.IdentityQuery.limit].flatMap(Int.init) ?? 100
+        let page = try await admin.identities(after: query[AdminAPI.IdentityQuery.after], limit: limit)
+        let next = page.count == min(max(limit, 1), 500) ? page.last?.id : nil
+        return AdminAPI.IdentityPage(identities: page.map(\.adminView), next: next)
+    }
+
+    @Sendable func findIdentity(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.IdentityAnswer {
+        guard let identity = try await admin.find(try context.parameters.require("identity")) else {
+            throw ProviderError.notFound("no such identity")
+        }
+        return AdminAPI.IdentityAnswer(identity: identity.adminView)
+    }
+
+    @Sendable func deleteIdentity(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Deletion {
+        let id = try context.parameters.require("identity")
+        guard try await admin.deleteIdentity(id) else { throw ProviderError.notFound("no such identity") }
+        context.logger.info("identity deleted", metadata: ["identity": .string(id)])
+        return AdminAPI.Deletion(deleted: true)
+    }
+
+    @Sendable func createBindJob(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.BindJobCreated {
+        let identity = try context.parameters.require("identity")
+        let body = try await HTTPSupport.body(request)
+        let job = try body.isEmpty
+            ? AdminAPI.BindJobRequest()
+            : HTTPSupport.decode(AdminAPI.BindJobRequest.self, from: body, expected: "a JSON object (kind, expiresIn, postBindingRedirectURI, requireEmailCode)")
+        guard let kind = job.kind.map({ BindJob.Kind(rawValue: $0) }) ?? .bind else {
+            throw ProviderError.badRequest(.invalidRequest, "kind must be bind or recovery")
+        }
+        let url = try await admin.createBindJob(
+            identityID: identity, kind: kind, lifetime: job.expiresIn,
+            postBindingRedirectURI: job.postBindingRedirectURI, requireEmailCode: job.requireEmailCode ?? false
+        )
+        return AdminAPI.BindJobCreated(bindURL: url.absoluteString)
+    }
+
+    @Sendable func createResourceServer(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.ResourceServerCreated {
+        let creation = try await HTTPSupport.decode(AdminAPI.ResourceServerCreation.self, from: request, expected: "a JSON object with a name")
+        let (id, secret) = try await provider.resourceServers.create(name: creation.name)
+        context.logger.info("resource server created", metadata: ["resourceServer": .string(id)])
+        return AdminAPI.ResourceServerCreated(
+            id: id, secret: secret, introspectionEndpoint: provider.context.url(ProtocolPath.introspection).absoluteString
+        )
+    }
+
+    @Sendable func deleteResourceServer(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Deletion {
+        guard try await provider.resourceServers.delete(try context.parameters.require("server")) else {
+            throw ProviderError.notFound("no such resource server")
+        }
+        return AdminAPI.Deletion(deleted: true)
+    }
+
+    @Sendable func createClient(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.Client {
+        let registration = try await HTTPSupport.decode(
+            AdminAPI.Client.self, from: request, expected: "a JSON object with id, grantTypes and optionally name, jwks, redirectURIs, scopes"
+        )
+        let client = try await provider.clients.create(registration)
+        context.logger.info("client registered", metadata: ["client": .string(client.id), "grants": .string(client.grantTypes.joined(separator: " "))])
+        return client
+    }
+
+    @Sendable func listClients(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.ClientList {
+        AdminAPI.ClientList(clients: try await provider.clients.list())
+    }
+
+    @Sendable func deleteClient(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Deletion {
+        let id = try context.parameters.require("client")
+        guard try await provider.clients.delete(id) else { throw ProviderError.notFound("no such client") }
+        context.logger.info("client deleted", metadata: ["client": .string(id)])
+        return AdminAPI.Deletion(deleted: true)
+    }
+
+    @Sendable func listOutbox(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Outbox {
+        let messages = try await admin.outboxMessages().map { message in
+            AdminAPI.OutboxMessage(
+                to: message.to, subject: message.subject, body: message.body, code: message.code,
+                createdAt: Int(message.createdAt.timeIntervalSince1970)
             )
-            context.logger.info("identity created", metadata: ["identity": .string(identity.id)])
-            return AdminAPI.IdentityCreated(identity: identity.adminView, bindURL: bindURL.absoluteString)
         }
-        on(AdminAPI.listIdentities) { request, _ in
-            let query = try HTTPSupport.query(request)
-            if let name = query[AdminAPI.IdentityQuery.username] {
-                let found = try await admin.find(name)
-                return AdminAPI.IdentityPage(identities: found.map { [$0.adminView] } ?? [])
-            }
-            let limit = query[AdminAPI.IdentityQuery.limit].flatMap(Int.init) ?? 100
-            let page = try await admin.identities(after: query[AdminAPI.IdentityQuery.after], limit: limit)
-            let next = page.count == min(max(limit, 1), 500) ? page.last?.id : nil
-            return AdminAPI.IdentityPage(identities: page.map(\.adminView), next: next)
-        }
-        on(AdminAPI.identity) { _, context in
-            guard let identity = try await admin.find(try context.parameters.require("identity")) else {
-                throw ProviderError.notFound("no such identity")
-            }
-            return AdminAPI.IdentityAnswer(identity: identity.adminView)
-        }
-        on(AdminAPI.deleteIdentity) { _, context in
-            let id = try context.parameters.require("identity")
-            guard try await admin.deleteIdentity(id) else { throw ProviderError.notFound("no such identity") }
-            context.logger.info("identity deleted", metadata: ["identity": .string(id)])
-            return AdminAPI.Deletion(deleted: true)
-        }
-        on(AdminAPI.createBindJob, status: .created) { request, context in
-            let identity = try context.parameters.require("identity")
-            let body = try await HTTPSupport.body(request)
-            let job = try body.isEmpty
-                ? AdminAPI.BindJobRequest()
-                : HTTPSupport.decode(AdminAPI.BindJobRequest.self, from: body, expected: "a JSON object (kind, expiresIn, postBindingRedirectURI, requireEmailCode)")
-            guard let kind = job.kind.map({ BindJob.Kind(rawValue: $0) }) ?? .bind else {
-                throw ProviderError.badRequest(.invalidRequest, "kind must be bind or recovery")
-            }
-            let url = try await admin.createBindJob(
-                identityID: identity, kind: kind, lifetime: job.expiresIn,
-                postBindingRedirectURI: job.postBindingRedirectURI, requireEmailCode: job.requireEmailCode ?? false
-            )
-            return AdminAPI.BindJobCreated(bindURL: url.absoluteString)
-        }
-        on(AdminAPI.createResourceServer, status: .created) { request, context in
-            let creation = try await HTTPSupport.decode(AdminAPI.ResourceServerCreation.self, from: request, expected: "a JSON object with a name")
-            let (id, secret) = try await provider.resourceServers.create(name: creation.name)
-            context.logger.info("resource server created", metadata: ["resourceServer": .string(id)])
-            return AdminAPI.ResourceServerCreated(
-                id: id, secret: secret, introspectionEndpoint: provider.context.url(ProtocolPath.introspection).absoluteString
+        return AdminAPI.Outbox(messages: messages)
+    }
+
+    @Sendable func listCredentials(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.CredentialList {
+        let identity = try context.parameters.require("identity")
+        let list = try await admin.credentials(of: identity).map { credential in
+            AdminAPI.Credential(
+                id: Base64URL.encode(credential.record.id), algorithm: credential.record.publicKey.algorithm.joseName,
+                signCount: credential.record.signCount, revoked: credential.revoked,
+                createdAt: Int(credential.createdAt.timeIntervalSince1970),
+                lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) },
+                transports: credential.record.transports, backupEligible: credential.record.backupEligible,
+                backedUp: credential.record.backupState, registeredFrom: credential.registeredFrom.rawValue,
+                attestation: credential.attestation, aaguid: credential.aaguidText
             )
         }
-        on(AdminAPI.deleteResourceServer) { _, context in
-            guard try await provider.resourceServers.delete(try context.parameters.require("server")) else {
-                throw ProviderError.notFound("no such resource server")
-            }
-            return AdminAPI.Deletion(deleted: true)
+        return AdminAPI.CredentialList(credentials: list)
+    }
+
+    @Sendable func revokeCredential(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Revocation {
+        guard let id = try? Base64URL.decode(try context.parameters.require("credential")), !id.isEmpty, id.count <= 1023 else {
+            throw ProviderError.badRequest(.invalidRequest, "credential id is not base64url")
         }
-        on(AdminAPI.createClient, status: .created) { request, context in
-            let registration = try await HTTPSupport.decode(
-                AdminAPI.Client.self, from: request, expected: "a JSON object with id, grantTypes and optionally name, jwks, redirectURIs, scopes"
-            )
-            let client = try await provider.clients.create(registration)
-            context.logger.info("client registered", metadata: ["client": .string(client.id), "grants": .string(client.grantTypes.joined(separator: " "))])
-            return client
-        }
-        on(AdminAPI.listClients) { _, _ in
-            AdminAPI.ClientList(clients: try await provider.clients.list())
-        }
-        on(AdminAPI.deleteClient) { _, context in
-            let id = try context.parameters.require("client")
-            guard try await provider.clients.delete(id) else { throw ProviderError.notFound("no such client") }
-            context.logger.info("client deleted", metadata: ["client": .string(id)])
-            return AdminAPI.Deletion(deleted: true)
-        }
-        on(AdminAPI.outbox) { _, _ in
-            let messages = try await admin.outboxMessages().map { message in
-                AdminAPI.OutboxMessage(
-                    to: message.to, subject: message.subject, body: message.body, code: message.code,
-                    createdAt: Int(message.createdAt.timeIntervalSince1970)
-                )
-            }
-            return AdminAPI.Outbox(messages: messages)
-        }
-        on(AdminAPI.credentials) { _, context in
-            let identity = try context.parameters.require("identity")
-            let list = try await admin.credentials(of: identity).map { credential in
-                AdminAPI.Credential(
-                    id: Base64URL.encode(credential.record.id), algorithm: credential.record.publicKey.algorithm.joseName,
-                    signCount: credential.record.signCount, revoked: credential.revoked,
-                    createdAt: Int(credential.createdAt.timeIntervalSince1970),
-                    lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) },
-                    transports: credential.record.transports, backupEligible: credential.record.backupEligible,
-                    backedUp: credential.record.backupState, registeredFrom: credential.registeredFrom.rawValue,
-                    attestation: credential.attestation, aaguid: credential.aaguidText
-                )
-            }
-            return AdminAPI.CredentialList(credentials: list)
-        }
-        on(AdminAPI.revokeCredential) { _, context in
-            guard let id = try? Base64URL.decode(try context.parameters.require("credential")), !id.isEmpty, id.count <= 1023 else {
-                throw ProviderError.badRequest(.invalidRequest, "credential id is not base64url")
-            }
-            try await admin.revokeCredential(id)
-            context.logger.info("credential revoked", metadata: ["credential": .string(String(Base64URL.encode(id).prefix(8)))])
-            return AdminAPI.Revocation(revoked: true)
-        }
-        on(AdminAPI.rotateSigningKey, status: .created) { _, context in
-            let (kid, signsFrom) = try await provider.context.signingKeys.rotate()
-            context.logger.info("signing key rotation started", metadata: ["kid": .string(kid)])
-            return AdminAPI.KeyRotation(kid: kid, signsFrom: Int(signsFrom.timeIntervalSince1970))
-        }
+        try await admin.revokeCredential(id)
+        context.logger.info("credential revoked", metadata: ["credential": .string(String(Base64URL.encode(id).prefix(8)))])
+        return AdminAPI.Revocation(revoked: true)
+    }
+
+    @Sendable func rotateSigningKey(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.KeyRotation {
+        let (kid, signsFrom) = try await provider.context.signingKeys.rotate()
+        context.logger.info("signing key rotation started", metadata: ["kid": .string(kid)])
+        return AdminAPI.KeyRotation(kid: kid, signsFrom: Int(signsFrom.timeIntervalSince1970))
     }
 }
