@@ -20,17 +20,7 @@ struct HostileInputTests {
         }
     }
 
-    struct Attack: Sendable, CustomTestStringConvertible {
-        let name: String
-        let expected: String
-        let run: @Sendable (Context) throws -> Void
-        init(_ name: String, _ expected: String, _ run: @escaping @Sendable (Context) throws -> Void) {
-            self.name = name
-            self.expected = expected
-            self.run = run
-        }
-        var testDescription: String { name }
-    }
+    typealias Attack = HostileCase<Context, String>
 
     // MARK: Crypto core
 
@@ -137,9 +127,9 @@ struct HostileInputTests {
     ]
 
     @Test("each attack is refused with its own code", arguments: crypto + vault)
-    func refuse(_ attack: Attack) throws {
+    func refuse(_ attack: Attack) async throws {
         do {
-            try attack.run(try Context())
+            try await attack.run(try Context())
             Issue.record("\(attack.name): accepted")
         } catch {
             let code: String = switch error {

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 @testable import LatchkeyOAuth
+import LatchkeyTestSupport
 import Testing
 
 /// Named attacks on the OAuth client, each expecting its own error code. Every case runs
@@ -37,12 +38,7 @@ struct HostileInputTests {
         }
     }
 
-    struct Attack: Sendable, CustomTestStringConvertible {
-        let name: String
-        let expected: OAuthError.Code
-        let run: @Sendable (Context) async throws -> Void
-        var testDescription: String { name }
-    }
+    typealias Attack = HostileCase<Context, OAuthError.Code>
 
     static let attacks: [Attack] = [
         // ID token: algorithm and signature

@@ -52,17 +52,7 @@ struct HostileInputSuite {
         let error: String
     }
 
-    struct Attack: Sendable, CustomTestStringConvertible {
-        let name: String
-        let expected: String
-        let run: @Sendable (Context) async throws -> Void
-        init(_ name: String, _ expected: String, _ run: @escaping @Sendable (Context) async throws -> Void) {
-            self.name = name
-            self.expected = expected
-            self.run = run
-        }
-        var testDescription: String { name }
-    }
+    typealias Attack = HostileCase<Context, String>
 
     /// The code an error carries, whatever module threw it.
     static func code(of error: any Error) -> String {
