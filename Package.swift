@@ -179,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyCryptoTests",
-            dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport", "latchkey-vault-stress"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyOAuth", "LatchkeyTestSupport", "latchkey-vault-stress"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

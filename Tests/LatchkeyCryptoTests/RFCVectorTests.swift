@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyOAuth
 import Testing
 import LatchkeyTestSupport
 
@@ -102,7 +103,7 @@ struct RFCVectorTests {
     @Test("RFC 7515 A.3: ES256 JWS verifies")
     func rfc7515() throws {
         let file = try TestData.vector("rfc7515-a3-es256.json")
-        let jwk = try JSONDecoder().decode(JSONWebKey.self, from: JSONSerialization.data(withJSONObject: file.object("jwk")))
+        let jwk = try JSONDecoder().decode(JSONWebKey.self, from: file.object("jwk").json())
         let key = try VerifyingKey(jwk: jwk)
         let parts = try file.string("jws").split(separator: ".")
         #expect(parts.count == 3)
@@ -133,7 +134,7 @@ struct RFCVectorTests {
     @Test("RFC 7638 §3.1: JWK thumbprint")
     func rfc7638() throws {
         let file = try TestData.vector("rfc7638-thumbprint.json")
-        let jwk = try JSONDecoder().decode(JSONWebKey.self, from: JSONSerialization.data(withJSONObject: file.object("jwk")))
+        let jwk = try JSONDecoder().decode(JSONWebKey.self, from: file.object("jwk").json())
         #expect(try jwk.thumbprint() == (try file.string("thumbprint")))
         // The thumbprint is of the key, so importing and re-exporting keeps it.
         let key = try VerifyingKey(jwk: jwk)

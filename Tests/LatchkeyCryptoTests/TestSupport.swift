@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyTestSupport
 
 /// Where the test data lives, found from this file's path so tests run from any
@@ -22,14 +23,14 @@ enum TestData {
         FileManager.default.fileExists(atPath: wycheproof.appendingPathComponent("SOURCE.md").path)
     }
 
-    /// A JSON object from a file.
-    static func json(_ url: URL) throws -> [String: Any] {
-        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
-        guard let dictionary = object as? [String: Any] else { throw TestDataError("\(url.lastPathComponent) is not an object") }
-        return dictionary
+    /// A JSON object from a file (Wycheproof's files run to several megabytes).
+    static func json(_ url: URL) throws -> JSONValue {
+        let value = try JSONValue(json: Data(contentsOf: url), maximumSize: 256 << 20)
+        guard value.objectValue != nil else { throw TestDataError("\(url.lastPathComponent) is not an object") }
+        return value
     }
 
-    static func vector(_ name: String) throws -> [String: Any] {
+    static func vector(_ name: String) throws -> JSONValue {
         try json(vectors.appendingPathComponent(name))
     }
 }
@@ -39,14 +40,15 @@ struct TestDataError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-extension Dictionary where Key == String, Value == Any {
+/// Typed reads of a test vector's members, each failing with the member's name.
+extension JSONValue {
     func string(_ key: String) throws -> String {
-        guard let value = self[key] as? String else { throw TestDataError("missing string \"\(key)\"") }
+        guard let value = self[key]?.stringValue else { throw TestDataError("missing string \"\(key)\"") }
         return value
     }
 
     func int(_ key: String) throws -> Int {
-        guard let value = self[key] as? Int else { throw TestDataError("missing integer \"\(key)\"") }
+        guard let value = self[key]?.intValue else { throw TestDataError("missing integer \"\(key)\"") }
         return value
     }
 
@@ -54,13 +56,13 @@ extension Dictionary where Key == String, Value == Any {
         try Data(hex: string(key))
     }
 
-    func object(_ key: String) throws -> [String: Any] {
-        guard let value = self[key] as? [String: Any] else { throw TestDataError("missing object \"\(key)\"") }
+    func object(_ key: String) throws -> JSONValue {
+        guard let value = self[key], value.objectValue != nil else { throw TestDataError("missing object \"\(key)\"") }
         return value
     }
 
-    func objects(_ key: String) throws -> [[String: Any]] {
-        guard let value = self[key] as? [[String: Any]] else { throw TestDataError("missing array \"\(key)\"") }
+    func objects(_ key: String) throws -> [JSONValue] {
+        guard let value = self[key]?.arrayValue, value.allSatisfy({ $0.objectValue != nil }) else { throw TestDataError("missing array \"\(key)\"") }
         return value
     }
 }

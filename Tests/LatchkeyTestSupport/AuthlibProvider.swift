@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyOAuth
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -34,21 +35,23 @@ public final class AuthlibProvider: Sendable {
     /// Registers a client: public without `jwks`, else authenticated by `private_key_jwt`.
     /// With `slowDownFirst`, the first poll of each of its device codes is `slow_down`.
     public func register(clientID: String, jwks: Data? = nil, grantTypes: [String], scope: String = "", slowDownFirst: Bool = false) async throws {
-        var body: [String: Any] = ["client_id": clientID, "grant_types": grantTypes, "scope": scope, "slow_down_first": slowDownFirst]
-        if let jwks { body["jwks"] = try JSONSerialization.jsonObject(with: jwks) }
-        try await post("test/clients", body, expecting: 201)
+        var body: [String: JSONValue] = [
+            "client_id": .string(clientID), "grant_types": .array(grantTypes.map(JSONValue.string)), "scope": .string(scope), "slow_down_first": .bool(slowDownFirst),
+        ]
+        if let jwks { body["jwks"] = try JSONValue(json: jwks) }
+        try await post("test/clients", .object(body), expecting: 201)
     }
 
     /// Plays the person at the verification page: approves or denies `userCode`.
     public func decide(userCode: String, approve: Bool) async throws {
-        try await post("test/device/decide", ["user_code": userCode, "approve": approve], expecting: 200)
+        try await post("test/device/decide", ["user_code": .string(userCode), "approve": .bool(approve)], expecting: 200)
     }
 
-    private func post(_ path: String, _ body: [String: Any], expecting status: Int) async throws {
+    private func post(_ path: String, _ body: JSONValue, expecting status: Int) async throws {
         var request = URLRequest(url: issuer.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        request.httpBody = try body.json()
         let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == status else {
             throw TestSupportError("Authlib provider \(path): \(String(decoding: data, as: UTF8.self))")

@@ -70,7 +70,7 @@ public enum ChildProcess {
             stop(process)
             throw TestSupportError("\(name) did not start: \(transcript)")
         }
-        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        PipeReading.drainInBackground(output.fileHandleForReading)
         return (process, line)
     }
 
@@ -89,7 +89,7 @@ public enum ChildProcess {
 
     /// A pipe read to its end.
     public static func drain(_ pipe: Pipe) async -> Data {
-        await Blocking.run { pipe.fileHandleForReading.readDataToEndOfFile() }
+        await Blocking.run { PipeReading.all(pipe.fileHandleForReading) }
     }
 
 
@@ -112,7 +112,7 @@ public enum ChildProcess {
         return await Blocking.run {
             var text = ""
             while Date() < deadline {
-                let chunk = pipe.fileHandleForReading.availableData
+                let chunk = PipeReading.chunk(pipe.fileHandleForReading)
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
                 if let line = text.split(separator: "\n").first(where: matches) {

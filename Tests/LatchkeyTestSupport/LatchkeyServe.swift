@@ -20,7 +20,7 @@ public enum LatchkeyServe {
             throw TestSupportError("latchkey serve did not start: \(transcript)")
         }
         // Keep reading, so a chatty server never blocks on a full pipe.
-        Thread { _ = output.fileHandleForReading.readDataToEndOfFile() }.start()
+        PipeReading.drainInBackground(output.fileHandleForReading)
         return (server, issuer)
     }
 }

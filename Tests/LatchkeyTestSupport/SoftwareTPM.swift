@@ -56,7 +56,7 @@ public final class SoftwareTPM: Sendable {
                 "socket", "--tpm2", "--server", "type=tcp,port=\(server),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(server + 1),bindaddr=127.0.0.1",
                 "--tpmstate", "dir=\(state.path)", "--flags", "not-need-init,startup-clear", "--pid", "file=\(pidFile.path)",
             ], mergingErrors: true)
-            Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+            PipeReading.drainInBackground(output.fileHandleForReading)
             if await Self.waitForStart(process, pidFile: pidFile) {
                 self.process = process
                 port = server

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyOAuth
 import Testing
 import LatchkeyTestSupport
 
@@ -32,7 +33,7 @@ struct WycheproofTests {
     private func run(
         _ file: String,
         expectCases: Int,
-        _ check: ([String: Any], [String: Any]) throws -> Bool
+        _ check: (JSONValue, JSONValue) throws -> Bool
     ) throws {
         let document = try TestData.json(TestData.wycheproof.appendingPathComponent(file))
         var tally = Tally(file: file)

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyIdP
+import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
@@ -27,9 +28,9 @@ struct BrowserFlowTests {
             defer { ChildProcess.stop(login) }
             let (line, transcript) = await ChildProcess.firstLine(of: output) { $0.contains("\"userCode\"") }
             let first = try #require(line, "login --device printed no code: \(transcript)")
-            let shown = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
-            let code = try #require(shown["userCode"] as? String)
-            let complete = try #require((shown["verificationURIComplete"] as? String).flatMap(URL.init(string:)), "\(first)")
+            let shown = try #require(try? JSONValue(json: Data(first.utf8)))
+            let code = try #require(shown["userCode"]?.stringValue)
+            let complete = try #require((shown["verificationURIComplete"]?.stringValue).flatMap(URL.init(string:)), "\(first)")
 
             try await session.browser.open(complete)
             try await session.browser.wait(until: "document.getElementById('user-code').value === '\(code)'", what: "the code prefilled")
@@ -47,8 +48,8 @@ struct BrowserFlowTests {
             let rest = String(decoding: await ChildProcess.drain(output), as: UTF8.self)
             #expect(await ChildProcess.waitForExit(login) == 0, "\(rest)")
             let last = try #require(rest.split(separator: "\n").last.map(String.init), "\(rest)")
-            let tokens = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
-            #expect((tokens["claims"] as? [String: Any])?["sub"] as? String == identity, "\(rest)")
+            let tokens = try #require(try? JSONValue(json: Data(last.utf8)))
+            #expect(tokens["claims"]?["sub"]?.stringValue == identity, "\(rest)")
         }
     }
 

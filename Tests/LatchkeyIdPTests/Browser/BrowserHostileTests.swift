@@ -18,9 +18,9 @@ struct BrowserHostileTests {
     static let bidi = "\u{202E}gepj.exe\u{2066}"
 
     /// The sign-in page's data: the session's submit URL, page token and options.
-    static func pageData(_ browser: WebDriverSession) async throws -> [String: Any] {
-        let text = try #require(try await browser.run("return document.getElementById('page-data').textContent;") as? String)
-        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    static func pageData(_ browser: WebDriverSession) async throws -> JSONValue {
+        let text = try #require(try await browser.run("return document.getElementById('page-data').textContent;")?.stringValue)
+        return try #require(try? JSONValue(json: Data(text.utf8)))
     }
 
     /// A POST as a browser's fetch would send it, with the headers chosen.
@@ -58,8 +58,8 @@ struct BrowserHostileTests {
             #expect(await session.browser.alertText() == nil, "no script ran")
             let bindText = try await session.browser.text("main")
             #expect(bindText.contains("Mal<script>alert('x')</script>") && bindText.contains("[U+202E]gepj.exe[U+2066]"), "\(bindText)")
-            #expect(try await session.browser.run("return document.querySelectorAll('script').length;") as? Int == 2, "the static script and the JSON data only")
-            #expect(try await session.browser.run("return document.querySelectorAll('img').length;") as? Int == 0)
+            #expect(try await session.browser.run("return document.querySelectorAll('script').length;")?.intValue == 2, "the static script and the JSON data only")
+            #expect(try await session.browser.run("return document.querySelectorAll('img').length;")?.intValue == 0)
 
             let client = try OAuthClientFactory.client(issuer: session.provider.issuer, id: "evil-app")
             let request = try await client.authorizationRequest(additionalParameters: ["login_hint": "\"><script>alert('hint')</script>"])
@@ -69,17 +69,17 @@ struct BrowserHostileTests {
             #expect(await session.browser.alertText() == nil, "no script ran")
             #expect(try await session.browser.text("header").contains("Corp<script>alert('x')</script>"))
             #expect(try await session.browser.text("main strong").contains("App<script>"))
-            #expect(try await session.browser.run("return document.getElementById('username').value;") as? String == "\"><script>alert('hint')</script>")
-            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
-            #expect(try await session.browser.run("return document.title;") as? String == "Sign in · Corp" + Self.script + "[U+202E]gepj.exe[U+2066]")
+            #expect(try await session.browser.run("return document.getElementById('username').value;")?.stringValue == "\"><script>alert('hint')</script>")
+            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;")?.intValue == 2)
+            #expect(try await session.browser.run("return document.title;")?.stringValue == "Sign in · Corp" + Self.script + "[U+202E]gepj.exe[U+2066]")
 
             // The device page shows the client's name too (written by the script as text).
             let started = try await Self.post(
                 session.provider.issuer.appendingPathComponent("device_authorization"), Data("client_id=evil-app&scope=openid".utf8),
                 headers: ["Content-Type": "application/x-www-form-urlencoded"]
             )
-            let device = try #require(try JSONSerialization.jsonObject(with: Data(started.1.utf8)) as? [String: Any], "\(started)")
-            let complete = try #require((device["verification_uri_complete"] as? String).flatMap(URL.init(string:)))
+            let device = try #require(try? JSONValue(json: Data(started.1.utf8)), "\(started)")
+            let complete = try #require((device["verification_uri_complete"]?.stringValue).flatMap(URL.init(string:)))
             try await session.browser.open(complete)
             try await session.browser.wait(until: "document.getElementById('user-code').value", what: "the device page")
             try await session.browser.click("#lookup-button")
@@ -87,7 +87,7 @@ struct BrowserHostileTests {
             #expect(await session.browser.alertText() == nil, "no script ran")
             #expect(try await session.browser.text("#request-client").contains("App<script>alert('x')</script>"))
             #expect(try await session.browser.text("#request-client").contains("[U+202E]gepj.exe[U+2066]"))
-            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
+            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;")?.intValue == 2)
 
             // A user_code in the query is only a prefill, and only as the input's value.
             var hostile = URLComponents(url: session.provider.issuer.appendingPathComponent("device"), resolvingAgainstBaseURL: false)!
@@ -95,8 +95,8 @@ struct BrowserHostileTests {
             try await session.browser.open(hostile.url!)
             try await session.browser.wait(until: "document.getElementById('user-code')", what: "the device page")
             #expect(await session.browser.alertText() == nil, "no script ran")
-            #expect(try await session.browser.run("return document.getElementById('user-code').value;") as? String == "\"><script>alert(1)</script>")
-            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;") as? Int == 2)
+            #expect(try await session.browser.run("return document.getElementById('user-code').value;")?.stringValue == "\"><script>alert(1)</script>")
+            #expect(try await session.browser.run("return document.querySelectorAll('script, img').length;")?.intValue == 2)
         }
     }
 
@@ -112,15 +112,15 @@ struct BrowserHostileTests {
             try await session.browser.run("""
                 const f = document.createElement('form'); f.method = 'POST'; f.action = arguments[0];
                 const i = document.createElement('input'); i.name = 'userCode'; i.value = 'BCDF-GHJK'; f.append(i); document.body.append(f); f.submit();
-                """, [issuer.appendingPathComponent("v1/device").absoluteString])
+                """, [.string(issuer.appendingPathComponent("v1/device").absoluteString)])
             try await session.browser.wait(until: "document.body.innerText.includes('access_denied')", what: "the refusal")
             #expect(try await session.browser.text("body").contains("another origin"))
 
             try await session.browser.open(try await Self.signInPage(session, hint: "ada"))
             try await session.browser.wait(until: "document.getElementById('page-data')", what: "the sign-in page")
             let data = try await Self.pageData(session.browser)
-            let submit = try #require((data["submit"] as? String).flatMap(URL.init(string:)))
-            let token = try #require(data["token"] as? String)
+            let submit = try #require((data["submit"]?.stringValue).flatMap(URL.init(string:)))
+            let token = try #require(data["token"]?.stringValue)
             let body = Data("{}".utf8)
             for (name, headers) in [
                 ("another origin", ["Origin": "http://evil.example", "Latchkey-Page-Token": token]),
@@ -136,7 +136,7 @@ struct BrowserHostileTests {
             // Another session's token does not carry over.
             try await session.browser.open(try await Self.signInPage(session, hint: "ada"))
             try await session.browser.wait(until: "document.getElementById('page-data')", what: "a second sign-in page")
-            let other = try #require(try await Self.pageData(session.browser)["token"] as? String)
+            let other = try #require(try await Self.pageData(session.browser)["token"]?.stringValue)
             let (crossed, crossedAnswer) = try await Self.post(submit, body, headers: ["Origin": origin, "Latchkey-Page-Token": other])
             #expect(crossed == 403, "another session's token: \(crossed) \(crossedAnswer)")
             // The right origin and token pass the page check and reach the assertion's own (400).
@@ -156,7 +156,7 @@ struct BrowserHostileTests {
             try await session.browser.open(URL(string: "data:text/html;base64," + Data(html.utf8).base64EncodedString())!)
             try await Task.sleep(for: .seconds(1))
             try await session.browser.frame(try await session.browser.find("#victim"))
-            let inside = try await session.browser.run("return location.href + ' ' + Boolean(document.getElementById('sign-in'));") as? String
+            let inside = try await session.browser.run("return location.href + ' ' + Boolean(document.getElementById('sign-in'));")?.stringValue
             try await session.browser.frame(nil)
             #expect(inside?.hasPrefix("chrome-error://") == true && inside?.hasSuffix("false") == true, "the frame was blocked: \(inside ?? "?")")
 
@@ -201,23 +201,23 @@ struct BrowserHostileTests {
             let (_, bindURL) = try await session.provider.createIdentity("ada")
             try await session.registerPasskey(at: bindURL)
             let held = try #require(try await session.browser.credentials(of: session.authenticator).first)
-            let credentialID = try #require(held["credentialId"] as? String)
-            let privateKey = try #require(held["privateKey"] as? String)
+            let credentialID = try #require(held["credentialId"]?.stringValue)
+            let privateKey = try #require(held["privateKey"]?.stringValue)
             try await session.browser.removeCredentials(of: session.authenticator)
             try await session.browser.send("webauthn/authenticator/\(session.authenticator)/credential", [
-                "credentialId": credentialID, "isResidentCredential": false, "rpId": "evil.localhost", "privateKey": privateKey, "signCount": 10,
+                "credentialId": .string(credentialID), "isResidentCredential": false, "rpId": "evil.localhost", "privateKey": .string(privateKey), "signCount": 10,
             ])
             try await session.browser.open(try await Self.signInPage(session, hint: "ada"))
             try await session.browser.wait(until: "document.getElementById('page-data')", what: "the sign-in page")
             let data = try await Self.pageData(session.browser)
-            let options = try #require(data["options"] as? [String: Any])
-            let challenge = try #require(options["challenge"] as? String)
-            let token = try #require(data["token"] as? String)
+            let options = try #require(data["options"])
+            let challenge = try #require(options["challenge"]?.stringValue)
+            let token = try #require(data["token"]?.stringValue)
             // The phishing page: another origin whose RP ID is evil.localhost.
             try await session.browser.open(URL(string: "http://evil.localhost:\(session.provider.port)/device")!)
-            let signed = try await session.browser.runAsync(Self.assertionScript, [challenge, credentialID])
-            let assertion = try #require(signed as? String, "the authenticator signed for evil.localhost")
-            let submit = try #require((data["submit"] as? String).flatMap(URL.init(string:)))
+            let signed = try await session.browser.runAsync(Self.assertionScript, [.string(challenge), .string(credentialID)])
+            let assertion = try #require(signed?.stringValue, "the authenticator signed for evil.localhost")
+            let submit = try #require((data["submit"]?.stringValue).flatMap(URL.init(string:)))
             let (status, answer) = try await Self.post(submit, Data(assertion.utf8), headers: [
                 "Origin": "http://localhost:\(session.provider.port)", "Latchkey-Page-Token": token,
             ])
@@ -237,10 +237,10 @@ struct BrowserHostileTests {
             try await session.browser.run("window.__taken = null; window.fetch = (url, init) => { window.__taken = init.body; return new Promise(() => {}); };")
             try await session.browser.click("#sign-in-button")
             try await session.browser.wait(until: "window.__taken", what: "the assertion")
-            let assertion = try #require(try await session.browser.run("return window.__taken;") as? String)
-            let pageToken = try #require(data["token"] as? String)
+            let assertion = try #require(try await session.browser.run("return window.__taken;")?.stringValue)
+            let pageToken = try #require(data["token"]?.stringValue)
             let headers = ["Origin": "http://localhost:\(session.provider.port)", "Latchkey-Page-Token": pageToken]
-            let submit = try #require((data["submit"] as? String).flatMap(URL.init(string:)))
+            let submit = try #require((data["submit"]?.stringValue).flatMap(URL.init(string:)))
             let (first, firstAnswer) = try await Self.post(submit, Data(assertion.utf8), headers: headers)
             #expect(first == 200 && firstAnswer.contains("code="), "\(first) \(firstAnswer)")
             let (again, againAnswer) = try await Self.post(submit, Data(assertion.utf8), headers: headers)
@@ -249,8 +249,8 @@ struct BrowserHostileTests {
             try await session.browser.open(try await Self.signInPage(session, hint: "ada"))
             try await session.browser.wait(until: "document.getElementById('page-data')", what: "another sign-in page")
             let other = try await Self.pageData(session.browser)
-            let otherSubmit = try #require((other["submit"] as? String).flatMap(URL.init(string:)))
-            let otherToken = try #require(other["token"] as? String)
+            let otherSubmit = try #require((other["submit"]?.stringValue).flatMap(URL.init(string:)))
+            let otherToken = try #require(other["token"]?.stringValue)
             let (crossed, crossedAnswer) = try await Self.post(
                 otherSubmit, Data(assertion.utf8), headers: ["Origin": "http://localhost:\(session.provider.port)", "Latchkey-Page-Token": otherToken]
             )

@@ -16,7 +16,7 @@ struct BrowserSignInTests {
             let (identity, bindURL) = try await session.provider.createIdentity("grace")
             try await session.registerPasskey(at: bindURL, screenshot: "registration")
             let held = try await session.browser.credentials(of: session.authenticator)
-            #expect(held.count == 1 && held.first?["isResidentCredential"] as? Bool == true && held.first?["rpId"] as? String == "localhost")
+            #expect(held.count == 1 && held.first?["isResidentCredential"]?.boolValue == true && held.first?["rpId"]?.stringValue == "localhost")
             let listed = try await session.provider.admin.call(AdminAPI.credentials, identity).answer?.credentials ?? []
             #expect(listed.count == 1)
 
@@ -44,11 +44,11 @@ struct BrowserSignInTests {
                 try await session.browser.open(request.url)
                 try await session.browser.wait(until: "document.readyState === 'complete' && document.getElementById('sign-in-button')", what: "the sign-in page")
                 try await session.screenshot("sign-in")
-                #expect(try await session.browser.run("return location.href;") as? String == request.url.absoluteString, "no autofill sign-in happened by itself")
+                #expect(try await session.browser.run("return location.href;")?.stringValue == request.url.absoluteString, "no autofill sign-in happened by itself")
                 try await session.browser.press([WebDriverSession.tab])
-                #expect(try await session.browser.run("return document.activeElement.id;") as? String == "username")
+                #expect(try await session.browser.run("return document.activeElement.id;")?.stringValue == "username")
                 try await session.browser.press([WebDriverSession.tab])
-                #expect(try await session.browser.run("return document.activeElement.id;") as? String == "sign-in-button")
+                #expect(try await session.browser.run("return document.activeElement.id;")?.stringValue == "sign-in-button")
                 try await session.browser.press([WebDriverSession.enter])
                 try await session.browser.wait(until: "location.href.startsWith('\(callback.absoluteString)')", what: "the redirect after the button")
                 let code = try await client.authorizationCode(from: try await session.browser.currentURL(), for: request)
@@ -72,11 +72,11 @@ struct BrowserSignInTests {
             let relyingParty = try await AuthlibRelyingParty(issuer: session.provider.issuer, clientID: "wiki")
             try await session.browser.open(relyingParty.login)
             try await session.browser.wait(until: "location.href.startsWith('\(relyingParty.callback.absoluteString)')", what: "the RP's callback")
-            let answer = try #require(try await session.browser.run("return document.body.innerText;") as? String)
-            let result = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any], "\(answer)")
-            #expect(result["verified"] as? Bool == true, "\(answer)")
-            #expect(result["sub"] as? String == identity && result["iss"] as? String == session.provider.issuer.absoluteString)
-            #expect(result["iss_parameter"] as? String == session.provider.issuer.absoluteString, "RFC 9207's iss on the redirect")
+            let answer = try #require(try await session.browser.run("return document.body.innerText;")?.stringValue)
+            let result = try #require(try? JSONValue(json: Data(answer.utf8)), "\(answer)")
+            #expect(result["verified"]?.boolValue == true, "\(answer)")
+            #expect(result["sub"]?.stringValue == identity && result["iss"]?.stringValue == session.provider.issuer.absoluteString)
+            #expect(result["iss_parameter"]?.stringValue == session.provider.issuer.absoluteString, "RFC 9207's iss on the redirect")
 
             // A second sign-in from the RP, declined: the RP hears access_denied, with iss.
             // (The passkey is taken away first, or autofill would sign in at once.)
@@ -87,7 +87,7 @@ struct BrowserSignInTests {
             #expect(try await session.browser.text("main strong").contains("Team wiki"))
             try await session.browser.click("#cancel-button")
             try await session.browser.wait(until: "location.href.startsWith('\(second.callback.absoluteString)')", what: "the RP's callback after Cancel")
-            let declined = try #require(try await session.browser.run("return document.body.innerText;") as? String)
+            let declined = try #require(try await session.browser.run("return document.body.innerText;")?.stringValue)
             #expect(declined.contains("access_denied") && declined.contains(session.provider.issuer.absoluteString), "\(declined)")
         }
     }

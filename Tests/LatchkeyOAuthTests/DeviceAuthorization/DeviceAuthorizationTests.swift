@@ -37,8 +37,11 @@ struct DeviceAuthorizationTests {
     @Test("a hostile provider's answer is refused: control characters in the user code, a non-https verification URI, absurd lifetimes, a huge body")
     func hostileResponses() throws {
         func answer(userCode: String = "WDJB-MJHT", uri: String = "https://example.com/device", expiresIn: Int = 600, interval: Int = 5) -> Data {
-            let object: [String: Any] = ["device_code": "d", "user_code": userCode, "verification_uri": uri, "expires_in": expiresIn, "interval": interval]
-            return (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
+            let object: JSONValue = [
+                "device_code": "d", "user_code": .string(userCode), "verification_uri": .string(uri), "expires_in": .number(Double(expiresIn)),
+                "interval": .number(Double(interval)),
+            ]
+            return (try? object.json()) ?? Data()
         }
         #expect(throws: OAuthError.self) { try DeviceAuthorizationResponse.parse(answer(userCode: "WDJB\u{1B}[2J")) }
         #expect(throws: OAuthError.self) { try DeviceAuthorizationResponse.parse(answer(userCode: "")) }

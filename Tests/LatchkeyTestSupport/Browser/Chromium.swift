@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyOAuth
 import Synchronization
 
 /// A real headless Chromium driven over WebDriver (W3C WebDriver, with Chrome's WebAuthn
@@ -92,18 +93,18 @@ public final class Chromium: Sendable {
         // at start ("Chrome instance exited"). The pages are the provider's own, so the
         // tests run without it, as root and as anyone else alike.
         arguments.append("--no-sandbox")
-        let capabilities: [String: Any] = ["capabilities": ["alwaysMatch": [
+        let capabilities: JSONValue = ["capabilities": ["alwaysMatch": [
             "browserName": "chrome",
-            "goog:chromeOptions": ["binary": Self.browserPath, "args": arguments],
+            "goog:chromeOptions": ["binary": .string(Self.browserPath), "args": .array(arguments.map(JSONValue.string))],
             "webauthn:virtualAuthenticators": true,
         ]]]
-        let answer: Any?
+        let answer: JSONValue?
         do {
             answer = try await WebDriverSession.command(endpoint.appendingPathComponent("session"), method: "POST", body: capabilities, timeout: 60)
         } catch {
             throw TestSupportError("Chromium did not start (\(error)); chromedriver's log ends: \(logTail())")
         }
-        guard let value = answer as? [String: Any], let id = value["sessionId"] as? String else {
+        guard let id = answer?["sessionId"]?.stringValue else {
             throw TestSupportError("chromedriver answered no session: \(String(describing: answer)); its log ends: \(logTail())")
         }
         return WebDriverSession(base: endpoint.appendingPathComponent("session").appendingPathComponent(id))

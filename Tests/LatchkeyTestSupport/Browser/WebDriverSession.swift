@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyOAuth
 
 /// One browser session over W3C WebDriver (https://www.w3.org/TR/webdriver2/): navigate,
 /// find, click, type, run script, screenshots, frames, and the WebAuthn virtual
@@ -16,11 +17,11 @@ public struct WebDriverSession: Sendable {
     // MARK: Navigation
 
     public func open(_ url: URL) async throws {
-        try await send("url", ["url": url.absoluteString])
+        try await send("url", ["url": .string(url.absoluteString)])
     }
 
     public func currentURL() async throws -> URL {
-        guard let text = try await send("url", method: "GET") as? String, let url = URL(string: text) else {
+        guard let text = try await send("url", method: "GET")?.stringValue, let url = URL(string: text) else {
             throw TestSupportError("WebDriver answered no URL")
         }
         return url
@@ -29,8 +30,8 @@ public struct WebDriverSession: Sendable {
     // MARK: Elements
 
     public func find(_ selector: String) async throws -> Element {
-        let answer = try await send("element", ["using": "css selector", "value": selector])
-        guard let object = answer as? [String: Any], let id = object[Self.elementKey] as? String else {
+        let answer = try await send("element", ["using": "css selector", "value": .string(selector)])
+        guard let id = answer?[Self.elementKey]?.stringValue else {
             throw TestSupportError("no element \(selector)")
         }
         return Element(id: id)
@@ -41,23 +42,23 @@ public struct WebDriverSession: Sendable {
     }
 
     public func type(_ text: String, into selector: String) async throws {
-        try await send("element/\(try await find(selector).id)/value", ["text": text])
+        try await send("element/\(try await find(selector).id)/value", ["text": .string(text)])
     }
 
     /// The element's rendered text (WebDriver §12.4.5).
     public func text(_ selector: String) async throws -> String {
-        (try await send("element/\(try await find(selector).id)/text", method: "GET") as? String) ?? ""
+        try await send("element/\(try await find(selector).id)/text", method: "GET")?.stringValue ?? ""
     }
 
     /// Sends keys to the focused element (WebDriver §17.5, a key action sequence), so a
     /// test can move through a page with the keyboard only.
     public func press(_ keys: [String]) async throws {
-        var actions: [[String: Any]] = []
+        var actions: [JSONValue] = []
         for key in keys {
-            actions.append(["type": "keyDown", "value": key])
-            actions.append(["type": "keyUp", "value": key])
+            actions.append(["type": "keyDown", "value": .string(key)])
+            actions.append(["type": "keyUp", "value": .string(key)])
         }
-        try await send("actions", ["actions": [["type": "key", "id": "keyboard", "actions": actions]]])
+        try await send("actions", ["actions": [["type": "key", "id": "keyboard", "actions": .array(actions)]]])
     }
 
     /// Tab (U+E004) and Enter (U+E007) in WebDriver's key table (§17.4.2).
@@ -68,40 +69,40 @@ public struct WebDriverSession: Sendable {
 
     /// Runs `script` (a function body; `arguments[i]` are `arguments`) and answers its value.
     @discardableResult
-    public func run(_ script: String, _ arguments: [Any] = []) async throws -> Any? {
-        try await send("execute/sync", ["script": script, "args": arguments])
+    public func run(_ script: String, _ arguments: [JSONValue] = []) async throws -> JSONValue? {
+        try await send("execute/sync", ["script": .string(script), "args": .array(arguments)])
     }
 
     /// Runs an async `script`: it must call `arguments[arguments.length - 1](value)`.
-    public func runAsync(_ script: String, _ arguments: [Any] = []) async throws -> Any? {
-        try await send("execute/async", ["script": script, "args": arguments])
+    public func runAsync(_ script: String, _ arguments: [JSONValue] = []) async throws -> JSONValue? {
+        try await send("execute/async", ["script": .string(script), "args": .array(arguments)])
     }
 
     /// Polls `condition` (a script returning a boolean) until it is true or `timeout` passes.
     public func wait(until condition: String, timeout: TimeInterval = 15, what: String) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if (try? await run("return Boolean(\(condition));")) as? Bool == true { return }
+            if (try? await run("return Boolean(\(condition));"))??.boolValue == true { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        let status = (try? await run("const s = document.getElementById('status'), e = document.getElementById('error'); return (s ? s.textContent : '') + ' | ' + (e ? e.textContent : '') + ' | ' + location.href;")) as? String
+        let status = (try? await run("const s = document.getElementById('status'), e = document.getElementById('error'); return (s ? s.textContent : '') + ' | ' + (e ? e.textContent : '') + ' | ' + location.href;"))??.stringValue
         throw TestSupportError("timed out waiting for \(what); page says: \(status ?? "?")")
     }
 
     /// Switches into the frame `element` (WebDriver §11.3), or back to the top with nil.
     public func frame(_ element: Element?) async throws {
-        let id: Any = element.map { [Self.elementKey: $0.id] as [String: Any] } ?? NSNull()
+        let id: JSONValue = element.map { .object([Self.elementKey: .string($0.id)]) } ?? .null
         try await send("frame", ["id": id])
     }
 
     /// The text of an open `alert()`, or nil when there is none.
     public func alertText() async -> String? {
-        (try? await send("alert/text", method: "GET")) as? String
+        (try? await send("alert/text", method: "GET"))??.stringValue
     }
 
     /// A PNG of the viewport, saved to `file`.
     public func screenshot(to file: URL) async throws {
-        guard let text = try await send("screenshot", method: "GET") as? String, let png = Data(base64Encoded: text) else {
+        guard let text = try await send("screenshot", method: "GET")?.stringValue, let png = Data(base64Encoded: text) else {
             throw TestSupportError("WebDriver answered no screenshot")
         }
         try png.write(to: file)
@@ -117,13 +118,13 @@ public struct WebDriverSession: Sendable {
             "protocol": "ctap2", "transport": "internal", "hasResidentKey": true, "hasUserVerification": true,
             "isUserConsenting": true, "isUserVerified": true,
         ])
-        guard let id = answer as? String else { throw TestSupportError("no virtual authenticator id") }
+        guard let id = answer?.stringValue else { throw TestSupportError("no virtual authenticator id") }
         return id
     }
 
     /// The credentials the authenticator holds (L3 §11.3.4): id, rpId, userHandle, signCount.
-    public func credentials(of authenticator: String) async throws -> [[String: Any]] {
-        (try await send("webauthn/authenticator/\(authenticator)/credentials", method: "GET") as? [[String: Any]]) ?? []
+    public func credentials(of authenticator: String) async throws -> [JSONValue] {
+        try await send("webauthn/authenticator/\(authenticator)/credentials", method: "GET")?.arrayValue ?? []
     }
 
     /// Removes every credential the authenticator holds (L3 §11.3.6).
@@ -133,7 +134,7 @@ public struct WebDriverSession: Sendable {
 
     /// Makes the authenticator refuse user verification from now on (L3 §11.3.7).
     public func setUserVerified(_ verified: Bool, authenticator: String) async throws {
-        try await send("webauthn/authenticator/\(authenticator)/uv", ["isUserVerified": verified])
+        try await send("webauthn/authenticator/\(authenticator)/uv", ["isUserVerified": .bool(verified)])
     }
 
     public func close() async {
@@ -143,22 +144,21 @@ public struct WebDriverSession: Sendable {
     // MARK: The wire
 
     @discardableResult
-    public func send(_ path: String, _ body: [String: Any]? = nil, method: String = "POST") async throws -> Any? {
+    public func send(_ path: String, _ body: JSONValue? = nil, method: String = "POST") async throws -> JSONValue? {
         try await Self.command(base.appendingPathComponent(path), method: method, body: method == "GET" || method == "DELETE" ? nil : (body ?? [:]), timeout: 60)
     }
 
     /// One WebDriver command: JSON in, the `value` member out; an error answer throws
     /// with WebDriver's error code and message.
-    static func command(_ url: URL, method: String, body: Any?, timeout: TimeInterval) async throws -> Any? {
-        let payload = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+    static func command(_ url: URL, method: String, body: JSONValue?, timeout: TimeInterval) async throws -> JSONValue? {
+        let payload = try body.map { try $0.json() }
         let answer = try await WebDriverWire.exchange(port: url.port ?? 80, method: method, path: url.path, body: payload, timeout: timeout)
-        let object = try? JSONSerialization.jsonObject(with: answer.body, options: [.fragmentsAllowed])
-        let value = (object as? [String: Any])?["value"]
+        let value = (try? JSONValue(json: answer.body, maximumSize: 64 << 20))?["value"]
         guard answer.status == 200 else {
-            let error = value as? [String: Any]
-            throw TestSupportError("WebDriver \(method) \(url.path): \(error?["error"] ?? "status \(answer.status)"): \(String(describing: error?["message"] ?? "").prefix(400))")
+            let error = value?["error"]?.stringValue ?? "status \(answer.status)"
+            throw TestSupportError("WebDriver \(method) \(url.path): \(error): \((value?["message"]?.stringValue ?? "").prefix(400))")
         }
-        if value is NSNull { return nil }
+        if value == .null { return nil }
         return value
     }
 }

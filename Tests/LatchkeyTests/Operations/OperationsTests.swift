@@ -80,7 +80,7 @@ struct OperationsTests {
             ChildProcess.stop(server)
             throw TestSupportError("latchkey serve did not start: \(transcript)")
         }
-        Thread { _ = try? output.fileHandleForReading.readToEnd() }.start()
+        PipeReading.drainInBackground(output.fileHandleForReading)
         return (server, ready, transcript)
     }
 
