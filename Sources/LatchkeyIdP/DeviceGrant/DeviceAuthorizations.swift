@@ -30,13 +30,12 @@ struct DeviceAuthorizations: Sendable {
 
     /// Issues a device code and a user code for `client` (already authenticated when it
     /// has keys). `requester` is the address the request came from, shown to the approver;
-    /// `requesterKey` its limit key, `requesterNetwork` its network
-    /// (``IPNetwork/networkKey(for:)``).
+    /// `requesterKey` its limit key; its network (``IPNetwork/networkKey(for:)``) is what a
+    /// full pool gives way by.
     func start(
-        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, requesterNetwork: String? = nil,
-        now: Date = ProviderClock.now
+        _ request: DeviceAuthorizationRequest, client: RegisteredClient, requester: String, requesterKey: String, now: Date = ProviderClock.now
     ) async throws -> DeviceAuthorizationResponse {
-        let requesterNetwork = requesterNetwork ?? requesterKey
+        let requesterNetwork = IPNetwork.networkKey(for: requester)
         guard client.allows(.deviceCode) else {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the device authorization grant")
         }

@@ -17,8 +17,7 @@ enum DeviceRoutes {
                 ClientAuthenticationParameters(form: form), endpoint: provider.context.url(ProtocolPath.deviceAuthorization)
             )
             let answer = try await provider.devices.start(
-                DeviceAuthorizationRequest(form: form), client: client, requester: context.clientAddress, requesterKey: context.limitKey,
-                requesterNetwork: context.networkKey
+                DeviceAuthorizationRequest(form: form), client: client, requester: context.clientAddress, requesterKey: context.limitKey
             )
             context.logger.info("device authorization started", metadata: ["client": .string(client.id)])
             return HTTPSupport.json(answer)

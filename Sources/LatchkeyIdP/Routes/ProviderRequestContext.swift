@@ -21,12 +21,6 @@ struct ProviderRequestContext: RequestContext, RemoteAddressRequestContext {
     }
 
     /// What per-address limits count under: the client address, or its IPv6 /64.
-    /// The client's network, for limits one party could dodge with many addresses
-    /// (``IPNetwork/networkKey(for:)``).
-    var networkKey: String {
-        IPNetwork.networkKey(for: clientAddress)
-    }
-
     var limitKey: String {
         IPNetwork.limitKey(for: clientAddress)
     }

@@ -58,19 +58,29 @@ final class PostgresProviderDatabase: ProviderDatabase {
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         statistics.countTransaction()
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await withDeadline { heartbeat in
+        do {
+            return try await Self.retryingConflicts {
+                try await self.withDeadline { heartbeat in
                     try await self.client.withConnection { connection in
                         heartbeat.beat()
                         return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
                     }
                 }
-            } catch let error as PSQLError {
-                guard Self.isConflict(error), attempt < Self.maximumAttempts else { throw Self.storeError(error) }
-                // Lost a serialization conflict: back off a little, at random, and run again.
+            }
+        } catch let error as PSQLError {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Runs `operation` again, up to ``maximumAttempts`` times, while it loses a
+    /// serialization conflict, after a short random pause that grows with each attempt.
+    private static func retryingConflicts<Value>(_ operation: () async throws -> Value) async throws -> Value {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await operation()
+            } catch let error as PSQLError where isConflict(error) && attempt < maximumAttempts {
                 try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * min(attempt, 8)))))
             }
         }
@@ -99,21 +109,13 @@ final class PostgresProviderDatabase: ProviderDatabase {
                         tries += 1
                         try await Task.sleep(for: .milliseconds(Int.random(in: 1...min(50, 2 << min(tries, 5)))))
                     }
-                    var attempt = 0
-                    var outcome: Swift.Result<Result, any Error>
-                    while true {
-                        attempt += 1
-                        do {
-                            outcome = .success(try await Self.runTransaction(
-                                on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body
-                            ))
-                        } catch let error as PSQLError where Self.isConflict(error) && attempt < Self.maximumAttempts {
-                            try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * min(attempt, 8)))))
-                            continue
-                        } catch {
-                            outcome = .failure(error)
-                        }
-                        break
+                    let outcome: Swift.Result<Result, any Error>
+                    do {
+                        outcome = .success(try await Self.retryingConflicts {
+                            try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
+                        })
+                    } catch {
+                        outcome = .failure(error)
                     }
                     _ = try? await connection.query("SELECT pg_advisory_unlock(\(lock))", logger: self.logger)
                     return try outcome.get()
