@@ -40,7 +40,7 @@ struct ClientAuthenticator: Sendable {
         do {
             claims = try ClientAssertion.verify(assertion, clientID: client.id, keys: keys, audiences: audiences, now: now)
         } catch let error as OAuthError {
-            throw ProviderError(status: 401, code: .invalidClient, reason: error.reason, underlying: error)
+            throw ProviderError.invalidClient(error.reason, underlying: error)
         }
         let id = try ProviderContext.hash(client.id + "|" + claims.id)
         let fresh = try await context.database.transaction { transaction in

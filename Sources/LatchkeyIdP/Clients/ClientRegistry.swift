@@ -35,7 +35,7 @@ struct ClientRegistry: Sendable {
     func create(_ registration: AdminAPI.Client, now: Date = ProviderClock.now) async throws -> AdminAPI.Client {
         let client = try Self.validated(registration)
         guard !context.configuration.clients.contains(where: { $0.id == client.id }) else {
-            throw ProviderError(status: 409, code: .conflict, reason: "client id \(client.id) is the provider's own")
+            throw ProviderError.conflict("client id \(client.id) is the provider's own")
         }
         let jwks = try client.jwks.map { String(decoding: try TokenEndpoint.encode($0), as: UTF8.self) }
         let grants = client.grantTypes.joined(separator: " ")
@@ -45,14 +45,14 @@ struct ClientRegistry: Sendable {
         try await context.database.transaction { transaction in
             let count = try await transaction.first("SELECT COUNT(*) AS registered FROM clients")?.decode("registered", as: Int64.self) ?? 0
             guard count < Self.maximumClients else {
-                throw ProviderError(status: 409, code: .conflict, reason: "the provider holds \(Self.maximumClients) clients; delete one first")
+                throw ProviderError.conflict("the provider holds \(Self.maximumClients) clients; delete one first")
             }
             let inserted = try await transaction.first("""
                 INSERT INTO clients (id, name, jwks, grant_types, redirect_uris, scopes, created_at, registration)
                 VALUES (\(client.id), \(client.name), \(jwks), \(grants), \(redirects), \(scopes), \(now), \(registration))
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """)
-            guard inserted != nil else { throw ProviderError(status: 409, code: .conflict, reason: "a client with id \(client.id) exists") }
+            guard inserted != nil else { throw ProviderError.conflict("a client with id \(client.id) exists") }
         }
         var created = client
         created.createdAt = Int(now.timeIntervalSince1970)

@@ -53,13 +53,9 @@ struct DPoPBinding: Sendable {
         try await transaction.execute("DELETE FROM dpop_proofs WHERE expires_at <= \(now)")
     }
 
-    /// A refusal: 400 at the token endpoint (§5), 401 with a `DPoP` challenge at a
-    /// resource (§7.1).
+    /// A refusal: an invalid request at the token endpoint (§5), a refused proof at a
+    /// resource (§7.1, answered with a `DPoP` challenge).
     static func refusal(_ code: ErrorCode, _ reason: String, resource: Bool) -> ProviderError {
-        guard resource else { return ProviderError.badRequest(code, reason) }
-        return ProviderError(
-            status: 401, code: code, reason: reason,
-            challenge: "DPoP error=\"\(code.rawValue)\", algs=\"\(algorithms.joined(separator: " "))\""
-        )
+        ProviderError(resource ? .proofRefused : .invalid, code: code, reason: reason)
     }
 }

@@ -37,7 +37,7 @@ struct IdentityDirectory: Sendable {
         return identity
     }
 
-    static let taken = ProviderError(status: 409, code: .conflict, reason: "username already exists, or one that looks the same")
+    static let taken = ProviderError.conflict("username already exists, or one that looks the same")
 
     /// Whether `name` (as typed, or as stored), or a name that looks the same, is taken.
     func isTaken(_ name: String, in transaction: any SQLTransaction) async throws -> Bool {

@@ -8,14 +8,14 @@ import Logging
 /// redirect URI did not check out must not send the browser anywhere (RFC 6749 §4.1.2.1).
 enum ErrorPage {
     static func page(_ error: ProviderError) -> Page {
-        Page(title: heading(error.status), content: "<p class=\"error\">\(HTMLText.value(error.reason))</p>", status: .init(code: error.status))
+        Page(title: heading(error.kind), content: "<p class=\"error\">\(HTMLText.value(error.reason))</p>", status: error.httpStatus)
     }
 
-    static func heading(_ status: Int) -> String {
-        switch status {
-        case 404: "This link does not work (any more)"
-        case 429: "Too many attempts"
-        case 500...: "The provider could not answer"
+    static func heading(_ kind: ProviderError.Kind) -> String {
+        switch kind {
+        case .notFound: "This link does not work (any more)"
+        case .throttled: "Too many attempts"
+        case .failed, .unavailable: "The provider could not answer"
         default: "This request cannot continue"
         }
     }
@@ -26,7 +26,7 @@ enum ErrorPage {
         do {
             return try await body().response(context: context)
         } catch let error as ProviderError {
-            logger.info("page refused", metadata: ["status": .stringConvertible(error.status), "error": .string(error.code.rawValue)])
+            logger.info("page refused", metadata: ["status": .stringConvertible(error.httpStatus.code), "error": .string(error.code.rawValue)])
             return page(error).response(context: context)
         } catch let error as StoreError {
             logger.error("store failure", metadata: ["code": .string("\(error.code)"), "reason": .string(error.reason)])

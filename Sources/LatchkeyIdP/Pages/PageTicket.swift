@@ -53,16 +53,16 @@ struct PageTicket: Codable, Sendable {
         let token = request.headers[HTTPField.Name(PagePath.tokenHeader)!]
         guard origin != nil || site != nil || token != nil else { return false }
         guard let origin, context.relyingParty.origins.contains(origin) else {
-            throw ProviderError(status: 403, code: .accessDenied, reason: "a request from another origin is refused")
+            throw ProviderError.accessDenied("a request from another origin is refused")
         }
         if let site, site != "same-origin" {
-            throw ProviderError(status: 403, code: .accessDenied, reason: "a request from another site is refused")
+            throw ProviderError.accessDenied("a request from another site is refused")
         }
         guard let token, let ticket = try context.tickets.open(PageTicket.self, from: token, purpose: purpose),
               ticket.kind == kind.rawValue, ticket.expiresAt > now,
               ConstantTime.isEqual(ticket.binding, try ProviderContext.hash(binding))
         else {
-            throw ProviderError(status: 403, code: .accessDenied, reason: "this page has expired or is not the one for this request; reload it")
+            throw ProviderError.accessDenied("this page has expired or is not the one for this request; reload it")
         }
         return true
     }

@@ -59,7 +59,7 @@ enum HTTPSupport {
         do {
             return try await body.collect(upTo: maximumBodySize)
         } catch {
-            throw ProviderError(status: 413, code: .invalidRequest, reason: "request body over \(maximumBodySize) bytes", underlying: error)
+            throw ProviderError(.tooLarge, code: .invalidRequest, reason: "request body over \(maximumBodySize) bytes", underlying: error)
         }
     }
 
@@ -203,7 +203,7 @@ struct RequestBodyMiddleware: RouterMiddleware {
             defer { group.cancelAll() }
             guard let first = try await group.next(), let buffer = first else {
                 context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
-                throw ProviderError(status: 408, code: .invalidRequest, reason: "the request body did not arrive within \(timeout)")
+                throw ProviderError(.tooSlow, code: .invalidRequest, reason: "the request body did not arrive within \(timeout)")
             }
             return buffer
         }
@@ -221,12 +221,12 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as ProviderError {
             // The error code and description, never the request's secrets.
             var metadata: Logger.Metadata = [
-                "path": .string(request.uri.path), "status": .stringConvertible(error.status), "error": .string(error.code.rawValue),
+                "path": .string(request.uri.path), "status": .stringConvertible(error.httpStatus.code), "error": .string(error.code.rawValue),
             ]
             metadata["cause"] = error.cause.map(Logger.MetadataValue.string)
             context.logger.info("request refused", metadata: metadata)
-            var response = HTTPSupport.error(error.code, error.reason, status: .init(code: error.status))
-            if let challenge = error.challenge { response.headers[.wwwAuthenticate] = challenge }
+            var response = HTTPSupport.error(error.code, error.reason, status: error.httpStatus)
+            if let challenge = error.wwwAuthenticate { response.headers[.wwwAuthenticate] = challenge }
             if let nonce = error.dpopNonce { response.headers[.init(DPoPProof.nonceHeaderName)!] = nonce }
             return response
         } catch let error as StoreError {

@@ -17,18 +17,10 @@ import Testing
     .requires(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
 )
 struct AttestationAuthorityTests {
-    struct Reply {
-        var status: Int
-        var body: Data
-        var error: String? { (try? JSONValue(json: body))?["error"]?.stringValue }
-    }
+    typealias Reply = TransportResponse
 
     static func post(_ issuer: URL, _ path: String, _ value: some Encodable) async throws -> Reply {
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: HTTPMethod.post, url: issuer.appendingPathComponent(path), headers: ["Content-Type": ProtocolPath.jsonMediaType],
-            body: try JSONEncoder().encode(value)
-        ))
-        return Reply(status: response.status, body: response.body)
+        try await HTTPExchange.json(issuer.appendingPathComponent(path), encoding: value)
     }
 
     static func withCA(roots: [X509Certificate]? = nil, _ body: @escaping @Sendable (ProviderHarness) async throws -> Void) async throws {
@@ -150,7 +142,7 @@ struct AttestationAuthorityTests {
 
             // An EK certificate not from the configured roots (a self-made one).
             let foreign = try await Self.post(harness.issuer, ProtocolPath.attestationActivations, try Self.activationRequest(tpm, attestationKey, endorsement: unrelated))
-            #expect(foreign.status == 400 && foreign.error == "invalid_endorsement")
+            #expect(foreign.status == 400 && foreign.errorCode == "invalid_endorsement")
 
             // An AK without fixedTPM (bit 1 of objectAttributes, bytes 4 to 8 of TPMT_PUBLIC),
             // and one that can also decrypt.
@@ -158,7 +150,7 @@ struct AttestationAuthorityTests {
                 var area = attestationKey.publicArea
                 area[area.startIndex + index] ^= mask
                 let weak = try await Self.post(harness.issuer, ProtocolPath.attestationActivations, try Self.activationRequest(tpm, attestationKey, area: area))
-                #expect(weak.status == 400 && weak.error == "invalid_endorsement", "\(String(decoding: weak.body, as: UTF8.self))")
+                #expect(weak.status == 400 && weak.errorCode == "invalid_endorsement", "\(String(decoding: weak.body, as: UTF8.self))")
             }
 
             // A wrong secret, then the right one, then the same again (a replay).
@@ -167,7 +159,7 @@ struct AttestationAuthorityTests {
             let guessed = try await Self.post(harness.issuer, ProtocolPath.attestationCertificates, AttestationExchange.CertificateRequest(
                 activation: activation.activation, credential: Base64URL.encode(try SecureRandom.bytes(count: 32))
             ))
-            #expect(guessed.status == 400 && guessed.error == "invalid_activation")
+            #expect(guessed.status == 400 && guessed.errorCode == "invalid_activation")
             let challenge = TPMCredentialProtection.Challenge(
                 credentialBlob: try Base64URL.decode(activation.credentialBlob), encryptedSecret: try Base64URL.decode(activation.encryptedSecret)
             )
@@ -175,7 +167,7 @@ struct AttestationAuthorityTests {
             let right = AttestationExchange.CertificateRequest(activation: activation.activation, credential: Base64URL.encode(secret))
             #expect(try await Self.post(harness.issuer, ProtocolPath.attestationCertificates, right).status == 201)
             let replayed = try await Self.post(harness.issuer, ProtocolPath.attestationCertificates, right)
-            #expect(replayed.status == 400 && replayed.error == "invalid_activation", "a replayed activation secret buys nothing")
+            #expect(replayed.status == 400 && replayed.errorCode == "invalid_activation", "a replayed activation secret buys nothing")
 
             // An altered activation.
             var altered = Array(activation.activation)
@@ -183,7 +175,7 @@ struct AttestationAuthorityTests {
             let forged = try await Self.post(harness.issuer, ProtocolPath.attestationCertificates, AttestationExchange.CertificateRequest(
                 activation: String(altered), credential: Base64URL.encode(secret)
             ))
-            #expect(forged.status == 400 && forged.error == "invalid_activation")
+            #expect(forged.status == 400 && forged.errorCode == "invalid_activation")
         }
         // Without --attestation-ca there is nothing to ask.
         try await ProviderHarness.run { harness in

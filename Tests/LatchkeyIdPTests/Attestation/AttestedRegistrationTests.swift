@@ -48,10 +48,7 @@ struct AttestedRegistrationTests {
     static func submit(_ job: Job, _ authenticatorData: AuthenticatorData, _ clientDataJSON: Data, _ credentialID: Data, certification: TPMCertification, aik: X509Certificate) async throws -> CA.Reply {
         let attestation = AttestationObject.tpm(authenticatorData, certification: certification, certificates: [aik])
         let registration = RegistrationResponseJSON(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestation)
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: HTTPMethod.post, url: job.submit, headers: ["Content-Type": ProtocolPath.jsonMediaType], body: try registration.json()
-        ))
-        return CA.Reply(status: response.status, body: response.body)
+        return try await HTTPExchange.send(HTTPMethod.post, job.submit, headers: ["Content-Type": ProtocolPath.jsonMediaType], body: try registration.json())
     }
 
     static func withDemandingCA(_ body: @escaping @Sendable (ProviderHarness) async throws -> Void) async throws {
@@ -78,7 +75,7 @@ struct AttestedRegistrationTests {
             let qualifying = try AttestationObject.tpmQualifyingData(data, clientDataHash: try DigestAlgorithm.sha256.hash(clientData))
             let certification = try await Blocking.runThrowing { try tpm.certify(tpmKey, with: attestationKey, qualifyingData: qualifying) }
             let other = try await Self.submit(job, data, clientData, id, certification: certification, aik: aik)
-            #expect(other.status == 400 && other.error == "invalid_registration", "\(String(decoding: other.body, as: UTF8.self))")
+            #expect(other.status == 400 && other.errorCode == "invalid_registration", "\(String(decoding: other.body, as: UTF8.self))")
             #expect(String(decoding: other.body, as: UTF8.self).contains("pubArea holds another key"))
 
             // pubArea rewritten to hold the software key's point: no longer what the TPM named.
@@ -88,7 +85,7 @@ struct AttestedRegistrationTests {
             area.replaceSubrange(area.endIndex - 32..<area.endIndex, with: point.suffix(32))
             let rewritten = TPMCertification(certInfo: certification.certInfo, signature: certification.signature, publicArea: area)
             let forged = try await Self.submit(job, data, clientData, id, certification: rewritten, aik: aik)
-            #expect(forged.status == 400 && forged.error == "invalid_registration", "\(String(decoding: forged.body, as: UTF8.self))")
+            #expect(forged.status == 400 && forged.errorCode == "invalid_registration", "\(String(decoding: forged.body, as: UTF8.self))")
             #expect(String(decoding: forged.body, as: UTF8.self).contains("certified name"))
 
             // The same job, honestly: the TPM key, certified by the AK.
@@ -123,7 +120,7 @@ struct AttestedRegistrationTests {
             let guessed = try await CA.post(harness.issuer, ProtocolPath.attestationCertificates, AttestationExchange.CertificateRequest(
                 activation: activation.activation, credential: Base64URL.encode(try SecureRandom.bytes(count: 32))
             ))
-            #expect(guessed.status == 400 && guessed.error == "invalid_activation")
+            #expect(guessed.status == 400 && guessed.errorCode == "invalid_activation")
 
             // TPM A's AK holds a genuine AIK certificate; TPM B certifies a key of its own
             // under it.
@@ -137,7 +134,7 @@ struct AttestedRegistrationTests {
             let qualifying = try AttestationObject.tpmQualifyingData(data, clientDataHash: try DigestAlgorithm.sha256.hash(clientData))
             let certification = try await Blocking.runThrowing { try tpmB.certify(credentialB, with: akB, qualifyingData: qualifying) }
             let refused = try await Self.submit(job, data, clientData, id, certification: certification, aik: aik)
-            #expect(refused.status == 400 && refused.error == "invalid_registration", "\(String(decoding: refused.body, as: UTF8.self))")
+            #expect(refused.status == 400 && refused.errorCode == "invalid_registration", "\(String(decoding: refused.body, as: UTF8.self))")
             #expect(String(decoding: refused.body, as: UTF8.self).contains("sig is not the AIK"))
         }
         withExtendedLifetime(other) {}

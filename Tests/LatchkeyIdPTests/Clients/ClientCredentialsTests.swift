@@ -38,11 +38,8 @@ struct ClientCredentialsTests {
 
     /// A raw token request: status and error code.
     static func post(_ provider: ProviderHarness, _ items: [(String, String)], path: String = ProtocolPath.token) async throws -> (Int, String?) {
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(path),
-            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: FormEncoding.encode(items)
-        ))
-        return (response.status, (try? JSONValue(json: response.body))?["error"]?.stringValue)
+        let response = try await HTTPExchange.form(provider.issuer.appendingPathComponent(path), items)
+        return (response.status, response.errorCode)
     }
 
     static func assertionItems(_ assertion: String, clientID: String? = clientID, scope: String? = nil) -> [(String, String)] {

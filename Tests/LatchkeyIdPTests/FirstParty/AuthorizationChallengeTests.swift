@@ -12,19 +12,12 @@ import Testing
 /// abuse of each of its inputs.
 @Suite("Provider: the authorization challenge endpoint (first-party apps)")
 struct AuthorizationChallengeTests {
-    struct Reply {
-        var status: Int
-        var body: JSONValue
-        var error: String? { body["error"]?.stringValue }
-    }
+    typealias Reply = TransportResponse
 
     /// A form POST with optional DPoP headers.
     static func post(_ issuer: URL, _ path: String, _ items: [(String, String)], dpop: DPoPSigner? = nil) async throws -> Reply {
         let url = issuer.appendingPathComponent(path)
-        var headers = ["Content-Type": "application/x-www-form-urlencoded"]
-        if let dpop { headers.merge(try dpop.headers(method: HTTPMethod.post, url: url)) { $1 } }
-        let response = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.post, url: url, headers: headers, body: FormEncoding.encode(items)))
-        return Reply(status: response.status, body: (try? JSONValue(json: response.body)) ?? [:])
+        return try await HTTPExchange.form(url, items, headers: try dpop?.headers(method: HTTPMethod.post, url: url) ?? [:])
     }
 
     static func challenge(_ issuer: URL, pkce: PKCE, loginHint: String? = nil, dpop: DPoPSigner? = nil, clientID: String = "latchkey-cli") async throws -> Reply {
@@ -55,8 +48,8 @@ struct AuthorizationChallengeTests {
     }
 
     static func options(_ reply: Reply) throws -> (String, PublicKeyCredentialRequestOptionsJSON) {
-        let session = try #require(reply.body["auth_session"]?.stringValue, "\(reply.body)")
-        let options = try PublicKeyCredentialRequestOptionsJSON(json: try #require(reply.body["webauthn"]).json())
+        let session = try #require(reply.json["auth_session"]?.stringValue, "\(reply.text)")
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: try #require(reply.json["webauthn"]).json())
         return (session, options)
     }
 
@@ -67,23 +60,23 @@ struct AuthorizationChallengeTests {
             #expect(metadata.authorizationChallengeEndpoint == issuer.appendingPathComponent(ProtocolPath.authorizationChallenge))
             let pkce = try PKCE.generate()
             let first = try await Self.challenge(issuer, pkce: pkce)
-            #expect(first.status == 403 && first.error == "insufficient_authorization", "\(first.body)")
+            #expect(first.status == 403 && first.errorCode == "insufficient_authorization", "\(first.text)")
             let (session, options) = try Self.options(first)
             #expect(options.allowCredentials == nil, "no login_hint: a discoverable credential")
             let (assertion, _) = try authenticator.getAssertion(options, origin: ProviderTests.origin(issuer))
             let second = try await Self.answer(issuer, session: session, assertion: assertion)
-            #expect(second.status == 200, "\(second.body)")
-            let code = try #require(second.body["authorization_code"]?.stringValue)
+            #expect(second.status == 200, "\(second.text)")
+            let code = try #require(second.json["authorization_code"]?.stringValue)
             let tokens = try await Self.redeem(issuer, code: code, verifier: pkce.verifier)
-            #expect(tokens.status == 200 && tokens.body["token_type"]?.stringValue == "Bearer", "\(tokens.body)")
-            let idToken = try #require(tokens.body["id_token"]?.stringValue)
+            #expect(tokens.status == 200 && tokens.json["token_type"]?.stringValue == "Bearer", "\(tokens.text)")
+            let idToken = try #require(tokens.json["id_token"]?.stringValue)
             let claims = try JSONValue(json: try Base64URL.decode(String(idToken.split(separator: ".")[1])))
             #expect(claims["sub"]?.stringValue == identity && claims["nonce"] == nil)
             // The session is spent: it yields no second code, with or without an assertion.
             let again = try await Self.answer(issuer, session: session, assertion: assertion)
-            #expect(again.status == 400 && again.error == "invalid_session", "\(again.body)")
+            #expect(again.status == 400 && again.errorCode == "invalid_session", "\(again.text)")
             // A code redeemed twice, or with a wrong verifier, or with a redirect_uri.
-            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier).error == "invalid_grant")
+            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier).errorCode == "invalid_grant")
         }
     }
 
@@ -97,16 +90,16 @@ struct AuthorizationChallengeTests {
             #expect(options.allowCredentials?.count == 16, "login_hint lists ada's credential among decoys")
             let (assertion, _) = try authenticator.getAssertion(options, origin: ProviderTests.origin(issuer))
             let withoutProof = try await Self.answer(issuer, session: session, assertion: assertion)
-            #expect(withoutProof.status == 400 && withoutProof.error == "invalid_dpop_proof", "\(withoutProof.body)")
+            #expect(withoutProof.status == 400 && withoutProof.errorCode == "invalid_dpop_proof", "\(withoutProof.text)")
             let otherKey = try await Self.answer(issuer, session: session, assertion: assertion, dpop: other)
-            #expect(otherKey.status == 400 && otherKey.error == "invalid_dpop_proof")
+            #expect(otherKey.status == 400 && otherKey.errorCode == "invalid_dpop_proof")
             let done = try await Self.answer(issuer, session: session, assertion: assertion, dpop: key)
-            #expect(done.status == 200, "the refusals spent nothing: \(done.body)")
-            let code = try #require(done.body["authorization_code"]?.stringValue)
-            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier).error == "invalid_dpop_proof", "the code needs the key")
-            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier, dpop: other).error == "invalid_dpop_proof")
+            #expect(done.status == 200, "the refusals spent nothing: \(done.text)")
+            let code = try #require(done.json["authorization_code"]?.stringValue)
+            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier).errorCode == "invalid_dpop_proof", "the code needs the key")
+            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier, dpop: other).errorCode == "invalid_dpop_proof")
             let tokens = try await Self.redeem(issuer, code: code, verifier: pkce.verifier, dpop: key)
-            #expect(tokens.status == 200 && tokens.body["token_type"]?.stringValue == "DPoP", "\(tokens.body)")
+            #expect(tokens.status == 200 && tokens.json["token_type"]?.stringValue == "DPoP", "\(tokens.text)")
         }
     }
 
@@ -115,23 +108,23 @@ struct AuthorizationChallengeTests {
         try await Self.withBound { issuer, authenticator, _ in
             let pkce = try PKCE.generate()
             let noPKCE = try await Self.post(issuer, ProtocolPath.authorizationChallenge, AuthorizationChallengeRequest(clientID: "latchkey-cli").formItems)
-            #expect(noPKCE.status == 400 && noPKCE.error == "invalid_request")
+            #expect(noPKCE.status == 400 && noPKCE.errorCode == "invalid_request")
             let token = AuthorizationChallengeRequest(responseType: "token", clientID: "latchkey-cli", codeChallenge: pkce.challenge, codeChallengeMethod: "S256")
-            #expect(try await Self.post(issuer, ProtocolPath.authorizationChallenge, token.formItems).error == "unsupported_response_type")
-            #expect(try await Self.challenge(issuer, pkce: pkce, clientID: "nobody").error == "invalid_client")
+            #expect(try await Self.post(issuer, ProtocolPath.authorizationChallenge, token.formItems).errorCode == "unsupported_response_type")
+            #expect(try await Self.challenge(issuer, pkce: pkce, clientID: "nobody").errorCode == "invalid_client")
             let onlyAssertion = AuthorizationChallengeRequest(clientID: "latchkey-cli", codeChallenge: pkce.challenge, codeChallengeMethod: "S256", webauthnResponse: "{}")
-            #expect(try await Self.post(issuer, ProtocolPath.authorizationChallenge, onlyAssertion.formItems).error == "invalid_request")
+            #expect(try await Self.post(issuer, ProtocolPath.authorizationChallenge, onlyAssertion.formItems).errorCode == "invalid_request")
 
             let (session, options) = try Self.options(try await Self.challenge(issuer, pkce: pkce))
             let (other, otherOptions) = try Self.options(try await Self.challenge(issuer, pkce: pkce))
             var tampered = Array(session)
             tampered[tampered.count / 2] = tampered[tampered.count / 2] == "A" ? "B" : "A"
-            #expect(try await Self.answer(issuer, session: String(tampered), assertion: nil).error == "invalid_session")
+            #expect(try await Self.answer(issuer, session: String(tampered), assertion: nil).errorCode == "invalid_session")
             #expect(try await Self.answer(issuer, session: String(repeating: "A", count: 20_000), assertion: nil).status == 400)
             // Another client's: a registered public client may not use ada's session.
             let admin = AdminAPIClient(issuer: issuer, token: ProviderTests.adminToken)
             _ = try await admin.call(AdminAPI.createClient, body: .init(id: "other-app", grantTypes: ["authorization_code"], redirectURIs: ["http://127.0.0.1/cb"]))
-            #expect(try await Self.answer(issuer, session: session, assertion: nil, clientID: "other-app").error == "invalid_session")
+            #expect(try await Self.answer(issuer, session: session, assertion: nil, clientID: "other-app").errorCode == "invalid_session")
             // Asked again without an assertion: the same options.
             let repeated = try Self.options(try await Self.answer(issuer, session: session, assertion: nil))
             #expect(repeated.1.challenge == options.challenge)
@@ -139,15 +132,15 @@ struct AuthorizationChallengeTests {
             let origin = ProviderTests.origin(issuer)
             let (forOther, _) = try authenticator.getAssertion(otherOptions, origin: origin)
             let crossed = try await Self.answer(issuer, session: session, assertion: forOther)
-            #expect(crossed.status == 400 && crossed.error == "invalid_assertion", "\(crossed.body)")
+            #expect(crossed.status == 400 && crossed.errorCode == "invalid_assertion", "\(crossed.text)")
             let (assertion, _) = try authenticator.getAssertion(options, origin: origin)
-            let code = try #require(try await Self.answer(issuer, session: session, assertion: assertion).body["authorization_code"]?.stringValue)
+            let code = try #require(try await Self.answer(issuer, session: session, assertion: assertion).json["authorization_code"]?.stringValue)
             // The other session, answered with a replay of an older assertion over its own
             // challenge: the counter did not grow.
             let replayed = try await Self.answer(issuer, session: other, assertion: forOther)
-            #expect(replayed.status == 400, "\(replayed.body)")
-            #expect(try await Self.redeem(issuer, code: code, verifier: try PKCE.generate().verifier).error == "invalid_grant")
-            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier, redirectURI: "http://127.0.0.1/callback").error == "invalid_grant")
+            #expect(replayed.status == 400, "\(replayed.text)")
+            #expect(try await Self.redeem(issuer, code: code, verifier: try PKCE.generate().verifier).errorCode == "invalid_grant")
+            #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier, redirectURI: "http://127.0.0.1/callback").errorCode == "invalid_grant")
             #expect(try await Self.redeem(issuer, code: code, verifier: pkce.verifier).status == 200, "the refused redemptions did not spend it")
         }
     }
@@ -165,8 +158,8 @@ struct AuthorizationChallengeTests {
             let (assertion, _) = try authenticator.getAssertion(options, origin: ProviderTests.origin(issuer))
             clock.advance(by: 1.5)
             let late = try await Self.answer(issuer, session: session, assertion: assertion)
-            #expect(late.status == 400 && late.error == "invalid_session", "\(late.body)")
-            #expect(try await Self.answer(issuer, session: session, assertion: nil).error == "invalid_session")
+            #expect(late.status == 400 && late.errorCode == "invalid_session", "\(late.text)")
+            #expect(try await Self.answer(issuer, session: session, assertion: nil).errorCode == "invalid_session")
         }
     }
 }

@@ -28,10 +28,9 @@ struct ProviderTests {
 
     static func request(_ method: String, _ url: URL, json: Data? = nil, headers: [String: String] = [:]) async throws -> (Int, JSONValue) {
         var allHeaders = headers
-        if json != nil { allHeaders["Content-Type"] = "application/json" }
-        let response = try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: allHeaders, body: json))
-        let object = (try? JSONValue(json: response.body)) ?? [:]
-        return (response.status, object)
+        if json != nil { allHeaders["Content-Type"] = ProtocolPath.jsonMediaType }
+        let response = try await HTTPExchange.send(method, url, headers: allHeaders, body: json)
+        return (response.status, response.json)
     }
 
     static func origin(_ issuer: URL) -> String {

@@ -131,4 +131,37 @@ struct RouteTests {
             _ = try Self.decode(OAuthErrorResponse.self, response)
         }
     }
+
+    /// Each kind of refusal the provider's services throw (`ProviderError.Kind`) gets its
+    /// status and challenge from the HTTP layer alone (`ProviderError+HTTP.swift`).
+    @Test("each kind of refusal answers its status and challenge: invalid_token, a DPoP challenge, 404, 409, 413")
+    func refusalKinds() async throws {
+        try await Self.withRouter { client, _ in
+            let userInfo = "/" + ProtocolPath.userInfo
+            let bearer = try await client.execute(uri: userInfo, method: .get, headers: [.authorization: "Bearer made-up"])
+            #expect(bearer.status == .unauthorized)
+            #expect(bearer.headers[.wwwAuthenticate]?.hasPrefix(#"Bearer error="invalid_token""#) == true, "\(bearer.headers)")
+
+            let dpop = try await client.execute(uri: userInfo, method: .get, headers: [.authorization: "DPoP made-up"])
+            #expect(dpop.status == .unauthorized)
+            #expect(dpop.headers[.wwwAuthenticate] == #"DPoP error="invalid_token", algs="ES256 EdDSA""#, "\(dpop.headers)")
+
+            var admin: HTTPFields = [.contentType: ProtocolPath.jsonMediaType, .authorization: "Bearer \(ProviderHarness.adminToken)"]
+            let missing = try await client.execute(uri: "/" + (try #require(AdminAPI.identity.path("nobody"))), method: .get, headers: admin)
+            #expect(missing.status == .notFound)
+            #expect(try Self.decode(OAuthErrorResponse.self, missing).error == .notFound)
+
+            let create = try #require(AdminAPI.createIdentity.path())
+            let body = ByteBuffer(bytes: try JSONEncoder().encode(AdminAPI.IdentityCreation(username: "ada", email: "ada@example.com")))
+            #expect(try await client.execute(uri: "/" + create, method: .post, headers: admin, body: body).status == .created)
+            let taken = try await client.execute(uri: "/" + create, method: .post, headers: admin, body: body)
+            #expect(taken.status == .conflict)
+            #expect(try Self.decode(OAuthErrorResponse.self, taken).error == .conflict)
+
+            admin[.contentLength] = "\(128 * 1024)"
+            let large = ByteBuffer(repeating: UInt8(ascii: " "), count: 128 * 1024)
+            let tooLarge = try await client.execute(uri: "/" + create, method: .post, headers: admin, body: large)
+            #expect(tooLarge.status == .contentTooLarge)
+        }
+    }
 }

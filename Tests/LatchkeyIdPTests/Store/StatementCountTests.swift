@@ -127,20 +127,20 @@ struct StatementCountTests {
             _ = try await ProviderTests.signIn(issuer, authenticator, client: try ProviderTests.client(issuer))
             let costs = try await Self.leastCosts {
                 let pkce = try PKCE.generate()
-                var first = AuthorizationChallengeTests.Reply(status: 0, body: [:])
+                var first = AuthorizationChallengeTests.Reply(status: 0, headers: [:], body: Data())
                 let start = try await Self.cost(issuer) {
                     first = try await AuthorizationChallengeTests.challenge(issuer, pkce: pkce, loginHint: "ada")
                 }
                 let (session, options) = try AuthorizationChallengeTests.options(first)
                 let (assertion, _) = try authenticator.getAssertion(options, origin: ProviderTests.origin(issuer))
-                var second = AuthorizationChallengeTests.Reply(status: 0, body: [:])
+                var second = AuthorizationChallengeTests.Reply(status: 0, headers: [:], body: Data())
                 let verify = try await Self.cost(issuer) {
                     second = try await AuthorizationChallengeTests.answer(issuer, session: session, assertion: assertion)
                 }
-                let code = try #require(second.body["authorization_code"]?.stringValue, "\(second.body)")
+                let code = try #require(second.json["authorization_code"]?.stringValue, "\(second.text)")
                 let token = try await Self.cost(issuer) {
                     let reply = try await AuthorizationChallengeTests.redeem(issuer, code: code, verifier: pkce.verifier)
-                    #expect(reply.status == 200, "\(reply.body)")
+                    #expect(reply.status == 200, "\(reply.text)")
                 }
                 return [start, verify, token]
             }

@@ -34,20 +34,15 @@ struct DeviceGrantTests {
 
     /// A raw form POST: status and the OAuth error code.
     static func post(_ provider: ProviderHarness, _ path: String, _ items: [(String, String)]) async throws -> (Int, String?, JSONValue?) {
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(path),
-            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: FormEncoding.encode(items)
-        ))
-        let body = try? JSONValue(json: response.body)
-        return (response.status, body?["error"]?.stringValue, body)
+        let response = try await HTTPExchange.form(provider.issuer.appendingPathComponent(path), items)
+        return (response.status, response.errorCode, try? JSONValue(json: response.body))
     }
 
     /// A raw user-code lookup's status.
     static func lookup(_ provider: ProviderHarness, _ code: String) async throws -> Int {
-        try await URLSessionTransport().send(TransportRequest(
-            method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval),
-            headers: ["Content-Type": "application/json"], body: try JSONEncoder().encode(DeviceApprovalExchange.Lookup(userCode: code))
-        )).status
+        try await HTTPExchange.json(
+            provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval), encoding: DeviceApprovalExchange.Lookup(userCode: code)
+        ).status
     }
 
     static func startDevice(_ provider: ProviderHarness, clientID: String = "latchkey-cli") async throws -> DeviceAuthorizationResponse {

@@ -207,9 +207,7 @@ extension ProviderHarness {
     }
 
     func post(_ url: URL, _ body: JSONValue) async throws -> (Int, JSONValue) {
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: "POST", url: url, headers: ["Content-Type": "application/json"], body: try body.json()
-        ))
-        return (response.status, (try? JSONValue(json: response.body)) ?? [:])
+        let response = try await HTTPExchange.json(url, body)
+        return (response.status, response.json)
     }
 }

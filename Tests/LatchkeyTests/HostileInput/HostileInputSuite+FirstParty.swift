@@ -11,13 +11,8 @@ import Testing
 extension HostileInputSuite {
     /// A form POST to `/authorize-challenge` with `headers`: status and error code.
     static func challengePost(_ provider: ProviderHarness, _ items: [(String, String)], headers: [String: String]) async throws -> (Int, JSONValue) {
-        var all = headers
-        all["Content-Type"] = "application/x-www-form-urlencoded"
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.authorizationChallenge), headers: all,
-            body: FormEncoding.encode(items)
-        ))
-        return (response.status, (try? JSONValue(json: response.body)) ?? [:])
+        let response = try await HTTPExchange.form(provider.issuer.appendingPathComponent(ProtocolPath.authorizationChallenge), items, headers: headers)
+        return (response.status, response.json)
     }
 
     /// Red team, milestone 3 (low): the proof that bound an `auth_session` was not spent,

@@ -12,10 +12,8 @@ import Testing
 struct OperationsTests {
     /// A GET with an optional bearer token: status, body text and headers.
     static func get(_ url: URL, token: String? = nil) async throws -> (Int, String, [String: String]) {
-        let response = try await URLSessionTransport().send(TransportRequest(
-            method: "GET", url: url, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
-        ))
-        return (response.status, String(decoding: response.body, as: UTF8.self), response.headers)
+        let response = try await HTTPExchange.send("GET", url, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
+        return (response.status, response.text, response.headers)
     }
 
     /// Checks `text` against the Prometheus text exposition format (0.0.4): `# HELP` and
