@@ -168,7 +168,7 @@ let package = Package(
         .target(
             name: "LatchkeyTestSupport",
             dependencies: [
-                "LatchkeyCrypto", "LatchkeyOAuth", "LatchkeyProtocol", "LatchkeyIdP",
+                "LatchkeyCrypto", "LatchkeyOAuth", "LatchkeyProtocol", "LatchkeyIdP", "Latchkey",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

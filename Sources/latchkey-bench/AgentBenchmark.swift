@@ -65,7 +65,7 @@ struct AgentBenchmark {
             stdout: .pipe(output)
         )
         defer { agent.terminate(); agent.waitUntilExit() }
-        _ = output.fileHandleForReading.availableData  // the LATCHKEY_AGENT_SOCK line: it listens
+        _ = PipeReading.chunk(output.fileHandleForReading)  // the LATCHKEY_AGENT_SOCK line: it listens
         let throughAgent = ["LATCHKEY_STORE": store, "LATCHKEY_AGENT_SOCK": socket]
         let token = ["token", "--issuer", issuer.absoluteString]
         _ = try Self.timed(token, throughAgent)

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyOAuth
 import LatchkeyTestSupport
 
 /// A `latchkey serve` process the persisted benchmark starts (from the same build as the
@@ -24,12 +25,12 @@ struct ServeProcess {
         )
         var text = ""
         while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = PipeReading.chunk(output.fileHandleForReading)
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let issuer = (object["issuer"] as? String).flatMap(URL.init(string:)) else {
+        guard let object = try? JSONValue(json: Data(text.utf8)),
+              let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)) else {
             process.terminate()
             throw BenchmarkError("latchkey serve \(arguments.joined(separator: " ")) did not start: \(text)")
         }

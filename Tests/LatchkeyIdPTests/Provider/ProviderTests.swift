@@ -522,7 +522,7 @@ extension ProviderOperationsTests {
     /// Runs `latchkey` with `arguments`; its exit status and standard output.
     /// Runs `latchkey` with `arguments` and the tests' admin token in its environment.
     static func latchkey(_ arguments: [String]) async throws -> (Int32, String) {
-        let run = try await ChildProcess.run(binary, arguments, environment: ["LATCHKEY_ADMIN_TOKEN": ProviderTests.adminToken])
+        let run = try await LatchkeyCommand.run(arguments, environment: ["LATCHKEY_ADMIN_TOKEN": ProviderTests.adminToken])
         return (run.status, run.stdout)
     }
 

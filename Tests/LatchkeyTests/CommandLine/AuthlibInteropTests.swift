@@ -9,9 +9,6 @@ import Testing
 /// told `--assertion-audience token-endpoint`, as Okta's and Entra's documents ask.
 @Suite("latchkey against an independent provider (Authlib)", .requires("python3 with authlib and flask not found: skipped (.ci/run installs them)") { await AuthlibProvider.available })
 struct AuthlibInteropTests {
-    static func latchkey(_ arguments: [String], _ environment: [String: String]) async throws -> ChildProcess.Output {
-        try await CommandLineTests.latchkey(arguments, environment: environment)
-    }
 
     static func environment(_ scratch: TemporaryDirectory) throws -> [String: String] {
         try CommandLineTests.vaultKeyEnvironment(scratch, "vault")
@@ -25,18 +22,18 @@ struct AuthlibInteropTests {
         let environment = try Self.environment(scratch)
         let issuer = provider.issuer.absoluteString
         let key = ["--issuer", issuer, "--client-id", "report-job"]
-        let made = try await Self.latchkey(["client-key"] + key, environment)
+        let made = try await LatchkeyCommand.run(["client-key"] + key, environment: environment)
         try #require(made.status == 0, "\(made.stderr)")
         try await provider.register(clientID: "report-job", jwks: Data(made.stdout.utf8), grantTypes: ["client_credentials"], scope: "reports")
 
-        let issuerAudience = try await Self.latchkey(["token", "--client-credentials", "--scope", "reports"] + key, environment)
+        let issuerAudience = try await LatchkeyCommand.run(["token", "--client-credentials", "--scope", "reports"] + key, environment: environment)
         #expect(issuerAudience.status == 1 && issuerAudience.stderr.contains("aud"), "\(issuerAudience.stderr)")
         let cc = ["--client-credentials", "--scope", "reports", "--assertion-audience", "token-endpoint"]
-        let first = try await Self.latchkey(["token"] + cc + key, environment)
+        let first = try await LatchkeyCommand.run(["token"] + cc + key, environment: environment)
         #expect(first.status == 0 && !first.stdout.isEmpty, "\(first.stderr)")
-        let again = try await Self.latchkey(["token"] + cc + key, environment)
+        let again = try await LatchkeyCommand.run(["token"] + cc + key, environment: environment)
         #expect(again.stdout == first.stdout, "kept and reused")
-        let called = try await Self.latchkey(["api", issuer + "/api/whoami"] + cc + key, environment)
+        let called = try await LatchkeyCommand.run(["api", issuer + "/api/whoami"] + cc + key, environment: environment)
         #expect(called.status == 0, "\(called.stderr)")
         let answer = try CommandLineTests.object(called.stdout)
         #expect(answer["client_id"]?.stringValue == "report-job" && answer["scope"]?.stringValue == "reports")
@@ -61,7 +58,7 @@ struct AuthlibInteropTests {
         #expect(await ChildProcess.waitForExit(login) == 0, "\(rest)")
         let tokens = try CommandLineTests.object(try #require(rest.split(separator: "\n").last.map(String.init)))
         #expect(tokens["tokenType"]?.stringValue == "Bearer" && tokens["accessToken"]?.stringValue != nil)
-        let kept = try await Self.latchkey(["token", "--issuer", issuer.absoluteString, "--client-id", "kiosk"], environment)
+        let kept = try await LatchkeyCommand.run(["token", "--issuer", issuer.absoluteString, "--client-id", "kiosk"], environment: environment)
         #expect(kept.status == 0 && kept.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == tokens["accessToken"]?.stringValue, "\(kept.stderr)")
 
         let (second, secondOutput, secondCode) = try await DeviceCommandLineTests.startLogin(issuer, environment, ["--client-id", "kiosk"])

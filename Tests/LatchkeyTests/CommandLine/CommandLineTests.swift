@@ -11,14 +11,9 @@ struct CommandLineTests {
     static var binary: URL { LatchkeyServe.binary }
     static let adminToken = "cli-admin-token-for-the-command-line"
 
-    /// Runs `latchkey arguments…` with stdin from /dev/null (not a terminal), without the
-    /// vault settings of the environment the tests run in.
+    /// Runs `latchkey arguments…` (``LatchkeyCommand``).
     static func latchkey(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        let run = try await ChildProcess.run(binary, arguments, environment: environment, removing: ["LATCHKEY_PASSPHRASE", "LATCHKEY_STORE"])
-        if run.status == 0, run.stdout.isEmpty, arguments.contains("--json") {
-            Issue.record("latchkey \(arguments.prefix(2).joined(separator: " ")) … --json exited 0 with nothing on stdout; stderr: \(run.stderr)")
-        }
-        return run
+        try await LatchkeyCommand.run(arguments, environment: environment)
     }
 
     /// An environment whose vault `name` in `scratch` opens with a raw 32-byte key given

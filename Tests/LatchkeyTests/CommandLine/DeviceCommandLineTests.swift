@@ -8,9 +8,6 @@ import Testing
 /// (RFC 8628; docs/PROTOCOL.md section 7).
 @Suite("latchkey: device sign-in and approval as processes")
 struct DeviceCommandLineTests {
-    static func latchkey(_ arguments: [String], _ environment: [String: String]) async throws -> ChildProcess.Output {
-        try await CommandLineTests.latchkey(arguments, environment: environment)
-    }
 
     /// Starts `latchkey login --device --json` in the background and returns it with its
     /// user code (the first line of its output).
@@ -34,10 +31,10 @@ struct DeviceCommandLineTests {
             defer { ChildProcess.stop(login) }
             #expect(code.count == 9 && code.dropFirst(4).first == "-", "XXXX-XXXX: \(code)")
 
-            let unasked = try await Self.latchkey(["approve", code, "--issuer", issuer.absoluteString], approver)
+            let unasked = try await LatchkeyCommand.run(["approve", code, "--issuer", issuer.absoluteString], environment: approver)
             #expect(unasked.status == 2 && unasked.stderr.contains("--yes"), "\(unasked.stderr)")
 
-            let approved = try await Self.latchkey(["approve", code.lowercased(), "--issuer", issuer.absoluteString, "--yes", "--json"], approver)
+            let approved = try await LatchkeyCommand.run(["approve", code.lowercased(), "--issuer", issuer.absoluteString, "--yes", "--json"], environment: approver)
             #expect(approved.status == 0, "\(approved.stderr)")
             #expect(approved.stderr.contains("latchkey-cli") && approved.stderr.contains("127.0.0.1"), "what is asked is shown: \(approved.stderr)")
             #expect(try CommandLineTests.object(approved.stdout)["decision"]?.stringValue == "approve")
@@ -49,19 +46,19 @@ struct DeviceCommandLineTests {
             #expect(tokens["refreshToken"]?.stringValue != nil)
             #expect((tokens["claims"])?["nonce"] == nil, "RFC 8628 has no nonce")
 
-            let kept = try await Self.latchkey(["token", "--issuer", issuer.absoluteString], device)
+            let kept = try await LatchkeyCommand.run(["token", "--issuer", issuer.absoluteString], environment: device)
             #expect(kept.status == 0 && kept.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == tokens["accessToken"]?.stringValue, "\(kept.stderr)")
 
-            let twice = try await Self.latchkey(["approve", code, "--issuer", issuer.absoluteString, "--yes"], approver)
+            let twice = try await LatchkeyCommand.run(["approve", code, "--issuer", issuer.absoluteString, "--yes"], environment: approver)
             #expect(twice.status == 1 && twice.stderr.contains("already decided"), "a code decides once: \(twice.stderr)")
-            let guessed = try await Self.latchkey(["approve", "BCDF-GHJK", "--issuer", issuer.absoluteString, "--yes"], approver)
+            let guessed = try await LatchkeyCommand.run(["approve", "BCDF-GHJK", "--issuer", issuer.absoluteString, "--yes"], environment: approver)
             #expect(guessed.status == 1, "\(guessed.stderr)")
-            let malformed = try await Self.latchkey(["approve", "AEIOU", "--issuer", issuer.absoluteString, "--yes"], approver)
+            let malformed = try await LatchkeyCommand.run(["approve", "AEIOU", "--issuer", issuer.absoluteString, "--yes"], environment: approver)
             #expect(malformed.status == 1 && malformed.stderr.contains("8 letters"), "\(malformed.stderr)")
 
             let (second, secondOutput, secondCode) = try await Self.startLogin(issuer, device)
             defer { ChildProcess.stop(second) }
-            let denied = try await Self.latchkey(["deny", secondCode, "--issuer", issuer.absoluteString, "--yes"], approver)
+            let denied = try await LatchkeyCommand.run(["deny", secondCode, "--issuer", issuer.absoluteString, "--yes"], environment: approver)
             #expect(denied.status == 0 && denied.stdout.contains("Denied"), "\(denied.stderr)")
             _ = await ChildProcess.drain(secondOutput)
             #expect(await ChildProcess.waitForExit(second) == 1, "a denied login fails")

@@ -35,13 +35,9 @@ struct TokenCommandLineTests {
         try await body(issuer, identity, environment)
     }
 
-    static func latchkey(_ arguments: [String], _ environment: [String: String]) async throws -> Run {
-        try await CommandLineTests.latchkey(arguments, environment: environment)
-    }
-
     /// The one credential's sign count: each sign-in is one assertion.
     static func signCount(_ environment: [String: String]) async throws -> Int {
-        let listed = try await latchkey(["list", "--json"], environment)
+        let listed = try await LatchkeyCommand.run(["list", "--json"], environment: environment)
         let credentials = try #require(try CommandLineTests.object(listed.stdout)["credentials"]?.arrayValue, "\(listed.stderr)")
         return try #require(credentials.first?["signCount"]?.intValue)
     }
@@ -49,7 +45,7 @@ struct TokenCommandLineTests {
     @Test("authenticate --dpop, then api <issuer>/userinfo --dpop prints the userinfo; later calls use the kept tokens (no sign-in); logout revokes and forgets")
     func endToEnd() async throws {
         try await Self.withBoundStore { issuer, identity, environment in
-            let signedIn = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--dpop", "--json"], environment)
+            let signedIn = try await LatchkeyCommand.run(["authenticate", "--issuer", issuer.absoluteString, "--dpop", "--json"], environment: environment)
             #expect(signedIn.status == 0, "\(signedIn.stderr)")
             let tokens = try CommandLineTests.object(signedIn.stdout)
             #expect(tokens["tokenType"]?.stringValue == "DPoP")
@@ -57,18 +53,18 @@ struct TokenCommandLineTests {
             #expect(try await Self.signCount(environment) == 1)
 
             let userinfo = issuer.appendingPathComponent("userinfo").absoluteString
-            let called = try await Self.latchkey(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop"], environment)
+            let called = try await LatchkeyCommand.run(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop"], environment: environment)
             #expect(called.status == 0, "\(called.stderr)")
             let claims = try CommandLineTests.object(called.stdout)
             #expect(claims["sub"]?.stringValue == identity && claims["preferred_username"]?.stringValue == "ada", "\(called.stdout)")
 
             // Within the token's lifetime: no sign-in, the same token.
-            let again = try await Self.latchkey(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop", "--json"], environment)
+            let again = try await LatchkeyCommand.run(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop", "--json"], environment: environment)
             #expect(again.status == 0, "\(again.stderr)")
             let response = try CommandLineTests.object(again.stdout)
             #expect(response["status"]?.intValue == 200 && (response["body"])?["sub"]?.stringValue == identity)
             #expect((response["headers"])?["content-type"]?.stringValue == "application/json")
-            let printed = try await Self.latchkey(["token", "--issuer", issuer.absoluteString, "--dpop"], environment)
+            let printed = try await LatchkeyCommand.run(["token", "--issuer", issuer.absoluteString, "--dpop"], environment: environment)
             #expect(printed.status == 0 && printed.stdout == accessToken + "\n", "\(printed.stderr)")
             #expect(try await Self.signCount(environment) == 1, "the kept tokens were used")
 
@@ -87,23 +83,23 @@ struct TokenCommandLineTests {
                 body: FormEncoding.encode([("token", accessToken), ("token_type_hint", "access_token"), ("client_id", "latchkey-cli")])
             ))
             #expect(revoked.status == 200)
-            let afterRevocation = try await Self.latchkey(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop"], environment)
+            let afterRevocation = try await LatchkeyCommand.run(["api", userinfo, "--issuer", issuer.absoluteString, "--dpop"], environment: environment)
             #expect(afterRevocation.status == 0 && afterRevocation.stdout.contains(identity), "\(afterRevocation.stdout) \(afterRevocation.stderr)")
-            let renewed = try await Self.latchkey(["token", "--issuer", issuer.absoluteString], environment)
+            let renewed = try await LatchkeyCommand.run(["token", "--issuer", issuer.absoluteString], environment: environment)
             #expect(renewed.status == 0 && renewed.stdout != accessToken + "\n")
             #expect(try await Self.signCount(environment) == 1, "a refresh, not a sign-in")
 
             // Not 2xx: the body still on stdout, exit 1, one line on stderr.
-            let missing = try await Self.latchkey(["api", issuer.appendingPathComponent("no-such-thing").absoluteString, "--issuer", issuer.absoluteString], environment)
+            let missing = try await LatchkeyCommand.run(["api", issuer.appendingPathComponent("no-such-thing").absoluteString, "--issuer", issuer.absoluteString], environment: environment)
             #expect(missing.status == 1 && missing.stdout.contains("error") && missing.stderr.contains("answered HTTP 404"), "\(missing.stdout) \(missing.stderr)")
 
-            let logout = try await Self.latchkey(["logout", "--issuer", issuer.absoluteString], environment)
+            let logout = try await LatchkeyCommand.run(["logout", "--issuer", issuer.absoluteString], environment: environment)
             #expect(logout.status == 0 && logout.stdout.contains("1 kept sign-in"), "\(logout.stdout) \(logout.stderr)")
 
             // Three at once after the logout: one sign-in between them, one token.
             let concurrent = try await withThrowingTaskGroup(of: Run.self) { group in
                 for _ in 0..<3 {
-                    group.addTask { try await Self.latchkey(["token", "--issuer", issuer.absoluteString, "--dpop"], environment) }
+                    group.addTask { try await LatchkeyCommand.run(["token", "--issuer", issuer.absoluteString, "--dpop"], environment: environment) }
                 }
                 return try await group.reduce(into: [Run]()) { $0.append($1) }
             }
@@ -127,11 +123,11 @@ struct TokenCommandLineTests {
     func flows() async throws {
         try await Self.withBoundStore { issuer, identity, environment in
             for flow in [[], ["--flow", "challenge"], ["--flow", "redirect"], ["--flow", "challenge", "--dpop"]] {
-                let run = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--json"] + flow, environment)
+                let run = try await LatchkeyCommand.run(["authenticate", "--issuer", issuer.absoluteString, "--json"] + flow, environment: environment)
                 #expect(run.status == 0, "\(flow): \(run.stderr)")
                 #expect((try CommandLineTests.object(run.stdout)["claims"])?["sub"]?.stringValue == identity, "\(flow)")
             }
-            let bogus = try await Self.latchkey(["authenticate", "--issuer", issuer.absoluteString, "--flow", "browser"], environment)
+            let bogus = try await LatchkeyCommand.run(["authenticate", "--issuer", issuer.absoluteString, "--flow", "browser"], environment: environment)
             #expect(bogus.status == 2)
         }
     }
@@ -162,19 +158,19 @@ struct TokenCommandLineTests {
             try await Self.withBoundStore { issuer, _, environment in
                 let url = resource.appendingPathComponent("resource").absoluteString
                 let base = ["--issuer", issuer.absoluteString, "--dpop", "--resource-origin", resource.absoluteString]
-                let get = try await Self.latchkey(["api", url, "-H", "X-Test: one"] + base, environment)
+                let get = try await LatchkeyCommand.run(["api", url, "-H", "X-Test: one"] + base, environment: environment)
                 #expect(get.status == 0 && get.stdout == "{\"seen\":true}", "\(get.stdout) \(get.stderr)")
                 let thumbprint = try #require(seen.withLock { $0.last?.thumbprint }, "\(seen.withLock { $0.last?.proofError ?? "" })")
                 #expect(seen.withLock { $0.last?.method == "GET" && $0.last?.custom == "one" })
 
-                let text = try await Self.latchkey(["api", url, "--data", "{\"a\":1}"] + base, environment)
+                let text = try await LatchkeyCommand.run(["api", url, "--data", "{\"a\":1}"] + base, environment: environment)
                 #expect(text.status == 0, "\(text.stderr)")
                 #expect(seen.withLock { $0.last.map { $0.method == "POST" && $0.body == "{\"a\":1}" && $0.contentType == "application/json" } ?? false })
 
                 let directory = try TemporaryDirectory()
                 let file = directory.url.appendingPathComponent("body.txt")
                 try Data("from a file".utf8).write(to: file)
-                let fromFile = try await Self.latchkey(["api", url, "-X", "PUT", "--data", "@\(file.path)", "-H", "Content-Type: text/plain"] + base, environment)
+                let fromFile = try await LatchkeyCommand.run(["api", url, "-X", "PUT", "--data", "@\(file.path)", "-H", "Content-Type: text/plain"] + base, environment: environment)
                 #expect(fromFile.status == 0, "\(fromFile.stderr)")
                 #expect(seen.withLock { $0.last.map { $0.method == "PUT" && $0.body == "from a file" && $0.contentType == "text/plain" } ?? false })
 
@@ -190,17 +186,17 @@ struct TokenCommandLineTests {
 
                 let tooLarge = directory.url.appendingPathComponent("large.bin")
                 try Data(count: (16 << 20) + 1).write(to: tooLarge)
-                let overLimit = try await Self.latchkey(["api", url, "--data", "@\(tooLarge.path)"] + base, environment)
+                let overLimit = try await LatchkeyCommand.run(["api", url, "--data", "@\(tooLarge.path)"] + base, environment: environment)
                 #expect(overLimit.status == 1 && overLimit.stderr.contains("over 16 MiB"), "\(overLimit.stderr)")
 
                 let count = seen.withLock { $0.count }
                 for header in ["Authorization: Basic eA", "DPoP: x", "Bad Name: x", "X-Test", "Host: elsewhere"] {
-                    let refused = try await Self.latchkey(["api", url, "-H", header] + base, environment)
+                    let refused = try await LatchkeyCommand.run(["api", url, "-H", header] + base, environment: environment)
                     #expect(refused.status == 2, "\(header): \(refused.stderr)")
                 }
-                let badMethod = try await Self.latchkey(["api", url, "-X", "get\r\nX: y"] + base, environment)
+                let badMethod = try await LatchkeyCommand.run(["api", url, "-X", "get\r\nX: y"] + base, environment: environment)
                 #expect(badMethod.status == 2)
-                let offLoopback = try await Self.latchkey(["api", "http://example.com/resource"] + base, environment)
+                let offLoopback = try await LatchkeyCommand.run(["api", "http://example.com/resource"] + base, environment: environment)
                 #expect(offLoopback.status == 1 && offLoopback.stderr.contains("https"), "\(offLoopback.stderr)")
                 #expect(seen.withLock { $0.count } == count, "nothing refused reached a server")
             }
@@ -212,11 +208,11 @@ struct TokenCommandLineTests {
         let store = try TemporaryDirectory()
         let environment = try CommandLineTests.vaultKeyEnvironment(store, "vault")
         try await HostileOIDCProvider.run(.subject) { base in
-            let bind = try await Self.latchkey(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment)
+            let bind = try await LatchkeyCommand.run(["bind", "\(base.absoluteString)/v1/bind/job?token=t"], environment: environment)
             try #require(bind.status == 0, "\(bind.stderr)")
-            let signIn = try await Self.latchkey(["authenticate", "--issuer", base.absoluteString, "--dpop"], environment)
+            let signIn = try await LatchkeyCommand.run(["authenticate", "--issuer", base.absoluteString, "--dpop"], environment: environment)
             #expect(signIn.status == 1 && signIn.stderr.contains("does not support DPoP"), "\(signIn.stderr)")
-            let api = try await Self.latchkey(["api", "\(base.absoluteString)/userinfo", "--issuer", base.absoluteString, "--dpop"], environment)
+            let api = try await LatchkeyCommand.run(["api", "\(base.absoluteString)/userinfo", "--issuer", base.absoluteString, "--dpop"], environment: environment)
             #expect(api.status == 1 && api.stderr.contains("does not support DPoP"), "\(api.stderr)")
         }
     }

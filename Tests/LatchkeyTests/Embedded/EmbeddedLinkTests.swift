@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// URL classification: both link forms, the allowed-domain rule, and hostile links.

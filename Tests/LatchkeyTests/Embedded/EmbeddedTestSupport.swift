@@ -8,46 +8,6 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-/// A temporary vault directory with a key file, removed by `cleanUp()` or when the last
-/// copy goes.
-struct TemporaryVault: Sendable {
-    let temporary: TemporaryDirectory
-    let keyFile: URL
-
-    var directory: URL { temporary.url }
-
-    init() throws {
-        temporary = try TemporaryDirectory()
-        keyFile = try temporary.keyFile()
-    }
-
-    func embedded(
-        allowing domains: [String],
-        stepHandler: Embedded.StepHandler? = nil,
-        transport: any HTTPTransport = URLSessionTransport(),
-        pollInterval: Duration = .milliseconds(50),
-        configure: (inout Embedded.Configuration) -> Void = { _ in }
-    ) throws -> Embedded {
-        var logger = Logger(label: "latchkey-tests")
-        logger.logLevel = .warning
-        var configuration = Embedded.Configuration(
-            vaultDirectory: directory.appendingPathComponent("vault"),
-            keySource: .keyFile(keyFile),
-            allowedDomains: domains,
-            stepHandler: stepHandler,
-            logger: logger,
-            transport: transport
-        )
-        configuration.transferPollInterval = pollInterval
-        configure(&configuration)
-        return try Embedded(configuration: configuration)
-    }
-
-    func cleanUp() {
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
-
 /// A real transport that also keeps what was sent, so a test can assert on the traffic.
 final class RecordingTransport: HTTPTransport {
     private let inner = URLSessionTransport()
