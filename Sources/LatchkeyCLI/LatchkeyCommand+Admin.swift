@@ -12,7 +12,7 @@ extension LatchkeyCommand {
             subcommands: [
                 CreateIdentity.self, ListIdentities.self, FindIdentity.self, DeleteIdentity.self,
                 ListCredentials.self, RevokeCredential.self, CreateBindJob.self, RotateSigningKey.self, Outbox.self,
-                CreateClient.self, ListClients.self, DeleteClient.self, GenerateToken.self,
+                CreateClient.self, ListClients.self, DeleteClient.self, Events.self, GenerateToken.self,
             ]
         )
     }

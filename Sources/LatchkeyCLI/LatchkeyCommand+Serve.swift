@@ -103,6 +103,12 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("PEM file of attestation CA roots whose AIK certificates tpm attestation may chain to (this provider's own CA root is trusted too with --attestation-ca).", valueName: "file"))
         var attestationRoots: String?
 
+        @Option(help: ArgumentHelp("How long audit events are kept (a number and s, m, h or d; default 90d). Older whole checkpointed segments are pruned.", valueName: "duration"))
+        var auditRetention: String = "90d"
+
+        @Flag(help: "Keep no audit log (only to measure what it costs).")
+        var noAudit = false
+
         @Flag(help: "Print the issuer and where the admin token is as one JSON line once listening.")
         var json = false
 
@@ -139,6 +145,9 @@ extension LatchkeyCommand {
             try configureStorage(&configuration)
             guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }
             configuration.rateLimitPerMinute = rateLimitPerMinute
+            configuration.auditRetention = try ListEvents.duration(auditRetention)
+            guard configuration.auditRetention >= 3600 else { throw ValidationError("--audit-retention must be at least 1h") }
+            configuration.auditLog = !noAudit
             configuration.trustedProxies = try trustedProxies.map { text in
                 guard let network = IPNetwork(text) else { throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network") }
                 return network

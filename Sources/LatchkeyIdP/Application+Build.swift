@@ -31,7 +31,7 @@ public func buildApplication(
     let store = try await configuration.clock.bound { try await ProviderStore.open(configuration, logger: logger) }
     let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: logger)
     let provider = Provider(context: context)
-    let authorization = AdminAuthorization(token: configuration.adminToken)
+    let authorization = AdminAuthorization(token: configuration.adminToken, audit: context.audit, database: context.database)
     let router = ProviderRouters.router(provider)
     // The public routes, behind the rate limit, which sees the route the router matched.
     let routes = RateLimitMiddleware.group(on: router, provider: provider)
@@ -111,6 +111,7 @@ enum ProviderRouters {
         if !configuration.trustedProxies.isEmpty {
             router.middlewares.add(ClientAddressMiddleware(trusted: configuration.trustedProxies, header: configuration.forwardedHeader))
         }
+        router.middlewares.add(AuditRequesterMiddleware())
         router.middlewares.add(ReadinessMiddleware(context: provider.context))
         router.middlewares.add(RequestBodyMiddleware(timeout: .milliseconds(Int64(configuration.bodyTimeout * 1000))))
         return router

@@ -105,6 +105,12 @@ public struct ProviderConfiguration: Sendable {
     /// `store.key` beside the database (made on first start); in memory, a random key;
     /// PostgreSQL requires it, the same for every instance.
     public var storeKey: Data?
+    /// Whether the provider keeps its tamper-evident audit log (docs/PROTOCOL.md, "Audit
+    /// log"). On by default; off only to measure what it costs (`serve --no-audit`).
+    public var auditLog = true
+    /// How long audit events are kept (`serve --audit-retention`, default 90 days): older
+    /// whole checkpointed segments are pruned.
+    public var auditRetention: TimeInterval = 90 * 86_400
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120

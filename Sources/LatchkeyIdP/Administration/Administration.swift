@@ -1,4 +1,6 @@
 import Foundation
+import LatchkeyCrypto
+import LatchkeyProtocol
 
 /// What the admin API does (docs/PROTOCOL.md, "Admin API"), each in one transaction.
 struct Administration: Sendable {
@@ -16,7 +18,12 @@ struct Administration: Sendable {
             let identity = try await self.identities.create(
                 username: username, email: email, displayName: displayName, requiredAttestation: requiredAttestation, now: now, in: transaction
             )
-            return (identity, try await self.bindJobs.create(identityID: identity.id, now: now, in: transaction))
+            let url = try await self.bindJobs.create(identityID: identity.id, now: now, in: transaction)
+            try await self.context.audit.record(
+                AuditEntry(.identityCreated, actor: .admin, subject: identity.id, details: AuditEvent.Details(username: identity.username), now: now),
+                in: transaction
+            )
+            return (identity, url)
         }
     }
 
@@ -34,8 +41,12 @@ struct Administration: Sendable {
     }
 
     /// Deletes an identity, its credentials and its tokens; false when there was none.
-    func deleteIdentity(_ id: String) async throws -> Bool {
-        try await context.database.transaction { try await self.identities.delete(id, in: $0) }
+    func deleteIdentity(_ id: String, now: Date = ProviderClock.now) async throws -> Bool {
+        try await context.database.transaction { transaction in
+            guard try await self.identities.delete(id, in: transaction) else { return false }
+            try await self.context.audit.record(AuditEntry(.identityDeleted, actor: .admin, subject: id, now: now), in: transaction)
+            return true
+        }
     }
 
     func credentials(of identityID: String) async throws -> [StoredCredential] {
@@ -47,7 +58,16 @@ struct Administration: Sendable {
 
     /// Revokes a credential and every token issued through it.
     func revokeCredential(_ id: Data, now: Date = ProviderClock.now) async throws {
-        let found = try await context.database.transaction { try await self.credentials.revoke(id, now: now, in: $0) }
+        let found = try await context.database.transaction { transaction in
+            guard let credential = try await self.credentials.credential(id, in: transaction),
+                  try await self.credentials.revoke(id, now: now, in: transaction)
+            else { return false }
+            try await self.context.audit.record(AuditEntry(
+                .credentialRevoked, actor: .admin, subject: credential.identityID,
+                details: AuditEvent.Details(credential: Base64URL.encode(id)), now: now
+            ), in: transaction)
+            return true
+        }
         guard found else { throw ProviderError.notFound("no such credential") }
     }
 

@@ -92,15 +92,22 @@ final class AttestationActivations: Sendable {
         let area = try TPMTPublic(sealed.attestationKey)
         let attestationKey = try VerifyingKey(p256X: area.x, y: area.y)
         let id = sealed.id, expiresAt = sealed.expiresAt
+        // Made first, kept only if the activation is spent now: the certificate and its
+        // `attestation.certified` event are one decision.
+        let certificate = try authority.certify(
+            attestationKey, tpm: TPMDescription(manufacturer: sealed.manufacturer, model: sealed.model, firmwareVersion: sealed.firmwareVersion), now: now
+        )
+        // Never the recovered credential: it is the activation's secret.
+        let event = AuditEntry(.attestationCertified, actor: .anonymous, now: now)
+        let audit = context.audit
         let spent = try await context.database.transaction { transaction in
-            try await SpentTickets.spend(id, until: expiresAt, in: transaction)
+            guard try await SpentTickets.spend(id, until: expiresAt, in: transaction) else { return false }
+            try await audit.record(event, in: transaction)
+            return true
         }
         guard spent else {
             throw ProviderError.badRequest(.invalidActivation, "this activation was already used; start again")
         }
-        let certificate = try authority.certify(
-            attestationKey, tpm: TPMDescription(manufacturer: sealed.manufacturer, model: sealed.model, firmwareVersion: sealed.firmwareVersion), now: now
-        )
         return AttestationExchange.Certificate(
             certificate: Base64URL.encode(certificate.derEncoded), chain: [Base64URL.encode(authority.root.derEncoded)]
         )

@@ -166,6 +166,11 @@ struct BindJobs: Sendable {
             if job.kind == .recovery {
                 try await self.credentials.revokeAll(of: job.identityID, keeping: record.id, now: now, in: transaction)
             }
+            // A recovery's new credential is its completion; any other bind registers one.
+            try await self.context.audit.record(AuditEntry(
+                job.kind == .recovery ? .recoveryCompleted : .credentialRegistered, actor: .identity(job.identityID), subject: job.identityID,
+                details: AuditEvent.Details(credential: Base64URL.encode(record.id)), now: now
+            ), in: transaction)
         }
         return (credential, job.postBindingRedirectURI)
     }

@@ -53,6 +53,9 @@ struct ClientRegistry: Sendable {
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """)
             guard inserted != nil else { throw ProviderError.conflict("a client with id \(client.id) exists") }
+            try await self.context.audit.record(AuditEntry(
+                .clientCreated, actor: .admin, client: client.id, details: AuditEvent.Details(grantType: grants, scope: scopes.isEmpty ? nil : scopes), now: now
+            ), in: transaction)
         }
         var created = client
         created.createdAt = Int(now.timeIntervalSince1970)
@@ -85,6 +88,7 @@ struct ClientRegistry: Sendable {
             try await transaction.execute("DELETE FROM client_tokens WHERE client_id = \(id)")
             try await GrantLedger.revokeFamilies(ofClient: id, now: now, in: transaction)
             try await transaction.execute("DELETE FROM device_codes WHERE client_id = \(id)")
+            try await self.context.audit.record(AuditEntry(.clientDeleted, actor: .admin, client: id, now: now), in: transaction)
             return true
         }
     }

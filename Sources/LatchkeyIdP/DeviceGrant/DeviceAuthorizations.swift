@@ -269,9 +269,15 @@ struct DeviceAuthorizations: Sendable {
             else {
                 return .refused(.badRequest(.invalidCode, "this code has expired or was already decided"))
             }
+            let clientID = try row.decode("client_id", as: String.self)
+            let scope = try row.decode("scope", as: String.self)
+            try await self.context.audit.record(AuditEntry(
+                decision.decision == .approve ? .deviceApproved : .deviceDenied, actor: .identity(credential.identityID), subject: credential.identityID,
+                client: clientID, details: AuditEvent.Details(credential: Base64URL.encode(credential.record.id), scope: scope), now: now
+            ), in: transaction)
             if decision.decision == .approve {
                 let familyID = try await self.grants.startFamily(
-                    identityID: credential.identityID, credentialID: credential.record.id, clientID: try row.decode("client_id"), scope: try row.decode("scope"),
+                    identityID: credential.identityID, credentialID: credential.record.id, clientID: clientID, scope: scope,
                     now: now, in: transaction
                 )
                 try await transaction.execute("""

@@ -168,6 +168,9 @@ struct Enrollments: Sendable {
             let identity = try await self.identities.create(
                 username: enrollment.username, email: profile[Step.Field.Name.email.rawValue], displayName: displayName.isEmpty ? nil : displayName, now: now, in: transaction
             )
+            try await self.context.audit.record(AuditEntry(
+                .signUpCompleted, actor: .identity(identity.id), subject: identity.id, details: AuditEvent.Details(username: identity.username), now: now
+            ), in: transaction)
             return .accepted(try await self.bindJobs.create(identityID: identity.id, lifetime: self.configuration.enrollmentCodeLifetime, now: now, in: transaction))
         }.get()
     }

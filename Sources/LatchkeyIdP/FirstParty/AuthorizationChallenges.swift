@@ -67,12 +67,10 @@ struct AuthorizationChallenges: Sendable {
         } catch {
             throw ProviderError.badRequest(.invalidRequest, "webauthn_response is not an AuthenticationResponseJSON", underlying: error)
         }
-        let credential = try await context.database.read { transaction in
-            try await self.credentials.signer(
-                response.rawId.data, session: session.id, spentError: .badRequest(.invalidSession, "this auth_session was already used"), in: transaction
-            )
-        }
-        let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
+        let (credential, signCount) = try await AssertionCheck(context: context, credentials: credentials).verify(response, for: .init(
+            sessionID: session.id, clientID: session.clientID, challenge: session.challenge, allowedCredentials: session.allowedCredentials,
+            spentError: .badRequest(.invalidSession, "this auth_session was already used")
+        ))
         let signIn = GrantLedger.VerifiedSignIn(
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
             clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT

@@ -1,11 +1,13 @@
 import Foundation
+import LatchkeyOAuth
+import LatchkeyProtocol
 
 extension GrantLedger {
     /// The end of a code's redemption (RFC 6749 §4.1.3), after
     /// ``redeemCode(_:client:redirectURI:verifier:now:in:)`` accepted it, in the same
     /// transaction: the code is spent, the identity's grants for the client capped
     /// (``limitFamilies(identityID:clientID:now:in:)``), and an access and a refresh token
-    /// issued in the code's family.
+    /// issued in the code's family, and the grant's `token.issued` event written.
     ///
     /// On PostgreSQL the three steps are one statement of data-modifying CTEs, which
     /// takes the token's transaction from six round trips to four (docs/PERFORMANCE.md,
@@ -16,10 +18,16 @@ extension GrantLedger {
         for grant: CodeGrant, now: Date, in transaction: any SQLTransaction
     ) async throws -> (access: String, refresh: String?, expiresAt: Date) {
         let codeHash = grant.codeHash
+        let event = try audit.insert(AuditEntry(
+            .tokenIssued, actor: .client(grant.clientID), subject: grant.identityID, client: grant.clientID,
+            details: AuditEvent.Details(grantType: GrantType.authorizationCode.rawValue, scope: grant.scope), now: now
+        ))
         guard dialect == .postgres else {
             try await transaction.execute("UPDATE authorization_codes SET used = 1 WHERE code_hash = \(codeHash)")
             try await limitFamilies(identityID: grant.identityID, clientID: grant.clientID, now: now, in: transaction)
-            return try await issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+            let tokens = try await issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+            if let event { try await transaction.execute(event) }
+            return tokens
         }
         let tokens = try newTokens(familyExpiresAt: grant.familyExpiresAt, now: now)
         // Every part of a statement sees the same snapshot, so `excess` counts the grants
@@ -35,7 +43,7 @@ extension GrantLedger {
                 UPDATE grant_families SET revoked_at = \(now) WHERE id IN (SELECT id FROM excess) AND revoked_at IS NULL
             ), dropped AS (
                 DELETE FROM tokens WHERE family_id IN (SELECT id FROM excess)
-            )
+            )\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")")
             INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES
                 (\(try ProviderContext.hash(tokens.access)), \(grant.familyID), 'access', \(tokens.expiresAt)),
                 (\(try ProviderContext.hash(tokens.refresh)), \(grant.familyID), 'refresh', \(tokens.refreshExpiresAt))

@@ -1,4 +1,6 @@
 import Foundation
+import LatchkeyCrypto
+import LatchkeyProtocol
 import LatchkeyWebAuthn
 
 extension GrantLedger {
@@ -28,7 +30,9 @@ extension GrantLedger {
     /// (SQLite rolls it back), which only means the client starts a new sign-in, as
     /// the refusal tells it to.
     ///
-    /// On PostgreSQL the four steps are one statement (``sqlStatement(_:code:familyID:now:)``)
+    /// The sign-in's `signin.succeeded` event is written with it, in the same unit.
+    ///
+    /// On PostgreSQL the four steps are one statement (``sqlStatement(_:code:familyID:event:now:)``)
     /// that commits by itself: one round trip where a transaction took six (docs/PERFORMANCE.md,
     /// "PostgreSQL"). SQLite has no data-modifying CTEs; there the steps are four
     /// statements of one transaction, which cost no round trip. `before` (a DPoP proof
@@ -37,21 +41,27 @@ extension GrantLedger {
         _ signIn: VerifiedSignIn, credentials: CredentialRegistry, spentError: ProviderError, now: Date, in database: any ProviderDatabase,
         before: (@Sendable (any SQLTransaction) async throws -> Void)? = nil
     ) async throws -> String {
+        let event = AuditEntry(
+            .signInSucceeded, actor: .identity(signIn.credential.identityID), subject: signIn.credential.identityID, client: signIn.clientID,
+            details: AuditEvent.Details(credential: Base64URL.encode(signIn.credential.record.id), scope: signIn.scope), now: now
+        )
         guard database.dialect == .postgres, before == nil else {
             return try await database.transaction { transaction in
                 guard try await SpentTickets.spend(signIn.sessionID, until: signIn.sessionExpiresAt, in: transaction) else { throw spentError }
                 try await before?(transaction)
                 try await credentials.recordUse(signIn.credential, signCount: signIn.signCount, now: now, in: transaction)
-                return try await self.issueCode(
+                let code = try await self.issueCode(
                     identityID: signIn.credential.identityID, credentialID: signIn.credential.record.id, clientID: signIn.clientID,
                     clientRegistration: signIn.clientRegistration, scope: signIn.scope, redirectURI: signIn.redirectURI, codeChallenge: signIn.codeChallenge, nonce: signIn.nonce,
                     dpopJKT: signIn.dpopJKT, now: now, in: transaction
                 )
+                try await self.audit.record(event, in: transaction)
+                return code
             }
         }
         let code = try ProviderContext.randomToken()
         let familyID = try ProviderContext.randomToken()
-        let row = try await database.write(try sqlStatement(signIn, code: code, familyID: familyID, now: now)).first
+        let row = try await database.write(try sqlStatement(signIn, code: code, familyID: familyID, event: try audit.insert(event, after: "issued"), now: now)).first
         // The same refusals, in the same order, as the transaction's steps.
         guard let row, try row.decode("spent", as: Int64.self) == 1 else { throw spentError }
         guard try row.decode("issued", as: Int64.self) == 1 else { throw CredentialRegistry.usedMeanwhile }
@@ -63,7 +73,7 @@ extension GrantLedger {
     /// check holds at READ COMMITTED: the session's spend is a unique key (a concurrent
     /// spend waits, then does nothing), and the counter's update a compare-and-set that
     /// PostgreSQL re-checks on the row a concurrent writer changed.
-    private func sqlStatement(_ signIn: VerifiedSignIn, code: String, familyID: String, now: Date) throws -> SQLStatement {
+    private func sqlStatement(_ signIn: VerifiedSignIn, code: String, familyID: String, event: SQLStatement?, now: Date) throws -> SQLStatement {
         """
         WITH spent AS (
             INSERT INTO spent_tickets (id_hash, expires_at) VALUES (\(try ProviderContext.hash(signIn.sessionID)), \(signIn.sessionExpiresAt))
@@ -86,7 +96,7 @@ extension GrantLedger {
                 \(now.addingTimeInterval(configuration.authorizationCodeLifetime))
             FROM family
             RETURNING code_hash
-        )
+        )\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : " RETURNING id)")
         SELECT (SELECT count(*) FROM spent) AS spent, (SELECT count(*) FROM issued) AS issued
         """
     }

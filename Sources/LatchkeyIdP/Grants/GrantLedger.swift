@@ -17,6 +17,8 @@ struct GrantLedger: Sendable {
     /// The store's engine, for the steps written differently on each
     /// (``issueTokens(for:now:in:)``).
     let dialect: SQLDialect
+    /// Where a sign-in's and a grant's events go, with the decision.
+    let audit: AuditLog
 
     enum TokenKind: String {
         case access
@@ -248,22 +250,29 @@ struct GrantLedger: Sendable {
 
     /// RFC 7009 §2.1: a refresh token takes its whole family with it; an access token
     /// only itself (a client credentials one included). Unknown tokens, and tokens of another client, are ignored.
+    /// A revocation that took effect writes `token.revoked` with it.
     func revokeToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
         let hash = try ProviderContext.hash(token)
         guard let row = try await transaction.first("""
-            SELECT t.family_id, t.kind, f.client_id FROM tokens t JOIN grant_families f ON f.id = t.family_id WHERE t.hash = \(hash)
+            SELECT t.family_id, t.kind, f.client_id, f.identity_id FROM tokens t JOIN grant_families f ON f.id = t.family_id WHERE t.hash = \(hash)
             """)
         else {
             // A client credentials token has no family: only its own client revokes it.
-            try await transaction.execute("DELETE FROM client_tokens WHERE hash = \(hash) AND client_id = \(clientID)")
+            let deleted = try await transaction.query("DELETE FROM client_tokens WHERE hash = \(hash) AND client_id = \(clientID) RETURNING client_id")
+            if !deleted.isEmpty {
+                try await audit.record(AuditEntry(.tokenRevoked, actor: .client(clientID), client: clientID, now: now), in: transaction)
+            }
             return
         }
         guard try row.decode("client_id", as: String.self) == clientID else { return }
-        if try row.decode("kind", as: String.self) == TokenKind.refresh.rawValue {
+        let kind = try row.decode("kind", as: String.self)
+        if kind == TokenKind.refresh.rawValue {
             try await revokeFamily(try row.decode("family_id"), now: now, in: transaction)
         } else {
             try await transaction.execute("DELETE FROM tokens WHERE hash = \(hash)")
         }
+        let identity = try row.decode("identity_id", as: String.self)
+        try await audit.record(AuditEntry(.tokenRevoked, actor: .client(clientID), subject: identity, client: clientID, now: now), in: transaction)
     }
 
     func revokeFamily(_ familyID: String, now: Date, in transaction: any SQLTransaction) async throws {

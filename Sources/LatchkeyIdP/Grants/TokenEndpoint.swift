@@ -63,6 +63,10 @@ struct TokenEndpoint: Sendable {
                 }
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+                try await self.grants.audit.record(AuditEntry(
+                    .tokenRefreshed, actor: .client(client.id), subject: grant.identityID, client: client.id,
+                    details: AuditEvent.Details(grantType: GrantType.refreshToken.rawValue, scope: grant.scope), now: now
+                ), in: transaction)
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: nil, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
@@ -85,6 +89,10 @@ struct TokenEndpoint: Sendable {
                 let bound = try await self.bindDPoP(proof, boundTo: nil, familyID: familyID, in: transaction)
                 try await self.grants.limitFamilies(identityID: family.identityID, clientID: client.id, now: now, in: transaction)
                 let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: family.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+                try await self.grants.audit.record(AuditEntry(
+                    .tokenIssued, actor: .client(client.id), subject: family.identityID, client: client.id,
+                    details: AuditEvent.Details(grantType: GrantType.deviceCode.rawValue, scope: family.scope), now: now
+                ), in: transaction)
                 return .accepted(Issued(identityID: family.identityID, scope: family.scope, nonce: nil, authTime: family.authTime, tokens: tokens, dpopBound: bound))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
@@ -118,6 +126,10 @@ struct TokenEndpoint: Sendable {
                 INSERT INTO client_tokens (hash, client_id, scope, dpop_jkt, created_at, expires_at)
                 VALUES (\(try ProviderContext.hash(access)), \(client.id), \(scope), \(proof?.thumbprint), \(now), \(expiresAt))
                 """)
+            try await self.grants.audit.record(AuditEntry(
+                .tokenIssued, actor: .client(client.id), client: client.id,
+                details: AuditEvent.Details(grantType: GrantType.clientCredentials.rawValue, scope: scope), now: now
+            ), in: transaction)
         }
         return try Self.encode(TokenResponse(
             accessToken: access, tokenType: proof == nil ? .bearer : .dpop, expiresIn: configuration.accessTokenLifetime,

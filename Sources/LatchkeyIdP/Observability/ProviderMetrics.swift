@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyProtocol
 import Prometheus
 import Synchronization
 
@@ -85,6 +86,15 @@ final class ProviderMetrics: Sendable {
     }
 
     /// A request refused by a rate limit or an attempt counter.
+    /// Audit events sealed, by type; a type the provider does not write (a row put in the
+    /// database by hand) counts as `other`, so no row can add a label.
+    func auditEvents(_ type: AuditEventType, count: Int) {
+        let label = AuditEventType.known.contains(type) ? type.rawValue : "other"
+        registry.makeCounter(descriptor: Self.auditEvents, labels: [("type", label)]).increment(by: Int64(count))
+    }
+
+    private static var auditEvents: MetricNameDescriptor { name("audit_events", "total", "Audit events sealed into the chain, by type.") }
+
     func rateLimited(_ endpoint: String) {
         registry.makeCounter(descriptor: Self.limited, labels: [("endpoint", endpoint)]).increment()
     }

@@ -19,10 +19,18 @@ struct Housekeeping: Service {
             do {
                 try await provider.context.prepare()
                 try await prune(now: provider.context.configuration.clock.now)
+                try await audit(now: provider.context.configuration.clock.now)
             } catch {
                 provider.context.logger.warning("housekeeping failed", metadata: ["error": .string("\(error)")])
             }
         }
+    }
+
+    /// Seals the audit events written since the last run, and prunes what retention lets go.
+    func audit(now: Date) async throws {
+        let sealer = AuditSealer(context: provider.context)
+        try await sealer.seal(now: now)
+        try await sealer.prune(retention: provider.context.configuration.auditRetention, now: now)
     }
 
     func prune(now: Date) async throws {

@@ -30,7 +30,7 @@ struct Provider: Sendable {
 
     init(context: ProviderContext) {
         self.context = context
-        grants = GrantLedger(configuration: context.configuration, dialect: context.database.dialect)
+        grants = GrantLedger(configuration: context.configuration, dialect: context.database.dialect, audit: context.audit)
         identities = IdentityDirectory()
         credentials = CredentialRegistry(grants: grants)
         outbox = Outbox()

@@ -28,6 +28,7 @@ final class ProviderContext: Sendable {
         var decoyKey: SymmetricKey?
         var tickets: TicketSealer?
         var dpopNonces: DPoPNonces?
+        var auditSigningKey: SigningKey?
     }
 
     /// The attestation CA, once loaded (``attestationAuthority()``).
@@ -35,6 +36,8 @@ final class ProviderContext: Sendable {
 
     /// What the operator sees at `/metrics`.
     let metrics: ProviderMetrics
+    /// The audit log's writer (docs/ARCHITECTURE.md, "The audit log").
+    let audit: AuditLog
     /// Whether mail gets through now (with a mail transport configured).
     let mailHealth = MailHealth()
 
@@ -46,6 +49,7 @@ final class ProviderContext: Sendable {
         self.logger = logger
         issuerURL = Mutex(configuration.issuer ?? URL(fileURLWithPath: "/"))
         sealing = StoreSealing(key: storeKey)
+        audit = AuditLog(enabled: configuration.auditLog)
         signingKeys = SigningKeys(database: self.database, sealing: sealing, configuration: configuration)
     }
 
@@ -87,13 +91,25 @@ final class ProviderContext: Sendable {
         let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)
         let tickets = TicketSealer(secret: try await sealing.secret(named: "ticket-secret", in: database))
         let nonces = DPoPNonces(key: try await sealing.secret(named: "dpop-nonce", in: database))
+        audit.load(key: try await sealing.secret(named: AuditChain.macKeyName, in: database))
+        let auditKey = try await sealing.signingKey(named: AuditChain.signingKeyName, in: database)
         try await signingKeys.reload()
         readiness.withLock {
+            $0.auditSigningKey = auditKey
             $0.decoyKey = decoy
             $0.tickets = tickets
             $0.dpopNonces = nonces
             $0.ready = true
         }
+    }
+
+    /// Signs the audit log's checkpoints (``AuditChain``); the same on every instance.
+    func auditSigningKey() async throws -> SigningKey {
+        try await prepare()
+        guard let key = readiness.withLock({ $0.auditSigningKey }) else {
+            throw ProviderError.temporarilyUnavailable("the provider's store is not ready")
+        }
+        return key
     }
 
     /// Keys the stable decoy credential IDs answered for unknown login hints; the same on

@@ -26,7 +26,25 @@ struct StoreSealing: Sendable {
 
     /// The 32-byte secret `name`, made and stored sealed on first use.
     func secret(named name: String, in database: any ProviderDatabase) async throws -> SymmetricKey {
-        let fresh = try seal(try SecureRandom.bytes(count: 32), name: name)
+        SymmetricKey(data: try await value(named: name, in: database) { try SecureRandom.bytes(count: 32) })
+    }
+
+    /// The ES256 signing key `name` (its PKCS#8), made and stored sealed on first use.
+    func signingKey(named name: String, in database: any ProviderDatabase) async throws -> SigningKey {
+        let der = try await value(named: name, in: database) { try SigningKey.generate(.es256).withPKCS8DER { Data($0) } }
+        return try SigningKey(pkcs8DER: der)
+    }
+
+    /// The stored secret `name`, if there is one; nothing is made (an offline check).
+    func existingValue(named name: String, in database: any ProviderDatabase) async throws -> Data? {
+        guard let row = try await database.read({ try await $0.first("SELECT sealed_value FROM provider_secrets WHERE name = \(name)") }) else {
+            return nil
+        }
+        return try open(try row.decode("sealed_value", as: Data.self), name: name)
+    }
+
+    private func value(named name: String, in database: any ProviderDatabase, make: () throws -> Data) async throws -> Data {
+        let fresh = try seal(try make(), name: name)
         let sealed = try await database.transaction { transaction -> Data in
             if let row = try await transaction.first("SELECT sealed_value FROM provider_secrets WHERE name = \(name)") {
                 return try row.decode("sealed_value", as: Data.self)
@@ -34,6 +52,6 @@ struct StoreSealing: Sendable {
             try await transaction.execute("INSERT INTO provider_secrets (name, sealed_value) VALUES (\(name), \(fresh))")
             return fresh
         }
-        return SymmetricKey(data: try open(sealed, name: name))
+        return try open(sealed, name: name)
     }
 }

@@ -15,9 +15,13 @@ struct AdminAuthorization: Sendable {
 
     private let expected: Data
     private let failures = RateLimiter(limit: failuresPerMinute)
+    private let audit: AuditLog
+    private let database: any ProviderDatabase
 
-    init(token: String) {
+    init(token: String, audit: AuditLog, database: any ProviderDatabase) {
         expected = Data(token.utf8)
+        self.audit = audit
+        self.database = database
     }
 
     /// Throws 429 for an address past its failures, 401 (counted) for a wrong token.
@@ -27,8 +31,15 @@ struct AdminAuthorization: Sendable {
             throw ProviderError.slowDown("too many failed admin authentications; try again in a minute")
         }
         guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
-            _ = await failures.allow(address)
+            let count = await failures.count(address)
             context.logger.warning("admin authentication failed", metadata: ["client": .string(address)])
+            if count == 1 {
+                // Once per address and window, however many tries follow.
+                await audit.recordQuietly(AuditEntry(
+                    .adminTokenRefused, outcome: .failure, error: .invalidToken, actor: .anonymous,
+                    details: AuditEvent.Details(windowSeconds: failures.windowSeconds)
+                ), in: database, logger: context.logger)
+            }
             throw ProviderError.unauthorized
         }
     }

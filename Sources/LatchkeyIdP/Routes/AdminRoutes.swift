@@ -9,7 +9,7 @@ import LatchkeyOAuth
 /// The admin API, behind a bearer token compared in constant time (docs/PROTOCOL.md,
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
 /// revoke), bind jobs for an existing identity, registered clients, the outbox,
-/// signing-key rotation.
+/// signing-key rotation, the audit log (`AdminRoutes+Events.swift`).
 struct AdminRoutes: Sendable {
     let provider: Provider
     let authorization: AdminAuthorization
@@ -30,6 +30,9 @@ struct AdminRoutes: Sendable {
         on(router, AdminAPI.credentials, listCredentials)
         on(router, AdminAPI.revokeCredential, revokeCredential)
         on(router, AdminAPI.rotateSigningKey, status: .created, rotateSigningKey)
+        on(router, AdminAPI.events, listEvents)
+        on(router, AdminAPI.verifyEvents, verifyEvents)
+        on(router, AdminAPI.eventCheckpoints, listEventCheckpoints)
     }
 
     /// Registers `endpoint` behind the admin token; the handler answers its typed answer.

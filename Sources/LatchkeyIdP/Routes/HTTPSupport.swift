@@ -143,18 +143,30 @@ struct ClientAddressMiddleware: RouterMiddleware {
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let limiter: RateLimiter
+    let audit: AuditLog
+    let database: any ProviderDatabase
 
     /// A group of the public router whose routes are behind the limit, at the provider's
     /// configured rate. It runs once the router has matched a route, so it sees the
     /// route's path template (`context.endpointPath`).
     static func group(on router: Router<ProviderRequestContext>, provider: Provider) -> RouterGroup<ProviderRequestContext> {
-        router.group().add(middleware: RateLimitMiddleware(limiter: RateLimiter(limit: provider.context.configuration.rateLimitPerMinute)))
+        router.group().add(middleware: RateLimitMiddleware(
+            limiter: RateLimiter(limit: provider.context.configuration.rateLimitPerMinute), audit: provider.context.audit, database: provider.context.database
+        ))
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .post, let route = context.endpointPath, let bucket = Self.bucket(route.dropFirst()) {
-            guard await limiter.allow(bucket + "|" + context.limitKey) else {
+            let count = await limiter.count(bucket + "|" + context.limitKey)
+            guard count <= limiter.limit else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
+                if count == limiter.limit + 1 {
+                    // Once per address, endpoint and window: a flood is one event.
+                    await audit.recordQuietly(AuditEntry(
+                        .rateLimitEngaged, outcome: .failure, error: .slowDown, actor: .anonymous,
+                        details: AuditEvent.Details(limit: bucket, windowSeconds: limiter.windowSeconds)
+                    ), in: database, logger: context.logger)
+                }
                 return HTTPSupport.error(.slowDown, "too many requests; try again in a minute", status: .tooManyRequests)
             }
         }

@@ -4,8 +4,11 @@ import Foundation
 /// requests a minute. Guessing a code or replaying assertions at speed is then slow,
 /// on top of the per-job attempt limits. Memory is bounded: old windows are dropped.
 actor RateLimiter {
-    private let limit: Int
-    private let window: TimeInterval = 60
+    /// Requests a key may make per window.
+    let limit: Int
+    /// How long a window lasts, in seconds.
+    let windowSeconds = 60
+    private var window: TimeInterval { TimeInterval(windowSeconds) }
     private var counts: [String: (start: Date, count: Int)] = [:]
     private static let maximumKeys = 50_000
 
@@ -21,6 +24,13 @@ actor RateLimiter {
 
     /// Counts a request; false when the key is over its limit.
     func allow(_ key: String, now: Date = ProviderClock.now) -> Bool {
+        count(key, now: now) <= limit
+    }
+
+    /// The key's requests so far in its window, this one counted: over ``limit`` means
+    /// refused, and exactly one over is when the limit engaged (the one refusal the audit
+    /// log keeps for the window, docs/PROTOCOL.md, "Audit log").
+    func count(_ key: String, now: Date = ProviderClock.now) -> Int {
         if counts.count > Self.maximumKeys {
             counts = counts.filter { now.timeIntervalSince($0.value.start) < window }
             if counts.count > Self.maximumKeys { counts.removeAll() }
@@ -29,6 +39,6 @@ actor RateLimiter {
         if now.timeIntervalSince(entry.start) >= window { entry = (now, 0) }
         entry.count += 1
         counts[key] = entry
-        return entry.count <= limit
+        return entry.count
     }
 }

@@ -143,12 +143,10 @@ struct SignIns: Sendable {
     /// and the counter recorded only if both are still as they were read.
     func complete(session id: String, response: AuthenticationResponseJSON, now: Date = ProviderClock.now) async throws -> URL {
         let session = try openSession(id, now: now)
-        let credential = try await context.database.read { transaction in
-            try await self.credentials.signer(
-                response.rawId.data, session: session.id, spentError: .notFound("unknown, used or expired authentication session"), in: transaction
-            )
-        }
-        let signCount = try context.verify(response, by: credential, challenge: session.challenge, allowed: session.allowedCredentials)
+        let (credential, signCount) = try await AssertionCheck(context: context, credentials: credentials).verify(response, for: .init(
+            sessionID: session.id, clientID: session.clientID, challenge: session.challenge, allowedCredentials: session.allowedCredentials,
+            spentError: .notFound("unknown, used or expired authentication session")
+        ))
         let signIn = GrantLedger.VerifiedSignIn(
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
             clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT

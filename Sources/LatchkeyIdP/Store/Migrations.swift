@@ -288,6 +288,45 @@ enum Migrations {
         ALTER TABLE device_codes ADD COLUMN requester_network TEXT;
         CREATE INDEX device_codes_client_network ON device_codes (client_id, requester_network)
         """,
+        // 10: the audit log (docs/ARCHITECTURE.md, "The audit log"): one row per decision,
+        // written with it (`seq` and `chain_hash` empty until the sealer gives the row its
+        // place in the chain), its authentication code under the sealed audit key; the
+        // chain's signed head, and the checkpoints kept for retention to prune to.
+        """
+        CREATE TABLE audit_events (
+            id {SERIAL},
+            seq BIGINT UNIQUE,
+            chain_hash {BLOB},
+            occurred_at BIGINT NOT NULL,
+            event_type TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            error TEXT,
+            actor_kind TEXT NOT NULL,
+            actor_id TEXT,
+            subject TEXT,
+            client TEXT,
+            address TEXT,
+            user_agent TEXT,
+            details TEXT,
+            mac {BLOB} NOT NULL
+        );
+        CREATE INDEX audit_events_waiting ON audit_events (id) WHERE seq IS NULL;
+        CREATE INDEX audit_events_subject ON audit_events (subject, seq);
+        CREATE INDEX audit_events_type ON audit_events (event_type, seq);
+        CREATE TABLE audit_head (
+            singleton BIGINT PRIMARY KEY,
+            seq BIGINT NOT NULL,
+            chain_hash {BLOB} NOT NULL,
+            signature TEXT NOT NULL,
+            updated_at BIGINT NOT NULL
+        );
+        CREATE TABLE audit_checkpoints (
+            seq BIGINT PRIMARY KEY,
+            chain_hash {BLOB} NOT NULL,
+            signature TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

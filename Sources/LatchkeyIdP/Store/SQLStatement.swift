@@ -50,6 +50,22 @@ struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
         mutating func appendInterpolation(raw: String) {
             text += raw
         }
+
+        /// Another statement as a part of this one (a step of a statement of CTEs): its
+        /// text, with its placeholders renumbered after this one's, and its values bound.
+        mutating func appendInterpolation(statement: SQLStatement) {
+            let offset = binds.count
+            var scalars = statement.text.unicodeScalars[...]
+            while let scalar = scalars.popFirst() {
+                text.unicodeScalars.append(scalar)
+                guard scalar == "$" else { continue }
+                let digits = scalars.prefix { ("0"..."9").contains($0) }
+                guard let number = Int(String(String.UnicodeScalarView(digits))) else { continue }
+                scalars = scalars.dropFirst(digits.count)
+                text += String(number + offset)
+            }
+            binds += statement.binds
+        }
     }
 }
 

@@ -174,6 +174,10 @@ struct Transfers: Sendable {
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             try await self.credentials.register(pending.record, identityID: current.identityID, now: now, in: transaction)
+            try await self.context.audit.record(AuditEntry(
+                .transferApproved, actor: .identity(current.identityID), subject: current.identityID,
+                details: AuditEvent.Details(credential: Base64URL.encode(pending.record.id)), now: now
+            ), in: transaction)
             current.boundCredentialID = pending.record.id
             current.end(.completed, at: now)
             try await current.save(in: transaction)

@@ -5,7 +5,7 @@ import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
 
-/// `latchkey serve` with its SQLite store on a full disk: a 1 MiB tmpfs mounted in a
+/// `latchkey serve` with its SQLite store on a full disk: a 2 MiB tmpfs mounted in a
 /// private mount namespace (`unshare -rm`, no privileges needed; where user namespaces
 /// are off the test says it was skipped). Writes must fail with 503 and the store's own
 /// error, reads must go on, and every write acknowledged before must still be there.
@@ -25,7 +25,7 @@ struct ProviderDiskFullTests {
         try FileManager.default.createDirectory(atPath: file("disk"), withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let port = try MultiInstanceTests.freePort()
         let script = """
-            mount -t tmpfs -o size=1m,mode=0700 tmpfs "$1" || exit 77
+            mount -t tmpfs -o size=2m,mode=0700 tmpfs "$1" || exit 77
             LATCHKEY_ADMIN_TOKEN="$4" "$2" serve --port "$3" --data-dir "$1/data" --json > "$5" 2> "$6" &
             echo $! > "$7"
             wait $!
@@ -62,7 +62,7 @@ struct ProviderDiskFullTests {
             )
             if status == 201 { acknowledged.append("user\(index)") } else { refusals.append("\(status) \(answer["error"]?.stringValue ?? "-")") }
         }
-        print("Provider disk-full test: \(acknowledged.count) identities acknowledged before the 1 MiB disk filled; then \(refusals)")
+        print("Provider disk-full test: \(acknowledged.count) identities acknowledged before the 2 MiB disk filled; then \(refusals)")
         // Reads go on while writes cannot.
         let (jwks, _) = try await ProviderTests.request("GET", issuer.appendingPathComponent("jwks"))
         let pid = try #require(Int32(try String(contentsOfFile: file("pid"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))

@@ -110,7 +110,7 @@ extension HostileInputSuite {
                          try await transaction.first("SELECT count(*) AS secrets FROM provider_secrets")?.decode("secrets", as: Int64.self))
                     }
                     #expect(versions == [Int64(Migrations.currentVersion)], "round \(round): \(versions)")
-                    #expect(keys == 1 && secrets == 3, "round \(round): one signing key and one of each secret, not one per instance")
+                    #expect(keys == 1 && secrets == 5, "round \(round): one signing key and one of each secret, not one per instance")
                     let tickets = try contexts.map { try $0.tickets.seal(["probe"], purpose: "probe") }
                     #expect(tickets.allSatisfy { ticket in contexts.allSatisfy { (try? $0.tickets.open([String].self, from: ticket, purpose: "probe")) == ["probe"] } },
                             "round \(round): every instance opens every other's tickets")

@@ -1,0 +1,158 @@
+import ArgumentParser
+import Foundation
+import LatchkeyIdP
+import LatchkeyProtocol
+
+extension LatchkeyCommand {
+    /// `latchkey admin events`: the provider's audit log (docs/PROTOCOL.md, "Audit log"):
+    /// list or follow it, or check that nobody altered it.
+    struct Events: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "events",
+            abstract: "Read the provider's tamper-evident audit log, or verify it.",
+            subcommands: [ListEvents.self, VerifyEvents.self],
+            defaultSubcommand: ListEvents.self
+        )
+    }
+
+    /// `latchkey admin events [list]`.
+    struct ListEvents: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Print audit events, oldest first (NDJSON with --json).")
+
+        @OptionGroup var options: AdminOptions
+
+        @Option(help: "Only events of this type (signin.succeeded, token.issued, …).")
+        var type: String?
+
+        @Option(help: "Only events about this identity id.")
+        var subject: String?
+
+        @Option(help: ArgumentHelp("Only events of the last DURATION (30s, 15m, 12h, 7d).", valueName: "duration"))
+        var since: String?
+
+        @Option(help: "Start after this event id.")
+        var after: Int64 = 0
+
+        @Flag(help: "Keep waiting for new events and print them as they come, until interrupted.")
+        var follow = false
+
+        func run() async throws {
+            var query: [(String, String)] = [(AdminAPI.EventQuery.limit, String(AdminAPI.EventQuery.maximumLimit))]
+            if let type { query.append((AdminAPI.EventQuery.type, type)) }
+            if let subject { query.append((AdminAPI.EventQuery.subject, subject)) }
+            if let since {
+                let seconds = try Self.duration(since)
+                query.append((AdminAPI.EventQuery.since, AuditEvent.formatTime(Date().addingTimeInterval(-seconds))))
+            }
+            var cursor = after
+            while true {
+                let page = try await options.send(AdminAPI.events, query: query + [(AdminAPI.EventQuery.after, String(cursor))])
+                for event in page.events {
+                    if options.json { try JSONOutput.printLine(event) } else { TextOutput.line(Self.line(event)) }
+                }
+                cursor = page.events.last?.id ?? cursor
+                if page.next != nil { continue }
+                guard follow else { return }
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+
+        /// `30s`, `15m`, `12h`, `7d` in seconds; at most ten years.
+        static func duration(_ text: String) throws -> TimeInterval {
+            let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+            guard let unit = text.last, let scale = units[unit], text.count <= 12, let count = Int(text.dropLast()), count > 0,
+                  TimeInterval(count) * scale <= 3650 * 86_400
+            else { throw ValidationError("a duration is a number and s, m, h or d (30s, 15m, 12h, 7d), at most ten years") }
+            return TimeInterval(count) * scale
+        }
+
+        /// One event as a line: time, id, type, outcome, then `name=value` members, each
+        /// value made safe to show (an address or agent comes from the requester).
+        static func line(_ event: AuditEvent) -> String {
+            var parts = [AuditEvent.formatTime(event.time), "#\(event.id)", TextOutput.field(event.type.rawValue, maximumLength: 64), event.outcome.rawValue]
+            func add(_ name: String, _ value: String?) {
+                if let value { parts.append(name + "=" + TextOutput.field(value, maximumLength: 300).replacingOccurrences(of: " ", with: "\u{2423}")) }
+            }
+            add("error", event.error)
+            add("actor", event.actor.kind.rawValue + (event.actor.id.map { ":" + $0 } ?? ""))
+            add("subject", event.subject)
+            add("client", event.client)
+            add("address", event.address)
+            add("credential", event.details?.credential)
+            add("grant", event.details?.grantType)
+            add("scope", event.details?.scope)
+            add("username", event.details?.username)
+            add("limit", event.details?.limit)
+            add("through", event.details?.through.map(String.init))
+            add("agent", event.userAgent)
+            return parts.joined(separator: " ")
+        }
+    }
+
+    /// `latchkey admin events verify`: exit 0 and "intact", or exit 1 naming the first
+    /// event altered, removed, inserted or out of order.
+    struct VerifyEvents: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify",
+            abstract: "Check the audit log's hash chain, authentication codes and signed checkpoints.",
+            discussion: "Ask a running provider (--idp), or read its store directly (--data-dir for SQLite, --database for PostgreSQL; the store key as for serve)."
+        )
+
+        @Option(help: "The identity provider's issuer URL (asks the provider to check its log).")
+        var idp: String?
+
+        @Option(help: ArgumentHelp("File holding the admin token (default: $LATCHKEY_ADMIN_TOKEN, or the systemd credential latchkey-admin-token).", valueName: "file"))
+        var adminTokenFile: String?
+
+        @Option(help: "The SQLite store's directory, as serve --data-dir (checked offline).")
+        var dataDir: String?
+
+        @Option(help: ArgumentHelp("A PostgreSQL store, as serve --database (checked offline).", valueName: "url"))
+        var database: String?
+
+        @Option(help: ArgumentHelp("File holding the PostgreSQL password.", valueName: "file"))
+        var databasePasswordFile: String?
+
+        @Option(help: ArgumentHelp("File holding the store key (default: the systemd credential latchkey-store-key; for SQLite, store.key in --data-dir).", valueName: "file"))
+        var storeKeyFile: String?
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func validate() throws {
+            let given = [idp != nil, dataDir != nil, database != nil].filter { $0 }.count
+            guard given == 1 else { throw ValidationError("give one of --idp, --data-dir or --database") }
+        }
+
+        func run() async throws {
+            let verification: AdminAPI.EventVerification
+            if let idp {
+                let options = try AdminOptions.parse(["--idp", idp] + (adminTokenFile.map { ["--admin-token-file", $0] } ?? []))
+                verification = try await options.send(AdminAPI.verifyEvents)
+            } else {
+                // Only the store is opened: no server runs, so no admin token is needed.
+                var configuration = ProviderConfiguration(adminToken: "")
+                if let storeKeyFile {
+                    configuration.storeKey = try SecretFile.read(storeKeyFile, exactly: 32)
+                } else if let key = try SecretFile.credential("latchkey-store-key", exactly: 32) {
+                    configuration.storeKey = key
+                }
+                if let database {
+                    let password = try SecretFile.password(file: databasePasswordFile, credential: "latchkey-database-password")
+                    configuration.storage = .postgres(try PostgresLocation(url: database, password: password))
+                } else if let dataDir {
+                    configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
+                }
+                verification = try await AuditLogVerification.verify(configuration: configuration)
+            }
+            if json {
+                try JSONOutput.print(verification)
+            } else if verification.intact {
+                TextOutput.line("intact: \(verification.checked) events checked (ids \(verification.anchor + 1) to \(verification.newest)), \(verification.checkpoints) signed checkpoints")
+            } else {
+                TextOutput.line("broken at event \(verification.firstBroken ?? 0): \(TextOutput.field(verification.problem ?? "", maximumLength: 512))")
+            }
+            if !verification.intact { throw ExitCode(1) }
+        }
+    }
+}

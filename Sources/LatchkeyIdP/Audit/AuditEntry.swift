@@ -1,0 +1,97 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+
+/// One decision, as the provider writes it into `audit_events` in the transaction that
+/// makes the decision (docs/ARCHITECTURE.md, "The audit log"): what ``AuditEvent`` shows,
+/// without the place in the chain, which the sealer gives it later.
+struct AuditEntry: Sendable, Equatable {
+    /// Milliseconds since 1970: what the store keeps, so what is hashed is what is read.
+    var time: Int64
+    var type: AuditEventType
+    var outcome: AuditEvent.Outcome
+    var error: String?
+    var actor: AuditEvent.Actor
+    var subject: String?
+    var client: String?
+    var address: String?
+    var userAgent: String?
+    /// ``AuditEvent/Details`` as JSON with sorted keys, made once: the hash covers these
+    /// bytes as stored, never a re-encoding.
+    var details: String?
+
+    /// The longest credential id kept in an event's details, in base64url characters: an
+    /// id an attacker presents may be up to 1,023 bytes.
+    static let maximumCredentialLength = 96
+
+    /// An entry made now, for the request being served (``AuditRequester``).
+    init(
+        _ type: AuditEventType, outcome: AuditEvent.Outcome = .success, error: ErrorCode? = nil, actor: AuditEvent.Actor,
+        subject: String? = nil, client: String? = nil, details: AuditEvent.Details? = nil, now: Date = ProviderClock.now
+    ) {
+        let requester = AuditRequester.current
+        self.init(
+            time: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)), type: type, outcome: outcome, error: error?.rawValue, actor: actor,
+            subject: subject, client: client, address: requester?.address, userAgent: requester?.userAgent,
+            details: details.flatMap(Self.encode)
+        )
+    }
+
+    init(
+        time: Int64, type: AuditEventType, outcome: AuditEvent.Outcome, error: String?, actor: AuditEvent.Actor, subject: String?,
+        client: String?, address: String?, userAgent: String?, details: String?
+    ) {
+        self.time = time
+        self.type = type
+        self.outcome = outcome
+        self.error = error
+        self.actor = actor
+        self.subject = subject
+        self.client = client
+        self.address = address
+        self.userAgent = userAgent
+        self.details = details
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    private static func encode(_ details: AuditEvent.Details) -> String? {
+        (try? encoder.encode(details)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The entry's bytes for its authentication code and its link in the chain: a version
+    /// label, then each member in a fixed order, absent as one byte 0xFF, present as 0x00,
+    /// its UTF-8 length (4 bytes, big-endian) and its bytes. Unambiguous without parsing:
+    /// no value can pass for the next member.
+    var canonical: Data {
+        var data = Data("latchkey-audit-event-1".utf8)
+        for member in [
+            String(time), type.rawValue, outcome.rawValue, error, actor.kind.rawValue, actor.id, subject, client, address, userAgent, details,
+        ] {
+            guard let member else {
+                data.append(0xFF)
+                continue
+            }
+            let bytes = Data(member.utf8)
+            data.append(0x00)
+            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { data.append(contentsOf: $0) }
+            data.append(bytes)
+        }
+        return data
+    }
+
+    /// The event an admin reads, once the entry has its place in the chain.
+    func event(id: Int64, hash: Data?) -> AuditEvent {
+        AuditEvent(
+            id: id, time: Date(timeIntervalSince1970: Double(time) / 1000), type: type, outcome: outcome, error: error, actor: actor,
+            subject: subject, client: client, address: address, userAgent: userAgent,
+            details: details.flatMap { try? JSONDecoder().decode(AuditEvent.Details.self, from: Data($0.utf8)) },
+            hash: hash.map(Base64URL.encode)
+        )
+    }
+}

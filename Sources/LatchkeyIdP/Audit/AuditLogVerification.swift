@@ -1,0 +1,49 @@
+import Foundation
+public import LatchkeyProtocol
+import LatchkeyCrypto
+import Logging
+
+/// `latchkey admin events verify --data-dir DIR` or `--database URL`: the audit log
+/// checked on the store itself, with no provider running (docs/PROTOCOL.md, "Audit log").
+/// It needs the store key, as the provider does: the rows' authentication key and the
+/// checkpoints' signing key are sealed with it. It writes nothing: waiting events are
+/// left for the provider to seal, and a store without an audit log says so.
+public enum AuditLogVerification {
+    public static func verify(configuration: ProviderConfiguration) async throws -> AdminAPI.EventVerification {
+        var logger = Logger(label: "latchkey.audit")
+        logger.logLevel = .error
+        if case .sqlite(let directory) = configuration.storage {
+            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent(StoreFiles.databaseName).path) else {
+                throw StoreError.unavailable("no Latchkey store in \(directory.path)")
+            }
+        }
+        let opened = try await ProviderStore.open(configuration, logger: logger)
+        do {
+            let result = try await verify(opened)
+            await opened.database.close()
+            return result
+        } catch {
+            await opened.database.close()
+            throw error
+        }
+    }
+
+    private static func verify(_ opened: ProviderStore.Opened) async throws -> AdminAPI.EventVerification {
+        let version = try await opened.database.read { transaction in
+            try await transaction.first("SELECT version FROM latchkey_schema")?.decode("version", as: Int64.self)
+        } ?? 0
+        guard version >= 10 else {
+            throw StoreError.unavailable("this store has no audit log yet (schema version \(version)): start a provider of this version on it first")
+        }
+        let sealing = StoreSealing(key: opened.storeKey)
+        let audit = AuditLog(enabled: true)
+        guard let macKey = try await sealing.existingValue(named: AuditChain.macKeyName, in: opened.database),
+              let signingKey = try await sealing.existingValue(named: AuditChain.signingKeyName, in: opened.database)
+        else {
+            return AdminAPI.EventVerification(intact: true, checked: 0, anchor: 0, newest: 0, checkpoints: 0)
+        }
+        audit.load(key: SymmetricKey(data: macKey))
+        let key = try SigningKey(pkcs8DER: signingKey).publicKey
+        return try await AuditVerifier(database: opened.database, audit: audit, key: key).verify()
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyProtocol
+import Logging
+
+/// Gives waiting events their place in the chain (docs/ARCHITECTURE.md, "The audit log"):
+/// one sealer at a time across every instance of the store, under an exclusive lock, takes
+/// the events not yet sealed in the order they were written, links each to the one before
+/// (``AuditChain/link(previous:id:entry:)``), signs the new head, and keeps a checkpoint
+/// now and then. Decisions never wait for it: a sign-in writes one row and goes on, so
+/// instances writing at once do not queue behind one chain head. It runs with
+/// housekeeping and before every admin read of the log, so what an admin reads is sealed.
+struct AuditSealer: Sendable {
+    let context: ProviderContext
+    /// Events sealed per transaction.
+    static let batch = 500
+
+    /// Seals every waiting event; returns how many, by type.
+    @discardableResult
+    func seal(now: Date = ProviderClock.now) async throws -> [AuditEventType: Int] {
+        guard context.audit.enabled else { return [:] }
+        var total: [AuditEventType: Int] = [:]
+        while true {
+            let sealed = try await sealBatch(now: now)
+            total.merge(sealed.counts) { $0 + $1 }
+            if sealed.rows < Self.batch { break }
+        }
+        for (type, count) in total { context.metrics.auditEvents(type, count: count) }
+        return total
+    }
+
+    private func sealBatch(now: Date) async throws -> (rows: Int, counts: [AuditEventType: Int]) {
+        let key = try await context.auditSigningKey()
+        let issuer = context.issuer.absoluteString
+        return try await context.database.exclusiveTransaction(lock: AuditChain.lockKey) { transaction in
+            let rows = try await transaction.query("""
+                SELECT id, \(raw: AuditLog.columns) FROM audit_events WHERE seq IS NULL ORDER BY id LIMIT \(Self.batch)
+                """)
+            guard !rows.isEmpty else { return (0, [:]) }
+            let head = try await transaction.first("SELECT seq, chain_hash FROM audit_head WHERE singleton = 1")
+            var id = try head?.decode("seq", as: Int64.self) ?? 0
+            var link = try head?.decode("chain_hash", as: Data.self) ?? AuditChain.genesis
+            var counts: [AuditEventType: Int] = [:]
+            for row in rows {
+                // A row that does not decode is still chained, as it is: verify names it.
+                let entry = (try? AuditEntry(row: row)) ?? AuditEntry(
+                    time: 0, type: AuditEventType(rawValue: "unreadable"), outcome: .failure, error: nil, actor: .anonymous, subject: nil,
+                    client: nil, address: nil, userAgent: nil, details: nil
+                )
+                id += 1
+                link = try AuditChain.link(previous: link, id: id, entry: entry)
+                try await transaction.execute("UPDATE audit_events SET seq = \(id), chain_hash = \(link) WHERE id = \(try row.decode("id", as: Int64.self))")
+                counts[entry.type, default: 0] += 1
+            }
+            let signature = try AuditChain.sign(id: id, hash: link, issuer: issuer, now: now, key: key)
+            if head == nil {
+                try await transaction.execute("""
+                    INSERT INTO audit_head (singleton, seq, chain_hash, signature, updated_at) VALUES (1, \(id), \(link), \(signature), \(now))
+                    """)
+            } else {
+                try await transaction.execute("""
+                    UPDATE audit_head SET seq = \(id), chain_hash = \(link), signature = \(signature), updated_at = \(now) WHERE singleton = 1
+                    """)
+            }
+            let last = try await transaction.first("SELECT seq, created_at FROM audit_checkpoints ORDER BY seq DESC LIMIT 1")
+            let lastID = try last?.decode("seq", as: Int64.self) ?? 0
+            let lastTime = try last?.decode("created_at", as: Date.self) ?? .distantPast
+            if id - lastID >= AuditChain.checkpointEvery || now.timeIntervalSince(lastTime) >= AuditChain.checkpointInterval {
+                try await transaction.execute("""
+                    INSERT INTO audit_checkpoints (seq, chain_hash, signature, created_at) VALUES (\(id), \(link), \(signature), \(now))
+                    """)
+            }
+            return (rows.count, counts)
+        }
+    }
+
+    /// Retention (`serve --audit-retention`): removes whole segments, every event up to
+    /// the newest kept checkpoint whose event is older than `retention`, and the
+    /// checkpoints before it; that checkpoint anchors the chain from then on, and an
+    /// `audit.pruned` event, chained like any other, says so, so a segment cut without it
+    /// shows as removed.
+    func prune(retention: TimeInterval, now: Date = ProviderClock.now) async throws {
+        guard context.audit.enabled else { return }
+        let cutoff = now.addingTimeInterval(-retention)
+        let audit = context.audit
+        try await context.database.exclusiveTransaction(lock: AuditChain.lockKey) { transaction in
+            guard let row = try await transaction.first("""
+                SELECT max(c.seq) AS through FROM audit_checkpoints c JOIN audit_events e ON e.seq = c.seq WHERE e.occurred_at < \(cutoff)
+                """), let through = try row.decode("through", as: Int64?.self) else { return }
+            let oldest = try await transaction.first("SELECT min(seq) AS oldest FROM audit_events WHERE seq IS NOT NULL")
+            guard let first = try oldest?.decode("oldest", as: Int64?.self), first <= through else { return }
+            try await transaction.execute("DELETE FROM audit_events WHERE seq IS NOT NULL AND seq <= \(through)")
+            try await transaction.execute("DELETE FROM audit_checkpoints WHERE seq < \(through)")
+            try await audit.record(
+                AuditEntry(.auditPruned, actor: .provider, details: AuditEvent.Details(through: through), now: now), in: transaction
+            )
+        }
+    }
+}

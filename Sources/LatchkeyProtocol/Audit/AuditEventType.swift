@@ -1,0 +1,74 @@
+/// The type of an ``AuditEvent``: what the provider decided (docs/PROTOCOL.md, "Audit
+/// log"). Open-ended, as event types are added with features (`ssh.*`, `pam.*`); a reader
+/// that meets an unknown type shows it by name.
+public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// The admin API made an identity.
+    public static let identityCreated = AuditEventType(rawValue: "identity.created")
+    /// An identity was deleted, its credentials and grants with it.
+    public static let identityDeleted = AuditEventType(rawValue: "identity.deleted")
+    /// A credential was registered to an identity (a bind link, sign-up, recovery, an
+    /// import).
+    public static let credentialRegistered = AuditEventType(rawValue: "credential.registered")
+    /// A credential was deleted by its holder.
+    public static let credentialDeleted = AuditEventType(rawValue: "credential.deleted")
+    /// An admin revoked a credential.
+    public static let credentialRevoked = AuditEventType(rawValue: "credential.revoked")
+    /// A sign-in's assertion verified and its authorization code was issued.
+    public static let signInSucceeded = AuditEventType(rawValue: "signin.succeeded")
+    /// A sign-in's assertion was refused.
+    public static let signInFailed = AuditEventType(rawValue: "signin.failed")
+    /// The token endpoint issued tokens (details: the grant type).
+    public static let tokenIssued = AuditEventType(rawValue: "token.issued")
+    /// A refresh token was exchanged for new tokens.
+    public static let tokenRefreshed = AuditEventType(rawValue: "token.refreshed")
+    /// A token was revoked (RFC 7009), and its grant family with it.
+    public static let tokenRevoked = AuditEventType(rawValue: "token.revoked")
+    /// A device's sign-in (RFC 8628) was approved with a passkey.
+    public static let deviceApproved = AuditEventType(rawValue: "device.approved")
+    /// A device's sign-in was denied by the person asked.
+    public static let deviceDenied = AuditEventType(rawValue: "device.denied")
+    /// The admin API registered a client.
+    public static let clientCreated = AuditEventType(rawValue: "client.created")
+    /// The admin API deleted a client, ending its grants.
+    public static let clientDeleted = AuditEventType(rawValue: "client.deleted")
+    /// An exporter approved a device transfer.
+    public static let transferApproved = AuditEventType(rawValue: "transfer.approved")
+    /// Self-registration finished with a first credential.
+    public static let signUpCompleted = AuditEventType(rawValue: "signup.completed")
+    /// Recovery by e-mail finished with a new credential.
+    public static let recoveryCompleted = AuditEventType(rawValue: "recovery.completed")
+    /// The attestation CA certified a TPM key.
+    public static let attestationCertified = AuditEventType(rawValue: "attestation.certified")
+    /// A wrong admin token was presented: one event per address and window, however
+    /// many tries the window saw.
+    public static let adminTokenRefused = AuditEventType(rawValue: "admin.token.refused")
+    /// An address reached a rate limit: one event per address, limit and window, the
+    /// requests refused in it are not stored one by one.
+    public static let rateLimitEngaged = AuditEventType(rawValue: "ratelimit.engaged")
+    /// Retention removed the events up to a checkpoint (details: `through`).
+    public static let auditPruned = AuditEventType(rawValue: "audit.pruned")
+
+    /// Every type this version of the provider writes.
+    public static let known: Set<AuditEventType> = [
+        .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
+        .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
+        .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
+    ]
+}

@@ -1,0 +1,82 @@
+import Foundation
+import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyTestSupport
+import Testing
+
+/// The audit log abused (docs/SECURITY.md, "Audit log"): its reading endpoint given
+/// absurd pages and cursors, forged user agents and addresses written into events, and
+/// floods that would fill the disk one event at a time.
+extension HostileInputSuite {
+    /// Every event, oldest first.
+    static func auditEvents(_ provider: ProviderHarness) async throws -> [AuditEvent] {
+        let reply = try await provider.admin.call(AdminAPI.events, query: [(AdminAPI.EventQuery.limit, "1000")])
+        return try #require(reply.answer, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))").events
+    }
+
+    @Test("/admin/events refuses a limit of a billion, a cursor that is not a number, a malformed time and an oversized type, each 400")
+    func auditQueryBounds() async throws {
+        try await ProviderHarness.run { provider in
+            for query in [
+                [(AdminAPI.EventQuery.limit, "1000000000")], [(AdminAPI.EventQuery.limit, "0")], [(AdminAPI.EventQuery.after, "abc")],
+                [(AdminAPI.EventQuery.after, "-1")], [(AdminAPI.EventQuery.after, "99999999999999999999999")],
+                [(AdminAPI.EventQuery.since, "yesterday")], [(AdminAPI.EventQuery.type, String(repeating: "t", count: 65))],
+                [(AdminAPI.EventQuery.subject, String(repeating: "s", count: 5000))],
+            ] {
+                let reply = try await provider.admin.call(AdminAPI.events, query: query)
+                #expect(reply.status == 400 && reply.refusal?.error == .invalidRequest, "\(query): \(reply.status)")
+            }
+            let page = try await provider.admin.call(AdminAPI.events, query: [(AdminAPI.EventQuery.limit, "1000")])
+            #expect(page.status == 200)
+        }
+    }
+
+    @Test("a forged User-Agent (escape sequences, bidi controls, 4 KB) and X-Forwarded-For reach an event bounded and escaped, the address as the provider saw it")
+    func auditForgedRequester() async throws {
+        try await ProviderHarness.run { provider in
+            let clients = provider.issuer.appendingPathComponent(try #require(AdminAPI.listClients.path()))
+            // Control characters never get past the HTTP parser (RFC 9110 §5.5): refused, nothing written.
+            let escapes = try await HTTPExchange.send(
+                HTTPMethod.get, clients, headers: ["Authorization": "Bearer wrong", "User-Agent": "Mozilla/5.0 \u{1B}]0;owned\u{07}\u{1B}[2J"]
+            )
+            #expect(escapes.status == 400)
+            #expect(try await Self.auditEvents(provider).isEmpty)
+            // What does get past (bidi overrides, 4 KB) is kept bounded and escaped.
+            let agent = "Mozilla/5.0 \u{202E}gnp.exe\u{202C} \\x1b[31m " + String(repeating: "A", count: 4000)
+            let response = try await HTTPExchange.send(
+                HTTPMethod.get, clients, headers: ["Authorization": "Bearer wrong", "User-Agent": agent, "X-Forwarded-For": "203.0.113.9"]
+            )
+            #expect(response.status == 401)
+            let event = try #require(try await Self.auditEvents(provider).first { $0.type == .adminTokenRefused })
+            let kept = try #require(event.userAgent)
+            #expect(kept.unicodeScalars.count <= AuditEvent.maximumUserAgentLength + 16, "\(kept.unicodeScalars.count) scalars")
+            #expect(!kept.unicodeScalars.contains { $0.isUnsafeOnTerminal }, "no control or bidi scalar is kept raw: \(kept.debugDescription)")
+            #expect(kept.hasPrefix("Mozilla/5.0 \\u{202E}gnp.exe\\u{202C} \\\\x1b[31m AAA"), "\(kept)")
+            #expect(event.address == "127.0.0.1", "no trusted proxy: the forwarded address is not believed")
+        }
+    }
+
+    @Test("floods are summarised: 200 refused token requests from one address and 40 wrong admin tokens write one event each, not one per try")
+    func auditFloodsSummarised() async throws {
+        try await ProviderHarness.run { provider in
+            let token = provider.issuer.appendingPathComponent(ProtocolPath.token)
+            let tally = await RawConnection.flood(count: 200, parallel: 8) { _ in
+                try await HTTPExchange.form(token, TokenRequest(grantType: .authorizationCode, code: "made-up", clientID: "latchkey-cli").formItems).status
+            }
+            #expect(tally[429, default: 0] >= 70, "\(tally)")
+            // From another address than the test's own admin calls, which the guesses lock out.
+            let clients = "/" + (try #require(AdminAPI.listClients.path()))
+            for _ in 0..<40 {
+                let connection = try await RawConnection.open(port: provider.port, source: "127.0.0.9")
+                _ = try await connection.exchange(HTTPMethod.get, clients, headers: ["Authorization": "Bearer guess"])
+            }
+            let events = try await Self.auditEvents(provider)
+            #expect(events.filter { $0.type == .rateLimitEngaged }.count == 1, "\(events.map(\.type))")
+            #expect(events.filter { $0.type == .adminTokenRefused }.count == 1, "\(events.map(\.type))")
+            #expect(events.count == 2, "a refused code changes nothing, so writes nothing: \(events.map(\.type))")
+            let engaged = try #require(events.first { $0.type == .rateLimitEngaged })
+            #expect(engaged.details?.limit == ProtocolPath.token && engaged.details?.windowSeconds == 60 && engaged.error == "slow_down")
+        }
+    }
+}
