@@ -45,7 +45,9 @@ public func buildApplication(
     EnrollmentRoutes.add(to: routes, provider: provider)
     PageRoutes.add(to: routes, provider: provider)
     AttestationRoutes.add(to: routes, provider: provider)
-    var services: [any Service] = [Housekeeping(provider: provider, interval: .seconds(60)), StoreCloser(database: store.database)]
+    var services: [any Service] = [
+        Housekeeping(provider: provider, interval: .seconds(60)), AuditSealing(context: context, interval: configuration.auditSealInterval), StoreCloser(database: store.database),
+    ]
     if let mail = configuration.mail {
         services.append(MailDelivery(context: context, transport: try mail.makeTransport(), from: mail.from))
     }

@@ -111,6 +111,9 @@ public struct ProviderConfiguration: Sendable {
     /// How long audit events are kept (`serve --audit-retention`, default 90 days): older
     /// whole checkpointed segments are pruned.
     public var auditRetention: TimeInterval = 90 * 86_400
+    /// How often waiting audit events are sealed into the chain (``AuditSealing``): the
+    /// window in which a row could be dropped unseen by someone who can write the database.
+    public var auditSealInterval: Duration = .seconds(1)
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120

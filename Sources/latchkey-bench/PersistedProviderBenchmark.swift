@@ -47,7 +47,14 @@ struct PersistedProviderBenchmark {
             report.notes.append("seeded \(size) identities with a credential each in \(seeded)")
             let run = try await measure(label: "sqlite \(size)", servers: [ServeProcess.start(["--port", "0", "--data-dir", directory.path])], scratch: scratch)
             add(run, label: "SQLite, \(size) identities", to: &report, reference: memory)
-            if size == 0 { sqliteAtZero = run }
+            if size == 0 {
+                sqliteAtZero = run
+                // The audit log's cost (issue 52): the same store and load without it.
+                let bare = scratch.appendingPathComponent("sqlite-no-audit")
+                let off = try await measure(label: "sqlite no audit", servers: [ServeProcess.start(["--port", "0", "--data-dir", bare.path, "--no-audit"])], scratch: scratch)
+                addAuditCost(on: run, off: off, label: "SQLite", to: &report)
+                try? FileManager.default.removeItem(at: bare)
+            }
             if size == sizes.last, size > 0, let zero = sqliteAtZero {
                 for concurrency in concurrencies {
                     report.lines.append(ReportLine(
@@ -72,6 +79,13 @@ struct PersistedProviderBenchmark {
                 let run = try await measure(label: "postgres \(instances)", servers: servers, scratch: scratch)
                 add(run, label: "PostgreSQL, \(instances) instance\(instances == 1 ? "" : "s")", to: &report, reference: memory)
                 try await database.drop()
+                if instances == 1 {
+                    let bare = try await PostgresBenchDatabase.create(url)
+                    let server = try ServeProcess.start(["--port", "0", "--database", bare.url, "--store-key-file", keyFile.path, "--no-audit"])
+                    let off = try await measure(label: "postgres no audit", servers: [server], scratch: scratch)
+                    addAuditCost(on: run, off: off, label: "PostgreSQL", to: &report)
+                    try await bare.drop()
+                }
             }
         } else {
             report.notes.append("PostgreSQL: skipped (LATCHKEY_BENCH_POSTGRES_URL is not set; scripts/performance-report.sh sets it)")
@@ -103,6 +117,17 @@ struct PersistedProviderBenchmark {
         if run.errors > 0 {
             report.notes.append("\(label): first failure: \(run.firstError ?? "-")")
             report.lines.append(ReportLine(name: "\(label): failed authentications", latchkey: Double(run.errors), reference: nil, referenceName: "-", target: .atMost(0)))
+        }
+    }
+
+    /// The audit log's target (issue 52): server CPU per sign-in with the log on at most
+    /// 1.15 times the same with `serve --no-audit`.
+    private func addAuditCost(on: Run, off: Run, label: String, to report: inout Report) {
+        for concurrency in concurrencies {
+            report.lines.append(ReportLine(
+                name: "\(label), audit log on, \(concurrency) clients: server CPU ms/sign-in", latchkey: on.cpuPerSignIn[concurrency] ?? 0,
+                reference: off.cpuPerSignIn[concurrency], referenceName: "the same with --no-audit", target: .ratioAtMost(1.15)
+            ))
         }
     }
 

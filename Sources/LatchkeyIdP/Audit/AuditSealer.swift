@@ -8,12 +8,21 @@ import Logging
 /// the events not yet sealed in the order they were written, links each to the one before
 /// (``AuditChain/link(previous:id:entry:)``), signs the new head, and keeps a checkpoint
 /// now and then. Decisions never wait for it: a sign-in writes one row and goes on, so
-/// instances writing at once do not queue behind one chain head. It runs with
-/// housekeeping and before every admin read of the log, so what an admin reads is sealed.
+/// instances writing at once do not queue behind one chain head. It runs about once a
+/// second (``AuditSealing``) and before every admin read of the log, so what an admin reads
+/// is sealed.
 struct AuditSealer: Sendable {
     let context: ProviderContext
     /// Events sealed per transaction.
     static let batch = 500
+
+    /// Whether any event waits to be sealed: one lookup on the partial index of waiting
+    /// rows, outside any transaction and lock.
+    func hasWaiting() async throws -> Bool {
+        try await context.database.read { transaction in
+            try await transaction.first("SELECT id FROM audit_events WHERE seq IS NULL LIMIT 1") != nil
+        }
+    }
 
     /// Seals every waiting event; returns how many, by type.
     @discardableResult

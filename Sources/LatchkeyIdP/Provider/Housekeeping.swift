@@ -26,11 +26,9 @@ struct Housekeeping: Service {
         }
     }
 
-    /// Seals the audit events written since the last run, and prunes what retention lets go.
+    /// Prunes what audit retention lets go (sealing runs on its own, ``AuditSealing``).
     func audit(now: Date) async throws {
-        let sealer = AuditSealer(context: provider.context)
-        try await sealer.seal(now: now)
-        try await sealer.prune(retention: provider.context.configuration.auditRetention, now: now)
+        try await AuditSealer(context: provider.context).prune(retention: provider.context.configuration.auditRetention, now: now)
     }
 
     func prune(now: Date) async throws {

@@ -78,8 +78,8 @@ struct AuditLogTests {
             ], "\(types)")
             #expect(events.map(\.id) == Array(1...Int64(events.count)), "ids are 1, 2, 3, … in order")
             func event(_ type: String) throws -> AuditEvent {
-                let found = events.first(where: { $0.type.rawValue == type })
-                return try #require(found, "no \(type) event")
+                guard let found = events.first(where: { $0.type.rawValue == type }) else { throw TestSupportError("no \(type) event") }
+                return found
             }
 
             let refusedAdmin = try event("admin.token.refused")
