@@ -109,6 +109,9 @@ extension LatchkeyCommand {
         @Flag(help: "Keep no audit log (only to measure what it costs).")
         var noAudit = false
 
+        @Flag(help: "Copy each audit event to the systemd journal as structured fields (LATCHKEY_AUDIT_TYPE=…).")
+        var auditSyslog = false
+
         @Flag(help: "Print the issuer and where the admin token is as one JSON line once listening.")
         var json = false
 
@@ -148,6 +151,10 @@ extension LatchkeyCommand {
             configuration.auditRetention = try ListEvents.duration(auditRetention)
             guard configuration.auditRetention >= 3600 else { throw ValidationError("--audit-retention must be at least 1h") }
             configuration.auditLog = !noAudit
+            if auditSyslog {
+                guard !noAudit else { throw ValidationError("--audit-syslog copies the audit log: not with --no-audit") }
+                configuration.auditJournalSocket = "/run/systemd/journal/socket"
+            }
             configuration.trustedProxies = try trustedProxies.map { text in
                 guard let network = IPNetwork(text) else { throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network") }
                 return network

@@ -30,6 +30,9 @@ public func buildApplication(
     let logger = configuration.logger
     let store = try await configuration.clock.bound { try await ProviderStore.open(configuration, logger: logger) }
     let context = ProviderContext(configuration: configuration, database: store.database, storeKey: store.storeKey, logger: logger)
+    if let path = configuration.auditJournalSocket {
+        context.audit.attach(try AuditJournal(path: path))
+    }
     let provider = Provider(context: context)
     let authorization = AdminAuthorization(token: configuration.adminToken, audit: context.audit, database: context.database)
     let router = ProviderRouters.router(provider)

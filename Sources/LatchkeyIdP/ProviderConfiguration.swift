@@ -114,6 +114,9 @@ public struct ProviderConfiguration: Sendable {
     /// How often waiting audit events are sealed into the chain (``AuditSealing``): the
     /// window in which a row could be dropped unseen by someone who can write the database.
     public var auditSealInterval: Duration = .seconds(1)
+    /// Where a copy of each sealed event goes as structured journal fields
+    /// (`serve --audit-syslog`: journald's native socket); nil, nowhere.
+    public var auditJournalSocket: String?
     /// Requests per minute one client address may make to an endpoint that takes a
     /// code or an assertion (token, bind code, authenticate).
     public var rateLimitPerMinute = 120

@@ -49,6 +49,8 @@ struct PersistedProviderBenchmark {
             add(run, label: "SQLite, \(size) identities", to: &report, reference: memory)
             if size == 0 {
                 sqliteAtZero = run
+            }
+            if size == 0, !ServeProcess.auditOff {
                 // The audit log's cost (issue 52): the same store and load without it.
                 let bare = scratch.appendingPathComponent("sqlite-no-audit")
                 let off = try await measure(label: "sqlite no audit", servers: [ServeProcess.start(["--port", "0", "--data-dir", bare.path, "--no-audit"])], scratch: scratch)
@@ -79,7 +81,7 @@ struct PersistedProviderBenchmark {
                 let run = try await measure(label: "postgres \(instances)", servers: servers, scratch: scratch)
                 add(run, label: "PostgreSQL, \(instances) instance\(instances == 1 ? "" : "s")", to: &report, reference: memory)
                 try await database.drop()
-                if instances == 1 {
+                if instances == 1, !ServeProcess.auditOff {
                     let bare = try await PostgresBenchDatabase.create(url)
                     let server = try ServeProcess.start(["--port", "0", "--database", bare.url, "--store-key-file", keyFile.path, "--no-audit"])
                     let off = try await measure(label: "postgres no audit", servers: [server], scratch: scratch)

@@ -44,6 +44,7 @@ struct ProviderBenchmark {
         var configuration = ProviderConfiguration(adminToken: ServeProcess.adminToken)
         configuration.rateLimitPerMinute = .max
         configuration.logLevel = .warning
+        configuration.auditLog = !ServeProcess.auditOff
         return try await withReferenceProvider(configuration: configuration) { issuer in try await body(issuer, scratch, root) }
     }
 

@@ -16,7 +16,12 @@ struct ServeProcess {
     /// The admin token of every provider the benchmark runs, in process or not.
     static let adminToken = "bench-admin-token-for-the-benchmark"
 
+    /// `LATCHKEY_BENCH_NO_AUDIT=1`: every provider the run starts keeps no audit log, to
+    /// compare a build with one against a build from before it in the same conditions.
+    static let auditOff = ProcessInfo.processInfo.environment["LATCHKEY_BENCH_NO_AUDIT"] == "1"
+
     static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ServeProcess {
+        let arguments = auditOff && !arguments.contains("--no-audit") ? arguments + ["--no-audit"] : arguments
         let output = Pipe()
         let process = try SpawnedProcess(
             binary, ["serve", "--json", "--rate-limit-per-minute", "100000000"] + arguments,

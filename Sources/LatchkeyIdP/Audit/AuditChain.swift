@@ -13,6 +13,8 @@ import LatchkeyProtocol
 /// ``checkpointEvery`` events or ``checkpointInterval``, for retention to prune to and an
 /// operator to ship elsewhere.
 enum AuditChain {
+    /// The schema version (``Migrations``) that made the audit tables.
+    static let schemaVersion: Int64 = 10
     /// The link before the first event.
     static let genesis = Data(repeating: 0, count: 32)
     /// One sealer at a time across instances (``ProviderDatabase/exclusiveTransaction(lock:_:)``).

@@ -17,6 +17,14 @@ final class AuditLog: Sendable {
     /// comparison; on by default).
     let enabled: Bool
     private let key = Mutex<SymmetricKey?>(nil)
+    private let attachedJournal = Mutex<AuditJournal?>(nil)
+
+    /// Where sealed events are copied (`serve --audit-syslog`), if anywhere.
+    var journal: AuditJournal? { attachedJournal.withLock { $0 } }
+
+    func attach(_ journal: AuditJournal) {
+        attachedJournal.withLock { $0 = journal }
+    }
 
     init(enabled: Bool) {
         self.enabled = enabled

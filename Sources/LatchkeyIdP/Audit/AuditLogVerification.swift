@@ -32,7 +32,7 @@ public enum AuditLogVerification {
         let version = try await opened.database.read { transaction in
             try await transaction.first("SELECT version FROM latchkey_schema")?.decode("version", as: Int64.self)
         } ?? 0
-        guard version >= 10 else {
+        guard version >= AuditChain.schemaVersion else {
             throw StoreError.unavailable("this store has no audit log yet (schema version \(version)): start a provider of this version on it first")
         }
         let sealing = StoreSealing(key: opened.storeKey)

@@ -29,27 +29,32 @@ struct AuditSealer: Sendable {
     func seal(now: Date = ProviderClock.now) async throws -> [AuditEventType: Int] {
         guard context.audit.enabled else { return [:] }
         var total: [AuditEventType: Int] = [:]
+        let journal = context.audit.journal
         while true {
             let sealed = try await sealBatch(now: now)
-            total.merge(sealed.counts) { $0 + $1 }
-            if sealed.rows < Self.batch { break }
+            for event in sealed {
+                total[event.type, default: 0] += 1
+                journal?.send(event)
+            }
+            if sealed.count < Self.batch { break }
         }
         for (type, count) in total { context.metrics.auditEvents(type, count: count) }
         return total
     }
 
-    private func sealBatch(now: Date) async throws -> (rows: Int, counts: [AuditEventType: Int]) {
+    /// One transaction's worth: the events it sealed, with their ids and links.
+    private func sealBatch(now: Date) async throws -> [AuditEvent] {
         let key = try await context.auditSigningKey()
         let issuer = context.issuer.absoluteString
         return try await context.database.exclusiveTransaction(lock: AuditChain.lockKey) { transaction in
             let rows = try await transaction.query("""
                 SELECT id, \(raw: AuditLog.columns) FROM audit_events WHERE seq IS NULL ORDER BY id LIMIT \(Self.batch)
                 """)
-            guard !rows.isEmpty else { return (0, [:]) }
+            guard !rows.isEmpty else { return [] }
             let head = try await transaction.first("SELECT seq, chain_hash FROM audit_head WHERE singleton = 1")
             var id = try head?.decode("seq", as: Int64.self) ?? 0
             var link = try head?.decode("chain_hash", as: Data.self) ?? AuditChain.genesis
-            var counts: [AuditEventType: Int] = [:]
+            var sealed: [AuditEvent] = []
             for row in rows {
                 // A row that does not decode is still chained, as it is: verify names it.
                 let entry = (try? AuditEntry(row: row)) ?? AuditEntry(
@@ -59,7 +64,7 @@ struct AuditSealer: Sendable {
                 id += 1
                 link = try AuditChain.link(previous: link, id: id, entry: entry)
                 try await transaction.execute("UPDATE audit_events SET seq = \(id), chain_hash = \(link) WHERE id = \(try row.decode("id", as: Int64.self))")
-                counts[entry.type, default: 0] += 1
+                sealed.append(entry.event(id: id, hash: link))
             }
             let signature = try AuditChain.sign(id: id, hash: link, issuer: issuer, now: now, key: key)
             if head == nil {
@@ -79,7 +84,7 @@ struct AuditSealer: Sendable {
                     INSERT INTO audit_checkpoints (seq, chain_hash, signature, created_at) VALUES (\(id), \(link), \(signature), \(now))
                     """)
             }
-            return (rows.count, counts)
+            return sealed
         }
     }
 

@@ -13,7 +13,12 @@ struct AuditSealing: Service {
     let interval: Duration
 
     func run() async throws {
-        guard context.audit.enabled else { return }
+        // A service that returns early ends the whole service group: with the log off,
+        // this one waits for shutdown like the rest.
+        guard context.audit.enabled else {
+            try? await gracefulShutdown()
+            return
+        }
         let sealer = AuditSealer(context: context)
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let interval = interval

@@ -34,19 +34,22 @@ struct AuditVerifier: Sendable {
         }
         let checkpointsByID = Dictionary(checkpoints.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
 
-        // The anchor: nothing, or the checkpoint retention pruned to.
+        // The anchor: nothing, or the checkpoint retention pruned to. With no sealed event
+        // left (retention took them all, its record not sealed yet), the chain starts after
+        // the head.
         var link = AuditChain.genesis
         var expected: Int64 = 1
         var pruneClaim: Int64?
-        if let oldest, oldest > 1 {
-            guard let anchor = checkpointsByID[oldest - 1] else {
-                return broken(1, "events 1 to \(oldest - 1) are missing, and no checkpoint marks them pruned")
+        let start = try oldest ?? head.map { try $0.decode("seq", as: Int64.self) + 1 } ?? 1
+        if start > 1 {
+            guard let anchor = checkpointsByID[start - 1] else {
+                return broken(1, "events 1 to \(start - 1) are missing, and no checkpoint marks them pruned")
             }
             guard AuditChain.checkpointHolds(anchor.signature, id: anchor.id, hash: anchor.hash, key: key) else {
                 return broken(anchor.id, "the checkpoint the chain starts from (event \(anchor.id)) is not signed by the audit key")
             }
             link = anchor.hash
-            expected = oldest
+            expected = start
             result.anchor = anchor.id
             result.checkpoints += 1
             pruneClaim = anchor.id
@@ -94,6 +97,7 @@ struct AuditVerifier: Sendable {
             if rows.count < Self.page { break }
         }
         let newest = expected - 1
+        result.newest = newest
 
         if let stray = checkpoints.last(where: { $0.id > newest }) {
             return broken(newest + 1, "events \(newest + 1) to \(stray.id) are missing: a checkpoint covers them")

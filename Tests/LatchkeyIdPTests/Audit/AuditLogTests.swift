@@ -1,6 +1,7 @@
 import Foundation
+import Glibc
 import LatchkeyCrypto
-import LatchkeyIdP
+@testable import LatchkeyIdP
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyTestSupport
@@ -195,5 +196,144 @@ struct AuditLogTests {
                 """, undo: "DELETE FROM audit_events WHERE seq = 6")
             try await expectBroken(at: 4, after: "DELETE FROM audit_events WHERE seq = 4", undo: nil)
         }
+    }
+
+    @Test("retention prunes whole checkpointed segments and the chain verifies from the kept checkpoint; a segment cut without its audit.pruned does not", arguments: TestStore.available)
+    func retention(engine: TestStore) async throws {
+        try await engine.with { storage, key in
+            let clock = TestClock()
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = key
+            configuration.clock = clock.provider
+            try await Provider.closing(configuration) { provider in
+                try await provider.context.prepare()
+                let sealer = AuditSealer(context: provider.context)
+                func create(_ names: [String]) async throws {
+                    for name in names { _ = try await provider.administration.createIdentity(username: name, email: nil, displayName: nil, now: clock.now) }
+                    try await sealer.seal(now: clock.now)
+                }
+                try await create(["ada", "grace"])          // events 1, 2; the first checkpoint at 2
+                clock.advance(by: 7200)
+                try await create(["alan", "edsger"])        // events 3, 4; an hour on, a checkpoint at 4
+                clock.advance(by: 7200)
+                try await sealer.prune(retention: 3 * 3600, now: clock.now)
+                try await sealer.seal(now: clock.now)       // event 5: audit.pruned through 2
+                let verified = try await provider.context.auditVerifier().verify()
+                #expect(verified.intact && verified.anchor == 2 && verified.checked == 3 && verified.newest == 5, "\(verified)")
+                let remaining = try await provider.context.database.read { try await $0.query("SELECT seq FROM audit_events ORDER BY seq") }
+                #expect(try remaining.map { try $0.decode("seq", as: Int64.self) } == [3, 4, 5])
+
+                // Cut the next segment by hand, as retention would but without its record.
+                try await provider.context.database.transaction { transaction in
+                    try await transaction.execute("DELETE FROM audit_events WHERE seq <= 4")
+                    try await transaction.execute("DELETE FROM audit_checkpoints WHERE seq < 4")
+                }
+                let cut = try await provider.context.auditVerifier().verify()
+                #expect(!cut.intact && cut.firstBroken == 1 && cut.problem?.contains("audit.pruned") == true, "\(cut)")
+            }
+        }
+    }
+
+    @Test("two instances writing and sealing at once on one PostgreSQL database make one chain that verifies", arguments: TestStore.available.filter { $0 == .postgres })
+    func twoInstances(engine: TestStore) async throws {
+        try await engine.with { storage, key in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = key
+            try await Provider.closing(configuration) { first in
+                try await first.context.prepare()
+                try await Provider.closing(configuration) { second in
+                    try await second.context.prepare()
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for (index, provider) in [first, second].enumerated() {
+                            group.addTask {
+                                for round in 0..<20 {
+                                    _ = try await provider.administration.createIdentity(username: "user\(index)x\(round)", email: nil, displayName: nil)
+                                    if round % 4 == 0 { try await AuditSealer(context: provider.context).seal() }
+                                }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                    try await AuditSealer(context: second.context).seal()
+                    for provider in [first, second] {
+                        let verified = try await provider.context.auditVerifier().verify()
+                        #expect(verified.intact && verified.checked == 40 && verified.newest == 40, "\(verified)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("latchkey admin events --follow prints an event made after it started")
+    func follow() async throws {
+        try await ProviderHarness.run { provider in
+            _ = try await provider.createIdentity("before")
+            let (process, output) = try ChildProcess.start(
+                LatchkeyCommand.binary, ["admin", "events", "--idp", provider.issuer.absoluteString, "--follow", "--json"],
+                environment: ["LATCHKEY_ADMIN_TOKEN": ProviderHarness.adminToken]
+            )
+            defer { ChildProcess.stop(process) }
+            let (first, transcript) = await ChildProcess.firstLine(of: output, timeout: .seconds(20)) { $0.contains("identity.created") }
+            try #require(first != nil, "the follower printed: \(transcript)")
+            let (identity, _) = try await provider.createIdentity("after")
+            let (line, more) = await ChildProcess.firstLine(of: output, timeout: .seconds(20)) { $0.contains(identity) }
+            let event = try AuditEvent.decoded(try #require(line, "nothing new within 20 s: \(more)"))
+            #expect(event.type == .identityCreated && event.subject == identity && event.id == 2)
+        }
+    }
+
+    @Test("with a journal socket (serve --audit-syslog), each sealed event arrives there as structured fields")
+    func journalCopy() async throws {
+        let scratch = try TemporaryDirectory()
+        let path = scratch.url.appendingPathComponent("journal.socket").path
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path), "\(path) is too long for a socket")
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0, "bind: errno \(errno)")
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        try await ProviderHarness.run(nil, { $0.auditJournalSocket = path }) { provider in
+            let (identity, _) = try await provider.createIdentity("ada")
+            let datagram = await Blocking.run { () -> Data in
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                return count > 0 ? Data(buffer.prefix(count)) : Data()
+            }
+            let fields = Dictionary(String(decoding: datagram, as: UTF8.self).split(separator: "\n").compactMap { line -> (String, String)? in
+                guard let equals = line.firstIndex(of: "=") else { return nil }
+                return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+            }, uniquingKeysWith: { first, _ in first })
+            #expect(fields["SYSLOG_IDENTIFIER"] == "latchkey-audit" && fields["LATCHKEY_AUDIT_ID"] == "1", "\(fields)")
+            #expect(fields["LATCHKEY_AUDIT_TYPE"] == "identity.created" && fields["LATCHKEY_AUDIT_SUBJECT"] == identity)
+            #expect(fields["LATCHKEY_AUDIT_ACTOR_KIND"] == "admin" && fields["PRIORITY"] == "6" && fields["LATCHKEY_AUDIT_HASH"]?.count == 43)
+        }
+    }
+
+    @Test("with the log off (serve --no-audit) the provider stays up past a sealing tick, serves sign-ins, and writes no event")
+    func logOff() async throws {
+        try await ProviderTests.withProvider(.sqlite, { $0.auditLog = false }) { issuer, authenticator in
+            try await Task.sleep(for: .milliseconds(1500))
+            _ = try await ProviderTests.bind(issuer, authenticator)
+            _ = try await ProviderTests.signIn(issuer, authenticator, client: try ProviderTests.client(issuer))
+            #expect(try await Self.events(issuer).isEmpty)
+            #expect(try await Self.verification(issuer).intact)
+        }
+    }
+}
+
+extension AuditEvent {
+    static func decoded(_ line: String) throws -> AuditEvent {
+        try JSONDecoder().decode(AuditEvent.self, from: Data(line.utf8))
     }
 }
