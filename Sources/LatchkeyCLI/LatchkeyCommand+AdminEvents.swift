@@ -104,23 +104,14 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("File holding the admin token (default: $LATCHKEY_ADMIN_TOKEN, or the systemd credential latchkey-admin-token).", valueName: "file"))
         var adminTokenFile: String?
 
-        @Option(help: "The SQLite store's directory, as serve --data-dir (checked offline).")
-        var dataDir: String?
-
-        @Option(help: ArgumentHelp("A PostgreSQL store, as serve --database (checked offline).", valueName: "url"))
-        var database: String?
-
-        @Option(help: ArgumentHelp("File holding the PostgreSQL password.", valueName: "file"))
-        var databasePasswordFile: String?
-
-        @Option(help: ArgumentHelp("File holding the store key (default: the systemd credential latchkey-store-key; for SQLite, store.key in --data-dir).", valueName: "file"))
-        var storeKeyFile: String?
+        /// The store read offline (`--data-dir` or `--database`, and its key).
+        @OptionGroup var store: ProviderStoreOptions
 
         @Flag(help: "Print JSON.")
         var json = false
 
         func validate() throws {
-            let given = [idp != nil, dataDir != nil, database != nil].filter { $0 }.count
+            let given = [idp != nil, store.dataDir != nil, store.database != nil].filter { $0 }.count
             guard given == 1 else { throw ValidationError("give one of --idp, --data-dir or --database") }
         }
 
@@ -132,17 +123,8 @@ extension LatchkeyCommand {
             } else {
                 // Only the store is opened: no server runs, so no admin token is needed.
                 var configuration = ProviderConfiguration(adminToken: "")
-                if let storeKeyFile {
-                    configuration.storeKey = try SecretFile.read(storeKeyFile, exactly: 32)
-                } else if let key = try SecretFile.credential("latchkey-store-key", exactly: 32) {
-                    configuration.storeKey = key
-                }
-                if let database {
-                    let password = try SecretFile.password(file: databasePasswordFile, credential: "latchkey-database-password")
-                    configuration.storage = .postgres(try PostgresLocation(url: database, password: password))
-                } else if let dataDir {
-                    configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
-                }
+                // Only the store named here: no $LATCHKEY_DATABASE_URL.
+                try store.configure(&configuration, environment: [:])
                 verification = try await AuditLogVerification.verify(configuration: configuration)
             }
             if json {

@@ -25,17 +25,7 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("File holding the admin API's bearer token (default: $LATCHKEY_ADMIN_TOKEN, the systemd credential latchkey-admin-token, else one made and kept in <data-dir>/admin-token). At least 128 bits by an estimate that reads repeats and sequences: make one with latchkey admin generate-token.", valueName: "file"))
         var adminTokenFile: String?
 
-        @Option(help: "Directory for the SQLite store (latchkey.sqlite3 and store.key, 0700). Without it and without --database, state is in memory.")
-        var dataDir: String?
-
-        @Option(help: ArgumentHelp("PostgreSQL store, postgres://user@host:port/db[?sslmode=require] (default: $LATCHKEY_DATABASE_URL). The password comes from --database-password-file, the systemd credential latchkey-database-password, the URL or $PGPASSWORD.", valueName: "url"))
-        var database: String?
-
-        @Option(help: ArgumentHelp("File holding the PostgreSQL password.", valueName: "file"))
-        var databasePasswordFile: String?
-
-        @Option(help: ArgumentHelp("File holding the 32-byte key that seals the store's signing keys (default: the systemd credential latchkey-store-key; for SQLite, store.key in --data-dir). Every PostgreSQL instance needs the same one.", valueName: "file"))
-        var storeKeyFile: String?
+        @OptionGroup var store: ProviderStoreOptions
 
         @Option(help: "Requests per minute one client address may make to each code- or assertion-taking endpoint.")
         var rateLimitPerMinute = 120
@@ -143,9 +133,9 @@ extension LatchkeyCommand {
             case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
             case .text: LoggingSystem.bootstrap { TextLogHandler(label: $0) }
             }
-            let (token, tokenOrigin) = try AdminToken.forServe(file: adminTokenFile, dataDirectory: database == nil ? dataDir.map { URL(fileURLWithPath: $0) } : nil)
+            let (token, tokenOrigin) = try AdminToken.forServe(file: adminTokenFile, dataDirectory: store.database == nil ? store.dataDir.map { URL(fileURLWithPath: $0) } : nil)
             var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseIssuer), adminToken: token)
-            try configureStorage(&configuration)
+            try store.configure(&configuration)
             guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }
             configuration.rateLimitPerMinute = rateLimitPerMinute
             configuration.auditRetention = try ListEvents.duration(auditRetention)
@@ -197,24 +187,6 @@ extension LatchkeyCommand {
             )
             // Stops cleanly on SIGINT and SIGTERM.
             try await app.runService()
-        }
-
-        /// SQLite in --data-dir, PostgreSQL from --database or $LATCHKEY_DATABASE_URL, or
-        /// memory; secrets from files or systemd credentials, never from argv.
-        func configureStorage(_ configuration: inout ProviderConfiguration) throws {
-            let environment = ProcessInfo.processInfo.environment
-            if let storeKeyFile {
-                configuration.storeKey = try SecretFile.read(storeKeyFile, exactly: 32)
-            } else if let key = try SecretFile.credential("latchkey-store-key", exactly: 32) {
-                configuration.storeKey = key
-            }
-            if let url = database ?? environment["LATCHKEY_DATABASE_URL"] {
-                guard dataDir == nil else { throw ValidationError("give either --data-dir (SQLite) or --database (PostgreSQL), not both") }
-                let password = try SecretFile.password(file: databasePasswordFile, credential: "latchkey-database-password")
-                configuration.storage = .postgres(try PostgresLocation(url: url, password: password))
-            } else if let dataDir {
-                configuration.storage = .sqlite(directory: URL(fileURLWithPath: dataDir))
-            }
         }
 
         /// The mail transport asked for; secrets from a file, the environment or a
