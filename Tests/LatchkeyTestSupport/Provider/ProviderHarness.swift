@@ -93,6 +93,14 @@ public struct ProviderHarness: Sendable {
         return code
     }
 
+    /// The audit log's events so far (sealed first by the provider), oldest first: up to
+    /// 1,000, enough for any one test.
+    public func auditEvents() async throws -> [AuditEvent] {
+        let reply = try await admin.call(AdminAPI.events, query: [(AdminAPI.EventQuery.limit, "1000")])
+        guard let page = reply.answer else { throw TestSupportError("the audit log answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))") }
+        return page.events
+    }
+
     /// An OAuth client for the built-in CLI client.
     public func oauthClient(redirectURI: URL? = nil) throws -> OAuthClient {
         try OAuthClient(configuration: .init(issuer: issuer, clientID: ProviderConfiguration.cliClient.id, redirectURI: redirectURI ?? Self.callback))

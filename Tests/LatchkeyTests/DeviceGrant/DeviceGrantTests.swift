@@ -87,6 +87,13 @@ struct DeviceGrantTests {
             }
             let signedIn = try #require(tokens)
             #expect(pending >= 1)
+            // The approval and the device's tokens, each its own audit event.
+            let events = try await provider.auditEvents()
+            let approved = try #require(events.first { $0.type == .deviceApproved }, "\(events.map(\.type))")
+            #expect(approved.client == "latchkey-cli" && approved.actor.kind == .identity && approved.subject == approved.actor.id)
+            #expect(approved.details?.scope == "openid profile")
+            let issued = events.filter { $0.type == .tokenIssued && $0.details?.grantType == GrantType.deviceCode.rawValue }
+            #expect(issued.count == 1 && issued.first?.subject == approved.subject && issued.first?.actor == .client("latchkey-cli"))
             #expect(signedIn.tokenType == "DPoP" && signedIn.claims?.nonce == nil && signedIn.refreshToken != nil)
             let kept = try await device.validTokens(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, scopes: ["openid"], proofOfPossession: .dpop)
             #expect(kept.accessToken == signedIn.accessToken, "the device's kept sign-in answers validTokens")

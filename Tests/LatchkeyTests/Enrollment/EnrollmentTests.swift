@@ -2,6 +2,7 @@ import Foundation
 import Latchkey
 import LatchkeyIdP
 import LatchkeyOAuth
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 
@@ -38,6 +39,11 @@ struct EnrollmentTests {
             let tokens = try await provider.signIn(embedded)
             let info = try await provider.oauthClient().userInfo(accessToken: tokens.accessToken, expectedSubject: tokens.claims?.subject)
             #expect(info["email"]?.stringValue == "grace@example.com" && info["preferred_username"]?.stringValue == "grace")
+            // The sign-up, then its first credential: one event each, by the new identity.
+            let events = try await provider.auditEvents().filter { [.signUpCompleted, .credentialRegistered].contains($0.type) }
+            #expect(events.map(\.type) == [.signUpCompleted, .credentialRegistered], "\(events.map(\.type))")
+            #expect(events.first?.details?.username == "grace" && events.first?.subject == tokens.claims?.subject)
+            #expect(events.allSatisfy { $0.actor == .identity(tokens.claims?.subject ?? "") })
         }
     }
 
@@ -82,6 +88,8 @@ struct EnrollmentTests {
             let recovered = try await newDevice.recover(issuer: provider.issuer, username: "ada")
             #expect(recovered.user.name == "ada" && asked.values.map(\.name) == [.verifyCode])
             #expect(try await provider.signIn(newDevice).claims?.subject == identity)
+            let recoveries = try await provider.auditEvents().filter { $0.type == .recoveryCompleted }
+            #expect(recoveries.count == 1 && recoveries.first?.subject == identity && recoveries.first?.details?.credential == recovered.id)
 
             let refused = await #expect(throws: LatchkeyError.self) { try await provider.signIn(old) }
             #expect(refused?.code == .credentialRevoked)

@@ -9,12 +9,6 @@ import Testing
 /// absurd pages and cursors, forged user agents and addresses written into events, and
 /// floods that would fill the disk one event at a time.
 extension HostileInputSuite {
-    /// Every event, oldest first.
-    static func auditEvents(_ provider: ProviderHarness) async throws -> [AuditEvent] {
-        let reply = try await provider.admin.call(AdminAPI.events, query: [(AdminAPI.EventQuery.limit, "1000")])
-        return try #require(reply.answer, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))").events
-    }
-
     @Test("/admin/events refuses a limit of a billion, a cursor that is not a number, a malformed time and an oversized type, each 400")
     func auditQueryBounds() async throws {
         try await ProviderHarness.run { provider in
@@ -41,14 +35,14 @@ extension HostileInputSuite {
                 HTTPMethod.get, clients, headers: ["Authorization": "Bearer wrong", "User-Agent": "Mozilla/5.0 \u{1B}]0;owned\u{07}\u{1B}[2J"]
             )
             #expect(escapes.status == 400)
-            #expect(try await Self.auditEvents(provider).isEmpty)
+            #expect(try await provider.auditEvents().isEmpty)
             // What does get past (bidi overrides, 4 KB) is kept bounded and escaped.
             let agent = "Mozilla/5.0 \u{202E}gnp.exe\u{202C} \\x1b[31m " + String(repeating: "A", count: 4000)
             let response = try await HTTPExchange.send(
                 HTTPMethod.get, clients, headers: ["Authorization": "Bearer wrong", "User-Agent": agent, "X-Forwarded-For": "203.0.113.9"]
             )
             #expect(response.status == 401)
-            let event = try #require(try await Self.auditEvents(provider).first { $0.type == .adminTokenRefused })
+            let event = try #require(try await provider.auditEvents().first { $0.type == .adminTokenRefused })
             let kept = try #require(event.userAgent)
             #expect(kept.unicodeScalars.count <= AuditEvent.maximumUserAgentLength + 16, "\(kept.unicodeScalars.count) scalars")
             #expect(!kept.unicodeScalars.contains { $0.isUnsafeOnTerminal }, "no control or bidi scalar is kept raw: \(kept.debugDescription)")
@@ -71,7 +65,7 @@ extension HostileInputSuite {
                 let connection = try await RawConnection.open(port: provider.port, source: "127.0.0.9")
                 _ = try await connection.exchange(HTTPMethod.get, clients, headers: ["Authorization": "Bearer guess"])
             }
-            let events = try await Self.auditEvents(provider)
+            let events = try await provider.auditEvents()
             #expect(events.filter { $0.type == .rateLimitEngaged }.count == 1, "\(events.map(\.type))")
             #expect(events.filter { $0.type == .adminTokenRefused }.count == 1, "\(events.map(\.type))")
             #expect(events.count == 2, "a refused code changes nothing, so writes nothing: \(events.map(\.type))")

@@ -129,6 +129,8 @@ struct TransferTests {
             #expect(tokens.claims?.subject == devices.identity)
             let listed = try await devices.provider.admin.call(AdminAPI.credentials, devices.identity)
             #expect(listed.answer?.credentials.count == 2)
+            let approvals = try await devices.provider.auditEvents().filter { $0.type == .transferApproved }
+            #expect(approvals.count == 1 && approvals.first?.subject == devices.identity && approvals.first?.details?.credential == credential.id)
 
             // No private key byte crossed the wire, in any encoding.
             let pkcs8 = try #require(importedKey.software).pkcs8DERRepresentation
