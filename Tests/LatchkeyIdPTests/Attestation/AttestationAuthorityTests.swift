@@ -97,6 +97,8 @@ struct AttestationAuthorityTests {
             #expect(san.directoryNameAttributes.first?.value == description.manufacturerID)
             let akArea = try TPMTPublic(attestationKey.publicArea)
             #expect(try aik.publicKey == VerifyingKey(p256X: akArea.x, y: akArea.y), "the certificate is for the AK")
+            let certified = try await harness.auditEvents().filter { $0.type == .attestationCertified }
+            #expect(certified.count == 1 && certified.first?.outcome == .success && certified.first?.details == nil, "no secret of the activation in the event")
 
             let challenge = try SecureRandom.bytes(count: 32)
             let registration = try await Self.attestedRegistration(tpm, attestationKey, aik: aik, challenge: challenge)

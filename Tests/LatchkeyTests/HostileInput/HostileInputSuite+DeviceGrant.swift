@@ -36,6 +36,8 @@ extension HostileInputSuite {
 
             try await approver.approveDevice(issuer: provider.issuer, userCode: started.userCode, decision: .deny) { _ in true }
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "access_denied")
+            let denied = try await provider.auditEvents().filter { $0.type == .deviceDenied }
+            #expect(denied.count == 1 && denied.first?.client == "latchkey-cli" && denied.first?.actor.kind == .identity)
         }
     }
 
