@@ -235,7 +235,7 @@ struct AuditLogTests {
         }
     }
 
-    @Test("two instances writing and sealing at once on one PostgreSQL database make one chain that verifies", arguments: TestStore.available.filter { $0 == .postgres })
+    @Test("two instances writing and sealing at once on one PostgreSQL database make one chain that verifies, and verifies while they write", arguments: TestStore.available.filter { $0 == .postgres })
     func twoInstances(engine: TestStore) async throws {
         try await engine.with { storage, key in
             var configuration = ProviderConfiguration(adminToken: "t")
@@ -252,6 +252,14 @@ struct AuditLogTests {
                                     _ = try await provider.administration.createIdentity(username: "user\(index)x\(round)", email: nil, displayName: nil)
                                     if round % 4 == 0 { try await AuditSealer(context: provider.context).seal() }
                                 }
+                            }
+                        }
+                        // Verified while both write and seal: what another instance seals
+                        // meanwhile is not taken for tampering.
+                        group.addTask {
+                            for _ in 0..<8 {
+                                let verified = try await first.context.auditVerifier().verify()
+                                #expect(verified.intact, "\(verified)")
                             }
                         }
                         try await group.waitForAll()
