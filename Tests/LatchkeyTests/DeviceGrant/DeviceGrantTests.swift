@@ -56,9 +56,9 @@ struct DeviceGrantTests {
         return (status, error)
     }
 
-    @Test("the facade: code event, pending polls, approval by the other vault's passkey, validated tokens kept and reused, DPoP-bound on request")
-    func signInByCode() async throws {
-        try await Self.withDevices { provider, approver, device in
+    @Test("the facade: code event, pending polls, approval by the other vault's passkey, validated tokens kept and reused, DPoP-bound on request", arguments: TestStore.available)
+    func signInByCode(engine: TestStore) async throws {
+        try await Self.withDevices(engine: engine) { provider, approver, device in
             let metadata = try await provider.oauthClient().metadata()
             #expect(metadata.deviceAuthorizationEndpoint == provider.issuer.appendingPathComponent(ProtocolPath.deviceAuthorization))
             #expect(metadata.grantTypesSupported?.contains(GrantType.deviceCode.rawValue) == true)

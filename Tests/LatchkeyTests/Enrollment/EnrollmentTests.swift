@@ -26,9 +26,9 @@ struct EnrollmentTests {
         }
     }
 
-    @Test("sign-up with every field given: only the code is asked; the new identity signs in")
-    func signUpAllFields() async throws {
-        try await ProviderHarness.withVault({ $0.selfRegistration = true }) { provider, vault in
+    @Test("sign-up with every field given: only the code is asked; the new identity signs in", arguments: TestStore.available)
+    func signUpAllFields(engine: TestStore) async throws {
+        try await ProviderHarness.withVault(engine: engine, { $0.selfRegistration = true }) { provider, vault in
             let asked = CallCounter<FlowStep>()
             let embedded = try vault.embedded(allowing: [provider.host], stepHandler: Self.outboxReader(provider, address: "grace@example.com", asked: asked))
             let credential = try await embedded.signUp(issuer: provider.issuer, username: "grace", profile: [
@@ -74,11 +74,11 @@ struct EnrollmentTests {
         }
     }
 
-    @Test("recovery binds a new credential and revokes the old ones, on this device and others")
-    func recovery() async throws {
+    @Test("recovery binds a new credential and revokes the old ones, on this device and others", arguments: TestStore.available)
+    func recovery(engine: TestStore) async throws {
         let lostDevice = try TemporaryVault()
         defer { lostDevice.cleanUp() }
-        try await ProviderHarness.withVault { provider, vault in
+        try await ProviderHarness.withVault(engine: engine) { provider, vault in
             let old = try lostDevice.embedded(allowing: [provider.host])
             let (identity, bindURL) = try await provider.createIdentity("ada")
             _ = try await old.registerCredential(from: bindURL)

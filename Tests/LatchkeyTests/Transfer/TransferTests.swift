@@ -77,6 +77,7 @@ struct TransferTests {
     }
 
     static func withDevices(
+        engine: TestStore? = nil,
         _ configure: @Sendable (inout ProviderConfiguration) -> Void = { _ in },
         exporterPoll: Duration = .milliseconds(50),
         confirm: @escaping @Sendable (FlowStep) async throws -> StepAnswer = { _ in .approve },
@@ -84,7 +85,7 @@ struct TransferTests {
     ) async throws {
         let second = try TemporaryVault()
         defer { second.cleanUp() }
-        try await ProviderHarness.withVault(configure) { provider, first in
+        try await ProviderHarness.withVault(engine: engine, configure) { provider, first in
             let exporterTraffic = RecordingTransport()
             let importerTraffic = RecordingTransport()
             let exporter = try first.embedded(allowing: [provider.host], stepHandler: confirm, transport: exporterTraffic, pollInterval: exporterPoll)
@@ -98,10 +99,10 @@ struct TransferTests {
         }
     }
 
-    @Test("export → import → approve: the importer signs in with its own new key, which never left it")
-    func exportImportApprove() async throws {
+    @Test("export → import → approve: the importer signs in with its own new key, which never left it", arguments: TestStore.available)
+    func exportImportApprove(engine: TestStore) async throws {
         let asked = CallCounter<FlowStep>()
-        try await Self.withDevices(confirm: { step in
+        try await Self.withDevices(engine: engine, confirm: { step in
             asked.record(step)
             return .approve
         }) { devices in
