@@ -85,12 +85,17 @@ struct AuditEntry: Sendable, Equatable {
         return data
     }
 
+    /// ``details`` as the typed members they were encoded from; nil when absent or unreadable.
+    var decodedDetails: AuditEvent.Details? {
+        details.flatMap { try? JSONDecoder().decode(AuditEvent.Details.self, from: Data($0.utf8)) }
+    }
+
     /// The event an admin reads, once the entry has its place in the chain.
     func event(id: Int64, hash: Data?) -> AuditEvent {
         AuditEvent(
             id: id, time: Date(timeIntervalSince1970: Double(time) / 1000), type: type, outcome: outcome, error: error, actor: actor,
             subject: subject, client: client, address: address, userAgent: userAgent,
-            details: details.flatMap { try? JSONDecoder().decode(AuditEvent.Details.self, from: Data($0.utf8)) },
+            details: decodedDetails,
             hash: hash.map(Base64URL.encode)
         )
     }

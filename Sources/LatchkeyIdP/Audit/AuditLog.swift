@@ -40,6 +40,15 @@ final class AuditLog: Sendable {
         return try HMAC.authenticationCode(for: entry.canonical, using: key)
     }
 
+    /// The entry of a row read with ``columns`` and `mac`, when the row's authentication
+    /// code holds (compared in constant time); nil for a row altered or put in by hand.
+    func authenticEntry(_ row: SQLRow) -> AuditEntry? {
+        guard let entry = try? AuditEntry(row: row), let mac = try? row.decode("mac", as: Data.self),
+              let code = try? authenticationCode(entry), ConstantTime.isEqual(code, mac)
+        else { return nil }
+        return entry
+    }
+
     /// The statement that writes `entry`; nil when the log is off.
     func insert(_ entry: AuditEntry) throws -> SQLStatement? {
         guard enabled else { return nil }

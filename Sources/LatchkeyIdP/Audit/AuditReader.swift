@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyProtocol
 
 /// Pages of the sealed audit log for the admin API (`GET /admin/events`), oldest first:
@@ -13,6 +14,18 @@ struct AuditReader: Sendable {
         var type: AuditEventType?
         var subject: String?
         var since: Date?
+    }
+
+    /// The kept checkpoints, oldest first (`GET /admin/events/checkpoints`).
+    func checkpoints() async throws -> [AdminAPI.EventCheckpoint] {
+        try await database.read { transaction in
+            try await transaction.query("SELECT seq, chain_hash, signature FROM audit_checkpoints ORDER BY seq")
+        }.map { row in
+            AdminAPI.EventCheckpoint(
+                id: try row.decode("seq", as: Int64.self), hash: Base64URL.encode(try row.decode("chain_hash", as: Data.self)),
+                signature: try row.decode("signature", as: String.self)
+            )
+        }
     }
 
     func page(_ filter: Filter) async throws -> AdminAPI.EventPage {

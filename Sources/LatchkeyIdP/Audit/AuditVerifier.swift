@@ -75,9 +75,9 @@ struct AuditVerifier: Sendable {
                         ? "event \(expected) is missing: the chain jumps from \(expected - 1) to \(id)"
                         : "event \(id) appears twice")
                 }
-                guard let entry = try? AuditEntry(row: row), let mac = try? row.decode("mac", as: Data.self),
-                      let code = try? audit.authenticationCode(entry), ConstantTime.isEqual(code, mac)
-                else { return broken(id, "event \(id) was altered or inserted: its authentication code does not match its content") }
+                guard let entry = audit.authenticEntry(row) else {
+                    return broken(id, "event \(id) was altered or inserted: its authentication code does not match its content")
+                }
                 link = try AuditChain.link(previous: link, id: id, entry: entry)
                 guard let stored = try? row.decode("chain_hash", as: Data.self), ConstantTime.isEqual(stored, link) else {
                     return broken(id, "event \(id) is out of place: its hash does not follow from the event before it")
@@ -88,8 +88,7 @@ struct AuditVerifier: Sendable {
                     }
                     result.checkpoints += 1
                 }
-                if entry.type == .auditPruned, let pruneClaim,
-                   entry.details.flatMap({ try? JSONDecoder().decode(AuditEvent.Details.self, from: Data($0.utf8)) })?.through == pruneClaim {
+                if entry.type == .auditPruned, let pruneClaim, entry.decodedDetails?.through == pruneClaim {
                     sawPruneRecord = true
                 }
                 result.checked += 1
@@ -138,11 +137,7 @@ struct AuditVerifier: Sendable {
                     SELECT mac, \(raw: AuditLog.columns) FROM audit_events WHERE seq IS NULL AND event_type = \(AuditEventType.auditPruned.rawValue)
                     """)
             }
-            let recorded = waiting.contains { row in
-                guard let entry = try? AuditEntry(row: row), let mac = try? row.decode("mac", as: Data.self),
-                      let code = try? audit.authenticationCode(entry), ConstantTime.isEqual(code, mac) else { return false }
-                return entry.details.flatMap({ try? JSONDecoder().decode(AuditEvent.Details.self, from: Data($0.utf8)) })?.through == pruneClaim
-            }
+            let recorded = waiting.contains { audit.authenticEntry($0)?.decodedDetails?.through == pruneClaim }
             if !recorded { return broken(1, "events 1 to \(pruneClaim) are missing, and no audit.pruned event records their pruning") }
         }
         return result

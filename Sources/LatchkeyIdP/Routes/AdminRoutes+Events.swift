@@ -27,15 +27,7 @@ extension AdminRoutes {
 
     @Sendable func listEventCheckpoints(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.EventCheckpoints {
         try await AuditSealer(context: provider.context).seal()
-        let rows = try await provider.context.database.read { transaction in
-            try await transaction.query("SELECT seq, chain_hash, signature FROM audit_checkpoints ORDER BY seq")
-        }
-        let checkpoints = try rows.map { row in
-            AdminAPI.EventCheckpoint(
-                id: try row.decode("seq", as: Int64.self), hash: Base64URL.encode(try row.decode("chain_hash", as: Data.self)),
-                signature: try row.decode("signature", as: String.self)
-            )
-        }
+        let checkpoints = try await AuditReader(database: provider.context.database).checkpoints()
         let jwk = try await provider.context.auditSigningKey().publicKey.jwk
         return AdminAPI.EventCheckpoints(checkpoints: checkpoints, key: String(decoding: try JSONEncoder().encode(jwk), as: UTF8.self))
     }
