@@ -6,11 +6,11 @@ import Logging
 /// Gives waiting events their place in the chain (docs/ARCHITECTURE.md, "The audit log"):
 /// one sealer at a time across every instance of the store, under an exclusive lock, takes
 /// the events not yet sealed in the order they were written, links each to the one before
-/// (``AuditChain/link(previous:id:entry:)``), signs the new head, and keeps a checkpoint
-/// now and then. Decisions never wait for it: a sign-in writes one row and goes on, so
-/// instances writing at once do not queue behind one chain head. It runs about once a
-/// second (``AuditSealing``) and before every admin read of the log, so what an admin reads
-/// is sealed.
+/// (``AuditChain/link(previous:id:entry:)``), writes a batch's links in one statement,
+/// signs the new head, and keeps a checkpoint now and then. Decisions never wait for it: a
+/// sign-in writes one row and goes on, so instances writing at once do not queue behind
+/// one chain head. It runs about once a second (``AuditSealing``) and before every admin
+/// read of the log, so what an admin reads is sealed.
 struct AuditSealer: Sendable {
     let context: ProviderContext
     /// Events sealed per transaction.
@@ -55,6 +55,9 @@ struct AuditSealer: Sendable {
             var id = try head?.decode("seq", as: Int64.self) ?? 0
             var link = try head?.decode("chain_hash", as: Data.self) ?? AuditChain.genesis
             var sealed: [AuditEvent] = []
+            // One statement gives every row of the batch its place: a `VALUES` list of
+            // (row, sequence number, link) joined to the table, not an UPDATE per event.
+            var update: SQLStatement = "WITH sealed(id, seq, chain_hash) AS (VALUES "
             for row in rows {
                 // A row that does not decode is still chained, as it is: verify names it.
                 let entry = (try? AuditEntry(row: row)) ?? AuditEntry(
@@ -63,9 +66,12 @@ struct AuditSealer: Sendable {
                 )
                 id += 1
                 link = try AuditChain.link(previous: link, id: id, entry: entry)
-                try await transaction.execute("UPDATE audit_events SET seq = \(id), chain_hash = \(link) WHERE id = \(try row.decode("id", as: Int64.self))")
+                let rowID = try row.decode("id", as: Int64.self)
+                update.append(sealed.isEmpty ? "(\(rowID), \(id), \(link))" : ", (\(rowID), \(id), \(link))")
                 sealed.append(entry.event(id: id, hash: link))
             }
+            update.append(") UPDATE audit_events SET seq = sealed.seq, chain_hash = sealed.chain_hash FROM sealed WHERE audit_events.id = sealed.id")
+            try await transaction.execute(update)
             let signature = try AuditChain.sign(id: id, hash: link, issuer: issuer, now: now, key: key)
             if head == nil {
                 try await transaction.execute("""

@@ -23,6 +23,18 @@ struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
         binds = stringInterpolation.binds
     }
 
+    /// Appends another statement's text, its placeholders renumbered after this one's
+    /// and its values bound: how a statement with a row count known only at run time
+    /// (a `VALUES` list) is built without splicing a value into the text.
+    mutating func append(_ other: SQLStatement) {
+        var interpolation = Interpolation(literalCapacity: 0, interpolationCount: 0)
+        swap(&interpolation.text, &text)
+        swap(&interpolation.binds, &binds)
+        interpolation.appendInterpolation(statement: other)
+        swap(&interpolation.text, &text)
+        swap(&interpolation.binds, &binds)
+    }
+
     struct Interpolation: StringInterpolationProtocol {
         var text = ""
         var binds: [SQLValue] = []
