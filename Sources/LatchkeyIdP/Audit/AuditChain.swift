@@ -13,8 +13,9 @@ import LatchkeyProtocol
 /// ``checkpointEvery`` events or ``checkpointInterval``, for retention to prune to and an
 /// operator to ship elsewhere.
 enum AuditChain {
-    /// The schema version (``Migrations``) that made the audit tables.
-    static let schemaVersion: Int64 = 10
+    /// The schema version (``Migrations``) that made the audit tables as they are (10 made
+    /// the log, 11 its table of waiting events).
+    static let schemaVersion: Int64 = 11
     /// The link before the first event.
     static let genesis = Data(repeating: 0, count: 32)
     /// One sealer at a time across instances (``ProviderDatabase/exclusiveTransaction(lock:_:)``).

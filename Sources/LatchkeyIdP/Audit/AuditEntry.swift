@@ -54,14 +54,42 @@ struct AuditEntry: Sendable, Equatable {
         self.details = details
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    /// `details` as one JSON object, members in sorted order, absent ones left out, written
+    /// by hand: it runs for every event a decision writes, and a general encoder costs
+    /// more than the rest of the event (docs/PERFORMANCE.md, "The audit log").
+    static func encode(_ details: AuditEvent.Details) -> String? {
+        var members: [(String, String)] = []
+        func add(_ name: String, _ value: String?) {
+            if let value { members.append((name, "\"" + escaped(value) + "\"")) }
+        }
+        func add(_ name: String, _ value: (some BinaryInteger)?) {
+            if let value { members.append((name, String(value))) }
+        }
+        add("credential", details.credential)
+        add("grantType", details.grantType)
+        add("limit", details.limit)
+        add("scope", details.scope)
+        add("serial", details.serial)
+        add("through", details.through)
+        add("username", details.username)
+        add("windowSeconds", details.windowSeconds)
+        return "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
 
-    private static func encode(_ details: AuditEvent.Details) -> String? {
-        (try? encoder.encode(details)).map { String(decoding: $0, as: UTF8.self) }
+    /// A JSON string's content (RFC 8259 §7): the quote, the backslash and control
+    /// characters escaped, everything else as it is.
+    private static func escaped(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return value }
+        var result = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     /// The entry's bytes for its authentication code and its link in the chain: a version

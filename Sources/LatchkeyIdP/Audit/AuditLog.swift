@@ -4,14 +4,14 @@ import LatchkeyProtocol
 import Logging
 import Synchronization
 
-/// Writes the provider's decisions into `audit_events` (docs/ARCHITECTURE.md, "The audit
+/// Writes the provider's decisions into `audit_pending` (docs/ARCHITECTURE.md, "The audit
 /// log"), each in the transaction, or the one statement, that makes the decision: a
 /// decision whose commit fails leaves no event, and no event exists for something that
 /// did not happen. Each row carries an authentication code (HMAC-SHA-256 under a key
 /// sealed in the store, ``AuditChain/macKeyName``) over its canonical bytes, so a row
 /// inserted or edited by someone who can write the database but does not hold the store
-/// key is found out, sealed or not. The sealer (``AuditSealer``) later gives each row
-/// its place in the hash chain.
+/// key is found out, sealed or not. The sealer (``AuditSealer``) later moves each row
+/// into `audit_events` with its place in the hash chain.
 final class AuditLog: Sendable {
     /// Whether events are written at all (`serve --no-audit`, for the benchmark's
     /// comparison; on by default).
@@ -54,7 +54,7 @@ final class AuditLog: Sendable {
         guard enabled else { return nil }
         let mac = try authenticationCode(entry)
         return """
-            INSERT INTO audit_events (\(raw: Self.columns), mac)
+            INSERT INTO audit_pending (\(raw: Self.columns), mac)
             VALUES (\(entry.time), \(entry.type.rawValue), \(entry.outcome.rawValue), \(entry.error), \(entry.actor.kind.rawValue),
                 \(entry.actor.id), \(entry.subject), \(entry.client), \(entry.address), \(entry.userAgent), \(entry.details), \(mac))
             """
@@ -67,7 +67,7 @@ final class AuditLog: Sendable {
         guard enabled else { return nil }
         let mac = try authenticationCode(entry)
         return """
-            INSERT INTO audit_events (\(raw: Self.columns), mac)
+            INSERT INTO audit_pending (\(raw: Self.columns), mac)
             SELECT \(entry.time), \(entry.type.rawValue), \(entry.outcome.rawValue), CAST(\(entry.error) AS TEXT), \(entry.actor.kind.rawValue),
                 CAST(\(entry.actor.id) AS TEXT), CAST(\(entry.subject) AS TEXT), CAST(\(entry.client) AS TEXT), CAST(\(entry.address) AS TEXT),
                 CAST(\(entry.userAgent) AS TEXT), CAST(\(entry.details) AS TEXT), \(mac)
@@ -100,7 +100,13 @@ final class AuditLog: Sendable {
     }
 
     /// The content columns, in ``AuditEntry``'s order.
-    static let columns = "occurred_at, event_type, outcome, error, actor_kind, actor_id, subject, client, address, user_agent, details"
+    static let columns = columns(prefix: "")
+
+    /// ``columns`` qualified by a table alias (`"p."`).
+    static func columns(prefix: String) -> String {
+        ["occurred_at", "event_type", "outcome", "error", "actor_kind", "actor_id", "subject", "client", "address", "user_agent", "details"]
+            .map { prefix + $0 }.joined(separator: ", ")
+    }
 }
 
 extension AuditEntry {

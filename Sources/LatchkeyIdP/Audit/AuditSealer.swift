@@ -5,22 +5,23 @@ import Logging
 
 /// Gives waiting events their place in the chain (docs/ARCHITECTURE.md, "The audit log"):
 /// one sealer at a time across every instance of the store, under an exclusive lock, takes
-/// the events not yet sealed in the order they were written, links each to the one before
-/// (``AuditChain/link(previous:id:entry:)``), writes a batch's links in one statement,
-/// signs the new head, and keeps a checkpoint now and then. Decisions never wait for it: a
-/// sign-in writes one row and goes on, so instances writing at once do not queue behind
-/// one chain head. It runs about once a second (``AuditSealing``) and before every admin
-/// read of the log, so what an admin reads is sealed.
+/// the events waiting in `audit_pending` in the order they were written, links each to the
+/// one before (``AuditChain/link(previous:id:entry:)``), moves the batch into
+/// `audit_events` with its links in one statement, signs the new head, and keeps a
+/// checkpoint now and then. Decisions never wait for it: a sign-in writes one row and goes
+/// on, so instances writing at once do not queue behind one chain head. It runs about once
+/// a second (``AuditSealing``) and before every admin read of the log, so what an admin
+/// reads is sealed.
 struct AuditSealer: Sendable {
     let context: ProviderContext
     /// Events sealed per transaction.
     static let batch = 500
 
-    /// Whether any event waits to be sealed: one lookup on the partial index of waiting
-    /// rows, outside any transaction and lock.
+    /// Whether any event waits to be sealed: one lookup on the waiting table's key,
+    /// outside any transaction and lock.
     func hasWaiting() async throws -> Bool {
         try await context.database.read { transaction in
-            try await transaction.first("SELECT id FROM audit_events WHERE seq IS NULL LIMIT 1") != nil
+            try await transaction.first("SELECT id FROM audit_pending LIMIT 1") != nil
         }
     }
 
@@ -32,9 +33,9 @@ struct AuditSealer: Sendable {
         let journal = context.audit.journal
         while true {
             let sealed = try await sealBatch(now: now)
-            for event in sealed {
-                total[event.type, default: 0] += 1
-                journal?.send(event)
+            for link in sealed {
+                total[link.entry.type, default: 0] += 1
+                journal?.send(link.entry.event(id: link.id, hash: link.hash))
             }
             if sealed.count < Self.batch { break }
         }
@@ -42,22 +43,25 @@ struct AuditSealer: Sendable {
         return total
     }
 
-    /// One transaction's worth: the events it sealed, with their ids and links.
-    private func sealBatch(now: Date) async throws -> [AuditEvent] {
+    /// One transaction's worth: the entries it sealed, with their ids and links.
+    private func sealBatch(now: Date) async throws -> [(entry: AuditEntry, id: Int64, hash: Data)] {
         let key = try await context.auditSigningKey()
         let issuer = context.issuer.absoluteString
         return try await context.database.exclusiveTransaction(lock: AuditChain.lockKey) { transaction in
             let rows = try await transaction.query("""
-                SELECT id, \(raw: AuditLog.columns) FROM audit_events WHERE seq IS NULL ORDER BY id LIMIT \(Self.batch)
+                SELECT id, \(raw: AuditLog.columns) FROM audit_pending ORDER BY id LIMIT \(Self.batch)
                 """)
             guard !rows.isEmpty else { return [] }
             let head = try await transaction.first("SELECT seq, chain_hash FROM audit_head WHERE singleton = 1")
             var id = try head?.decode("seq", as: Int64.self) ?? 0
             var link = try head?.decode("chain_hash", as: Data.self) ?? AuditChain.genesis
-            var sealed: [AuditEvent] = []
-            // One statement gives every row of the batch its place: a `VALUES` list of
-            // (row, sequence number, link) joined to the table, not an UPDATE per event.
-            var update: SQLStatement = "WITH sealed(id, seq, chain_hash) AS (VALUES "
+            var sealed: [(entry: AuditEntry, id: Int64, hash: Data)] = []
+            sealed.reserveCapacity(rows.count)
+            // The batch's places as a `VALUES` list (waiting row, sequence number, link):
+            // one statement copies the rows, exactly as written, into the chain, and one
+            // removes them from the waiting table, not a statement per event.
+            var places: SQLStatement = "WITH sealed(pending, seq, chain_hash) AS (VALUES "
+            var pending: SQLStatement = "WITH sealed(pending) AS (VALUES "
             for row in rows {
                 // A row that does not decode is still chained, as it is: verify names it.
                 let entry = (try? AuditEntry(row: row)) ?? AuditEntry(
@@ -67,11 +71,19 @@ struct AuditSealer: Sendable {
                 id += 1
                 link = try AuditChain.link(previous: link, id: id, entry: entry)
                 let rowID = try row.decode("id", as: Int64.self)
-                update.append(sealed.isEmpty ? "(\(rowID), \(id), \(link))" : ", (\(rowID), \(id), \(link))")
-                sealed.append(entry.event(id: id, hash: link))
+                let separator = sealed.isEmpty ? "" : ", "
+                places.append("\(raw: separator)(\(rowID), \(id), \(link))")
+                pending.append("\(raw: separator)(\(rowID))")
+                sealed.append((entry, id, link))
             }
-            update.append(") UPDATE audit_events SET seq = sealed.seq, chain_hash = sealed.chain_hash FROM sealed WHERE audit_events.id = sealed.id")
-            try await transaction.execute(update)
+            places.append("""
+                ) INSERT INTO audit_events (seq, chain_hash, \(raw: AuditLog.columns), mac)
+                SELECT s.seq, s.chain_hash, \(raw: AuditLog.columns(prefix: "p.")), p.mac
+                FROM sealed s JOIN audit_pending p ON p.id = s.pending ORDER BY s.seq
+                """)
+            pending.append(") DELETE FROM audit_pending WHERE id IN (SELECT pending FROM sealed)")
+            try await transaction.execute(places)
+            try await transaction.execute(pending)
             let signature = try AuditChain.sign(id: id, hash: link, issuer: issuer, now: now, key: key)
             if head == nil {
                 try await transaction.execute("""

@@ -134,7 +134,7 @@ struct AuditVerifier: Sendable {
             // waiting rows too, but accept only a row whose code holds.
             let waiting = try await database.read { transaction in
                 try await transaction.query("""
-                    SELECT mac, \(raw: AuditLog.columns) FROM audit_events WHERE seq IS NULL AND event_type = \(AuditEventType.auditPruned.rawValue)
+                    SELECT mac, \(raw: AuditLog.columns) FROM audit_pending WHERE event_type = \(AuditEventType.auditPruned.rawValue)
                     """)
             }
             let recorded = waiting.contains { audit.authenticEntry($0)?.decodedDetails?.through == pruneClaim }

@@ -327,6 +327,32 @@ enum Migrations {
             created_at BIGINT NOT NULL
         )
         """,
+        // 11: events wait for the sealer in a table of their own, keyed by its id and
+        // nothing else, so a decision's event costs one row on one page; the sealer moves
+        // them into audit_events with their place in the chain, whose indexes it then
+        // updates once a batch (docs/PERFORMANCE.md, "The audit log").
+        """
+        CREATE TABLE audit_pending (
+            id {QUEUE_ID},
+            occurred_at BIGINT NOT NULL,
+            event_type TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            error TEXT,
+            actor_kind TEXT NOT NULL,
+            actor_id TEXT,
+            subject TEXT,
+            client TEXT,
+            address TEXT,
+            user_agent TEXT,
+            details TEXT,
+            mac {BLOB} NOT NULL
+        );
+        INSERT INTO audit_pending (occurred_at, event_type, outcome, error, actor_kind, actor_id, subject, client, address, user_agent, details, mac)
+            SELECT occurred_at, event_type, outcome, error, actor_kind, actor_id, subject, client, address, user_agent, details, mac
+            FROM audit_events WHERE seq IS NULL ORDER BY id;
+        DELETE FROM audit_events WHERE seq IS NULL;
+        DROP INDEX audit_events_waiting
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.
@@ -339,11 +365,16 @@ enum Migrations {
         let spelled: String
         switch dialect {
         case .sqlite:
+            // A queue's id is the rowid alone: one more than the largest in the table, so
+            // increasing among the rows it holds, without AUTOINCREMENT's write to
+            // sqlite_sequence on every insert.
             spelled = text.replacingOccurrences(of: "{BLOB}", with: "BLOB")
                 .replacingOccurrences(of: "{SERIAL}", with: "INTEGER PRIMARY KEY AUTOINCREMENT")
+                .replacingOccurrences(of: "{QUEUE_ID}", with: "INTEGER PRIMARY KEY")
         case .postgres:
             spelled = text.replacingOccurrences(of: "{BLOB}", with: "BYTEA")
                 .replacingOccurrences(of: "{SERIAL}", with: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
+                .replacingOccurrences(of: "{QUEUE_ID}", with: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
         }
         return spelled.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }

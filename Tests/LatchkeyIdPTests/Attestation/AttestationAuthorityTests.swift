@@ -23,9 +23,11 @@ struct AttestationAuthorityTests {
         try await HTTPExchange.json(issuer.appendingPathComponent(path), encoding: value)
     }
 
-    static func withCA(roots: [X509Certificate]? = nil, _ body: @escaping @Sendable (ProviderHarness) async throws -> Void) async throws {
+    static func withCA(
+        engine: TestStore? = nil, roots: [X509Certificate]? = nil, _ body: @escaping @Sendable (ProviderHarness) async throws -> Void
+    ) async throws {
         let endorsementRoots = try roots ?? ManufacturedTPM.endorsementRoots()
-        try await ProviderHarness.run(nil, { configuration in
+        try await ProviderHarness.run(engine, { configuration in
             configuration.attestationAuthority = true
             configuration.endorsementRoots = endorsementRoots
         }, body)
@@ -78,9 +80,12 @@ struct AttestationAuthorityTests {
         return RegistrationResponseJSON(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestation)
     }
 
-    @Test("a TPM gets an AIK certificate after credential activation (§8.3.1 shape, chained to the published root); a registration it attests verifies")
-    func issueAndVerify() async throws {
-        try await Self.withCA { harness in
+    @Test(
+        "a TPM gets an AIK certificate after credential activation (§8.3.1 shape, chained to the published root) and one attestation.certified; a registration it attests verifies",
+        arguments: TestStore.available
+    )
+    func issueAndVerify(engine: TestStore) async throws {
+        try await Self.withCA(engine: engine) { harness in
             let tpm = try TPM.system()
             let attestationKey = try await Blocking.runThrowing { try tpm.createAttestationKey() }
             let (aik, _, _) = try await Self.certificate(harness.issuer, tpm, attestationKey)

@@ -235,6 +235,60 @@ struct AuditLogTests {
         }
     }
 
+    @Test("an event's details are written as JSON any decoder reads back, members sorted, hostile strings escaped")
+    func detailsEncoding() throws {
+        let hostile = "a\"b\\c\u{0}\u{1B}[2J\n\u{202E}é/€"
+        let details = AuditEvent.Details(
+            credential: hostile, grantType: "urn:ietf:params:oauth:grant-type:device_code", scope: "openid ssh", username: hostile,
+            limit: "token", windowSeconds: 60, through: Int64.max, serial: "0a"
+        )
+        let encoded = try #require(AuditEntry.encode(details))
+        #expect(try JSONDecoder().decode(AuditEvent.Details.self, from: Data(encoded.utf8)) == details)
+        let reference = JSONEncoder()
+        reference.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let plain = AuditEvent.Details(grantType: "authorization_code", scope: "openid", windowSeconds: 60)
+        #expect(AuditEntry.encode(plain) == String(decoding: try reference.encode(plain), as: UTF8.self))
+        #expect(AuditEntry.encode(AuditEvent.Details()) == "{}")
+        #expect(!encoded.unicodeScalars.contains { $0.value < 0x20 }, "no raw control character")
+    }
+
+    @Test("migration 11 moves the events a store of schema 10 had waiting into the waiting table, in order, and the chain verifies once they are sealed", arguments: TestStore.available)
+    func waitingEventsMigrate(engine: TestStore) async throws {
+        try await engine.with { storage, key in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = key
+            configuration.auditSealInterval = .seconds(3600)
+            try await Provider.closing(configuration) { provider in
+                try await provider.context.prepare()
+                let sealer = AuditSealer(context: provider.context)
+                let names = ["ada", "grace", "alan", "edsger"]
+                var subjects: [String] = []
+                for (index, name) in names.enumerated() {
+                    subjects.append(try await provider.administration.createIdentity(username: name, email: nil, displayName: nil).0.id)
+                    if index == 1 { try await sealer.seal() }
+                }
+                // The store as schema 10 left it: waiting rows in audit_events, no seq.
+                try await provider.context.database.transaction { transaction in
+                    try await transaction.execute("CREATE INDEX audit_events_waiting ON audit_events (id) WHERE seq IS NULL")
+                    try await transaction.execute("""
+                        INSERT INTO audit_events (\(raw: AuditLog.columns), mac) SELECT \(raw: AuditLog.columns), mac FROM audit_pending ORDER BY id
+                        """)
+                    try await transaction.execute("DROP TABLE audit_pending")
+                    try await transaction.execute("UPDATE latchkey_schema SET version = 10")
+                }
+                try await Migrations.run(on: provider.context.database)
+                let waiting = try await provider.context.database.read { try await $0.query("SELECT subject FROM audit_pending ORDER BY id") }
+                #expect(try waiting.map { try $0.decode("subject", as: String.self) } == Array(subjects.suffix(2)))
+                try await sealer.seal()
+                let verified = try await provider.context.auditVerifier().verify()
+                #expect(verified.intact && verified.checked == 4, "\(verified)")
+                let page = try await AuditReader(database: provider.context.database).page(.init())
+                #expect(page.events.map(\.subject) == subjects && page.events.map(\.id) == [1, 2, 3, 4])
+            }
+        }
+    }
+
     @Test("two instances writing and sealing at once on one PostgreSQL database make one chain that verifies, and verifies while they write", arguments: TestStore.available.filter { $0 == .postgres })
     func twoInstances(engine: TestStore) async throws {
         try await engine.with { storage, key in

@@ -73,4 +73,66 @@ extension HostileInputSuite {
             #expect(engaged.details?.limit == ProtocolPath.token && engaged.details?.windowSeconds == 60 && engaged.error == "slow_down")
         }
     }
+
+    /// Every public endpoint that takes a request, flooded from an address of its own past
+    /// the rate limit: what the log keeps is bounded by the limit, never by the flood.
+    static let floodedEndpoints: [(method: String, target: String, limited: Bool)] = [
+        ("POST", "/" + ProtocolPath.token, true), ("POST", "/" + ProtocolPath.deviceAuthorization, true),
+        ("POST", "/" + ProtocolPath.authorizationChallenge, true), ("POST", "/" + ProtocolPath.deviceApproval, true),
+        ("POST", "/\(ProtocolPath.deviceApproval)/made-up", true), ("POST", "/v1/authenticate/made-up", true),
+        ("POST", "/v1/authenticate/made-up/cancel", true), ("POST", "/v1/bind/made-up/code", true),
+        ("POST", "/" + ProtocolPath.transfers, true), ("POST", "/v1/transfers/made-up/open", true),
+        ("POST", "/v1/transfers/made-up/approve", true), ("POST", "/v1/transfers/made-up/decline", true),
+        ("POST", "/v1/transfers/made-up/cancel", true), ("POST", "/" + ProtocolPath.transferRedemption, true),
+        ("POST", "/v1/transfers/made-up/import", true), ("POST", "/" + ProtocolPath.attestationActivations, true),
+        ("POST", "/" + ProtocolPath.attestationCertificates, true), ("POST", "/" + ProtocolPath.signUp, true),
+        ("POST", "/v1/signup/made-up/profile", true), ("POST", "/v1/signup/made-up/code", true),
+        ("POST", "/" + ProtocolPath.recovery, true), ("POST", "/v1/recovery/made-up/code", true),
+        // Not limited: each needs a client's credential or a bind job's secret path, and
+        // refusing them changes nothing, so they must write nothing at all.
+        ("POST", "/" + ProtocolPath.introspection, false), ("POST", "/" + ProtocolPath.revocation, false),
+        ("POST", "/v1/bind/made-up", false), ("POST", "/v1/bind/made-up/terms", false),
+        ("GET", "/" + ProtocolPath.userInfo, false), ("GET", "/v1/bind/made-up", false), ("GET", "/v1/authenticate/made-up", false),
+        ("GET", "/v1/transfers/made-up", false), ("GET", "/v1/transfers/made-up/import", false),
+        ("GET", Self.authorizeTarget(hint: "nobody"), false), ("GET", "/" + ProtocolPath.deviceVerification + "?user_code=WDJB-MJHT", false),
+    ]
+
+    @Test("floods through every public endpoint are summarised: one ratelimit.engaged per limited endpoint and address, nothing for refusals that changed nothing, and forged assertions at most the limit's worth of signin.failed")
+    func auditFloodsEveryEndpoint() async throws {
+        let limit = 5
+        try await ProviderHarness.run(nil, { $0.rateLimitPerMinute = limit }) { provider in
+            let junk: JSONValue = ["client_id": "latchkey-cli", "token": "made-up", "code": "00000000", "user_code": "WDJB-MJHT"]
+            for (index, endpoint) in Self.floodedEndpoints.enumerated() {
+                let tally = await RawConnection.flood(count: 4 * limit, parallel: 4) { _ in
+                    try await provider.raw(endpoint.method, endpoint.target, json: endpoint.method == "POST" ? junk : nil, from: Self.attacker(100 + index)).0
+                }
+                #expect(tally[-1] == nil, "\(endpoint.target): \(tally)")
+                if endpoint.limited { #expect(tally[429] == 3 * limit, "\(endpoint.target): \(tally)") }
+            }
+            var events = try await provider.auditEvents()
+            let engaged = events.filter { $0.type == .rateLimitEngaged }
+            #expect(engaged.count == Self.floodedEndpoints.filter(\.limited).count, "\(engaged.map { $0.address ?? "-" })")
+            #expect(Set(engaged.compactMap(\.address)).count == engaged.count, "one per address")
+            #expect(events.allSatisfy { $0.type == .rateLimitEngaged }, "\(events.filter { $0.type != .rateLimitEngaged }.map(\.type))")
+
+            // A real sign-in session, then forged assertions at it: each refusal of an
+            // assertion is a decision (signin.failed), up to the limit; then one summary.
+            let (_, started) = try await provider.raw("GET", Self.authorizeTarget(hint: "nobody"), from: "127.0.0.1")
+            let authenticate = try #require(started["authenticateURL"]?.stringValue)
+            let forged: JSONValue = [
+                "id": "bWFkZS11cC1jcmVkZW50aWFs", "rawId": "bWFkZS11cC1jcmVkZW50aWFs", "type": "public-key", "clientExtensionResults": [:],
+                "response": ["clientDataJSON": "e30", "authenticatorData": "AAAA", "signature": "AAAA"],
+            ]
+            let source = Self.attacker(99)
+            let tally = await RawConnection.flood(count: 10 * limit, parallel: 4) { _ in
+                try await provider.raw("POST", authenticate, json: forged, from: source).0
+            }
+            #expect(tally[429] == 9 * limit, "\(tally)")
+            events = try await provider.auditEvents().filter { $0.address == source }
+            let failed = events.filter { $0.type == .signInFailed }
+            #expect((1...limit).contains(failed.count), "\(events.map(\.type))")
+            #expect(failed.allSatisfy { $0.actor.kind == .anonymous && $0.subject == nil && $0.details?.credential == "bWFkZS11cC1jcmVkZW50aWFs" })
+            #expect(events.filter { $0.type == .rateLimitEngaged }.count == 1 && events.count == failed.count + 1, "\(events.map(\.type))")
+        }
+    }
 }

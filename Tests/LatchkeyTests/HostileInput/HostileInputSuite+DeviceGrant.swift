@@ -13,12 +13,15 @@ import Testing
 /// codes per address and over the code space, deciding with an assertion made for another
 /// code or a forged one, too many live codes, another client's device code.
 extension HostileInputSuite {
-    @Test("polling faster than the interval is slow_down, and the interval grows by 5 s; another client's poll is invalid_grant; a denied code is access_denied")
-    func pollingTooFast() async throws {
+    @Test(
+        "polling faster than the interval is slow_down, and the interval grows by 5 s; another client's poll is invalid_grant; a denied code is access_denied and one device.denied",
+        arguments: TestStore.available
+    )
+    func pollingTooFast(engine: TestStore) async throws {
         // RFC 8628's default 5 s interval, judged by a clock the test moves: two polls at
         // the same instant are too fast however slow the machine is.
         let clock = TestClock()
-        try await DeviceGrantTests.withDevices({
+        try await DeviceGrantTests.withDevices(engine: engine, {
             $0.deviceCodeInterval = 5
             $0.clock = clock.provider
         }) { provider, approver, _ in
