@@ -79,17 +79,20 @@ struct AuditEntry: Sendable, Equatable {
     /// A JSON string's content (RFC 8259 §7): the quote, the backslash and control
     /// characters escaped, everything else as it is.
     private static func escaped(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return value }
-        var result = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
+        let quote: UInt8 = 0x22, backslash: UInt8 = 0x5C
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == quote || $0 == backslash }) else { return value }
+        var result = [UInt8]()
+        for byte in value.utf8 {
+            if byte == quote || byte == backslash {
+                result += [backslash, byte]
+            } else if byte < 0x20 {
+                let hex = Array("0123456789abcdef".utf8)
+                result += [backslash, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                result.append(byte)
             }
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// The entry's bytes for its authentication code and its link in the chain: a version
