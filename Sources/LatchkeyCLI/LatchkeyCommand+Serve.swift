@@ -93,6 +93,18 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("PEM file of attestation CA roots whose AIK certificates tpm attestation may chain to (this provider's own CA root is trusted too with --attestation-ca).", valueName: "file"))
         var attestationRoots: String?
 
+        @Flag(help: "Run an SSH CA: sign short-lived OpenSSH certificates for access tokens of scope ssh (GET /v1/ssh/ca publishes its key, GET /v1/ssh/krl its revocation list).")
+        var sshCa = false
+
+        @Option(help: ArgumentHelp("How long an SSH certificate lasts unless the request asks for less (a number and s, m, h or d; default 8h, at most 24h).", valueName: "duration"))
+        var sshCertificateLifetime: String = "8h"
+
+        @Option(help: ArgumentHelp("The force-command critical option every SSH user certificate carries.", valueName: "command"))
+        var sshForceCommand: String?
+
+        @Option(help: ArgumentHelp("The source-address critical option every SSH user certificate carries (comma-separated CIDR list).", valueName: "list"))
+        var sshSourceAddress: String?
+
         @Option(help: ArgumentHelp("How long audit events are kept (a number and s, m, h or d; default 90d). Older whole checkpointed segments are pruned.", valueName: "duration"))
         var auditRetention: String = "90d"
 
@@ -163,6 +175,13 @@ extension LatchkeyCommand {
             }
             configuration.displayName = name
             configuration.attestationAuthority = attestationCa
+            configuration.sshAuthority = sshCa
+            configuration.sshCertificateLifetime = try ListEvents.duration(sshCertificateLifetime)
+            guard (60...ProviderConfiguration.maximumSSHCertificateLifetime).contains(configuration.sshCertificateLifetime) else {
+                throw ValidationError("--ssh-certificate-lifetime must be from 1m to 24h")
+            }
+            configuration.sshForceCommand = sshForceCommand
+            configuration.sshSourceAddress = sshSourceAddress
             if let ekRoots {
                 guard attestationCa else { throw ValidationError("--ek-roots is for --attestation-ca") }
                 configuration.endorsementRoots = try Self.certificates(ekRoots, option: "--ek-roots")

@@ -48,6 +48,7 @@ public func buildApplication(
     EnrollmentRoutes.add(to: routes, provider: provider)
     PageRoutes.add(to: routes, provider: provider)
     AttestationRoutes.add(to: routes, provider: provider)
+    SSHRoutes.add(to: routes, provider: provider)
     var services: [any Service] = [
         Housekeeping(provider: provider, interval: .seconds(60)), AuditSealing(context: context, interval: configuration.auditSealInterval), StoreCloser(database: store.database),
     ]

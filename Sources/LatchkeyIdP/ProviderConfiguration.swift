@@ -186,6 +186,22 @@ public struct ProviderConfiguration: Sendable {
     /// it runs one (``attestationAuthority``). With neither, `tpm` statements are refused.
     public var attestationRoots: [X509Certificate] = []
 
+    /// Run an SSH CA (`serve --ssh-ca`; docs/PROTOCOL.md section 12): sign short-lived
+    /// OpenSSH certificates for keys whose holders sign in, publish the CA key and a KRL.
+    /// Off by default.
+    public var sshAuthority = false
+    /// How long a certificate lasts when the request names no lifetime
+    /// (`serve --ssh-certificate-lifetime`, default 8 hours); never more than
+    /// ``maximumSSHCertificateLifetime``.
+    public var sshCertificateLifetime: TimeInterval = 8 * 3600
+    /// The longest lifetime a certificate may have: 24 hours. Short lifetimes are the
+    /// first line of revocation; the KRL is the second.
+    public static let maximumSSHCertificateLifetime: TimeInterval = 24 * 3600
+    /// Critical options every user certificate carries (`serve --ssh-force-command`,
+    /// `--ssh-source-address`); none by default.
+    public var sshForceCommand: String?
+    public var sshSourceAddress: String?
+
     /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
     public struct Mail: Sendable {
         /// How messages leave.

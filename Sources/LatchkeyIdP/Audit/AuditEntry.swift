@@ -65,13 +65,20 @@ struct AuditEntry: Sendable, Equatable {
         func add(_ name: String, _ value: (some BinaryInteger)?) {
             if let value { members.append((name, String(value))) }
         }
+        func add(_ name: String, _ values: [String]?) {
+            if let values { members.append((name, "[" + values.map { "\"" + escaped($0) + "\"" }.joined(separator: ",") + "]")) }
+        }
         add("credential", details.credential)
+        add("fingerprint", details.fingerprint)
         add("grantType", details.grantType)
         add("limit", details.limit)
+        add("principals", details.principals)
         add("scope", details.scope)
         add("serial", details.serial)
         add("through", details.through)
         add("username", details.username)
+        add("validAfter", details.validAfter)
+        add("validBefore", details.validBefore)
         add("windowSeconds", details.windowSeconds)
         return "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }

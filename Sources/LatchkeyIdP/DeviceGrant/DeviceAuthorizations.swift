@@ -40,7 +40,7 @@ struct DeviceAuthorizations: Sendable {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the device authorization grant")
         }
         guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
-        let scope = SignIns.grantedScope(request.scope)
+        let scope = SignIns.grantedScope(request.scope, context.configuration)
         let deviceCode = try ProviderContext.randomToken()
         let deviceHash = try ProviderContext.hash(deviceCode)
         let expiresAt = now.addingTimeInterval(configuration.deviceCodeLifetime)

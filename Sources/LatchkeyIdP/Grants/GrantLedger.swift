@@ -54,6 +54,8 @@ struct GrantLedger: Sendable {
     struct TokenGrant: Sendable {
         var familyID: String
         var identityID: String
+        /// The credential the family's sign-in was made with.
+        var credentialID: Data
         var clientID: String
         var scope: String
         var authTime: Date
@@ -154,7 +156,7 @@ struct GrantLedger: Sendable {
     func rotateRefreshToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<TokenGrant> {
         let hash = try ProviderContext.hash(token)
         guard let row = try await transaction.first("""
-            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at AS family_expires_at,
+            SELECT t.family_id, f.identity_id, f.credential_id, f.client_id, f.scope, f.auth_time, f.expires_at AS family_expires_at,
                 t.expires_at AS token_expires_at, t.rotated_at, f.revoked_at, f.dpop_jkt
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(hash) AND t.kind = 'refresh'
@@ -163,7 +165,8 @@ struct GrantLedger: Sendable {
             return .refused(.badRequest(.invalidGrant, "unknown refresh token"))
         }
         let grant = TokenGrant(
-            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
+            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), credentialID: try row.decode("credential_id"),
+            clientID: try row.decode("client_id"),
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("family_expires_at"),
             dpopJKT: try row.decode("dpop_jkt")
         )
@@ -230,13 +233,14 @@ struct GrantLedger: Sendable {
     /// The grant behind a live access token; nil when unknown, expired or revoked.
     func accessGrant(_ token: String, now: Date, in transaction: any SQLTransaction) async throws -> TokenGrant? {
         guard let row = try await transaction.first("""
-            SELECT t.family_id, f.identity_id, f.client_id, f.scope, f.auth_time, f.expires_at, f.dpop_jkt
+            SELECT t.family_id, f.identity_id, f.credential_id, f.client_id, f.scope, f.auth_time, f.expires_at, f.dpop_jkt
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(try ProviderContext.hash(token)) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
             """)
         else { return nil }
         return TokenGrant(
-            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
+            familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), credentialID: try row.decode("credential_id"),
+            clientID: try row.decode("client_id"),
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"),
             dpopJKT: try row.decode("dpop_jkt")
         )
@@ -291,11 +295,13 @@ struct GrantLedger: Sendable {
     /// the device's poll collects it (RFC 8628 §3.5).
     func liveFamily(_ familyID: String, in transaction: any SQLTransaction) async throws -> TokenGrant? {
         guard let row = try await transaction.first("""
-            SELECT identity_id, client_id, scope, auth_time, expires_at, dpop_jkt FROM grant_families WHERE id = \(familyID) AND revoked_at IS NULL
+            SELECT identity_id, credential_id, client_id, scope, auth_time, expires_at, dpop_jkt FROM grant_families
+            WHERE id = \(familyID) AND revoked_at IS NULL
             """)
         else { return nil }
         return TokenGrant(
-            familyID: familyID, identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"), scope: try row.decode("scope"),
+            familyID: familyID, identityID: try row.decode("identity_id"), credentialID: try row.decode("credential_id"),
+            clientID: try row.decode("client_id"), scope: try row.decode("scope"),
             authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"), dpopJKT: try row.decode("dpop_jkt")
         )
     }

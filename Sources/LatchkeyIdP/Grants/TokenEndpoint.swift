@@ -203,44 +203,57 @@ struct TokenEndpoint: Sendable {
         var dpopProofs: [String]
     }
 
-    /// The claims for a live access token; checked against the store on every call, so a
-    /// revoked grant stops here at once, on every instance. A DPoP-bound token is taken
-    /// only with the DPoP scheme and a proof of its key carrying its `ath` (RFC 9449
-    /// §7.1); presented as a bearer token it is refused, and an unbound token is not
-    /// accepted under the DPoP scheme.
+    /// The claims for a live access token (OIDC Core §5.3), through ``resourceGrant(_:method:url:now:in:)``.
     func userInfo(_ presentation: Presentation, now: Date = ProviderClock.now) async throws -> Data {
-        let accessToken = presentation.token
-        guard accessToken.utf8.count <= 256 else { throw ProviderError.unauthorized }
         let url = context.url(ProtocolPath.userInfo)
-        let dpop = try self.dpop
-        let proof = presentation.scheme == .dpop
-            ? try dpop.proof(presentation.dpopProofs, method: HTTPMethod.get, url: url, accessToken: accessToken, now: now) : nil
         let identity = try await context.database.transaction { transaction -> Identity? in
-            guard let grant = try await self.grants.accessGrant(accessToken, now: now, in: transaction) else { return nil }
-            switch (grant.dpopJKT, presentation.scheme) {
-            case (nil, .bearer):
-                break
-            case (nil, .dpop):
-                throw DPoPBinding.refusal(.invalidToken, "this access token is not bound to a DPoP key; present it as a bearer token", resource: true)
-            case (.some, .bearer):
-                throw DPoPBinding.refusal(.invalidToken, "this access token is bound to a DPoP key: present it with the DPoP scheme and a proof", resource: true)
-            case (.some(let jkt), .dpop):
-                guard let proof else {
-                    throw DPoPBinding.refusal(.invalidDPoPProof, "a DPoP proof is required with a DPoP-bound token", resource: true)
-                }
-                guard ConstantTime.isEqual(Data(jkt.utf8), Data(proof.thumbprint.utf8)) else {
-                    throw DPoPBinding.refusal(.invalidDPoPProof, "the DPoP proof is made with another key than the token is bound to", resource: true)
-                }
-                try await dpop.spend(proof, resource: true, in: transaction)
-            }
+            let grant = try await self.resourceGrant(presentation, method: HTTPMethod.get, url: url, now: now, in: transaction)
             return try await self.identities.identity(grant.identityID, in: transaction)
         }
-        guard let identity else {
-            // Challenged in the scheme the token came in (RFC 9449 §7.1 for DPoP).
-            throw presentation.scheme == .dpop
-                ? DPoPBinding.refusal(.invalidToken, "the access token is unknown, expired or revoked", resource: true) : ProviderError.unauthorized
-        }
+        guard let identity else { throw Self.unknownToken(presentation) }
         return try Self.encode(UserInfoResponse(sub: identity.id, preferredUsername: identity.username, name: identity.displayName, email: identity.email))
+    }
+
+    /// The grant of a live access token presented to one of the provider's own resources
+    /// (`/userinfo`, `/v1/ssh/certificates`), checked against the store on every call, so
+    /// a revoked grant stops here at once, on every instance. A DPoP-bound token is taken
+    /// only with the DPoP scheme and a proof of its key carrying its `ath` for this
+    /// `method` and `url` (RFC 9449 §7.1); presented as a bearer token it is refused, and
+    /// an unbound token is not accepted under the DPoP scheme. An unknown, expired or
+    /// revoked token is refused as the scheme it came in demands.
+    func resourceGrant(
+        _ presentation: Presentation, method: String, url: URL, now: Date, in transaction: any SQLTransaction
+    ) async throws -> GrantLedger.TokenGrant {
+        let accessToken = presentation.token
+        guard accessToken.utf8.count <= 256 else { throw ProviderError.unauthorized }
+        let dpop = try self.dpop
+        let proof = presentation.scheme == .dpop
+            ? try dpop.proof(presentation.dpopProofs, method: method, url: url, accessToken: accessToken, now: now) : nil
+        guard let grant = try await grants.accessGrant(accessToken, now: now, in: transaction) else { throw Self.unknownToken(presentation) }
+        switch (grant.dpopJKT, presentation.scheme) {
+        case (nil, .bearer):
+            break
+        case (nil, .dpop):
+            throw DPoPBinding.refusal(.invalidToken, "this access token is not bound to a DPoP key; present it as a bearer token", resource: true)
+        case (.some, .bearer):
+            throw DPoPBinding.refusal(.invalidToken, "this access token is bound to a DPoP key: present it with the DPoP scheme and a proof", resource: true)
+        case (.some(let jkt), .dpop):
+            guard let proof else {
+                throw DPoPBinding.refusal(.invalidDPoPProof, "a DPoP proof is required with a DPoP-bound token", resource: true)
+            }
+            guard ConstantTime.isEqual(Data(jkt.utf8), Data(proof.thumbprint.utf8)) else {
+                throw DPoPBinding.refusal(.invalidDPoPProof, "the DPoP proof is made with another key than the token is bound to", resource: true)
+            }
+            try await dpop.spend(proof, resource: true, in: transaction)
+        }
+        return grant
+    }
+
+    /// The refusal of a token the store does not know (any more), challenged in the scheme
+    /// the token came in (RFC 9449 §7.1 for DPoP).
+    static func unknownToken(_ presentation: Presentation) -> ProviderError {
+        presentation.scheme == .dpop
+            ? DPoPBinding.refusal(.invalidToken, "the access token is unknown, expired or revoked", resource: true) : ProviderError.unauthorized
     }
 
     /// RFC 7009: always 200; a refresh token takes its grant family with it.

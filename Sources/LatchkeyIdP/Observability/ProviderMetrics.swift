@@ -19,6 +19,7 @@ final class ProviderMetrics: Sendable {
     ]
 
     private let signIns: Counter
+    private let sshCertificates: Counter
     private let mailSent: Counter
     private let mailFailed: Counter
     private let transactionsInFlight: Gauge
@@ -47,6 +48,7 @@ final class ProviderMetrics: Sendable {
 
     init() {
         signIns = registry.makeCounter(descriptor: Self.name("sign_ins", "total", "Sign-ins completed with a valid assertion."))
+        sshCertificates = registry.makeCounter(descriptor: Self.name("ssh_certificates_issued", "total", "SSH certificates the CA signed."))
         mailSent = registry.makeCounter(descriptor: Self.name("mail_sent", "total", "Messages the mail transport accepted."))
         mailFailed = registry.makeCounter(descriptor: Self.name("mail_failed", "total", "Messages given up on after every retry."))
         mailFailing = registry.makeGauge(descriptor: Self.name("mail_transport_failing", "", "1 while the last deliveries in a row could not be handed to the mail transport; codes wait in the outbox."))
@@ -94,6 +96,11 @@ final class ProviderMetrics: Sendable {
     }
 
     private static var auditEvents: MetricNameDescriptor { name("audit_events", "total", "Audit events sealed into the chain, by type.") }
+
+    /// SSH certificates the CA signed.
+    func sshCertificateIssued() {
+        sshCertificates.increment()
+    }
 
     func rateLimited(_ endpoint: String) {
         registry.makeCounter(descriptor: Self.limited, labels: [("endpoint", endpoint)]).increment()

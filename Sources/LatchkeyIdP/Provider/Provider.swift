@@ -27,6 +27,9 @@ struct Provider: Sendable {
     /// The authorization challenge endpoint (draft-ietf-oauth-first-party-apps) with passkeys.
     let challenges: AuthorizationChallenges
     let attestation: AttestationActivations
+    /// The SSH CA's user certificates (docs/PROTOCOL.md section 12).
+    let ssh: SSHCertificateIssuance
+    let sshPrincipals: SSHPrincipalGrants
 
     init(context: ProviderContext) {
         self.context = context
@@ -47,6 +50,8 @@ struct Provider: Sendable {
         transfers = Transfers(context: context, identities: identities, credentials: credentials)
         enrollments = Enrollments(context: context, identities: identities, bindJobs: bindJobs, outbox: outbox)
         attestation = AttestationActivations(context: context)
+        sshPrincipals = SSHPrincipalGrants()
+        ssh = SSHCertificateIssuance(context: context, tokens: tokens, identities: identities, credentials: credentials, principals: sshPrincipals)
         administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)
     }
 }

@@ -29,6 +29,7 @@ final class ProviderContext: Sendable {
         var tickets: TicketSealer?
         var dpopNonces: DPoPNonces?
         var auditSigningKey: SigningKey?
+        var sshAuthorityKey: SigningKey?
     }
 
     /// The attestation CA, once loaded (``attestationAuthority()``).
@@ -93,9 +94,11 @@ final class ProviderContext: Sendable {
         let nonces = DPoPNonces(key: try await sealing.secret(named: "dpop-nonce", in: database))
         audit.load(key: try await sealing.secret(named: AuditChain.macKeyName, in: database))
         let auditKey = try await sealing.signingKey(named: AuditChain.signingKeyName, in: database)
+        let sshKey = configuration.sshAuthority ? try await sealing.signingKey(named: SSHAuthority.keyName, in: database) : nil
         try await signingKeys.reload()
         readiness.withLock {
             $0.auditSigningKey = auditKey
+            $0.sshAuthorityKey = sshKey
             $0.decoyKey = decoy
             $0.tickets = tickets
             $0.dpopNonces = nonces
@@ -108,6 +111,15 @@ final class ProviderContext: Sendable {
         try await prepare()
         guard let key = readiness.withLock({ $0.auditSigningKey }) else {
             throw ProviderError.temporarilyUnavailable("the provider's store is not ready")
+        }
+        return key
+    }
+
+    /// Signs SSH certificates (``SSHAuthority``); the same on every instance.
+    func sshAuthorityKey() async throws -> SigningKey {
+        try await prepare()
+        guard let key = readiness.withLock({ $0.sshAuthorityKey }) else {
+            throw ProviderError.temporarilyUnavailable("the provider's SSH CA is not ready")
         }
         return key
     }

@@ -9,7 +9,8 @@ import LatchkeyOAuth
 /// The admin API, behind a bearer token compared in constant time (docs/PROTOCOL.md,
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
 /// revoke), bind jobs for an existing identity, registered clients, the outbox,
-/// signing-key rotation, the audit log (`AdminRoutes+Events.swift`).
+/// signing-key rotation, the audit log (`AdminRoutes+Events.swift`), SSH principals
+/// (`AdminRoutes+SSH.swift`).
 struct AdminRoutes: Sendable {
     let provider: Provider
     let authorization: AdminAuthorization
@@ -33,6 +34,7 @@ struct AdminRoutes: Sendable {
         on(router, AdminAPI.events, listEvents)
         on(router, AdminAPI.verifyEvents, verifyEvents)
         on(router, AdminAPI.eventCheckpoints, listEventCheckpoints)
+        on(router, AdminAPI.setSSHPrincipals, setSSHPrincipals)
     }
 
     /// Registers `endpoint` behind the admin token; the handler answers its typed answer.

@@ -156,7 +156,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.method == .post, let route = context.endpointPath, let bucket = Self.bucket(route.dropFirst()) {
+        if let route = context.endpointPath, let bucket = request.method == .post ? Self.bucket(route.dropFirst()) : Self.readBucket(route.dropFirst()) {
             let count = await limiter.count(bucket + "|" + context.limitKey)
             guard count <= limiter.limit else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
@@ -186,7 +186,15 @@ struct RateLimitMiddleware: RouterMiddleware {
         if template.hasPrefix(ProtocolPath.transfers) { return ProtocolPath.transfers }
         if template.hasPrefix("v1/attestation/") { return "v1/attestation" }
         if template.hasPrefix(ProtocolPath.signUp) || template.hasPrefix(ProtocolPath.recovery) { return ProtocolPath.signUp }
+        if template == ProtocolPath.sshCertificates { return ProtocolPath.sshCertificates }
         return nil
+    }
+
+    /// The bucket of a `GET` that costs the store a read whoever asks (the SSH CA's key
+    /// revocation list and keys, which hosts fetch now and then): a flood of them is
+    /// refused like any other; nil for the rest.
+    static func readBucket(_ template: Substring) -> String? {
+        template == ProtocolPath.sshRevocations || template == ProtocolPath.sshAuthority ? String(template) : nil
     }
 }
 

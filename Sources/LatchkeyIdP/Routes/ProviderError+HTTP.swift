@@ -24,9 +24,11 @@ extension ProviderError {
     /// The `WWW-Authenticate` challenge of a 401 at a resource (RFC 6750 §3): the scheme
     /// alone when no token came, the scheme with `invalid_token` when one was refused, and
     /// the `DPoP` scheme with the error and the algorithms taken when a proof was
-    /// (RFC 9449 §7.1).
+    /// (RFC 9449 §7.1); and a 403 for a token without the scope the resource needs
+    /// names `insufficient_scope` (RFC 6750 §3.1).
     var wwwAuthenticate: String? {
-        switch kind {
+        if kind == .forbidden, code == .insufficientScope { return #"Bearer error="insufficient_scope""# }
+        return switch kind {
         case .tokenMissing: AccessTokenType.bearer.rawValue
         case .tokenRefused: #"Bearer error="invalid_token", error_description="the access token is unknown, expired or revoked""#
         case .proofRefused: "DPoP error=\"\(code.rawValue)\", algs=\"\(DPoPBinding.algorithms.joined(separator: " "))\""

@@ -31,10 +31,11 @@ struct SignIns: Sendable {
     /// asked for, in order, once each, and always `openid` (this provider always issues an
     /// ID token). Unknown scopes are dropped, not granted verbatim; the token response
     /// names what was granted.
-    static func grantedScope(_ requested: String?) -> String {
+    static func grantedScope(_ requested: String?, _ configuration: ProviderConfiguration) -> String {
+        let supported = DiscoveryDocument.supportedScopes(configuration)
         var granted = [OAuthScope.openID]
         for scope in (requested ?? "").split(separator: " ").map(String.init)
-        where DiscoveryDocument.supportedScopes.contains(scope) && !granted.contains(scope) {
+        where supported.contains(scope) && !granted.contains(scope) {
             granted.append(scope)
         }
         return granted.joined(separator: " ")
@@ -81,7 +82,7 @@ struct SignIns: Sendable {
         let allowed = try await allowedCredentials(loginHint: parameters.loginHint)
         let session = SignInSession(
             id: try ProviderContext.randomToken(), clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
-            nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope),
+            nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope, context.configuration),
             challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )

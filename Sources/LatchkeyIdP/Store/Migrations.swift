@@ -353,6 +353,35 @@ enum Migrations {
         DELETE FROM audit_events WHERE seq IS NULL;
         DROP INDEX audit_events_waiting
         """,
+        // 12: the SSH CA (docs/PROTOCOL.md section 12): every certificate issued (its
+        // serial, for the KRL; the identity and credential it was issued on, so revoking
+        // either revokes it), who first had each key certified (a key is never certified
+        // for two identities), and the principals an admin granted beyond the username.
+        """
+        CREATE TABLE ssh_certificates (
+            serial BIGINT PRIMARY KEY,
+            identity_id TEXT NOT NULL,
+            credential_id {BLOB} NOT NULL,
+            client_id TEXT NOT NULL,
+            key_fingerprint TEXT NOT NULL,
+            principals TEXT NOT NULL,
+            valid_after BIGINT NOT NULL,
+            valid_before BIGINT NOT NULL,
+            issued_at BIGINT NOT NULL
+        );
+        CREATE INDEX ssh_certificates_valid ON ssh_certificates (valid_before);
+        CREATE INDEX ssh_certificates_identity ON ssh_certificates (identity_id, valid_before);
+        CREATE TABLE ssh_key_holders (
+            key_fingerprint TEXT PRIMARY KEY,
+            identity_id TEXT NOT NULL,
+            first_certified_at BIGINT NOT NULL
+        );
+        CREATE TABLE ssh_principals (
+            identity_id TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            PRIMARY KEY (identity_id, principal)
+        )
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

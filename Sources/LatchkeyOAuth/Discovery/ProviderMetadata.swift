@@ -20,6 +20,11 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     /// draft-ietf-oauth-first-party-apps-04 §8: where a first-party app asks for a code
     /// without a browser.
     public var authorizationChallengeEndpoint: URL?
+    /// Latchkey's own members, for a provider that runs an SSH CA: where its CA keys
+    /// (OpenSSH lines), its certificates and its key revocation list are.
+    public var sshCAEndpoint: URL?
+    public var sshCertificateEndpoint: URL?
+    public var sshKRLEndpoint: URL?
     public var scopesSupported: [String]?
     public var responseTypesSupported: [String]?
     public var grantTypesSupported: [String]?
@@ -42,6 +47,9 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case introspectionEndpoint = "introspection_endpoint"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
         case authorizationChallengeEndpoint = "authorization_challenge_endpoint"
+        case sshCAEndpoint = "ssh_ca_endpoint"
+        case sshCertificateEndpoint = "ssh_certificate_endpoint"
+        case sshKRLEndpoint = "ssh_krl_endpoint"
         case scopesSupported = "scopes_supported"
         case responseTypesSupported = "response_types_supported"
         case grantTypesSupported = "grant_types_supported"
@@ -104,6 +112,9 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         if let revocationEndpoint { all.append(("revocation_endpoint", revocationEndpoint)) }
         if let deviceAuthorizationEndpoint { all.append(("device_authorization_endpoint", deviceAuthorizationEndpoint)) }
         if let authorizationChallengeEndpoint { all.append(("authorization_challenge_endpoint", authorizationChallengeEndpoint)) }
+        if let sshCAEndpoint { all.append(("ssh_ca_endpoint", sshCAEndpoint)) }
+        if let sshCertificateEndpoint { all.append(("ssh_certificate_endpoint", sshCertificateEndpoint)) }
+        if let sshKRLEndpoint { all.append(("ssh_krl_endpoint", sshKRLEndpoint)) }
         return all
     }
 }

@@ -25,6 +25,8 @@ public struct OAuthErrorCode: RawRepresentable, Codable, Hashable, Sendable, Cus
     public static let temporarilyUnavailable = OAuthErrorCode(rawValue: "temporarily_unavailable")
     /// RFC 6750 §3.1: a missing, expired or revoked bearer token.
     public static let invalidToken = OAuthErrorCode(rawValue: "invalid_token")
+    /// RFC 6750 §3.1: the token is good but lacks the scope the resource needs.
+    public static let insufficientScope = OAuthErrorCode(rawValue: "insufficient_scope")
     // RFC 9449 §12.2.
     public static let invalidDPoPProof = OAuthErrorCode(rawValue: "invalid_dpop_proof")
     public static let useDPoPNonce = OAuthErrorCode(rawValue: "use_dpop_nonce")

@@ -4,5 +4,6 @@
 public enum HTTPMethod {
     public static let get = "GET"
     public static let post = "POST"
+    public static let put = "PUT"
     public static let delete = "DELETE"
 }

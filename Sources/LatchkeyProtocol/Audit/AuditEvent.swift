@@ -105,12 +105,21 @@ public struct AuditEvent: Codable, Hashable, Sendable {
         public var windowSeconds: Int?
         /// `audit.pruned`: the checkpoint the kept chain starts from.
         public var through: Int64?
-        /// `attestation.certified`: the certificate's serial (hex).
+        /// `attestation.certified`: the certificate's serial (hex); `ssh.certificate.issued`:
+        /// the certificate's serial (decimal).
         public var serial: String?
+        /// `ssh.certificate.issued`: the certified key's fingerprint (`SHA256:…`).
+        public var fingerprint: String?
+        /// `ssh.certificate.issued`: the certificate's principals.
+        public var principals: [String]?
+        /// `ssh.certificate.issued`: the validity window (RFC 3339).
+        public var validAfter: String?
+        public var validBefore: String?
 
         public init(
             credential: String? = nil, grantType: String? = nil, scope: String? = nil, username: String? = nil, limit: String? = nil,
-            windowSeconds: Int? = nil, through: Int64? = nil, serial: String? = nil
+            windowSeconds: Int? = nil, through: Int64? = nil, serial: String? = nil, fingerprint: String? = nil, principals: [String]? = nil,
+            validAfter: String? = nil, validBefore: String? = nil
         ) {
             self.credential = credential
             self.grantType = grantType
@@ -120,6 +129,10 @@ public struct AuditEvent: Codable, Hashable, Sendable {
             self.windowSeconds = windowSeconds
             self.through = through
             self.serial = serial
+            self.fingerprint = fingerprint
+            self.principals = principals
+            self.validAfter = validAfter
+            self.validBefore = validBefore
         }
     }
 

@@ -64,11 +64,15 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
     public static let rateLimitEngaged = AuditEventType(rawValue: "ratelimit.engaged")
     /// Retention removed the events up to a checkpoint (details: `through`).
     public static let auditPruned = AuditEventType(rawValue: "audit.pruned")
+    /// The SSH CA signed a certificate (details: `serial`, `fingerprint`, `principals`,
+    /// `validAfter`, `validBefore`, `credential`).
+    public static let sshCertificateIssued = AuditEventType(rawValue: "ssh.certificate.issued")
 
     /// Every type this version of the provider writes.
     public static let known: Set<AuditEventType> = [
         .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
         .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
         .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
+        .sshCertificateIssued,
     ]
 }

@@ -48,6 +48,13 @@ public enum ProtocolPath {
     /// `POST`: the recovered secret buys the AIK certificate (section 10).
     public static let attestationCertificates = "v1/attestation/certificates"
 
+    /// `GET`: the SSH CA's public keys, one OpenSSH line each, `text/plain` (section 12).
+    public static let sshAuthority = "v1/ssh/ca"
+    /// `POST`: an access token of scope `ssh` buys a certificate for a key (section 12).
+    public static let sshCertificates = "v1/ssh/certificates"
+    /// `GET`: the key revocation list (`PROTOCOL.krl`) for `sshd`'s `RevokedKeys` (section 12).
+    public static let sshRevocations = "v1/ssh/krl"
+
     /// The media type of every message, requested with `Accept` and sent as `Content-Type`.
     public static let jsonMediaType = "application/json"
 

@@ -34,4 +34,12 @@ extension OAuthErrorCode {
     /// (`serve --require-attestation tpm`, `admin create-identity --require-attestation
     /// tpm`; section 10): register a TPM key with `tpm` attestation.
     public static let attestationRequired = OAuthErrorCode(rawValue: "attestation_required")
+    /// An SSH key the provider does not certify: not `ecdsa-sha2-nistp256` or
+    /// `ssh-ed25519`, malformed, or already certified for someone else (section 12).
+    public static let invalidSSHKey = OAuthErrorCode(rawValue: "invalid_ssh_key")
+    /// A certificate request whose proof of the SSH key does not verify, is stale, or was
+    /// used before (section 12).
+    public static let invalidSSHProof = OAuthErrorCode(rawValue: "invalid_ssh_proof")
+    /// A principal the identity or client was not granted (section 12).
+    public static let principalNotGranted = OAuthErrorCode(rawValue: "principal_not_granted")
 }

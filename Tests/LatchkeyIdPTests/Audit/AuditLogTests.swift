@@ -240,13 +240,17 @@ struct AuditLogTests {
         let hostile = "a\"b\\c\u{0}\u{1B}[2J\n\u{202E}é/€"
         let details = AuditEvent.Details(
             credential: hostile, grantType: "urn:ietf:params:oauth:grant-type:device_code", scope: "openid ssh", username: hostile,
-            limit: "token", windowSeconds: 60, through: Int64.max, serial: "0a"
+            limit: "token", windowSeconds: 60, through: Int64.max, serial: "0a", fingerprint: "SHA256:x", principals: [hostile, "ada", ""],
+            validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z"
         )
         let encoded = try #require(AuditEntry.encode(details))
         #expect(try JSONDecoder().decode(AuditEvent.Details.self, from: Data(encoded.utf8)) == details)
         let reference = JSONEncoder()
         reference.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let plain = AuditEvent.Details(grantType: "authorization_code", scope: "openid", windowSeconds: 60)
+        let plain = AuditEvent.Details(
+            credential: "abc", grantType: "authorization_code", scope: "openid", windowSeconds: 60, serial: "7", fingerprint: "SHA256:y",
+            principals: ["ada", "deploy"], validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z"
+        )
         #expect(AuditEntry.encode(plain) == String(decoding: try reference.encode(plain), as: UTF8.self))
         #expect(AuditEntry.encode(AuditEvent.Details()) == "{}")
         #expect(!encoded.unicodeScalars.contains { $0.value < 0x20 }, "no raw control character")
@@ -275,6 +279,10 @@ struct AuditLogTests {
                         INSERT INTO audit_events (\(raw: AuditLog.columns), mac) SELECT \(raw: AuditLog.columns), mac FROM audit_pending ORDER BY id
                         """)
                     try await transaction.execute("DROP TABLE audit_pending")
+                    // And without what later steps made (12: the SSH CA's tables).
+                    for table in ["ssh_certificates", "ssh_key_holders", "ssh_principals"] {
+                        try await transaction.execute(SQLStatement(stringLiteral: "DROP TABLE \(table)"))
+                    }
                     try await transaction.execute("UPDATE latchkey_schema SET version = 10")
                 }
                 try await Migrations.run(on: provider.context.database)

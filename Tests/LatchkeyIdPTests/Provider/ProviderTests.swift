@@ -55,8 +55,10 @@ struct ProviderTests {
     }
 
     /// The whole sign-in: authorize (JSON), assertion, redirect, code exchange.
-    static func signIn(_ issuer: URL, _ authenticator: SoftwareAuthenticator, client: OAuthClient) async throws -> TokenSet {
-        let authorization = try await client.authorizationRequest(scopes: ["openid", "profile"])
+    static func signIn(
+        _ issuer: URL, _ authenticator: SoftwareAuthenticator, client: OAuthClient, scopes: [String] = ["openid", "profile"]
+    ) async throws -> TokenSet {
+        let authorization = try await client.authorizationRequest(scopes: scopes)
         let (status, answer) = try await request("GET", authorization.url, headers: ["Accept": "application/json"])
         #expect(status == 200, "\(answer)")
         let authenticateURL = try Self.url(answer["authenticateURL"]?.stringValue)

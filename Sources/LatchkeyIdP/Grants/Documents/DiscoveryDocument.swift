@@ -5,8 +5,12 @@ import LatchkeyProtocol
 /// The reference provider's metadata, as the client reads it (``ProviderMetadata``, one
 /// type for both sides): what this provider supports, and its endpoints on the issuer.
 enum DiscoveryDocument {
-    /// The scopes this provider grants; others are dropped from requests.
-    static let supportedScopes = [OAuthScope.openID, OAuthScope.profile, OAuthScope.email, OAuthScope.offlineAccess]
+    /// The scopes this provider grants; others are dropped from requests. `ssh` only
+    /// when it runs an SSH CA (docs/PROTOCOL.md section 12).
+    static func supportedScopes(_ configuration: ProviderConfiguration) -> [String] {
+        [OAuthScope.openID, OAuthScope.profile, OAuthScope.email, OAuthScope.offlineAccess]
+            + (configuration.sshAuthority ? [SSHCertificateExchange.scope] : [])
+    }
 
     /// The document for `context`'s issuer.
     static func metadata(_ context: ProviderContext) -> ProviderMetadata {
@@ -21,7 +25,12 @@ enum DiscoveryDocument {
         metadata.introspectionEndpoint = context.url(ProtocolPath.introspection)
         metadata.deviceAuthorizationEndpoint = context.url(ProtocolPath.deviceAuthorization)
         metadata.authorizationChallengeEndpoint = context.url(ProtocolPath.authorizationChallenge)
-        metadata.scopesSupported = supportedScopes
+        metadata.scopesSupported = supportedScopes(context.configuration)
+        if context.configuration.sshAuthority {
+            metadata.sshCAEndpoint = context.url(ProtocolPath.sshAuthority)
+            metadata.sshCertificateEndpoint = context.url(ProtocolPath.sshCertificates)
+            metadata.sshKRLEndpoint = context.url(ProtocolPath.sshRevocations)
+        }
         metadata.responseTypesSupported = [AuthorizationRequestParameters.codeResponseType]
         metadata.grantTypesSupported = TokenEndpoint.grants.map(\.rawValue)
         metadata.subjectTypesSupported = ["public"]

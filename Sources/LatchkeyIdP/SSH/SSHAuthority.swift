@@ -1,0 +1,51 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyProtocol
+
+/// The provider's SSH CA (`serve --ssh-ca`; docs/PROTOCOL.md section 12): its key, made
+/// once and kept sealed in the store like the token signing keys, so every instance on the
+/// same store signs with it; the lines `sshd`'s `TrustedUserCAKeys` and `ssh`'s
+/// `@cert-authority` take; and the key revocation list `sshd`'s `RevokedKeys` reads.
+struct SSHAuthority: Sendable {
+    let context: ProviderContext
+
+    /// The sealed store secret that holds the CA key (ES256, so `ecdsa-sha2-nistp256`).
+    static let keyName = "ssh-ca-key"
+
+    /// The CA key; `not_found` when the provider runs no SSH CA.
+    func signingKey() async throws -> SigningKey {
+        guard context.configuration.sshAuthority else { throw ProviderError.notFound("this provider runs no SSH CA (serve --ssh-ca)") }
+        return try await context.sshAuthorityKey()
+    }
+
+    /// The CA's public keys, one OpenSSH line each, newest first: one today, two while a
+    /// key is rotated in (docs/SECURITY.md, "SSH certificates").
+    func publicKeyLines() async throws -> String {
+        let key = try SSHPublicKey(try await signingKey().publicKey)
+        return key.openSSHLine(comment: "latchkey-ssh-ca@\(context.issuer.host ?? "localhost")") + "\n"
+    }
+
+    /// The certificates to refuse before they expire, by serial: those issued on a
+    /// credential since revoked or deleted (recovery revokes the old ones), or for an
+    /// identity since deleted. Expired certificates are left out: `sshd` refuses them
+    /// anyway, so the list stays as short as the certificates' lifetime allows.
+    func revocationList(now: Date = ProviderClock.now) async throws -> Data {
+        let authority = try SSHPublicKey(try await signingKey().publicKey)
+        let rows = try await context.database.read { transaction in
+            try await transaction.query("""
+                SELECT c.serial FROM ssh_certificates c
+                LEFT JOIN credentials k ON k.id = c.credential_id
+                LEFT JOIN identities i ON i.id = c.identity_id
+                WHERE c.valid_before > \(now) AND (k.id IS NULL OR k.revoked_at IS NOT NULL OR i.id IS NULL)
+                ORDER BY c.serial
+                """)
+        }
+        let serials = try Set(rows.map { UInt64(bitPattern: try $0.decode("serial", as: Int64.self)) })
+        let seconds = UInt64(max(now.timeIntervalSince1970, 0))
+        // The version only grows: the time it was made, in milliseconds.
+        return SSHKeyRevocationList(
+            version: UInt64(max(now.timeIntervalSince1970 * 1000, 0)), generatedAt: seconds, comment: "latchkey \(context.issuer.absoluteString)",
+            revokedSerials: serials.isEmpty ? [:] : [authority: serials]
+        ).wireBlob
+    }
+}

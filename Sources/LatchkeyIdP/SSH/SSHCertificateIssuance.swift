@@ -1,0 +1,134 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+
+/// Issues user certificates (`POST v1/ssh/certificates`; docs/PROTOCOL.md section 12):
+/// to the holder of an access token of scope `ssh` (DPoP-bound tokens checked as at
+/// `/userinfo`), for an SSH key whose private half signed the request, naming the
+/// identity's username and the principals an admin granted it. Everything that can be
+/// checked without the store is checked first; then one transaction checks the token,
+/// the credential, the principals, the key's holder and the proof's single use, records
+/// the certificate and its audit event, and the certificate is signed only once that
+/// transaction has committed.
+struct SSHCertificateIssuance: Sendable {
+    let context: ProviderContext
+    let tokens: TokenEndpoint
+    let identities: IdentityDirectory
+    let credentials: CredentialRegistry
+    let principals: SSHPrincipalGrants
+
+    /// The shortest lifetime a request may ask for.
+    static let minimumLifetime = 60
+    /// How far back `valid_after` is set, for hosts whose clocks run a little behind.
+    static let backdating: TimeInterval = 60
+
+    func issue(
+        _ request: SSHCertificateExchange.Request, presentation: TokenEndpoint.Presentation, now: Date = ProviderClock.now
+    ) async throws -> SSHCertificateExchange.Issued {
+        let authority = try await SSHAuthority(context: context).signingKey()
+        let key: SSHPublicKey
+        do {
+            key = try SSHPublicKey(openSSHLine: request.publicKey)
+        } catch let error as CryptoError {
+            throw ProviderError.badRequest(.invalidSSHKey, "the public key is not one this CA certifies: \(error.reason)", underlying: error)
+        }
+        let cap = min(context.configuration.sshCertificateLifetime, ProviderConfiguration.maximumSSHCertificateLifetime)
+        let lifetime = request.lifetime.map(TimeInterval.init) ?? cap
+        guard lifetime >= TimeInterval(Self.minimumLifetime), lifetime <= cap else {
+            throw ProviderError.badRequest(.invalidRequest, "lifetime: \(Self.minimumLifetime) to \(Int(cap)) seconds")
+        }
+        if let asked = request.principals {
+            guard !asked.isEmpty, asked.count <= SSHPrincipalGrants.maximumPerIdentity, asked.allSatisfy(SSHCertificate.isAcceptablePrincipal) else {
+                throw ProviderError.badRequest(.invalidRequest, "principals: 1 to \(SSHPrincipalGrants.maximumPerIdentity) names without commas, spaces or control characters")
+            }
+        }
+        let proof = try verifiedProof(request, key: key, accessToken: presentation.token, now: now)
+
+        let url = context.url(ProtocolPath.sshCertificates)
+        let serial = UInt64.random(in: 1...UInt64(Int64.max))
+        let validAfter = now.addingTimeInterval(-Self.backdating)
+        let validBefore = now.addingTimeInterval(lifetime)
+        let (identity, grant, granted) = try await context.database.transaction { transaction in
+            let grant = try await self.tokens.resourceGrant(presentation, method: HTTPMethod.post, url: url, now: now, in: transaction)
+            guard grant.scope.split(separator: " ").contains(Substring(SSHCertificateExchange.scope)) else {
+                throw ProviderError(.forbidden, code: .insufficientScope, reason: "the access token lacks the scope \(SSHCertificateExchange.scope)")
+            }
+            guard let credential = try await self.credentials.credential(grant.credentialID, in: transaction), !credential.revoked,
+                  let identity = try await self.identities.identity(grant.identityID, in: transaction)
+            else { throw ProviderError.unauthorized }
+            let allowed = try await self.principals.principals(of: identity, in: transaction)
+            let granted = request.principals ?? allowed
+            guard !granted.isEmpty, granted.allSatisfy(allowed.contains) else {
+                throw ProviderError(.forbidden, code: .principalNotGranted, reason: "a principal asked for is not granted to this identity")
+            }
+            guard try await SpentTickets.spend(proof, until: now.addingTimeInterval(2 * SSHCertificateExchange.proofWindow), in: transaction) else {
+                throw ProviderError.badRequest(.invalidSSHProof, "this proof was used before; make a new one")
+            }
+            try await self.claim(key, for: identity.id, now: now, in: transaction)
+            try await transaction.execute("""
+                INSERT INTO ssh_certificates (serial, identity_id, credential_id, client_id, key_fingerprint, principals, valid_after, valid_before, issued_at)
+                VALUES (\(Int64(bitPattern: serial)), \(identity.id), \(grant.credentialID), \(grant.clientID), \(key.fingerprint),
+                    \(granted.joined(separator: ",")), \(validAfter), \(validBefore), \(now))
+                """)
+            try await self.context.audit.record(AuditEntry(
+                .sshCertificateIssued, actor: .identity(identity.id), subject: identity.id, client: grant.clientID,
+                details: AuditEvent.Details(
+                    credential: String(Base64URL.encode(grant.credentialID).prefix(AuditEntry.maximumCredentialLength)), serial: String(serial),
+                    fingerprint: key.fingerprint, principals: granted, validAfter: AuditEvent.formatTime(validAfter),
+                    validBefore: AuditEvent.formatTime(validBefore)
+                ), now: now
+            ), in: transaction)
+            return (identity, grant, granted)
+        }
+        let keyID = "latchkey identity=\(identity.id) credential=\(Base64URL.encode(grant.credentialID).prefix(22)) serial=\(serial)"
+        var critical: [SSHCertificate.Option] = []
+        if let command = context.configuration.sshForceCommand { critical.append(.init("force-command", command)) }
+        if let addresses = context.configuration.sshSourceAddress { critical.append(.init("source-address", addresses)) }
+        let certificate = try SSHCertificate.issue(
+            for: key, serial: serial, kind: .user, keyID: keyID, principals: granted,
+            validAfter: UInt64(validAfter.timeIntervalSince1970), validBefore: UInt64(validBefore.timeIntervalSince1970),
+            criticalOptions: critical, extensions: SSHCertificate.standardUserExtensions, by: authority
+        )
+        context.metrics.sshCertificateIssued()
+        return SSHCertificateExchange.Issued(
+            certificate: certificate.openSSHLine(comment: identity.username), serial: String(serial), keyID: keyID, principals: granted,
+            validAfter: AuditEvent.formatTime(Date(timeIntervalSince1970: TimeInterval(certificate.validAfter))),
+            validBefore: AuditEvent.formatTime(Date(timeIntervalSince1970: TimeInterval(certificate.validBefore)))
+        )
+    }
+
+    /// Checks the proof's time, nonce and signature by `key` over the request; answers
+    /// the id its single use is recorded under.
+    private func verifiedProof(_ request: SSHCertificateExchange.Request, key: SSHPublicKey, accessToken: String, now: Date) throws -> String {
+        let proof = request.proof
+        guard abs(TimeInterval(proof.time) - now.timeIntervalSince1970) <= SSHCertificateExchange.proofWindow else {
+            throw ProviderError.badRequest(.invalidSSHProof, "the proof's time is more than \(Int(SSHCertificateExchange.proofWindow)) seconds from the provider's clock")
+        }
+        guard proof.nonce.utf8.count <= 128, let nonce = try? Base64URL.decode(proof.nonce), (16...64).contains(nonce.count),
+              proof.signature.utf8.count <= 512, let blob = try? Base64URL.decode(proof.signature),
+              let signature = try? SSHSignature(wireBlob: blob)
+        else { throw ProviderError.badRequest(.invalidSSHProof, "the proof's nonce (16 to 64 bytes) or signature is malformed") }
+        let message = try SSHCertificateExchange.signedMessage(
+            issuer: context.issuer.absoluteString, accessToken: accessToken, publicKey: key, principals: request.principals,
+            lifetime: request.lifetime, time: proof.time, nonce: nonce
+        )
+        guard signature.isValid(for: message, by: key) else {
+            throw ProviderError.badRequest(.invalidSSHProof, "the proof is not a signature by this key over this request and token")
+        }
+        return "ssh-proof|" + key.fingerprint + "|" + Base64URL.encode(nonce)
+    }
+
+    /// The first identity a key is certified for keeps it: the same key for anyone else is
+    /// refused, so one person's key cannot be made to stand for another's.
+    private func claim(_ key: SSHPublicKey, for identityID: String, now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("""
+            INSERT INTO ssh_key_holders (key_fingerprint, identity_id, first_certified_at) VALUES (\(key.fingerprint), \(identityID), \(now))
+            ON CONFLICT (key_fingerprint) DO NOTHING
+            """)
+        let holder = try await transaction.first("SELECT identity_id FROM ssh_key_holders WHERE key_fingerprint = \(key.fingerprint)")
+        guard try holder?.decode("identity_id", as: String.self) == identityID else {
+            throw ProviderError(.conflict, code: .invalidSSHKey, reason: "this key is certified for another identity; make a key of your own")
+        }
+    }
+}
