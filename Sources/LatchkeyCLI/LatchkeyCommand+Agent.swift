@@ -24,6 +24,12 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("The socket (default: $LATCHKEY_AGENT_SOCK for --lock/--unlock/--stop/--status; else $XDG_RUNTIME_DIR/latchkey/agent.sock).", valueName: "path"))
         var socket: String?
 
+        @Option(help: ArgumentHelp("The ssh-agent socket, for SSH_AUTH_SOCK: the vault's SSH keys and their certificates (latchkey ssh login) (default: beside --socket as NAME-ssh.sock, else $XDG_RUNTIME_DIR/latchkey/ssh-agent.sock).", valueName: "path"))
+        var sshSocket: String?
+
+        @Flag(help: "Serve no ssh-agent socket.")
+        var noSshAgent = false
+
         @Option(help: ArgumentHelp("Lock after this long without a request (default 15m; 0 never). Units: s, m, h.", valueName: "duration"))
         var idleTimeout: String = "15m"
 
@@ -133,14 +139,20 @@ extension LatchkeyCommand {
             if confirm { configuration.confirmation = AgentConfirmation.ask }
             let agent = try KeyAgent(configuration: configuration, openingWith: source)
             let path = try agent.listen(at: socket)
+            // Beside a socket named on the command line (`agent.sock` → `agent-ssh.sock`), so
+            // two agents with sockets of their own do not contend for the default one.
+            let besideSocket = socket.map { (($0 as NSString).deletingPathExtension) + "-ssh.sock" }
+            let sshPath = noSshAgent ? nil : try agent.listenSSH(at: sshSocket ?? besideSocket)
 
             let stopping = Self.stopOnSignals(agent)
             defer { stopping.forEach { $0.cancel() } }
             if store.json {
-                try JSONOutput.print(AgentStarted(socket: path, pid: getpid(), locked: source == nil))
+                try JSONOutput.print(AgentStarted(socket: path, sshAuthSock: sshPath, pid: getpid(), locked: source == nil))
             } else {
                 let quoted = Self.shellQuoted(path)
-                FileHandle.standardOutput.write(Data("LATCHKEY_AGENT_SOCK=\(quoted); export LATCHKEY_AGENT_SOCK;\nLATCHKEY_AGENT_PID=\(getpid()); export LATCHKEY_AGENT_PID;\n".utf8))
+                var lines = "LATCHKEY_AGENT_SOCK=\(quoted); export LATCHKEY_AGENT_SOCK;\nLATCHKEY_AGENT_PID=\(getpid()); export LATCHKEY_AGENT_PID;\n"
+                if let sshPath { lines += "SSH_AUTH_SOCK=\(Self.shellQuoted(sshPath)); export SSH_AUTH_SOCK;\n" }
+                FileHandle.standardOutput.write(Data(lines.utf8))
             }
             // Nothing more goes to stdout: closing it lets `eval "$(latchkey agent --locked &)"`
             // read the lines and go on while the agent serves.
@@ -154,6 +166,7 @@ extension LatchkeyCommand {
 
         struct AgentStarted: Encodable {
             var socket: String
+            var sshAuthSock: String?
             var pid: Int32
             var locked: Bool
         }

@@ -125,7 +125,7 @@ extension KeyAgent {
 
     /// Asks the `--confirm` prompt, if there is one, whether `handle` may sign for `peer`;
     /// `denied` when it says no.
-    private func confirm(signatureBy handle: KeyHandle, in vault: KeyVault, peer: PeerCredentials) throws {
+    func confirm(signatureBy handle: KeyHandle, in vault: KeyVault, peer: PeerCredentials) throws {
         guard let confirmation = configuration.confirmation else { return }
         let asked = signatureRequest(try vault.entry(handle), peer: peer)
         let allowed = confirmations.withLock { _ in confirmation(asked) }
@@ -136,7 +136,7 @@ extension KeyAgent {
     }
 
     /// The open vault, counted as a use for the idle timeout; `locked` when there is none.
-    private func openVault() throws -> KeyVault {
+    func openVault() throws -> KeyVault {
         let vault = state.withLock { state in
             if state.vault != nil { state.lastUse = .now }
             return state.vault

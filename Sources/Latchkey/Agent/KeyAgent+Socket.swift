@@ -64,6 +64,9 @@ extension KeyAgent {
     /// the socket file. The accept loop runs on a thread of its own.
     public func serve() async {
         guard let listener = listening.withLock({ $0 }) else { return }
+        if let ssh = sshListening.withLock({ $0 }) {
+            Thread { [self] in serve(on: ssh, ssh: true) }.start()
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread { [self] in
                 serve(on: listener)

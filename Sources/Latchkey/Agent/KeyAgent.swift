@@ -68,6 +68,8 @@ public final class KeyAgent: Sendable {
     let confirmations = Mutex(())
     /// The socket ``listen(at:environment:)`` bound.
     let listening = Mutex<UnixSocketListener?>(nil)
+    /// The ssh-agent socket ``listenSSH(at:environment:)`` bound, if any.
+    let sshListening = Mutex<UnixSocketListener?>(nil)
 
     /// An agent over the vault at ``Configuration/vaultDirectory``, opened with `source`
     /// (nil: start locked, for `unlock` to open).
@@ -142,7 +144,7 @@ public final class KeyAgent: Sendable {
 
     /// Serves connections on `listener` until ``stop()``, each on a thread of its own, and
     /// removes the socket file then. Blocks the calling thread: run it on one of its own.
-    func serve(on listener: UnixSocketListener) {
+    func serve(on listener: UnixSocketListener, ssh: Bool = false) {
         defer { listener.remove() }
         while !state.withLock({ $0.stopping }) {
             enforceTimeouts()
@@ -155,12 +157,12 @@ public final class KeyAgent: Sendable {
                 continue
             }
             guard let connection else { continue }
-            admit(connection)
+            admit(connection, ssh: ssh)
         }
     }
 
     /// Starts answering `connection` if its peer may ask and a slot is free.
-    private func admit(_ connection: UnixSocket) {
+    private func admit(_ connection: UnixSocket, ssh: Bool) {
         let peer: PeerCredentials
         do {
             peer = try connection.peer()
@@ -187,7 +189,11 @@ public final class KeyAgent: Sendable {
         }
         let thread = Thread { [self] in
             defer { state.withLock { $0.connections -= 1 } }
-            converse(with: connection, peer: peer)
+            if ssh {
+                converseSSH(with: connection, peer: peer)
+            } else {
+                converse(with: connection, peer: peer)
+            }
         }
         thread.stackSize = 1 << 20
         thread.start()

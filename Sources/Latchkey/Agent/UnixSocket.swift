@@ -120,7 +120,7 @@ final class UnixSocket: @unchecked Sendable {
 
     /// The next frame body, or nil when the peer closed the connection between frames.
     /// A connection that ends inside a frame, or a bad header, throws.
-    func readFrame(_ reader: inout AgentFrameReader, deadline: ContinuousClock.Instant?) throws -> Data? {
+    func readFrame(_ reader: inout some StreamFrameReader, deadline: ContinuousClock.Instant?) throws -> Data? {
         while true {
             if let body = try reader.next() { return body }
             try wait(for: Int16(POLLIN), until: deadline)

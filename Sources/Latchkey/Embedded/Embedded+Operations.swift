@@ -322,4 +322,22 @@ extension Embedded {
     ) async throws -> Tokens {
         try await clientKeys.clientCredentials(issuer: issuer, clientID: clientID, scopes: scopes, audience: audience, dpop: dpop, minimumValidity: minimumValidity, rejected: rejected)
     }
+
+    // MARK: SSH
+
+    /// An OpenSSH certificate from `issuer`'s SSH CA (docs/PROTOCOL.md section 12) for an
+    /// SSH key kept in the vault, made the first time (Ed25519 in software, P-256 in the
+    /// TPM, as ``Configuration/keyProtection`` says): tokens with the `ssh` scope (kept ones
+    /// when they still do, else a sign-in), a proof by the key over the request, and the
+    /// certificate, checked to be for this key and kept beside it, where the agent's
+    /// ssh-agent socket serves both (``KeyAgent/listenSSH(at:environment:)``).
+    /// `principals` nil asks for every granted one; `lifetime` nil for the provider's.
+    public func sshLogin(issuer: URL, clientID: String, redirectURI: URL, principals: [String]? = nil, lifetime: Int? = nil) async throws -> SSHLogin {
+        try await sshCertificates.login(issuer: issuer, clientID: clientID, redirectURI: redirectURI, principals: principals, lifetime: lifetime)
+    }
+
+    /// The vault's SSH keys and their last certificates (``sshLogin(issuer:clientID:redirectURI:principals:lifetime:)``).
+    public func sshKeys() throws -> [SSHKeyListing] {
+        try sshCertificates.listing()
+    }
 }

@@ -64,4 +64,5 @@ extension EmbeddedService {
     var enrollments: EnrollmentService { EnrollmentService(core: core) }
     var deviceGrant: DeviceGrantService { DeviceGrantService(core: core) }
     var clientKeys: ClientKeyService { ClientKeyService(core: core) }
+    var sshCertificates: SSHCertificateService { SSHCertificateService(core: core) }
 }

@@ -1,0 +1,97 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyWebAuthn
+import Logging
+
+/// `latchkey ssh login` (docs/PROTOCOL.md section 12): an SSH key in the vault, made the
+/// first time for each provider (Ed25519 in software, P-256 in the TPM), a sign-in's
+/// tokens with the `ssh` scope (kept ones when they do), a proof by the key over the
+/// request, and the certificate the provider's CA answers, checked and kept beside the key.
+struct SSHCertificateService: EmbeddedService {
+    let core: EmbeddedCore
+}
+
+extension SSHCertificateService {
+    /// The work of `Embedded.sshLogin`, which documents it.
+    func login(issuer: URL, clientID: String, redirectURI: URL, principals: [String]?, lifetime: Int?) async throws -> SSHLogin {
+        let flow = flow("sshLogin")
+        return try await flow.run {
+            let address = try sessions.provider(issuer)
+            let vault = authenticator.vault
+            let entry = try await vault.withExclusiveAccess("ssh-keys") { () throws -> VaultEntry in
+                if let existing = try sshRecords().first(where: { $0.record.issuer == address.issuer })?.entry { return existing }
+                let protection = credentialStore.keyProtectionForNewCredentials().protection
+                let record = SSHKeyRecord(issuer: address.issuer)
+                return try vault.createKey(protection == .tpm ? .es256 : .ed25519, metadata: record.encoded(), protection: protection)
+            }
+            let key = try SSHPublicKey(entry.publicKey)
+            let tokens = try await tokenCache.validTokens(
+                issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
+                credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: nil
+            )
+            let nonce = try SecureRandom.bytes(count: 32)
+            let time = Int64(Date().timeIntervalSince1970)
+            let message = try SSHCertificateExchange.signedMessage(
+                issuer: address.issuer, accessToken: tokens.accessToken, publicKey: key, principals: principals, lifetime: lifetime, time: time, nonce: nonce
+            )
+            let signature = try SSHSignature(algorithm: key.algorithm, signature: try vault.sign(message, with: entry.handle))
+            let request = SSHCertificateExchange.Request(
+                publicKey: key.openSSHLine(), principals: principals, lifetime: lifetime,
+                proof: .init(time: time, nonce: Base64URL.encode(nonce), signature: Base64URL.encode(signature.wireBlob))
+            )
+            let url = address.base.appendingPathComponent(ProtocolPath.sshCertificates)
+            let response = try await dpopKeys.transport(for: tokens).send(TransportRequest(
+                method: HTTPMethod.post, url: url, headers: ["Content-Type": ProtocolPath.jsonMediaType, "Accept": ProtocolPath.jsonMediaType],
+                body: try JSONEncoder().encode(request)
+            ))
+            guard response.status == 201 else {
+                throw ProviderConversation.providerError(status: response.status, answer: try? JSONDecoder().decode(ErrorResponse.self, from: response.body))
+            }
+            guard response.body.count <= 64 * 1024, let issued = try? JSONDecoder().decode(SSHCertificateExchange.Issued.self, from: response.body),
+                  let certificate = try? SSHCertificate(openSSHLine: issued.certificate)
+            else { throw LatchkeyError.malformedResponse(reason: "the provider's SSH certificate does not parse") }
+            // What the provider says must be what was asked: this key, a user certificate,
+            // signed by the key it names.
+            guard certificate.publicKey == key, certificate.kind == .user, certificate.isSignatureValid,
+                  principals.map({ Set($0) == Set(certificate.principals) }) ?? !certificate.principals.isEmpty
+            else { throw LatchkeyError.malformedResponse(reason: "the provider's SSH certificate is not for this key and these principals") }
+            try vault.updateMetadata(entry.handle) { data in
+                guard var record = SSHKeyRecord.decode(data) else { throw LatchkeyError.vault(reason: "the SSH key record is unreadable") }
+                record.certificate = certificate.openSSHLine(comment: "latchkey")
+                data = try record.encoded()
+            }
+            flow.logger.info("SSH certificate received", metadata: ["provider": .string(address.issuer), "serial": .stringConvertible(certificate.serial)])
+            return SSHLogin(
+                handle: entry.handle, publicKey: key.openSSHLine(comment: "latchkey"), certificate: certificate.openSSHLine(comment: "latchkey"),
+                serial: String(certificate.serial), keyID: certificate.keyID, principals: certificate.principals,
+                validBefore: Date(timeIntervalSince1970: TimeInterval(certificate.validBefore)), keyProtection: entry.protection
+            )
+        }
+    }
+
+    /// The work of `Embedded.sshKeys`, which documents it.
+    func listing() throws -> [SSHKeyListing] {
+        do {
+            return try sshRecords().map { entry, record in
+                let key = try SSHPublicKey(entry.publicKey)
+                let certificate = record.certificate.flatMap { try? SSHCertificate(openSSHLine: $0) }
+                return SSHKeyListing(
+                    handle: entry.handle, issuer: record.issuer, publicKey: key.openSSHLine(comment: "latchkey"), certificate: record.certificate,
+                    serial: certificate.map { String($0.serial) }, principals: certificate?.principals ?? [],
+                    validBefore: certificate.map { Date(timeIntervalSince1970: TimeInterval($0.validBefore)) }, keyProtection: entry.protection
+                )
+            }
+        } catch {
+            throw LatchkeyError.wrapping(error)
+        }
+    }
+
+    /// The vault's SSH keys and their certificates.
+    func sshRecords() throws -> [(entry: VaultEntry, record: SSHKeyRecord)] {
+        try authenticator.vault.entries().compactMap { entry in
+            SSHKeyRecord.decode(entry.metadata).map { (entry, $0) }
+        }
+    }
+}

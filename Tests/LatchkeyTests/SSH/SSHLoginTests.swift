@@ -1,0 +1,160 @@
+import Foundation
+import Glibc
+@testable import Latchkey
+import LatchkeyCrypto
+import LatchkeyIdP
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyTestSupport
+import Logging
+import Testing
+
+/// Passwordless SSH end to end (README "Passwordless SSH"; docs/PROTOCOL.md section 12):
+/// `latchkey ssh login`'s work through the facade, the agent's ssh-agent socket, and the
+/// real OpenSSH: `sshd` started on a free loopback port with a config of its own that
+/// trusts only the provider's CA and reads its KRL, and `ssh` through `SSH_AUTH_SOCK`.
+@Suite("Passwordless SSH: a certificate from a sign-in, served by the agent, accepted by sshd", .serialized)
+struct SSHLoginTests {
+    /// A running `sshd` trusting `caLine` and the KRL at `krl`, for the user running the tests.
+    struct SSHServer {
+        let process: SpawnedProcess
+        let port: Int
+        let directory: TemporaryDirectory
+        let krl: URL
+
+        func stop() { ChildProcess.stop(process) }
+    }
+
+    static func startServer(caLine: String) async throws -> SSHServer {
+        if getuid() != 0 { try TestEnvironment.unavailable("sshd with its own config runs as root (CI runs the tests as root)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else { try TestEnvironment.unavailable("no /usr/sbin/sshd (.ci/run installs openssh-server)") }
+        let directory = try TemporaryDirectory()
+        let base = directory.url
+        let hostKey = base.appendingPathComponent("host_ed25519").path
+        let made = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-keygen"), ["-q", "-t", "ed25519", "-N", "", "-f", hostKey])
+        try #require(made.status == 0, "\(made.stderr)")
+        let ca = base.appendingPathComponent("ca.pub")
+        try Data(caLine.utf8).write(to: ca)
+        let krl = base.appendingPathComponent("revoked.krl")
+        try Data().write(to: krl)
+        // sshd's privilege separation needs its empty directory.
+        try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let port = try LoopbackPort.free()
+        let config = base.appendingPathComponent("sshd_config")
+        try Data("""
+            ListenAddress 127.0.0.1
+            HostKey \(hostKey)
+            PidFile none
+            TrustedUserCAKeys \(ca.path)
+            RevokedKeys \(krl.path)
+            AuthorizedKeysFile none
+            AuthorizedPrincipalsFile none
+            PasswordAuthentication no
+            KbdInteractiveAuthentication no
+            PubkeyAuthentication yes
+            PermitRootLogin prohibit-password
+            UsePAM no
+            StrictModes no
+            LogLevel VERBOSE
+
+            """.utf8).write(to: config)
+        let (process, _) = try await ChildProcess.startHelper(
+            URL(fileURLWithPath: "/usr/sbin/sshd"), ["-D", "-e", "-f", config.path, "-p", String(port)], name: "sshd"
+        ) { $0.contains("Server listening on 127.0.0.1 port \(port)") }
+        return SSHServer(process: process, port: port, directory: directory, krl: krl)
+    }
+
+    /// `ssh user@127.0.0.1 echo` through the agent at `agentSocket`: its status and output.
+    static func ssh(_ server: SSHServer, user: String, agentSocket: String) async throws -> ChildProcess.Output {
+        try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh"), [
+            "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "IdentityFile=none", "-o", "ConnectTimeout=10", "-p", String(server.port), "\(user)@127.0.0.1", "echo", "logged-in-by-certificate",
+        ], environment: ["SSH_AUTH_SOCK": agentSocket])
+    }
+
+    static var currentUser: String {
+        guard let entry = getpwuid(getuid()), let name = entry.pointee.pw_name else { return "root" }
+        return String(cString: name)
+    }
+
+    @Test(
+        "ssh through latchkey agent's SSH_AUTH_SOCK logs in with the certificate of a software key and of a TPM key; another principal is refused; after the credential is revoked and the KRL fetched again, the same certificate is refused",
+        arguments: [KeyProtection.software, .tpm]
+    )
+    func login(protection: KeyProtection) async throws {
+        if protection == .tpm, (ProcessInfo.processInfo.environment[TPM.locationVariable] ?? "").isEmpty { try TestEnvironment.unavailable("no TPM named (TPM2OPENSSL_TCTI; .ci/run starts a swtpm)") }
+        try await ProviderHarness.withVault({ $0.sshAuthority = true }) { provider, vault in
+            let setting: KeyProtectionSetting = protection == .tpm ? .tpm : .software
+            let embedded = try vault.embedded(allowing: [provider.host], configure: { $0.keyProtection = setting })
+            let (identity, bindURL) = try await provider.createIdentity("ada")
+            let credential = try await embedded.registerCredential(from: bindURL)
+            let user = Self.currentUser
+            #expect(try await provider.admin.call(AdminAPI.setSSHPrincipals, identity, body: .init(principals: [user])).status == 200)
+
+            let login = try await embedded.sshLogin(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, principals: [user])
+            #expect(login.principals == [user] && login.keyProtection == protection)
+            #expect(login.publicKey.hasPrefix(protection == .tpm ? "ecdsa-sha2-nistp256 " : "ssh-ed25519 "))
+            let listed = try embedded.sshKeys()
+            #expect(listed.count == 1 && listed.first?.serial == login.serial && listed.first?.principals == [user])
+
+            // The agent over the same vault, its ssh-agent socket for SSH_AUTH_SOCK.
+            var configuration = KeyAgent.Configuration(
+                vaultDirectory: vault.directory.appendingPathComponent("vault"), reopenSource: .keyFile(vault.keyFile), logger: Logger(label: "ssh-agent-test")
+            )
+            configuration.idleTimeout = nil
+            let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(vault.keyFile))
+            let scratch = try TemporaryDirectory()
+            _ = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
+            let sshSocket = try agent.listenSSH(at: scratch.url.appendingPathComponent("ssh-agent.sock").path, environment: [:])
+            Task.detached { await agent.serve() }
+            defer { agent.stop() }
+
+            let added = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-add"), ["-L"], environment: ["SSH_AUTH_SOCK": sshSocket])
+            let lines = added.stdout.split(separator: "\n").map(String.init)
+            #expect(added.status == 0 && lines.count == 2, "\(added.stdout) \(added.stderr)")
+            let type = protection == .tpm ? "ecdsa-sha2-nistp256" : "ssh-ed25519"
+            #expect(lines.first?.hasPrefix("\(type)-cert-v01@openssh.com ") == true && lines.last?.hasPrefix("\(type) ") == true)
+
+            let caLine = String(decoding: try await HTTPExchange.send(HTTPMethod.get, provider.issuer.appendingPathComponent(ProtocolPath.sshAuthority)).body, as: UTF8.self)
+            let server = try await Self.startServer(caLine: caLine)
+            defer { server.stop() }
+            let first = try await Self.ssh(server, user: user, agentSocket: sshSocket)
+            #expect(first.status == 0 && first.stdout.contains("logged-in-by-certificate"), "\(first.stderr)")
+            let other = try await Self.ssh(server, user: "nobody", agentSocket: sshSocket)
+            #expect(other.status != 0 && !other.stdout.contains("logged-in-by-certificate"), "a principal the certificate does not name")
+
+            let revoked = try await provider.admin.call(AdminAPI.revokeCredential, credential.credential.id)
+            #expect(revoked.status == 200)
+            let krl = try await HTTPExchange.send(HTTPMethod.get, provider.issuer.appendingPathComponent(ProtocolPath.sshRevocations))
+            try krl.body.write(to: server.krl)
+            let after = try await Self.ssh(server, user: user, agentSocket: sshSocket)
+            #expect(after.status != 0 && !after.stdout.contains("logged-in-by-certificate"), "the same unexpired certificate, now on the KRL")
+        }
+    }
+
+    @Test("latchkey ssh login --json gets a certificate ssh-keygen -L reads; latchkey ssh list shows the key, its principals and expiry; a principal with a comma is refused before any request")
+    func commandLine() async throws {
+        try await ProviderHarness.run(nil, { $0.sshAuthority = true }) { provider in
+            let scratch = try TemporaryDirectory()
+            let environment = try CommandLineTests.vaultKeyEnvironment(scratch, "vault")
+            let (_, bindURL) = try await provider.createIdentity("ada")
+            let bound = try await LatchkeyCommand.run(["bind", bindURL.absoluteString], environment: environment)
+            try #require(bound.status == 0, "\(bound.stderr)")
+            let login = try await LatchkeyCommand.run(["ssh", "login", "--issuer", provider.issuer.absoluteString, "--lifetime", "1h", "--json"], environment: environment)
+            try #require(login.status == 0, "\(login.stderr)")
+            let answer = try JSONValue(json: Data(login.stdout.utf8))
+            let certificate = try #require(answer["certificate"]?.stringValue)
+            let file = scratch.url.appendingPathComponent("id-cert.pub")
+            try Data((certificate + "\n").utf8).write(to: file)
+            let shown = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-keygen"), ["-L", "-f", file.path])
+            #expect(shown.status == 0 && shown.stdout.contains("ssh-ed25519-cert-v01@openssh.com user certificate") && shown.stdout.contains("                ada\n"), "\(shown.stdout)")
+            let parsed = try SSHCertificate(openSSHLine: certificate)
+            #expect(parsed.validBefore - parsed.validAfter == 3660)
+
+            let listed = try await LatchkeyCommand.run(["ssh", "list"], environment: environment)
+            #expect(listed.status == 0 && listed.stdout.contains(" ada ") && listed.stdout.contains("valid until") && listed.stdout.contains("ssh-ed25519 "), "\(listed.stdout)")
+            let refused = try await LatchkeyCommand.run(["ssh", "login", "--issuer", provider.issuer.absoluteString, "--principal", "ada,root"], environment: environment)
+            #expect(refused.status != 0 && refused.stderr.contains("--principal"), "\(refused.stderr)")
+        }
+    }
+}
