@@ -50,4 +50,37 @@ extension LatchkeyCommand {
             TextOutput.line("Principals: \(answer.principals.map { $0.displaySafe(maximumLength: 256) }.joined(separator: " "))")
         }
     }
+
+    /// `latchkey admin ssh-host-certificate`: a host certificate for `HostCertificate` in
+    /// `sshd_config`.
+    struct SSHHostCertificateCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ssh-host-certificate",
+            abstract: "Sign a host's SSH key for the names clients reach it by; prints the certificate line for sshd_config's HostCertificate."
+        )
+
+        @OptionGroup var options: AdminOptions
+
+        @Option(name: .customLong("host"), help: ArgumentHelp("A name clients reach the host by; repeat for more.", valueName: "name"))
+        var hosts: [String] = []
+
+        @Option(help: ArgumentHelp("The host's public key file (/etc/ssh/ssh_host_ed25519_key.pub).", valueName: "file"))
+        var publicKey: String
+
+        @Option(help: ArgumentHelp("How long it lasts (a number and s, m, h or d; default 30d, at most 365d).", valueName: "duration"))
+        var lifetime: String?
+
+        func run() async throws {
+            guard !hosts.isEmpty else { throw ValidationError("name the host with --host (repeat for more names)") }
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: publicKey), (attributes[.size] as? Int ?? 0) <= SSHPublicKey.maximumLineLength,
+                  let line = try? String(contentsOfFile: publicKey, encoding: .utf8)
+            else { throw ValidationError("cannot read \(publicKey) (a .pub line of at most \(SSHPublicKey.maximumLineLength) bytes)") }
+            let seconds = try lifetime.map { Int(try ListEvents.duration($0)) }
+            let answer = try await options.send(
+                AdminAPI.createSSHHostCertificate, body: AdminAPI.SSHHostCertificateRequest(publicKey: line, hosts: hosts, lifetime: seconds)
+            )
+            if options.json { return try options.print(json: answer) }
+            TextOutput.line(answer.certificate.displaySafe(maximumLength: 16 * 1024))
+        }
+    }
 }

@@ -41,7 +41,7 @@ extension KeyAgent {
                 guard let frame = try connection.readFrame(&reader, deadline: nil) else { return }
                 body = frame
             } catch {
-                configuration.logger.info("ssh-agent closed a connection", metadata: [LogField.cause.rawValue: .string("\(type(of: error))"), "pid": .stringConvertible(peer.pid)])
+                configuration.logger.info("ssh-agent closed a connection", metadata: [LogField.cause.rawValue: .string(String(describing: type(of: error))), "pid": .stringConvertible(peer.pid)])
                 return
             }
             let request: SSHAgentMessage.Request
@@ -77,7 +77,7 @@ extension KeyAgent {
                 let signature = try SSHSignature(algorithm: identity.key.algorithm, signature: try vault.sign(data, with: identity.handle))
                 return SSHAgentMessage.frame(SSHAgentMessage.signResponse) { $0.string(signature.wireBlob) }
             } catch {
-                configuration.logger.notice("ssh-agent signature refused", metadata: ["pid": .stringConvertible(peer.pid), LogField.cause.rawValue: .string("\(type(of: error))")])
+                configuration.logger.notice("ssh-agent signature refused", metadata: ["pid": .stringConvertible(peer.pid), LogField.cause.rawValue: .string(String(describing: type(of: error)))])
                 return failure
             }
         case .lock:

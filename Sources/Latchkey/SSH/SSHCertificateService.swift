@@ -62,7 +62,7 @@ extension SSHCertificateService {
                 record.certificate = certificate.openSSHLine(comment: "latchkey")
                 data = try record.encoded()
             }
-            flow.logger.info("SSH certificate received", metadata: ["provider": .string(address.issuer), "serial": .stringConvertible(certificate.serial)])
+            flow.logger.info("SSH certificate received", metadata: ["provider": .string(address.issuer), "certificateSerial": .stringConvertible(certificate.serial)])
             return SSHLogin(
                 handle: entry.handle, publicKey: key.openSSHLine(comment: "latchkey"), certificate: certificate.openSSHLine(comment: "latchkey"),
                 serial: String(certificate.serial), keyID: certificate.keyID, principals: certificate.principals,

@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import LatchkeyProtocol
 
-/// The SSH CA's admin endpoint (docs/PROTOCOL.md section 12): the principals an identity
-/// may have certified beyond its username.
+/// The SSH CA's admin endpoints (docs/PROTOCOL.md section 12): the principals an identity
+/// may have certified beyond its username, and host certificates.
 extension AdminRoutes {
     @Sendable func setSSHPrincipals(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHPrincipals {
         let identityID = try context.parameters.require("identity")
@@ -15,5 +15,10 @@ extension AdminRoutes {
             try await grants.set(asked.principals, for: identity.id, in: transaction)
             return AdminAPI.SSHPrincipals(principals: try await grants.principals(of: identity, in: transaction))
         }
+    }
+
+    @Sendable func createSSHHostCertificate(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHHostCertificate {
+        let asked = try await HTTPSupport.decode(AdminAPI.SSHHostCertificateRequest.self, from: request, expected: "a JSON object with publicKey and hosts")
+        return try await SSHHostCertificates(context: provider.context).issue(asked)
     }
 }

@@ -14,3 +14,38 @@ extension AdminAPI {
 
     public static let setSSHPrincipals = Endpoint<SSHPrincipals, SSHPrincipals>(HTTPMethod.put, "admin/identities/:identity/ssh-principals")
 }
+
+extension AdminAPI {
+    /// `POST /admin/ssh/host-certificates`: a host certificate for a host's key, so that
+    /// clients trusting the CA (`@cert-authority` in `known_hosts`) need trust no host key
+    /// on first use (docs/PROTOCOL.md section 12).
+    public struct SSHHostCertificateRequest: Codable, Hashable, Sendable {
+        /// The host's public key, a `.pub` line (`/etc/ssh/ssh_host_ed25519_key.pub`).
+        public var publicKey: String
+        /// The names clients reach the host by; each a principal of the certificate.
+        public var hosts: [String]
+        /// Seconds it should last; absent: 30 days. At most 365 days.
+        public var lifetime: Int?
+
+        public init(publicKey: String, hosts: [String], lifetime: Int? = nil) {
+            self.publicKey = publicKey
+            self.hosts = hosts
+            self.lifetime = lifetime
+        }
+    }
+
+    /// The host certificate, as a `-cert.pub` line for `HostCertificate`.
+    public struct SSHHostCertificate: Codable, Hashable, Sendable {
+        public var certificate: String
+        public var serial: String
+        public var validBefore: String
+
+        public init(certificate: String, serial: String, validBefore: String) {
+            self.certificate = certificate
+            self.serial = serial
+            self.validBefore = validBefore
+        }
+    }
+
+    public static let createSSHHostCertificate = Endpoint<SSHHostCertificateRequest, SSHHostCertificate>(HTTPMethod.post, "admin/ssh/host-certificates")
+}

@@ -20,7 +20,8 @@ struct SSHAgentSocketTests {
     }
 
     /// An agent whose vault holds one SSH key with a live certificate.
-    static func serve() async throws -> Served {
+    /// `socketDirectory`: where the ssh-agent socket goes (default: the scratch directory).
+    static func serve(socketDirectory: URL? = nil) async throws -> Served {
         let scratch = try TemporaryDirectory()
         let keyFile = try scratch.keyFile()
         let directory = scratch.url.appendingPathComponent("vault")
@@ -36,7 +37,7 @@ struct SSHAgentSocketTests {
         configuration.idleTimeout = nil
         let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(keyFile))
         _ = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
-        let socket = try agent.listenSSH(at: scratch.url.appendingPathComponent("ssh-agent.sock").path, environment: [:])
+        let socket = try agent.listenSSH(at: (socketDirectory ?? scratch.url).appendingPathComponent("ssh-agent.sock").path, environment: [:])
         Task.detached { await agent.serve() }
         return Served(agent: agent, scratch: scratch, socket: socket, key: key, certificate: certificate)
     }
@@ -143,10 +144,15 @@ struct SSHAgentSocketTests {
     @Test("a process of another user is closed on without an answer (SO_PEERCRED), even with the socket opened to everyone")
     func anotherUser() async throws {
         if getuid() != 0 { try TestEnvironment.unavailable("running a client as another user needs root (CI runs the tests as root)") }
-        let served = try await Self.serve()
+        // A directory anyone may enter, straight in /tmp (the tests' own temporary
+        // directory may sit in one only its owner can), and the socket opened to everyone:
+        // past the file permissions, only the agent's own check stands.
+        let made = "/tmp/latchkey-peer-\(UUID().uuidString.prefix(8))"
+        try #require(mkdir(made, 0o755) == 0, "cannot make \(made)")
+        defer { try? FileManager.default.removeItem(atPath: made) }
+        chmod(made, 0o755)
+        let served = try await Self.serve(socketDirectory: URL(fileURLWithPath: made))
         defer { served.agent.stop() }
-        // Past the file permissions, so only the agent's own check stands.
-        chmod(served.scratch.url.path, 0o755)
         chmod(served.socket, 0o777)
         let listed = try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/ssh-add", "-L"],

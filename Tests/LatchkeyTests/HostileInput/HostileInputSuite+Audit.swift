@@ -135,4 +135,29 @@ extension HostileInputSuite {
             #expect(events.filter { $0.type == .rateLimitEngaged }.count == 1 && events.count == failed.count + 1, "\(events.map(\.type))")
         }
     }
+
+    /// Found in CI: SQLite's group commit runs a transaction on whichever task drains its
+    /// group, and events written there took that task's requester (another request's
+    /// address and agent, or none).
+    @Test("under concurrent writes (SQLite's group commit), each event names its own request's address and user agent, never another's", arguments: TestStore.available)
+    func auditRequesterUnderLoad(engine: TestStore) async throws {
+        try await ProviderHarness.run(engine, { _ in }) { provider in
+            let target = "/" + AdminAPI.createIdentity.template
+            let count = 40
+            let tally = await RawConnection.flood(count: count, parallel: 16) { index in
+                try await RawConnection.open(port: provider.port, source: RawConnection.standIn(index)).exchange(
+                    HTTPMethod.post, target, json: ["username": .string("load-\(index)")],
+                    headers: ["Authorization": "Bearer \(ProviderHarness.adminToken)", "User-Agent": "agent-\(index)"]
+                ).status
+            }
+            #expect(tally[201] == count, "\(tally)")
+            let events = try await provider.auditEvents().filter { $0.type == .identityCreated }
+            #expect(events.count == count)
+            for event in events {
+                let name = try #require(event.details?.username)
+                let index = try #require(Int(name.dropFirst("load-".count)))
+                #expect(event.address == RawConnection.standIn(index) && event.userAgent == "agent-\(index)", "\(name): \(event.address ?? "-") \(event.userAgent ?? "-")")
+            }
+        }
+    }
 }

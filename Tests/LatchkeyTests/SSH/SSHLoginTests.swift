@@ -25,7 +25,8 @@ struct SSHLoginTests {
         func stop() { ChildProcess.stop(process) }
     }
 
-    static func startServer(caLine: String) async throws -> SSHServer {
+    /// `certifyHost`, given the host key's `.pub` line, answers its host certificate line.
+    static func startServer(caLine: String, certifyHost: (@Sendable (String) async throws -> String)? = nil) async throws -> SSHServer {
         if getuid() != 0 { try TestEnvironment.unavailable("sshd with its own config runs as root (CI runs the tests as root)") }
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else { try TestEnvironment.unavailable("no /usr/sbin/sshd (.ci/run installs openssh-server)") }
         let directory = try TemporaryDirectory()
@@ -33,6 +34,12 @@ struct SSHLoginTests {
         let hostKey = base.appendingPathComponent("host_ed25519").path
         let made = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-keygen"), ["-q", "-t", "ed25519", "-N", "", "-f", hostKey])
         try #require(made.status == 0, "\(made.stderr)")
+        var hostCertificate = ""
+        if let certifyHost {
+            let file = base.appendingPathComponent("host_ed25519-cert.pub")
+            try Data((try await certifyHost(try String(contentsOfFile: hostKey + ".pub", encoding: .utf8)) + "\n").utf8).write(to: file)
+            hostCertificate = "HostCertificate \(file.path)"
+        }
         let ca = base.appendingPathComponent("ca.pub")
         try Data(caLine.utf8).write(to: ca)
         let krl = base.appendingPathComponent("revoked.krl")
@@ -44,6 +51,7 @@ struct SSHLoginTests {
         try Data("""
             ListenAddress 127.0.0.1
             HostKey \(hostKey)
+            \(hostCertificate)
             PidFile none
             TrustedUserCAKeys \(ca.path)
             RevokedKeys \(krl.path)
@@ -65,11 +73,27 @@ struct SSHLoginTests {
     }
 
     /// `ssh user@127.0.0.1 echo` through the agent at `agentSocket`: its status and output.
-    static func ssh(_ server: SSHServer, user: String, agentSocket: String) async throws -> ChildProcess.Output {
-        try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh"), [
-            "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "IdentityFile=none", "-o", "ConnectTimeout=10", "-p", String(server.port), "\(user)@127.0.0.1", "echo", "logged-in-by-certificate",
-        ], environment: ["SSH_AUTH_SOCK": agentSocket])
+    /// With `knownHosts`, the host must prove itself against that file
+    /// (`StrictHostKeyChecking yes`); without, any host key is taken.
+    static func ssh(_ server: SSHServer, user: String, agentSocket: String, knownHosts: URL? = nil, extra: [String] = []) async throws -> ChildProcess.Output {
+        let hostChecking = knownHosts.map { ["-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\($0.path)"] }
+            ?? ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+        return try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh"), [
+            "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "IdentityFile=none", "-o", "ConnectTimeout=10",
+        ] + hostChecking + extra + ["-p", String(server.port), "\(user)@127.0.0.1", "echo", "logged-in-by-certificate"], environment: ["SSH_AUTH_SOCK": agentSocket])
+    }
+
+    /// An agent over `vault` with its ssh-agent socket; the socket's path.
+    static func agent(_ vault: TemporaryVault, in scratch: TemporaryDirectory) async throws -> (KeyAgent, String) {
+        var configuration = KeyAgent.Configuration(
+            vaultDirectory: vault.directory.appendingPathComponent("vault"), reopenSource: .keyFile(vault.keyFile), logger: Logger(label: "ssh-agent-test")
+        )
+        configuration.idleTimeout = nil
+        let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(vault.keyFile))
+        _ = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
+        let sshSocket = try agent.listenSSH(at: scratch.url.appendingPathComponent("ssh-agent.sock").path, environment: [:])
+        Task.detached { await agent.serve() }
+        return (agent, sshSocket)
     }
 
     static var currentUser: String {
@@ -98,15 +122,8 @@ struct SSHLoginTests {
             #expect(listed.count == 1 && listed.first?.serial == login.serial && listed.first?.principals == [user])
 
             // The agent over the same vault, its ssh-agent socket for SSH_AUTH_SOCK.
-            var configuration = KeyAgent.Configuration(
-                vaultDirectory: vault.directory.appendingPathComponent("vault"), reopenSource: .keyFile(vault.keyFile), logger: Logger(label: "ssh-agent-test")
-            )
-            configuration.idleTimeout = nil
-            let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(vault.keyFile))
             let scratch = try TemporaryDirectory()
-            _ = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
-            let sshSocket = try agent.listenSSH(at: scratch.url.appendingPathComponent("ssh-agent.sock").path, environment: [:])
-            Task.detached { await agent.serve() }
+            let (agent, sshSocket) = try await Self.agent(vault, in: scratch)
             defer { agent.stop() }
 
             let added = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-add"), ["-L"], environment: ["SSH_AUTH_SOCK": sshSocket])
@@ -155,6 +172,59 @@ struct SSHLoginTests {
             #expect(listed.status == 0 && listed.stdout.contains(" ada ") && listed.stdout.contains("valid until") && listed.stdout.contains("ssh-ed25519 "), "\(listed.stdout)")
             let refused = try await LatchkeyCommand.run(["ssh", "login", "--issuer", provider.issuer.absoluteString, "--principal", "ada,root"], environment: environment)
             #expect(refused.status != 0 && refused.stderr.contains("--principal"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("a host certificate from latchkey admin ssh-host-certificate lets ssh connect with StrictHostKeyChecking yes and only an @cert-authority line; a certificate that expired is refused by sshd")
+    func hostCertificateAndExpiry() async throws {
+        try await ProviderHarness.withVault({ $0.sshAuthority = true }) { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host], configure: { $0.keyProtection = .software })
+            let (identity, bindURL) = try await provider.createIdentity("ada")
+            _ = try await embedded.registerCredential(from: bindURL)
+            let user = Self.currentUser
+            #expect(try await provider.admin.call(AdminAPI.setSSHPrincipals, identity, body: .init(principals: [user])).status == 200)
+            let login = try await embedded.sshLogin(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, principals: [user], lifetime: 60)
+            let scratch = try TemporaryDirectory()
+            let (agent, sshSocket) = try await Self.agent(vault, in: scratch)
+            defer { agent.stop() }
+
+            let caLine = String(decoding: try await HTTPExchange.send(HTTPMethod.get, provider.issuer.appendingPathComponent(ProtocolPath.sshAuthority)).body, as: UTF8.self)
+            let issuer = provider.issuer.absoluteString
+            let keyFile = scratch.url.appendingPathComponent("host.pub")
+            let server = try await Self.startServer(caLine: caLine) { hostKey in
+                try Data(hostKey.utf8).write(to: keyFile)
+                let signed = try await LatchkeyCommand.run(
+                    ["admin", "ssh-host-certificate", "--idp", issuer, "--host", "127.0.0.1", "--host", "localhost", "--public-key", keyFile.path],
+                    environment: ["LATCHKEY_ADMIN_TOKEN": ProviderHarness.adminToken]
+                )
+                try #require(signed.status == 0, "\(signed.stderr)")
+                let certificate = try SSHCertificate(openSSHLine: signed.stdout)
+                #expect(certificate.kind == .host && certificate.principals == ["127.0.0.1", "localhost"])
+                return signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            defer { server.stop() }
+            let knownHosts = scratch.url.appendingPathComponent("known_hosts")
+            try Data("@cert-authority * \(caLine)".utf8).write(to: knownHosts)
+            let trusted = try await Self.ssh(server, user: user, agentSocket: sshSocket, knownHosts: knownHosts)
+            #expect(trusted.status == 0 && trusted.stdout.contains("logged-in-by-certificate"), "\(trusted.stderr)")
+            // Another CA in known_hosts: the host is not trusted.
+            let otherCA = try SSHPublicKey(try SigningKey.generate(.es256).publicKey).openSSHLine()
+            try Data("@cert-authority * \(otherCA)\n".utf8).write(to: knownHosts)
+            let untrusted = try await Self.ssh(server, user: user, agentSocket: sshSocket, knownHosts: knownHosts)
+            #expect(untrusted.status != 0 && untrusted.stderr.contains("Host key verification failed"), "\(untrusted.stderr)")
+
+            // The user certificate lasts a minute (and began a minute back): once it has
+            // expired, sshd refuses it even when ssh presents it itself.
+            let certificate = try SSHCertificate(openSSHLine: login.certificate)
+            let certificateFile = scratch.url.appendingPathComponent("expired-cert.pub")
+            try Data((login.certificate + "\n").utf8).write(to: certificateFile)
+            let wait = TimeInterval(certificate.validBefore) - Date().timeIntervalSince1970 + 2
+            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            let expired = try await Self.ssh(server, user: user, agentSocket: sshSocket, extra: ["-v", "-o", "CertificateFile=\(certificateFile.path)"])
+            #expect(expired.status != 0 && !expired.stdout.contains("logged-in-by-certificate"), "\(expired.stderr)")
+            #expect(expired.stderr.contains("ED25519-CERT"), "ssh offered the expired certificate, with the agent's key: \(expired.stderr)")
+            let listed = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-add"), ["-L"], environment: ["SSH_AUTH_SOCK": sshSocket])
+            #expect(!listed.stdout.contains("-cert-v01@openssh.com"), "the agent no longer offers an expired certificate")
         }
     }
 }

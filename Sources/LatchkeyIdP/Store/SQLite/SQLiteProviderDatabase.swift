@@ -103,7 +103,16 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     }
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
-        let job = PendingTransaction(body: body)
+        // The job runs on whichever task drains its group (another caller's, or a task of
+        // its own), so the caller's task-local values go with it: who is asking, which the
+        // audit events it writes name, and the provider's clock.
+        let requester = AuditRequester.current
+        let clock = ProviderClock.current
+        let job = PendingTransaction(body: { transaction in
+            try await ProviderClock.$current.withValue(clock) {
+                try await AuditRequester.$current.withValue(requester) { try await body(transaction) }
+            }
+        })
         let drains = queue.withLock { queue -> Bool? in
             guard !queue.closed else { return nil }
             queue.jobs.append(job)
