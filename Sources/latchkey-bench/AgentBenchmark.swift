@@ -44,6 +44,17 @@ struct AgentBenchmark {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// A `latchkey agent` process serving at `socket`, once it listens (its first line).
+    static func startAgent(socket: String, environment: [String: String]) throws -> SpawnedProcess {
+        let output = Pipe()
+        let agent = try SpawnedProcess(
+            ServeProcess.binary, ["agent", "--socket", socket], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdout: .pipe(output)
+        )
+        _ = PipeReading.chunk(output.fileHandleForReading)  // the LATCHKEY_AGENT_SOCK line: it listens
+        return agent
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
@@ -59,13 +70,8 @@ struct AgentBenchmark {
         _ = try Self.timed(["authenticate", "--issuer", issuer.absoluteString], direct)
 
         let socket = scratch.appendingPathComponent("agent.sock").path
-        let output = Pipe()
-        let agent = try SpawnedProcess(
-            ServeProcess.binary, ["agent", "--socket", socket], environment: ProcessInfo.processInfo.environment.merging(direct) { $1 },
-            stdout: .pipe(output)
-        )
+        let agent = try Self.startAgent(socket: socket, environment: direct)
         defer { agent.terminate(); agent.waitUntilExit() }
-        _ = PipeReading.chunk(output.fileHandleForReading)  // the LATCHKEY_AGENT_SOCK line: it listens
         let throughAgent = ["LATCHKEY_STORE": store, "LATCHKEY_AGENT_SOCK": socket]
         let token = ["token", "--issuer", issuer.absoluteString]
         _ = try Self.timed(token, throughAgent)

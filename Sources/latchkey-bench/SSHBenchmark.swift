@@ -65,13 +65,8 @@ struct SSHBenchmark {
         _ = try AgentBenchmark.timed(["bind", bindURL], direct)
 
         let socket = scratch.appendingPathComponent("agent.sock").path
-        let output = Pipe()
-        let agent = try SpawnedProcess(
-            ServeProcess.binary, ["agent", "--socket", socket], environment: ProcessInfo.processInfo.environment.merging(direct) { $1 },
-            stdout: .pipe(output)
-        )
+        let agent = try AgentBenchmark.startAgent(socket: socket, environment: direct)
         defer { agent.terminate(); agent.waitUntilExit() }
-        _ = PipeReading.chunk(output.fileHandleForReading)  // the LATCHKEY_AGENT_SOCK line: it listens
         let throughAgent = ["LATCHKEY_STORE": store, "LATCHKEY_AGENT_SOCK": socket]
         let login = ["ssh", "login", "--issuer", server.issuer.absoluteString]
         _ = try AgentBenchmark.timed(login, throughAgent)  // the sign-in; the runs below use its kept tokens

@@ -51,7 +51,7 @@ struct Provider: Sendable {
         enrollments = Enrollments(context: context, identities: identities, bindJobs: bindJobs, outbox: outbox)
         attestation = AttestationActivations(context: context)
         sshPrincipals = SSHPrincipalGrants()
-        ssh = SSHCertificateIssuance(context: context, tokens: tokens, identities: identities, credentials: credentials, principals: sshPrincipals)
+        ssh = SSHCertificateIssuance(context: context, tokens: tokens, principals: sshPrincipals)
         administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)
     }
 }

@@ -12,6 +12,16 @@ struct SSHAuthority: Sendable {
     /// The sealed store secret that holds the CA key (ES256, so `ecdsa-sha2-nistp256`).
     static let keyName = "ssh-ca-key"
 
+    /// A key line from a request, or `invalid_ssh_key` saying why this CA will not certify
+    /// it (`what` names it: "the host key").
+    static func publicKey(_ line: String, _ what: String) throws -> SSHPublicKey {
+        do {
+            return try SSHPublicKey(openSSHLine: line)
+        } catch let error as CryptoError {
+            throw ProviderError.badRequest(.invalidSSHKey, "\(what) is not one this CA certifies: \(error.reason)", underlying: error)
+        }
+    }
+
     /// The CA key; `not_found` when the provider runs no SSH CA.
     func signingKey() async throws -> SigningKey {
         guard context.configuration.sshAuthority else { throw ProviderError.notFound("this provider runs no SSH CA (serve --ssh-ca)") }

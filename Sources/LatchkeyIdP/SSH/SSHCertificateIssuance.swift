@@ -14,25 +14,20 @@ import LatchkeyProtocol
 struct SSHCertificateIssuance: Sendable {
     let context: ProviderContext
     let tokens: TokenEndpoint
-    let identities: IdentityDirectory
-    let credentials: CredentialRegistry
     let principals: SSHPrincipalGrants
 
     /// The shortest lifetime a request may ask for.
     static let minimumLifetime = 60
     /// How far back `valid_after` is set, for hosts whose clocks run a little behind.
     static let backdating: TimeInterval = 60
+    /// ``Identity/columns`` of the `identities` table joined as `i`.
+    static let identityColumns = Identity.columns.split(separator: ",").map { "i." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 
     func issue(
         _ request: SSHCertificateExchange.Request, presentation: TokenEndpoint.Presentation, now: Date = ProviderClock.now
     ) async throws -> SSHCertificateExchange.Issued {
         let authority = try await SSHAuthority(context: context).signingKey()
-        let key: SSHPublicKey
-        do {
-            key = try SSHPublicKey(openSSHLine: request.publicKey)
-        } catch let error as CryptoError {
-            throw ProviderError.badRequest(.invalidSSHKey, "the public key is not one this CA certifies: \(error.reason)", underlying: error)
-        }
+        let key = try SSHAuthority.publicKey(request.publicKey, "the public key")
         let cap = min(context.configuration.sshCertificateLifetime, ProviderConfiguration.maximumSSHCertificateLifetime)
         let lifetime = request.lifetime.map(TimeInterval.init) ?? cap
         guard lifetime >= TimeInterval(Self.minimumLifetime), lifetime <= cap else {
@@ -54,9 +49,14 @@ struct SSHCertificateIssuance: Sendable {
             guard grant.scope.split(separator: " ").contains(Substring(SSHCertificateExchange.scope)) else {
                 throw ProviderError(.forbidden, code: .insufficientScope, reason: "the access token lacks the scope \(SSHCertificateExchange.scope)")
             }
-            guard let credential = try await self.credentials.credential(grant.credentialID, in: transaction), !credential.revoked,
-                  let identity = try await self.identities.identity(grant.identityID, in: transaction)
+            // The identity, with its credential still live, in one statement.
+            guard let row = try await transaction.first("""
+                SELECT \(raw: Self.identityColumns), c.revoked_at AS credential_revoked_at
+                FROM credentials c JOIN identities i ON i.id = c.identity_id
+                WHERE c.id = \(grant.credentialID) AND i.id = \(grant.identityID)
+                """), try row.decode("credential_revoked_at", as: Date?.self) == nil
             else { throw ProviderError.unauthorized }
+            let identity = try Identity(row: row)
             let allowed = try await self.principals.principals(of: identity, in: transaction)
             let granted = request.principals ?? allowed
             guard !granted.isEmpty, granted.allSatisfy(allowed.contains) else {
@@ -122,11 +122,11 @@ struct SSHCertificateIssuance: Sendable {
     /// The first identity a key is certified for keeps it: the same key for anyone else is
     /// refused, so one person's key cannot be made to stand for another's.
     private func claim(_ key: SSHPublicKey, for identityID: String, now: Date, in transaction: any SQLTransaction) async throws {
-        try await transaction.execute("""
+        // One statement: the new holder, or (a no-op update) the one already there.
+        let holder = try await transaction.first("""
             INSERT INTO ssh_key_holders (key_fingerprint, identity_id, first_certified_at) VALUES (\(key.fingerprint), \(identityID), \(now))
-            ON CONFLICT (key_fingerprint) DO NOTHING
+            ON CONFLICT (key_fingerprint) DO UPDATE SET key_fingerprint = excluded.key_fingerprint RETURNING identity_id
             """)
-        let holder = try await transaction.first("SELECT identity_id FROM ssh_key_holders WHERE key_fingerprint = \(key.fingerprint)")
         guard try holder?.decode("identity_id", as: String.self) == identityID else {
             throw ProviderError(.conflict, code: .invalidSSHKey, reason: "this key is certified for another identity; make a key of your own")
         }

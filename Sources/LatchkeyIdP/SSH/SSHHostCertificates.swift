@@ -17,12 +17,7 @@ struct SSHHostCertificates: Sendable {
 
     func issue(_ request: AdminAPI.SSHHostCertificateRequest, now: Date = ProviderClock.now) async throws -> AdminAPI.SSHHostCertificate {
         let authority = try await SSHAuthority(context: context).signingKey()
-        let key: SSHPublicKey
-        do {
-            key = try SSHPublicKey(openSSHLine: request.publicKey)
-        } catch let error as CryptoError {
-            throw ProviderError.badRequest(.invalidSSHKey, "the host key is not one this CA certifies: \(error.reason)", underlying: error)
-        }
+        let key = try SSHAuthority.publicKey(request.publicKey, "the host key")
         guard !request.hosts.isEmpty, request.hosts.count <= Self.maximumHosts, request.hosts.allSatisfy(SSHCertificate.isAcceptablePrincipal) else {
             throw ProviderError.badRequest(.invalidRequest, "hosts: 1 to \(Self.maximumHosts) names without commas, spaces or control characters")
         }
