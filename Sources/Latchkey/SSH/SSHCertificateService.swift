@@ -27,25 +27,20 @@ extension SSHCertificateService {
                 return try vault.createKey(protection == .tpm ? .es256 : .ed25519, metadata: record.encoded(), protection: protection)
             }
             let key = try SSHPublicKey(entry.publicKey)
-            let tokens = try await tokenCache.validTokens(
+            // Kept tokens the provider no longer takes (revoked there) are refreshed, or
+            // replaced by a sign-in, once.
+            var tokens = try await tokenCache.validTokens(
                 issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
                 credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: nil
             )
-            let nonce = try SecureRandom.bytes(count: 32)
-            let time = Int64(Date().timeIntervalSince1970)
-            let message = try SSHCertificateExchange.signedMessage(
-                issuer: address.issuer, accessToken: tokens.accessToken, publicKey: key, principals: principals, lifetime: lifetime, time: time, nonce: nonce
-            )
-            let signature = try SSHSignature(algorithm: key.algorithm, signature: try vault.sign(message, with: entry.handle))
-            let request = SSHCertificateExchange.Request(
-                publicKey: key.openSSHLine(), principals: principals, lifetime: lifetime,
-                proof: .init(time: time, nonce: Base64URL.encode(nonce), signature: Base64URL.encode(signature.wireBlob))
-            )
-            let url = address.base.appendingPathComponent(ProtocolPath.sshCertificates)
-            let response = try await dpopKeys.transport(for: tokens).send(TransportRequest(
-                method: HTTPMethod.post, url: url, headers: ["Content-Type": ProtocolPath.jsonMediaType, "Accept": ProtocolPath.jsonMediaType],
-                body: try JSONEncoder().encode(request)
-            ))
+            var response = try await requestCertificate(address: address, key: key, handle: entry.handle, tokens: tokens, principals: principals, lifetime: lifetime)
+            if response.status == 401 {
+                tokens = try await tokenCache.validTokens(
+                    issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
+                    credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: tokens
+                )
+                response = try await requestCertificate(address: address, key: key, handle: entry.handle, tokens: tokens, principals: principals, lifetime: lifetime)
+            }
             guard response.status == 201 else {
                 throw ProviderConversation.providerError(status: response.status, answer: try? JSONDecoder().decode(ErrorResponse.self, from: response.body))
             }
@@ -86,6 +81,26 @@ extension SSHCertificateService {
         } catch {
             throw LatchkeyError.wrapping(error)
         }
+    }
+
+    /// `POST v1/ssh/certificates` for `key` with `tokens`, its proof signed by the vault key.
+    private func requestCertificate(
+        address: ProviderAddress, key: SSHPublicKey, handle: KeyHandle, tokens: Tokens, principals: [String]?, lifetime: Int?
+    ) async throws -> TransportResponse {
+        let nonce = try SecureRandom.bytes(count: 32)
+        let time = Int64(Date().timeIntervalSince1970)
+        let message = try SSHCertificateExchange.signedMessage(
+            issuer: address.issuer, accessToken: tokens.accessToken, publicKey: key, principals: principals, lifetime: lifetime, time: time, nonce: nonce
+        )
+        let signature = try SSHSignature(algorithm: key.algorithm, signature: try authenticator.vault.sign(message, with: handle))
+        let request = SSHCertificateExchange.Request(
+            publicKey: key.openSSHLine(), principals: principals, lifetime: lifetime,
+            proof: .init(time: time, nonce: Base64URL.encode(nonce), signature: Base64URL.encode(signature.wireBlob))
+        )
+        return try await dpopKeys.transport(for: tokens).send(TransportRequest(
+            method: HTTPMethod.post, url: address.base.appendingPathComponent(ProtocolPath.sshCertificates),
+            headers: ["Content-Type": ProtocolPath.jsonMediaType, "Accept": ProtocolPath.jsonMediaType], body: try JSONEncoder().encode(request)
+        ))
     }
 
     /// The vault's SSH keys and their certificates.

@@ -58,7 +58,8 @@ struct SSHCertificateIssuance: Sendable {
             else { throw ProviderError.unauthorized }
             let identity = try Identity(row: row)
             let allowed = try await self.principals.principals(of: identity, in: transaction)
-            let granted = request.principals ?? allowed
+            var granted: [String] = []
+            for principal in request.principals ?? allowed where !granted.contains(principal) { granted.append(principal) }
             guard !granted.isEmpty, granted.allSatisfy(allowed.contains) else {
                 throw ProviderError(.forbidden, code: .principalNotGranted, reason: "a principal asked for is not granted to this identity")
             }
@@ -92,7 +93,9 @@ struct SSHCertificateIssuance: Sendable {
         )
         context.metrics.sshCertificateIssued()
         return SSHCertificateExchange.Issued(
-            certificate: certificate.openSSHLine(comment: identity.username), serial: String(serial), keyID: keyID, principals: granted,
+            // The line's comment is the username only when it is one word, as a principal is.
+            certificate: certificate.openSSHLine(comment: SSHCertificate.isAcceptablePrincipal(identity.username) ? identity.username : "latchkey"),
+            serial: String(serial), keyID: keyID, principals: granted,
             validAfter: AuditEvent.formatTime(Date(timeIntervalSince1970: TimeInterval(certificate.validAfter))),
             validBefore: AuditEvent.formatTime(Date(timeIntervalSince1970: TimeInterval(certificate.validBefore)))
         )

@@ -227,4 +227,20 @@ struct SSHLoginTests {
             #expect(!listed.stdout.contains("-cert-v01@openssh.com"), "the agent no longer offers an expired certificate")
         }
     }
+
+    @Test("kept tokens revoked at the provider: the certificate request's 401 makes sshLogin sign in again and succeed")
+    func revokedKeptTokens() async throws {
+        try await ProviderHarness.withVault({ $0.sshAuthority = true }) { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host], configure: { $0.keyProtection = .software })
+            let (_, bindURL) = try await provider.createIdentity("ada")
+            _ = try await embedded.registerCredential(from: bindURL)
+            let first = try await embedded.sshLogin(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+            let kept = try await embedded.validTokens(
+                issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, scopes: ["openid", "ssh"]
+            )
+            try await embedded.revoke(kept)
+            let second = try await embedded.sshLogin(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+            #expect(second.serial != first.serial && second.handle == first.handle, "a new certificate for the same key")
+        }
+    }
 }
