@@ -180,6 +180,16 @@ extension LatchkeyCommand {
             guard (60...ProviderConfiguration.maximumSSHCertificateLifetime).contains(configuration.sshCertificateLifetime) else {
                 throw ValidationError("--ssh-certificate-lifetime must be from 1m to 24h")
             }
+            // sshd refuses every certificate whose options it cannot read: check them here.
+            if let sshForceCommand, sshForceCommand.isEmpty || sshForceCommand.utf8.count > 1024 || sshForceCommand.contains(where: \.isNewline) {
+                throw ValidationError("--ssh-force-command: one line of at most 1024 bytes")
+            }
+            if let sshSourceAddress {
+                let networks = sshSourceAddress.split(separator: ",", omittingEmptySubsequences: false)
+                guard !networks.isEmpty, networks.count <= 64, networks.allSatisfy({ IPNetwork(String($0)) != nil }) else {
+                    throw ValidationError("--ssh-source-address: a comma-separated list of addresses or CIDR networks (10.0.0.0/8,fd00::/8)")
+                }
+            }
             configuration.sshForceCommand = sshForceCommand
             configuration.sshSourceAddress = sshSourceAddress
             if let ekRoots {

@@ -160,4 +160,22 @@ struct SSHAuthorityTests {
             #expect(refused.status != 0)
         }
     }
+
+    @Test("configured critical options (force-command, source-address) are in every user certificate; serve refuses a source-address sshd could not read")
+    func criticalOptions() async throws {
+        try await Self.withCA(.sqlite, {
+            $0.sshForceCommand = "/usr/bin/true"
+            $0.sshSourceAddress = "10.0.0.0/8,127.0.0.1"
+        }) { issuer, authenticator in
+            let (_, tokens) = try await Self.tokens(issuer, authenticator)
+            let (status, issued, _, _) = try await Self.post(issuer, try Self.request(issuer, key: try SigningKey.generate(.ed25519), accessToken: tokens.accessToken), token: tokens.accessToken)
+            #expect(status == 201)
+            let certificate = try SSHCertificate(openSSHLine: try #require(issued).certificate)
+            #expect(certificate.criticalOptions == [.init("force-command", "/usr/bin/true"), .init("source-address", "10.0.0.0/8,127.0.0.1")])
+        }
+        for (option, value) in [("--ssh-source-address", "10.0.0.0/8,not-a-network"), ("--ssh-source-address", ""), ("--ssh-force-command", "")] {
+            let refused = try await LatchkeyCommand.run(["serve", "--ssh-ca", option, value], environment: ["LATCHKEY_ADMIN_TOKEN": ProviderTests.adminToken])
+            #expect(refused.status != 0 && refused.stderr.contains(option), "\(option) \(value.debugDescription): \(refused.stderr)")
+        }
+    }
 }
