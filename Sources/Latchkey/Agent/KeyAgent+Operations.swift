@@ -59,19 +59,7 @@ extension KeyAgent {
             lock("asked by pid \(peer.pid)")
             return AgentReply(agent: status)
         case .unlock:
-            let source: VaultKeySource
-            if let passphrase = request.passphrase {
-                guard !passphrase.isEmpty, passphrase.utf8.count <= 4096 else {
-                    throw Refusal(AgentFailure.badRequest, "a passphrase is 1 to 4096 bytes")
-                }
-                source = .passphrase(passphrase)
-            } else if let reopen = configuration.reopenSource {
-                source = reopen
-            } else {
-                throw Refusal(AgentFailure.badRequest, "this vault unlocks with its passphrase: latchkey agent --unlock asks for it")
-            }
-            // One unlock at a time: each wrong passphrase costs its scrypt, in turn.
-            try confirmations.withLock { _ in try unlock(with: source) }
+            try unlock(passphrase: request.passphrase)
             return AgentReply(agent: status)
         case .stop:
             configuration.logger.notice("agent stopping", metadata: ["pid": .stringConvertible(peer.pid)])
@@ -125,6 +113,24 @@ extension KeyAgent {
 
     /// Asks the `--confirm` prompt, if there is one, whether `handle` may sign for `peer`;
     /// `denied` when it says no.
+    /// Opens the vault with `passphrase`, or without one from the agent's own key source
+    /// (a key file, a systemd credential, the TPM): `unlock` on either socket.
+    func unlock(passphrase: String?) throws {
+        let source: VaultKeySource
+        if let passphrase {
+            guard !passphrase.isEmpty, passphrase.utf8.count <= 4096 else {
+                throw Refusal(AgentFailure.badRequest, "a passphrase is 1 to 4096 bytes")
+            }
+            source = .passphrase(passphrase)
+        } else if let reopen = configuration.reopenSource {
+            source = reopen
+        } else {
+            throw Refusal(AgentFailure.badRequest, "this vault unlocks with its passphrase: latchkey agent --unlock asks for it")
+        }
+        // One unlock at a time: each wrong passphrase costs its scrypt, in turn.
+        try confirmations.withLock { _ in try unlock(with: source) }
+    }
+
     func confirm(signatureBy handle: KeyHandle, in vault: KeyVault, peer: PeerCredentials) throws {
         guard let confirmation = configuration.confirmation else { return }
         let asked = signatureRequest(try vault.entry(handle), peer: peer)

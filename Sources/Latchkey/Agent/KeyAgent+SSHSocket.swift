@@ -84,16 +84,11 @@ extension KeyAgent {
             lock("ssh-add -x")
             return SSHAgentMessage.frame(SSHAgentMessage.success)
         case .unlock(let passphrase):
-            let source: VaultKeySource
-            if let reopen = configuration.reopenSource {
-                source = reopen
-            } else if !passphrase.isEmpty, let text = String(data: passphrase, encoding: .utf8) {
-                source = .passphrase(text)
-            } else {
-                return failure
-            }
+            // `ssh-add -X` always sends what was typed; a vault that reopens by itself
+            // needs none.
+            let typed = configuration.reopenSource == nil ? String(data: passphrase, encoding: .utf8) ?? "" : nil
             do {
-                try confirmations.withLock { _ in try unlock(with: source) }
+                try unlock(passphrase: typed)
                 return SSHAgentMessage.frame(SSHAgentMessage.success)
             } catch {
                 return failure

@@ -11,22 +11,21 @@ struct SSHAgentFrameReader: StreamFrameReader {
 
     mutating func append(_ bytes: some DataProtocol) throws {
         buffer.append(contentsOf: bytes)
-        try checkHeader()
+        _ = try announcedLength()
     }
 
-    private func checkHeader() throws {
-        guard buffer.count >= 4 else { return }
+    /// The announced length, once its four bytes are in; a length out of bounds throws.
+    private func announcedLength() throws -> Int? {
+        guard buffer.count >= 4 else { return nil }
         let length = buffer.prefix(4).reduce(0) { $0 << 8 | Int($1) }
         guard length > 0, length <= Self.maximumLength else {
             throw AgentProtocolError.frameSize(reason: "an ssh-agent message of \(length) bytes (1 to \(Self.maximumLength))")
         }
+        return length
     }
 
     mutating func next() throws -> Data? {
-        try checkHeader()
-        guard buffer.count >= 4 else { return nil }
-        let length = buffer.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        guard buffer.count >= 4 + length else { return nil }
+        guard let length = try announcedLength(), buffer.count >= 4 + length else { return nil }
         let start = buffer.startIndex + 4
         let body = Data(buffer[start..<start + length])
         buffer = Data(buffer[(start + length)...])

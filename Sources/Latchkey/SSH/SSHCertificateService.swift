@@ -29,18 +29,15 @@ extension SSHCertificateService {
             let key = try SSHPublicKey(entry.publicKey)
             // Kept tokens the provider no longer takes (revoked there) are refreshed, or
             // replaced by a sign-in, once.
-            var tokens = try await tokenCache.validTokens(
-                issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
-                credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: nil
-            )
-            var response = try await requestCertificate(address: address, key: key, handle: entry.handle, tokens: tokens, principals: principals, lifetime: lifetime)
-            if response.status == 401 {
-                tokens = try await tokenCache.validTokens(
+            func attempt(rejecting rejected: Tokens?) async throws -> (Tokens, TransportResponse) {
+                let tokens = try await tokenCache.validTokens(
                     issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
-                    credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: tokens
+                    credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: rejected
                 )
-                response = try await requestCertificate(address: address, key: key, handle: entry.handle, tokens: tokens, principals: principals, lifetime: lifetime)
+                return (tokens, try await requestCertificate(address: address, key: key, handle: entry.handle, tokens: tokens, principals: principals, lifetime: lifetime))
             }
+            var (tokens, response) = try await attempt(rejecting: nil)
+            if response.status == 401 { (tokens, response) = try await attempt(rejecting: tokens) }
             guard response.status == 201 else {
                 throw ProviderConversation.providerError(status: response.status, answer: try? JSONDecoder().decode(ErrorResponse.self, from: response.body))
             }

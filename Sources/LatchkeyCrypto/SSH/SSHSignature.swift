@@ -7,6 +7,9 @@ public struct SSHSignature: Hashable, Sendable {
     public let algorithm: SSHPublicKey.Algorithm
     /// The blob as it goes on the wire.
     public let wireBlob: Data
+    /// The signature as the crypto core verifies it: DER for P-256, 64 bytes for Ed25519,
+    /// read from the blob once.
+    let signature: Data
 
     /// The longest signature blob read.
     public static let maximumBlobLength = 256
@@ -29,6 +32,7 @@ public struct SSHSignature: Hashable, Sendable {
             writer.string(signature)
         }
         self.algorithm = algorithm
+        self.signature = signature
         wireBlob = writer.bytes
     }
 
@@ -51,11 +55,13 @@ public struct SSHSignature: Hashable, Sendable {
         switch algorithm {
         case .ecdsaP256:
             var inner = try reader.nested(maximumLength: 80, "ECDSA signature")
-            _ = try inner.unsignedMPInt(maximumByteCount: 32, "r")
-            _ = try inner.unsignedMPInt(maximumByteCount: 32, "s")
+            let r = try inner.unsignedMPInt(maximumByteCount: 32, "r")
+            let s = try inner.unsignedMPInt(maximumByteCount: 32, "s")
             try inner.expectEnd()
+            signature = try ECDSASignature(rawRepresentation: Data(count: 32 - r.count) + r + Data(count: 32 - s.count) + s).derRepresentation
         case .ed25519:
-            guard try reader.string(maximumLength: 64, "Ed25519 signature").count == 64 else { throw reader.malformed("an Ed25519 signature that is not 64 bytes") }
+            signature = try reader.string(maximumLength: 64, "Ed25519 signature")
+            guard signature.count == 64 else { throw reader.malformed("an Ed25519 signature that is not 64 bytes") }
         }
         try reader.expectEnd()
         self.algorithm = algorithm
@@ -65,19 +71,14 @@ public struct SSHSignature: Hashable, Sendable {
     /// Whether this is `key`'s signature of `message`; false for a signature of the other
     /// algorithm or one that does not verify, never a throw.
     public func isValid(for message: Data, by key: SSHPublicKey) -> Bool {
-        guard key.algorithm == algorithm else { return false }
-        var reader = SSHWireReader(wireBlob)
-        guard (try? reader.text(maximumLength: 64)) != nil else { return false }
-        switch algorithm {
-        case .ecdsaP256:
-            guard var inner = try? reader.nested(maximumLength: 80, "ECDSA signature"),
-                  let r = try? inner.unsignedMPInt(maximumByteCount: 32), let s = try? inner.unsignedMPInt(maximumByteCount: 32),
-                  let signature = try? ECDSASignature(rawRepresentation: Data(count: 32 - r.count) + r + Data(count: 32 - s.count) + s)
-            else { return false }
-            return key.verifyingKey.isValidSignature(signature.derRepresentation, for: message)
-        case .ed25519:
-            guard let signature = try? reader.string(maximumLength: 64) else { return false }
-            return key.verifyingKey.isValidSignature(signature, for: message)
-        }
+        key.algorithm == algorithm && key.verifyingKey.isValidSignature(signature, for: message)
+    }
+
+    public static func == (lhs: SSHSignature, rhs: SSHSignature) -> Bool {
+        lhs.wireBlob == rhs.wireBlob
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(wireBlob)
     }
 }

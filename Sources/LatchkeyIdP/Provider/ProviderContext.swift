@@ -108,20 +108,19 @@ final class ProviderContext: Sendable {
 
     /// Signs the audit log's checkpoints (``AuditChain``); the same on every instance.
     func auditSigningKey() async throws -> SigningKey {
-        try await prepare()
-        guard let key = readiness.withLock({ $0.auditSigningKey }) else {
-            throw ProviderError.temporarilyUnavailable("the provider's store is not ready")
-        }
-        return key
+        try await loadedKey(\.auditSigningKey, "the provider's store is not ready")
     }
 
     /// Signs SSH certificates (``SSHAuthority``); the same on every instance.
     func sshAuthorityKey() async throws -> SigningKey {
+        try await loadedKey(\.sshAuthorityKey, "the provider's SSH CA is not ready")
+    }
+
+    /// A key ``prepare()`` loaded from the store; `unavailable` until it has.
+    private func loadedKey(_ key: KeyPath<Readiness, SigningKey?>, _ notReady: String) async throws -> SigningKey {
         try await prepare()
-        guard let key = readiness.withLock({ $0.sshAuthorityKey }) else {
-            throw ProviderError.temporarilyUnavailable("the provider's SSH CA is not ready")
-        }
-        return key
+        guard let loaded = readiness.withLock({ $0[keyPath: key] }) else { throw ProviderError.temporarilyUnavailable(notReady) }
+        return loaded
     }
 
     /// Keys the stable decoy credential IDs answered for unknown login hints; the same on

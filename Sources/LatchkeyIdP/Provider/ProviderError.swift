@@ -62,6 +62,9 @@ struct ProviderError: LatchkeyErrorTemplate, Sendable {
         case tokenRefused
         /// A resource refused the DPoP proof that came with its token (RFC 9449 §7.1).
         case proofRefused
+        /// The token is good but lacks the scope the resource needs (RFC 6750 §3.1
+        /// `insufficient_scope`).
+        case scopeInsufficient
         /// Something this provider does not offer or allow.
         case forbidden
         /// No such thing, or no longer.
@@ -94,6 +97,11 @@ extension ProviderError {
         _ reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
     ) -> ProviderError {
         ProviderError(.clientUnauthenticated, code: .invalidClient, reason: reason, underlying: underlying, file: file, line: line)
+    }
+
+    /// `insufficient_scope`: a good token without `scope`, which the resource needs.
+    static func insufficientScope(_ scope: String, file: String = #fileID, line: UInt = #line) -> ProviderError {
+        ProviderError(.scopeInsufficient, code: .insufficientScope, reason: "the access token lacks the scope \(scope)", file: file, line: line)
     }
 
     /// `access_denied`: something this provider does not offer or allow.

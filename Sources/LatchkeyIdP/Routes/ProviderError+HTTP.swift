@@ -12,7 +12,7 @@ extension ProviderError {
         case .tooLarge: .contentTooLarge
         case .tooSlow: .requestTimeout
         case .clientUnauthenticated, .tokenMissing, .tokenRefused, .proofRefused: .unauthorized
-        case .forbidden: .forbidden
+        case .scopeInsufficient, .forbidden: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
         case .throttled: .tooManyRequests
@@ -27,10 +27,10 @@ extension ProviderError {
     /// (RFC 9449 §7.1); and a 403 for a token without the scope the resource needs
     /// names `insufficient_scope` (RFC 6750 §3.1).
     var wwwAuthenticate: String? {
-        if kind == .forbidden, code == .insufficientScope { return #"Bearer error="insufficient_scope""# }
-        return switch kind {
+        switch kind {
         case .tokenMissing: AccessTokenType.bearer.rawValue
         case .tokenRefused: #"Bearer error="invalid_token", error_description="the access token is unknown, expired or revoked""#
+        case .scopeInsufficient: #"Bearer error="insufficient_scope""#
         case .proofRefused: "DPoP error=\"\(code.rawValue)\", algs=\"\(DPoPBinding.algorithms.joined(separator: " "))\""
         default: nil
         }

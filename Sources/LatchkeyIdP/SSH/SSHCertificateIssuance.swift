@@ -47,7 +47,7 @@ struct SSHCertificateIssuance: Sendable {
         let (identity, grant, granted) = try await context.database.transaction { transaction in
             let grant = try await self.tokens.resourceGrant(presentation, method: HTTPMethod.post, url: url, now: now, in: transaction)
             guard grant.scope.split(separator: " ").contains(Substring(SSHCertificateExchange.scope)) else {
-                throw ProviderError(.forbidden, code: .insufficientScope, reason: "the access token lacks the scope \(SSHCertificateExchange.scope)")
+                throw ProviderError.insufficientScope(SSHCertificateExchange.scope)
             }
             // The identity, with its credential still live, in one statement.
             guard let row = try await transaction.first("""
