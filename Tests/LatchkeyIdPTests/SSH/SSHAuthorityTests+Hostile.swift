@@ -159,4 +159,24 @@ extension SSHAuthorityTests {
             #expect(authority.status == 404 && revocations.status == 404)
         }
     }
+
+    @Test("host certificate requests with no host, 33 hosts, a host with a comma, a lifetime past 365 days or an RSA key are refused (400); 65 principals for an identity too")
+    func hostCertificateBounds() async throws {
+        try await Self.withCA { issuer, authenticator in
+            let key = try SSHPublicKey(try SigningKey.generate(.ed25519).publicKey).openSSHLine()
+            let admin = ProviderTests.admin(issuer)
+            let rsa = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ== host"
+            for (hosts, lifetime, line) in [
+                ([String](), nil as Int?, key), ((0..<33).map { "h\($0).example.com" }, nil, key), (["a.example.com,b.example.com"], nil, key),
+                (["a.example.com"], 366 * 86_400, key), (["a.example.com"], nil, rsa),
+            ] {
+                let reply = try await admin.call(AdminAPI.createSSHHostCertificate, body: .init(publicKey: line, hosts: hosts, lifetime: lifetime))
+                #expect(reply.status == 400, "\(hosts.count) hosts, \(lifetime ?? 0) s: \(reply.status)")
+            }
+            let (identity, _) = try await ProviderTests.bind(issuer, authenticator)
+            let many = try await admin.call(AdminAPI.setSSHPrincipals, identity, body: .init(principals: (0..<65).map { "p\($0)" }))
+            #expect(many.status == 400)
+            #expect(try await Self.issuedCount(issuer) == 0)
+        }
+    }
 }
