@@ -3,7 +3,8 @@ import Foundation
 import Latchkey
 
 /// `--attest [--attestation-ca URL]`, for the commands that create a credential (`bind`,
-/// `import`, `signup`, `recover`; docs/SECURITY.md, "Proving keys live in the TPM").
+/// `import`, `signup`, `recover`; docs/SECURITY.md, "Proving keys live in the TPM") and
+/// for `ssh login`, whose every request then carries the TPM's certification of the SSH key.
 struct AttestationOptions: ParsableArguments {
     @Flag(help: "Prove the new key lives in this host's TPM (WebAuthn tpm attestation; needs --key-protection tpm and a TPM with an endorsement key certificate).")
     var attest = false

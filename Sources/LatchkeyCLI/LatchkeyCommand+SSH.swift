@@ -36,6 +36,7 @@ extension LatchkeyCommand {
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
         @OptionGroup var protection: KeyProtectionOptions
+        @OptionGroup var attestation: AttestationOptions
 
         func validate() throws {
             for principal in principals where !SSHCertificate.isAcceptablePrincipal(principal) {
@@ -45,7 +46,10 @@ extension LatchkeyCommand {
 
         func run() async throws {
             let (issuerURL, host) = try ClientOptions.issuer(issuer)
-            let embedded = try store.embedded(allowing: [host], answers: answers, keyProtection: protection.setting(), signInFlow: client.flow.setting)
+            let (attest, authorityHosts) = try attestation.setting()
+            let embedded = try store.embedded(
+                allowing: [host] + authorityHosts, answers: answers, keyProtection: protection.setting(), signInFlow: client.flow.setting, attestation: attest
+            )
             let seconds = try lifetime.map { Int(try ListEvents.duration($0)) }
             let login = try await embedded.sshLogin(
                 issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), principals: principals.isEmpty ? nil : principals, lifetime: seconds

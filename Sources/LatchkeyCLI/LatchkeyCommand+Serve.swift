@@ -105,6 +105,9 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("The source-address critical option every SSH user certificate carries (comma-separated CIDR list).", valueName: "list"))
         var sshSourceAddress: String?
 
+        @Option(help: ArgumentHelp("Certify only SSH keys proved to live in a TPM (tpm: TPM2_Certify of the key over each request, by an attestation key chained to --attestation-roots or this provider's --attestation-ca root).", valueName: "tpm"))
+        var sshRequireAttestation: String?
+
         @Option(help: ArgumentHelp("How long audit events are kept (a number and s, m, h or d; default 90d). Older whole checkpointed segments are pruned.", valueName: "duration"))
         var auditRetention: String = "90d"
 
@@ -207,6 +210,16 @@ extension LatchkeyCommand {
                     throw ValidationError("--require-attestation tpm needs roots to check attestation against: --attestation-ca, or --attestation-roots FILE.pem")
                 }
                 configuration.requiredAttestation = requirement
+            }
+            if let sshRequireAttestation {
+                guard let requirement = AttestationRequirement(rawValue: sshRequireAttestation) else {
+                    throw ValidationError("--ssh-require-attestation takes tpm")
+                }
+                guard sshCa else { throw ValidationError("--ssh-require-attestation is for --ssh-ca") }
+                guard attestationCa || !configuration.attestationRoots.isEmpty else {
+                    throw ValidationError("--ssh-require-attestation tpm needs roots to check attestation against: --attestation-ca, or --attestation-roots FILE.pem")
+                }
+                configuration.sshRequiredAttestation = requirement
             }
             let ready = ServeReadiness(json: json, adminToken: token, origin: tokenOrigin, expectsAdminListener: configuration.adminListener != nil)
             let app = try await buildApplication(

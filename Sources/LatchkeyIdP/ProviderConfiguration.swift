@@ -201,6 +201,12 @@ public struct ProviderConfiguration: Sendable {
     /// `--ssh-source-address`); none by default.
     public var sshForceCommand: String?
     public var sshSourceAddress: String?
+    /// Policy: certify only SSH keys proved to live in a TPM (`serve
+    /// --ssh-require-attestation tpm`; docs/SECURITY.md, "SSH certificates"): each request
+    /// carries a TPM2_Certify of its key over the proof, by an attestation key whose AIK
+    /// certificate chains to ``attestationRoots`` or this provider's attestation CA root.
+    /// Nil: any key, though an attestation sent is still checked.
+    public var sshRequiredAttestation: AttestationRequirement?
 
     /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
     public struct Mail: Sendable {

@@ -34,7 +34,9 @@ extension SSHCertificateService {
                     issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
                     credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: rejected
                 )
-                return (tokens, try await requestCertificate(address: address, key: key, handle: entry.handle, tokens: tokens, principals: principals, lifetime: lifetime))
+                return (tokens, try await requestCertificate(
+                    address: address, key: key, entry: entry, tokens: tokens, principals: principals, lifetime: lifetime, flow: flow
+                ))
             }
             var (tokens, response) = try await attempt(rejecting: nil)
             if response.status == 401 { (tokens, response) = try await attempt(rejecting: tokens) }
@@ -80,24 +82,47 @@ extension SSHCertificateService {
         }
     }
 
-    /// `POST v1/ssh/certificates` for `key` with `tokens`, its proof signed by the vault key.
+    /// `POST v1/ssh/certificates` for `key` with `tokens`, its proof signed by the vault key
+    /// and, with TPM attestation configured, the TPM's certification of the key over it.
     private func requestCertificate(
-        address: ProviderAddress, key: SSHPublicKey, handle: KeyHandle, tokens: Tokens, principals: [String]?, lifetime: Int?
+        address: ProviderAddress, key: SSHPublicKey, entry: VaultEntry, tokens: Tokens, principals: [String]?, lifetime: Int?, flow: FlowContext
     ) async throws -> TransportResponse {
         let nonce = try SecureRandom.bytes(count: 32)
         let time = Int64(Date().timeIntervalSince1970)
         let message = try SSHCertificateExchange.signedMessage(
             issuer: address.issuer, accessToken: tokens.accessToken, publicKey: key, principals: principals, lifetime: lifetime, time: time, nonce: nonce
         )
-        let signature = try SSHSignature(algorithm: key.algorithm, signature: try authenticator.vault.sign(message, with: handle))
+        let signature = try SSHSignature(algorithm: key.algorithm, signature: try authenticator.vault.sign(message, with: entry.handle))
         let request = SSHCertificateExchange.Request(
             publicKey: key.openSSHLine(), principals: principals, lifetime: lifetime,
-            proof: .init(time: time, nonce: Base64URL.encode(nonce), signature: Base64URL.encode(signature.wireBlob))
+            proof: .init(time: time, nonce: Base64URL.encode(nonce), signature: Base64URL.encode(signature.wireBlob)),
+            attestation: try await attestation(of: entry, over: message, at: address, flow: flow)
         )
         return try await dpopKeys.transport(for: tokens).send(TransportRequest(
             method: HTTPMethod.post, url: address.base.appendingPathComponent(ProtocolPath.sshCertificates),
             headers: ["Content-Type": ProtocolPath.jsonMediaType, "Accept": ProtocolPath.jsonMediaType], body: try JSONEncoder().encode(request)
         ))
+    }
+
+    /// With ``Configuration/attestation`` `tpm`: TPM2_Certify of the SSH key by the vault's
+    /// attestation key (made and certified the first time, as for credentials), over
+    /// SHA-256 of the proof's `message`, so the statement serves this request only
+    /// (docs/PROTOCOL.md section 12, "Attested keys"). Nil without attestation.
+    private func attestation(of entry: VaultEntry, over message: Data, at address: ProviderAddress, flow: FlowContext) async throws -> SSHCertificateExchange.KeyAttestation? {
+        guard let signer = try await attestations.attestationSigner(bindingAt: address, protection: entry.protection, flow: flow) else { return nil }
+        let vault = authenticator.vault
+        let certification = try await BlockingWork.run { () throws -> TPMCertification in
+            do {
+                let key = try vault.tpmKey(entry.handle)
+                return try TPM.system().certify(key, with: signer.attestationKey, qualifyingData: try DigestAlgorithm.sha256.hash(message))
+            } catch let error as CryptoError {
+                throw AttestationService.tpmError(error, "did not certify the SSH key")
+            }
+        }
+        return SSHCertificateExchange.KeyAttestation(
+            x5c: signer.certificates.map { Base64URL.encode($0.derEncoded) }, certInfo: Base64URL.encode(certification.certInfo),
+            sig: Base64URL.encode(certification.signature), pubArea: Base64URL.encode(certification.publicArea)
+        )
     }
 
     /// The vault's SSH keys and their certificates.

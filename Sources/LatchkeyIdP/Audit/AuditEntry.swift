@@ -68,6 +68,7 @@ struct AuditEntry: Sendable, Equatable {
         func add(_ name: String, _ values: [String]?) {
             if let values { members.append((name, "[" + values.map { "\"" + escaped($0) + "\"" }.joined(separator: ",") + "]")) }
         }
+        add("attestation", details.attestation)
         add("credential", details.credential)
         add("fingerprint", details.fingerprint)
         add("grantType", details.grantType)

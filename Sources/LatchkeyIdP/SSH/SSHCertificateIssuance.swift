@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
+import LatchkeyWebAuthn
 
 /// Issues user certificates (`POST v1/ssh/certificates`; docs/PROTOCOL.md section 12):
 /// to the holder of an access token of scope `ssh` (DPoP-bound tokens checked as at
@@ -38,7 +39,8 @@ struct SSHCertificateIssuance: Sendable {
                 throw ProviderError.badRequest(.invalidRequest, "principals: 1 to \(SSHPrincipalGrants.maximumPerIdentity) names without commas, spaces or control characters")
             }
         }
-        let proof = try verifiedProof(request, key: key, accessToken: presentation.token, now: now)
+        let (proof, message) = try verifiedProof(request, key: key, accessToken: presentation.token, now: now)
+        let attestation = try await verifiedAttestation(request.attestation, of: key, over: message, now: now)
 
         let url = context.url(ProtocolPath.sshCertificates)
         let serial = UInt64.random(in: 1...UInt64(Int64.max))
@@ -77,12 +79,13 @@ struct SSHCertificateIssuance: Sendable {
                 details: AuditEvent.Details(
                     credential: String(Base64URL.encode(grant.credentialID).prefix(AuditEntry.maximumCredentialLength)), serial: String(serial),
                     fingerprint: key.fingerprint, principals: granted, validAfter: AuditEvent.formatTime(validAfter),
-                    validBefore: AuditEvent.formatTime(validBefore)
+                    validBefore: AuditEvent.formatTime(validBefore), attestation: attestation?.rawValue
                 ), now: now
             ), in: transaction)
             return (identity, grant, granted)
         }
         let keyID = "latchkey identity=\(identity.id) credential=\(Base64URL.encode(grant.credentialID).prefix(22)) serial=\(serial)"
+            + (attestation.map { " attested=\($0.rawValue)" } ?? "")
         var critical: [SSHCertificate.Option] = []
         if let command = context.configuration.sshForceCommand { critical.append(.init("force-command", command)) }
         if let addresses = context.configuration.sshSourceAddress { critical.append(.init("source-address", addresses)) }
@@ -102,8 +105,8 @@ struct SSHCertificateIssuance: Sendable {
     }
 
     /// Checks the proof's time, nonce and signature by `key` over the request; answers
-    /// the id its single use is recorded under.
-    private func verifiedProof(_ request: SSHCertificateExchange.Request, key: SSHPublicKey, accessToken: String, now: Date) throws -> String {
+    /// the id its single use is recorded under, and the message the key signed.
+    private func verifiedProof(_ request: SSHCertificateExchange.Request, key: SSHPublicKey, accessToken: String, now: Date) throws -> (String, Data) {
         let proof = request.proof
         guard abs(TimeInterval(proof.time) - now.timeIntervalSince1970) <= SSHCertificateExchange.proofWindow else {
             throw ProviderError.badRequest(.invalidSSHProof, "the proof's time is more than \(Int(SSHCertificateExchange.proofWindow)) seconds from the provider's clock")
@@ -119,7 +122,49 @@ struct SSHCertificateIssuance: Sendable {
         guard signature.isValid(for: message, by: key) else {
             throw ProviderError.badRequest(.invalidSSHProof, "the proof is not a signature by this key over this request and token")
         }
-        return "ssh-proof|" + key.fingerprint + "|" + Base64URL.encode(nonce)
+        return ("ssh-proof|" + key.fingerprint + "|" + Base64URL.encode(nonce), message)
+    }
+
+    /// The TPM's word that `key` is one of its own (docs/PROTOCOL.md section 12, "Attested
+    /// keys"): the `tpm` statement checks of WebAuthn L3 §8.3.2 with the proof's `message`
+    /// in place of authenticatorData ‖ clientDataHash, so a statement serves one request
+    /// only, and an AIK certificate chained to the provider's attestation roots. Answers
+    /// the attestation the certificate records; refuses a missing one under
+    /// `--ssh-require-attestation` and any that does not verify, required or not.
+    private func verifiedAttestation(
+        _ attestation: SSHCertificateExchange.KeyAttestation?, of key: SSHPublicKey, over message: Data, now: Date
+    ) async throws -> AttestationRequirement? {
+        guard let attestation else {
+            guard context.configuration.sshRequiredAttestation == nil else {
+                throw ProviderError.badRequest(.attestationRequired, """
+                    this provider certifies only SSH keys proved to live in a TPM: \
+                    latchkey ssh login --key-protection tpm --attest
+                    """)
+            }
+            return nil
+        }
+        func refuse(_ why: String, _ underlying: (any Error)? = nil) -> ProviderError {
+            ProviderError.badRequest(.invalidSSHProof, "the key's attestation: " + why, underlying: underlying)
+        }
+        guard attestation.format == SSHCertificateExchange.KeyAttestation.tpm else { throw refuse("format must be \"tpm\"") }
+        guard key.algorithm == .ecdsaP256 else { throw refuse("a TPM holds P-256 keys; this is \(key.algorithm.rawValue)") }
+        guard (1...4).contains(attestation.x5c.count), attestation.x5c.allSatisfy({ $0.utf8.count <= 22 * 1024 }),
+              attestation.certInfo.utf8.count <= 1024, attestation.sig.utf8.count <= 256, attestation.pubArea.utf8.count <= 1024,
+              let certInfo = try? Base64URL.decode(attestation.certInfo), let signature = try? Base64URL.decode(attestation.sig),
+              let pubArea = try? Base64URL.decode(attestation.pubArea)
+        else { throw refuse("x5c (1 to 4 certificates), certInfo, sig and pubArea must be base64url of their bounded sizes") }
+        do {
+            let certificates = try attestation.x5c.map { try X509Certificate(derEncoded: try Base64URL.decode($0)) }
+            let statement = try TPMAttestationStatement(certificates: certificates, signature: signature, certInfo: certInfo, pubArea: pubArea)
+            try statement.verify(certifying: key.verifyingKey, toBeSigned: message, aaguid: nil, roots: try await context.attestationRoots(), at: now)
+        } catch let error as WebAuthnError {
+            throw refuse(error.reason, error)
+        } catch let error as ProviderError {
+            throw error
+        } catch {
+            throw refuse("a certificate in x5c does not parse", error)
+        }
+        return .tpm
     }
 
     /// The first identity a key is certified for keeps it: the same key for anyone else is

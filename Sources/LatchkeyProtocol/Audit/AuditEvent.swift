@@ -115,11 +115,13 @@ public struct AuditEvent: Codable, Hashable, Sendable {
         /// `ssh.certificate.issued`: the validity window (RFC 3339).
         public var validAfter: String?
         public var validBefore: String?
+        /// `ssh.certificate.issued`: how the key proved where it lives (`tpm`), when it did.
+        public var attestation: String?
 
         public init(
             credential: String? = nil, grantType: String? = nil, scope: String? = nil, username: String? = nil, limit: String? = nil,
             windowSeconds: Int? = nil, through: Int64? = nil, serial: String? = nil, fingerprint: String? = nil, principals: [String]? = nil,
-            validAfter: String? = nil, validBefore: String? = nil
+            validAfter: String? = nil, validBefore: String? = nil, attestation: String? = nil
         ) {
             self.credential = credential
             self.grantType = grantType
@@ -133,6 +135,7 @@ public struct AuditEvent: Codable, Hashable, Sendable {
             self.principals = principals
             self.validAfter = validAfter
             self.validBefore = validBefore
+            self.attestation = attestation
         }
     }
 

@@ -2,7 +2,7 @@ public import Foundation
 public import LatchkeyCrypto
 
 /// Getting an OpenSSH certificate from the provider's SSH CA (docs/PROTOCOL.md section
-/// 11): `POST v1/ssh/certificates` with an access token of scope `ssh`, the SSH public key,
+/// 12): `POST v1/ssh/certificates` with an access token of scope `ssh`, the SSH public key,
 /// and a proof that the caller holds its private key, a signature by that key over the
 /// request itself (``signedMessage(issuer:accessToken:publicKey:principals:lifetime:time:nonce:)``).
 /// The proof names the access token, so it cannot be lifted onto another token, carries a
@@ -26,12 +26,45 @@ public enum SSHCertificateExchange {
         /// more than the provider's cap.
         public var lifetime: Int?
         public var proof: Proof
+        /// That the key lives in a TPM: TPM2_Certify of it over the proof's signed message
+        /// (`serve --ssh-require-attestation tpm` demands it; any provider checks one sent).
+        public var attestation: KeyAttestation?
 
-        public init(publicKey: String, principals: [String]? = nil, lifetime: Int? = nil, proof: Proof) {
+        public init(publicKey: String, principals: [String]? = nil, lifetime: Int? = nil, proof: Proof, attestation: KeyAttestation? = nil) {
             self.publicKey = publicKey
             self.principals = principals
             self.lifetime = lifetime
             self.proof = proof
+            self.attestation = attestation
+        }
+    }
+
+    /// A TPM's statement that the SSH key is one of its own keys (docs/PROTOCOL.md section
+    /// 12, "Attested keys"): the fields of a WebAuthn `tpm` attestation statement (L3
+    /// §8.3), each base64url, whose `certInfo` carries SHA-256 of the proof's
+    /// ``signedMessage(issuer:accessToken:publicKey:principals:lifetime:time:nonce:)`` as
+    /// its extraData, so it is made for this one request.
+    public struct KeyAttestation: Codable, Hashable, Sendable {
+        /// `tpm`, the one format.
+        public var format: String
+        /// The AIK certificate, DER, then any intermediates (not the root).
+        public var x5c: [String]
+        /// TPMS_ATTEST, without its size.
+        public var certInfo: String
+        /// The AIK's ECDSA signature over `certInfo`, DER.
+        public var sig: String
+        /// The SSH key's TPMT_PUBLIC, without its size.
+        public var pubArea: String
+
+        /// The one format.
+        public static let tpm = "tpm"
+
+        public init(format: String = Self.tpm, x5c: [String], certInfo: String, sig: String, pubArea: String) {
+            self.format = format
+            self.x5c = x5c
+            self.certInfo = certInfo
+            self.sig = sig
+            self.pubArea = pubArea
         }
     }
 

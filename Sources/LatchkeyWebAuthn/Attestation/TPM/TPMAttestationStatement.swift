@@ -53,7 +53,18 @@ public struct TPMAttestationStatement: Sendable {
               let pubArea = statement["pubArea"]?.bytesValue
         else { throw invalid("sig, certInfo or pubArea is missing") }
         guard statement.mapEntries?.count == 6 else { throw invalid("holds members other than ver, alg, x5c, sig, certInfo, pubArea") }
-        self.algorithm = algorithm
+        try self.init(certificates: certificates, signature: signature, certInfo: certInfo, pubArea: pubArea)
+    }
+
+    /// A statement from its parts, as another protocol carries a TPM2_Certify (an SSH
+    /// certificate request, docs/PROTOCOL.md section 12): ES256, the AIK certificate and at
+    /// most three more, the signature, `certInfo` and `pubArea`, each bounded by its parser.
+    public init(certificates: [X509Certificate], signature: Data, certInfo: Data, pubArea: Data) throws(WebAuthnError) {
+        guard (1...4).contains(certificates.count) else {
+            throw WebAuthnError.invalidAttestation(reason: "tpm statement: x5c must hold the AIK certificate and at most three more")
+        }
+        guard signature.count <= 128 else { throw WebAuthnError.invalidAttestation(reason: "tpm statement: sig is longer than an ES256 signature") }
+        algorithm = SigningAlgorithm.es256.coseIdentifier
         self.certificates = certificates
         self.signature = signature
         self.certInfo = try TPMSAttest(certInfo)
@@ -70,10 +81,26 @@ public struct TPMAttestationStatement: Sendable {
     /// naming the first that does not.
     @discardableResult
     public func verify(authenticatorData: AuthenticatorData, clientDataHash: Data, roots: [X509Certificate], at time: Date = Date()) throws(WebAuthnError) -> X509Certificate {
+        guard let attested = authenticatorData.attestedCredentialData else {
+            throw WebAuthnError.invalidAttestation(reason: "tpm attestation: the authenticator data holds no credential")
+        }
+        return try verify(
+            certifying: attested.credentialPublicKey.verifyingKey, toBeSigned: authenticatorData.bytes + clientDataHash,
+            aaguid: attested.aaguid, roots: roots, at: time
+        )
+    }
+
+    /// The same checks for a TPM2_Certify another protocol carries: the certified key is
+    /// `key` (P-256), made in the TPM and unable to leave it, `certInfo`'s extraData is
+    /// SHA-256 of `toBeSigned` (for WebAuthn authenticatorData ‖ clientDataHash; for an
+    /// SSH certificate request the proof's signed message, docs/PROTOCOL.md section 12),
+    /// the AIK signed it, and the AIK certificate meets §8.3.1 and chains to `roots`.
+    /// `aaguid`, when given, must match the certificate's AAGUID extension if it has one.
+    @discardableResult
+    public func verify(certifying key: VerifyingKey, toBeSigned: Data, aaguid: Data?, roots: [X509Certificate], at time: Date = Date()) throws(WebAuthnError) -> X509Certificate {
         func invalid(_ why: String) -> WebAuthnError { WebAuthnError.invalidAttestation(reason: "tpm attestation: \(why)") }
-        guard let attested = authenticatorData.attestedCredentialData else { throw invalid("the authenticator data holds no credential") }
-        // The key in pubArea is the credential key.
-        guard pubArea.holds(attested.credentialPublicKey) else { throw invalid("pubArea holds another key than the credential's") }
+        // The key in pubArea is the certified key.
+        guard pubArea.holds(key) else { throw invalid("pubArea holds another key than the one attested") }
         // Made in the TPM and unable to leave it (TPM 2.0 Part 1 §27.2: fixedTPM, fixedParent,
         // sensitiveDataOrigin). A TPM certifies any object it has loaded, and a software key
         // brought in with TPM2_LoadExternal or TPM2_Import cannot carry these attributes:
@@ -82,8 +109,8 @@ public struct TPMAttestationStatement: Sendable {
         guard pubArea.objectAttributes & resident == resident else {
             throw invalid("pubArea's key was not made in the TPM or can leave it (fixedTPM, fixedParent and sensitiveDataOrigin must all be set)")
         }
-        // certInfo: extraData over authData ‖ clientDataHash, and pubArea's name certified.
-        try certInfo.check(certifies: pubArea, toBeSigned: authenticatorData.bytes + clientDataHash, hash: .sha256)
+        // certInfo: extraData over what was signed, and pubArea's name certified.
+        try certInfo.check(certifies: pubArea, toBeSigned: toBeSigned, hash: .sha256)
         // sig: the AIK signed certInfo (DER ECDSA).
         let aik = aikCertificate
         let aikKey: VerifyingKey
@@ -109,9 +136,9 @@ public struct TPMAttestationStatement: Sendable {
         guard aik.basicConstraints == (present: true, isCA: false) else {
             throw invalid("the AIK certificate must carry basicConstraints with CA false")
         }
-        if let value = aik.extensionValue(oid: Self.aaguidExtension) {
+        if let aaguid, let value = aik.extensionValue(oid: Self.aaguidExtension) {
             // extnValue holds an OCTET STRING of the 16-byte AAGUID.
-            guard value == Data([0x04, 0x10]) + attested.aaguid else { throw invalid("the AIK certificate's AAGUID is not the authenticator's") }
+            guard value == Data([0x04, 0x10]) + aaguid else { throw invalid("the AIK certificate's AAGUID is not the authenticator's") }
         }
         guard aik.chains(to: roots, through: Array(certificates.dropFirst()), at: time) else {
             throw invalid("the AIK certificate does not chain to a trusted attestation root")

@@ -71,7 +71,7 @@ public struct TPMSAttest: Hashable, Sendable {
             throw WebAuthnError.invalidAttestation(reason: "certInfo: cannot hash the signed data", underlying: error)
         }
         guard extraData == expected else {
-            throw WebAuthnError.invalidAttestation(reason: "certInfo: extraData is not the hash of authenticatorData and clientDataHash")
+            throw WebAuthnError.invalidAttestation(reason: "certInfo: extraData is not the hash of what was attested (authenticatorData and clientDataHash, or the request)")
         }
         guard certifiedName == (try pubArea.name) else {
             throw WebAuthnError.invalidAttestation(reason: "certInfo: the certified name is not pubArea's; it vouches for another key")

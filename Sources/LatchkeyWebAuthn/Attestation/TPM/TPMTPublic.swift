@@ -1,5 +1,5 @@
 public import Foundation
-import LatchkeyCrypto
+public import LatchkeyCrypto
 
 /// A TPM object's public area, `TPMT_PUBLIC` (TPM 2.0 Library Part 2), as a `tpm`
 /// attestation statement's `pubArea` carries it (WebAuthn L3 §8.3): the credential key as
@@ -106,8 +106,13 @@ public struct TPMTPublic: Hashable, Sendable {
     /// credentialPublicKey in the attestedCredentialData"). Coordinates compare as
     /// unsigned numbers of 32 bytes, whatever leading zeros the TPM left out.
     public func holds(_ key: COSEKey) -> Bool {
-        guard key.algorithm == .es256, x.count <= 32, y.count <= 32 else { return false }
-        let point = key.verifyingKey.spkiDER.suffix(64)
+        key.algorithm == .es256 && holds(key.verifyingKey)
+    }
+
+    /// Whether the public area holds the P-256 `key` (any other kind never matches).
+    public func holds(_ key: VerifyingKey) -> Bool {
+        guard key.keyType == .p256, x.count <= 32, y.count <= 32 else { return false }
+        let point = key.spkiDER.suffix(64)
         let padded = Data(count: 32 - x.count) + x + Data(count: 32 - y.count) + y
         return padded == Data(point)
     }
