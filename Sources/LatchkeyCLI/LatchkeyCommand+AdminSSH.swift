@@ -33,19 +33,23 @@ extension LatchkeyCommand {
     struct SetSSHPrincipals: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-ssh-principals",
-            abstract: "Set the SSH principals an identity may have certified beyond its username (none: only the username)."
+            abstract: "Set the SSH principals an identity may have certified beyond its username (none: only the username), or, with --client, a registered client's own (none: no certificate)."
         )
 
         @OptionGroup var options: AdminOptions
 
-        @Argument(help: "The identity id.")
+        @Flag(help: "The id names a registered client, whose client credentials tokens get certificates for these principals only.")
+        var client = false
+
+        @Argument(help: "The identity id (with --client, the client id).")
         var identity: String
 
         @Argument(help: "Principals (user names on hosts), each without commas, spaces or control characters.")
         var principals: [String] = []
 
         func run() async throws {
-            let answer = try await options.send(AdminAPI.setSSHPrincipals, identity, body: AdminAPI.SSHPrincipals(principals: principals))
+            let endpoint = client ? AdminAPI.setClientSSHPrincipals : AdminAPI.setSSHPrincipals
+            let answer = try await options.send(endpoint, identity, body: AdminAPI.SSHPrincipals(principals: principals))
             if options.json { return try options.print(json: answer) }
             TextOutput.line("Principals: \(answer.principals.map { $0.displaySafe(maximumLength: 256) }.joined(separator: " "))")
         }

@@ -32,6 +32,9 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("How long the certificate should last (a number and s, m or h; default: the provider's).", valueName: "duration"))
         var lifetime: String?
 
+        @Flag(help: "For a service, not a person: certify the client's own SSH key with its client credentials tokens (its client key, see `latchkey client-key`); needs --client-id and principals an admin granted the client.")
+        var clientCredentials = false
+
         @OptionGroup var client: ClientOptions
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
@@ -39,6 +42,10 @@ extension LatchkeyCommand {
         @OptionGroup var attestation: AttestationOptions
 
         func validate() throws {
+            if clientCredentials {
+                guard client.clientID != ClientOptions.defaultClientID else { throw ValidationError("--client-credentials needs --client-id: the client registered with your client key") }
+                guard client.credential == nil else { throw ValidationError("--credential names a person's credential; --client-credentials signs with the client key") }
+            }
             for principal in principals where !SSHCertificate.isAcceptablePrincipal(principal) {
                 throw ValidationError("--principal \(principal.displaySafe(maximumLength: 64)): a name without commas, spaces or control characters")
             }
@@ -51,9 +58,10 @@ extension LatchkeyCommand {
                 allowing: [host] + authorityHosts, answers: answers, keyProtection: protection.setting(), signInFlow: client.flow.setting, attestation: attest
             )
             let seconds = try lifetime.map { Int(try ListEvents.duration($0)) }
-            let login = try await embedded.sshLogin(
-                issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), principals: principals.isEmpty ? nil : principals, lifetime: seconds
-            )
+            let asked = principals.isEmpty ? nil : principals
+            let login = clientCredentials
+                ? try await embedded.sshLogin(issuer: issuerURL, clientCredentials: client.clientID, principals: asked, lifetime: seconds)
+                : try await embedded.sshLogin(issuer: issuerURL, clientID: client.clientID, redirectURI: try client.redirect(), principals: asked, lifetime: seconds)
             if store.json { return try JSONOutput.print(SSHLoginOutput(login)) }
             TextOutput.line("SSH certificate for \(login.principals.map { $0.displaySafe(maximumLength: 256) }.joined(separator: ", ")), valid until \(login.validBefore) (serial \(login.serial))")
             TextOutput.line("Key: \(login.keyProtection) key \(login.handle.rawValue); latchkey agent serves it to ssh (SSH_AUTH_SOCK).")
@@ -72,7 +80,8 @@ extension LatchkeyCommand {
             if keys.isEmpty { TextOutput.line("No SSH keys: latchkey ssh login --issuer URL makes one.") }
             for key in keys {
                 let expiry = key.validBefore.map { $0 > Date() ? "valid until \($0)" : "expired \($0)" } ?? "no certificate"
-                TextOutput.line("\(key.handle.rawValue)  \(key.issuer.displaySafe(maximumLength: 256))  \(key.principals.map { $0.displaySafe(maximumLength: 256) }.joined(separator: ","))  \(expiry)")
+                let owner = key.clientID.map { "  client \($0.displaySafe(maximumLength: 128))" } ?? ""
+                TextOutput.line("\(key.handle.rawValue)  \(key.issuer.displaySafe(maximumLength: 256))\(owner)  \(key.principals.map { $0.displaySafe(maximumLength: 256) }.joined(separator: ","))  \(expiry)")
                 TextOutput.line("  \(key.publicKey.displaySafe(maximumLength: 512))")
             }
         }
@@ -80,6 +89,7 @@ extension LatchkeyCommand {
 
     struct SSHLoginOutput: Encodable {
         var handle: String
+        var clientID: String?
         var publicKey: String
         var certificate: String?
         var serial: String?
@@ -99,6 +109,7 @@ extension LatchkeyCommand {
 
         init(_ key: SSHKeyListing) {
             handle = key.handle.rawValue
+            clientID = key.clientID
             publicKey = key.publicKey
             certificate = key.certificate
             serial = key.serial

@@ -333,7 +333,18 @@ extension Embedded {
     /// ssh-agent socket serves both (``KeyAgent/listenSSH(at:environment:)``).
     /// `principals` nil asks for every granted one; `lifetime` nil for the provider's.
     public func sshLogin(issuer: URL, clientID: String, redirectURI: URL, principals: [String]? = nil, lifetime: Int? = nil) async throws -> SSHLogin {
-        try await sshCertificates.login(issuer: issuer, clientID: clientID, redirectURI: redirectURI, principals: principals, lifetime: lifetime)
+        try await sshCertificates.login(issuer: issuer, source: .signIn(clientID: clientID, redirectURI: redirectURI), principals: principals, lifetime: lifetime)
+    }
+
+    /// An OpenSSH certificate for a service rather than a person: the client `clientID`'s
+    /// own SSH key (one per provider and client, made the first time), certified with the
+    /// client's DPoP-bound client credentials tokens of scope `ssh`
+    /// (``clientCredentials(issuer:clientID:scopes:audience:dpop:minimumValidity:rejected:)``;
+    /// its client key must exist and be registered). The provider names only the
+    /// principals an admin granted the client (`latchkey admin set-ssh-principals
+    /// --client`), none by default (docs/PROTOCOL.md section 12).
+    public func sshLogin(issuer: URL, clientCredentials clientID: String, principals: [String]? = nil, lifetime: Int? = nil) async throws -> SSHLogin {
+        try await sshCertificates.login(issuer: issuer, source: .clientCredentials(clientID: clientID), principals: principals, lifetime: lifetime)
     }
 
     /// The vault's SSH keys and their last certificates (``sshLogin(issuer:clientID:redirectURI:principals:lifetime:)``).

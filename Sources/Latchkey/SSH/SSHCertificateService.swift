@@ -14,26 +14,49 @@ struct SSHCertificateService: EmbeddedService {
 }
 
 extension SSHCertificateService {
+    /// Whose tokens a certificate is asked with.
+    enum TokenSource: Sendable {
+        /// A person's: kept tokens or a sign-in, through `clientID`.
+        case signIn(clientID: String, redirectURI: URL)
+        /// The client's own (RFC 6749 §4.4), with its client key in the vault.
+        case clientCredentials(clientID: String)
+
+        /// The client whose SSH key a client credentials login uses; nil for a person.
+        var keyClientID: String? {
+            if case .clientCredentials(let clientID) = self { return clientID }
+            return nil
+        }
+    }
+
     /// The work of `Embedded.sshLogin`, which documents it.
-    func login(issuer: URL, clientID: String, redirectURI: URL, principals: [String]?, lifetime: Int?) async throws -> SSHLogin {
+    func login(issuer: URL, source: TokenSource, principals: [String]?, lifetime: Int?) async throws -> SSHLogin {
         let flow = flow("sshLogin")
         return try await flow.run {
             let address = try sessions.provider(issuer)
             let vault = authenticator.vault
+            // One key per provider for the person, one per provider and client for a
+            // client: a key is certified for one holder only.
             let entry = try await vault.withExclusiveAccess("ssh-keys") { () throws -> VaultEntry in
-                if let existing = try sshRecords().first(where: { $0.record.issuer == address.issuer })?.entry { return existing }
+                if let existing = try sshRecords().first(where: { $0.record.issuer == address.issuer && $0.record.clientID == source.keyClientID })?.entry {
+                    return existing
+                }
                 let protection = credentialStore.keyProtectionForNewCredentials().protection
-                let record = SSHKeyRecord(issuer: address.issuer)
+                let record = SSHKeyRecord(issuer: address.issuer, clientID: source.keyClientID)
                 return try vault.createKey(protection == .tpm ? .es256 : .ed25519, metadata: record.encoded(), protection: protection)
             }
             let key = try SSHPublicKey(entry.publicKey)
             // Kept tokens the provider no longer takes (revoked there) are refreshed, or
             // replaced by a sign-in, once.
             func attempt(rejecting rejected: Tokens?) async throws -> (Tokens, TransportResponse) {
-                let tokens = try await tokenCache.validTokens(
-                    issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
-                    credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: rejected
-                )
+                let tokens = switch source {
+                case .signIn(let clientID, let redirectURI):
+                    try await tokenCache.validTokens(
+                        issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: [OAuthScope.openID, SSHCertificateExchange.scope],
+                        credential: nil, proofOfPossession: nil, minimumValidity: 30, rejected: rejected
+                    )
+                case .clientCredentials(let clientID):
+                    try await clientKeys.clientCredentials(issuer: issuer, clientID: clientID, scopes: [SSHCertificateExchange.scope], dpop: true, rejected: rejected)
+                }
                 return (tokens, try await requestCertificate(
                     address: address, key: key, entry: entry, tokens: tokens, principals: principals, lifetime: lifetime, flow: flow
                 ))
@@ -72,7 +95,7 @@ extension SSHCertificateService {
                 let key = try SSHPublicKey(entry.publicKey)
                 let certificate = record.certificate.flatMap { try? SSHCertificate(openSSHLine: $0) }
                 return SSHKeyListing(
-                    handle: entry.handle, issuer: record.issuer, publicKey: key.openSSHLine(comment: "latchkey"), certificate: record.certificate,
+                    handle: entry.handle, issuer: record.issuer, clientID: record.clientID, publicKey: key.openSSHLine(comment: "latchkey"), certificate: record.certificate,
                     serial: certificate.map { String($0.serial) }, principals: certificate?.principals ?? [],
                     validBefore: certificate.map { Date(timeIntervalSince1970: TimeInterval($0.validBefore)) }, keyProtection: entry.protection
                 )

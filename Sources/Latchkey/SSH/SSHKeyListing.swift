@@ -6,6 +6,9 @@ public import LatchkeyCrypto
 public struct SSHKeyListing: Sendable {
     public var handle: KeyHandle
     public var issuer: String
+    /// The client whose own key it is (``Embedded/sshLogin(issuer:clientCredentials:principals:lifetime:)``);
+    /// nil for the person's key.
+    public var clientID: String?
     /// The key, as a `.pub` line.
     public var publicKey: String
     /// The last certificate, as a `-cert.pub` line, expired or not; nil before the first.

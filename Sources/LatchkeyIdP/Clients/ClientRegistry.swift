@@ -79,7 +79,8 @@ struct ClientRegistry: Sendable {
     /// Deletes a registered client and ends every grant issued to it, in one transaction:
     /// its own client-credentials tokens, every grant family begun for it (so its users'
     /// access tokens, refresh tokens and unredeemed codes stop at once, RFC 9700 §4.14's
-    /// "revocation" of a grant), and its device codes, waiting or approved. False when
+    /// "revocation" of a grant), its device codes, waiting or approved, and its SSH
+    /// principals. False when
     /// there was none. A client registered later under the same id has a new
     /// ``RegisteredClient/registration``, so nothing begun for this one passes as its.
     func delete(_ id: String, now: Date = ProviderClock.now) async throws -> Bool {
@@ -88,6 +89,9 @@ struct ClientRegistry: Sendable {
             try await transaction.execute("DELETE FROM client_tokens WHERE client_id = \(id)")
             try await GrantLedger.revokeFamilies(ofClient: id, now: now, in: transaction)
             try await transaction.execute("DELETE FROM device_codes WHERE client_id = \(id)")
+            // Its SSH principals: an id registered again starts with none. Its
+            // certificates go on the KRL (their registration is gone).
+            try await transaction.execute("DELETE FROM ssh_client_principals WHERE client_id = \(id)")
             try await self.context.audit.record(AuditEntry(.clientDeleted, actor: .admin, client: id, now: now), in: transaction)
             return true
         }

@@ -65,6 +65,35 @@ struct GrantLedger: Sendable {
         var dpopJKT: String?
     }
 
+    /// A client credentials token's grant (RFC 6749 §4.4): the client is its own subject.
+    struct ClientTokenGrant: Sendable {
+        var clientID: String
+        var scope: String
+        /// The DPoP key the token is bound to (RFC 9449 §6), if any.
+        var dpopJKT: String?
+    }
+
+    /// Who an access token was issued to: a person, through a grant family, or a client
+    /// for itself.
+    enum TokenHolder: Sendable {
+        case person(TokenGrant)
+        case client(ClientTokenGrant)
+
+        var scope: String {
+            switch self {
+            case .person(let grant): grant.scope
+            case .client(let grant): grant.scope
+            }
+        }
+
+        var dpopJKT: String? {
+            switch self {
+            case .person(let grant): grant.dpopJKT
+            case .client(let grant): grant.dpopJKT
+            }
+        }
+    }
+
     /// Starts a family for a verified sign-in (an authorization code's, or a device
     /// approval's, RFC 8628); returns its id. `clientRegistration` is the registration of
     /// the client the sign-in began with (nil for a device approval, whose code is
@@ -244,6 +273,15 @@ struct GrantLedger: Sendable {
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"),
             dpopJKT: try row.decode("dpop_jkt")
         )
+    }
+
+    /// The live client credentials token `token`, or nil.
+    func clientAccessGrant(_ token: String, now: Date, in transaction: any SQLTransaction) async throws -> ClientTokenGrant? {
+        guard let row = try await transaction.first("""
+            SELECT client_id, scope, dpop_jkt FROM client_tokens WHERE hash = \(try ProviderContext.hash(token)) AND expires_at > \(now)
+            """)
+        else { return nil }
+        return ClientTokenGrant(clientID: try row.decode("client_id"), scope: try row.decode("scope"), dpopJKT: try row.decode("dpop_jkt"))
     }
 
     /// Binds a family's tokens to a DPoP key (RFC 9449 §5): from now on its access tokens

@@ -220,17 +220,38 @@ struct TokenEndpoint: Sendable {
     /// only with the DPoP scheme and a proof of its key carrying its `ath` for this
     /// `method` and `url` (RFC 9449 §7.1); presented as a bearer token it is refused, and
     /// an unbound token is not accepted under the DPoP scheme. An unknown, expired or
-    /// revoked token is refused as the scheme it came in demands.
+    /// revoked token is refused as the scheme it came in demands; so is a client
+    /// credentials token, which names no person.
     func resourceGrant(
         _ presentation: Presentation, method: String, url: URL, now: Date, in transaction: any SQLTransaction
     ) async throws -> GrantLedger.TokenGrant {
+        guard case .person(let grant) = try await resourceHolder(presentation, method: method, url: url, acceptingClients: false, now: now, in: transaction) else {
+            throw Self.unknownToken(presentation)
+        }
+        return grant
+    }
+
+    /// Who holds an access token presented to a resource that serves clients as well as
+    /// people (`/v1/ssh/certificates`): a person's grant, or, with `acceptingClients`, a
+    /// client credentials token (RFC 6749 §4.4), checked as ``resourceGrant(_:method:url:now:in:)``
+    /// checks a person's.
+    func resourceHolder(
+        _ presentation: Presentation, method: String, url: URL, acceptingClients: Bool, now: Date, in transaction: any SQLTransaction
+    ) async throws -> GrantLedger.TokenHolder {
         let accessToken = presentation.token
         guard accessToken.utf8.count <= 256 else { throw ProviderError.unauthorized }
         let dpop = try self.dpop
         let proof = presentation.scheme == .dpop
             ? try dpop.proof(presentation.dpopProofs, method: method, url: url, accessToken: accessToken, now: now) : nil
-        guard let grant = try await grants.accessGrant(accessToken, now: now, in: transaction) else { throw Self.unknownToken(presentation) }
-        switch (grant.dpopJKT, presentation.scheme) {
+        let holder: GrantLedger.TokenHolder
+        if let grant = try await grants.accessGrant(accessToken, now: now, in: transaction) {
+            holder = .person(grant)
+        } else if acceptingClients, let client = try await grants.clientAccessGrant(accessToken, now: now, in: transaction) {
+            holder = .client(client)
+        } else {
+            throw Self.unknownToken(presentation)
+        }
+        switch (holder.dpopJKT, presentation.scheme) {
         case (nil, .bearer):
             break
         case (nil, .dpop):
@@ -246,7 +267,7 @@ struct TokenEndpoint: Sendable {
             }
             try await dpop.spend(proof, resource: true, in: transaction)
         }
-        return grant
+        return holder
     }
 
     /// The refusal of a token the store does not know (any more), challenged in the scheme

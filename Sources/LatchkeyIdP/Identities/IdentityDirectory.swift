@@ -73,8 +73,11 @@ struct IdentityDirectory: Sendable {
 
     /// Deletes an identity; the schema's cascades delete its credentials, bind jobs,
     /// transfers, grant families and tokens in the same statement, so its tokens stop
-    /// working at once, on every instance (RFC 9700 §4.14).
+    /// working at once, on every instance (RFC 9700 §4.14). The SSH principals granted to
+    /// it go too; its SSH certificates stay recorded, for the KRL.
     func delete(_ id: String, in transaction: any SQLTransaction) async throws -> Bool {
-        try await transaction.first("DELETE FROM identities WHERE id = \(id) RETURNING id") != nil
+        guard try await transaction.first("DELETE FROM identities WHERE id = \(id) RETURNING id") != nil else { return false }
+        try await transaction.execute("DELETE FROM ssh_principals WHERE identity_id = \(id)")
+        return true
     }
 }

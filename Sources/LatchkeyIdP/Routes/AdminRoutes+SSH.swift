@@ -13,7 +13,30 @@ extension AdminRoutes {
         return try await provider.context.database.transaction { transaction in
             guard let identity = try await identities.identity(identityID, in: transaction) else { throw ProviderError.notFound("no such identity") }
             try await grants.set(asked.principals, for: identity.id, in: transaction)
-            return AdminAPI.SSHPrincipals(principals: try await grants.principals(of: identity, in: transaction))
+            let granted = try await grants.principals(of: identity, in: transaction)
+            try await provider.context.audit.record(AuditEntry(
+                .sshPrincipalsGranted, actor: .admin, subject: identity.id, details: AuditEvent.Details(principals: granted)
+            ), in: transaction)
+            return AdminAPI.SSHPrincipals(principals: granted)
+        }
+    }
+
+    /// A registered client's principals; a configured client (from the provider's
+    /// configuration, with no registration) is 404: its id could be registered by no one.
+    @Sendable func setClientSSHPrincipals(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHPrincipals {
+        let clientID = try context.parameters.require("client")
+        let asked = try await HTTPSupport.decode(AdminAPI.SSHPrincipals.self, from: request, expected: "a JSON object with principals")
+        let grants = provider.sshPrincipals
+        return try await provider.context.database.transaction { transaction in
+            guard try await transaction.first("SELECT id FROM clients WHERE id = \(clientID)") != nil else {
+                throw ProviderError.notFound("no such registered client")
+            }
+            try await grants.set(asked.principals, forClient: clientID, in: transaction)
+            let granted = try await grants.principals(ofClient: clientID, in: transaction)
+            try await provider.context.audit.record(AuditEntry(
+                .sshPrincipalsGranted, actor: .admin, client: clientID, details: AuditEvent.Details(principals: granted)
+            ), in: transaction)
+            return AdminAPI.SSHPrincipals(principals: granted)
         }
     }
 

@@ -35,6 +35,7 @@ struct AdminRoutes: Sendable {
         on(router, AdminAPI.verifyEvents, verifyEvents)
         on(router, AdminAPI.eventCheckpoints, listEventCheckpoints)
         on(router, AdminAPI.setSSHPrincipals, setSSHPrincipals)
+        on(router, AdminAPI.setClientSSHPrincipals, setClientSSHPrincipals)
         on(router, AdminAPI.createSSHHostCertificate, status: .created, createSSHHostCertificate)
     }
 

@@ -36,26 +36,36 @@ struct SSHAuthority: Sendable {
     }
 
     /// The certificates to refuse before they expire, by serial: those issued on a
-    /// credential since revoked or deleted (recovery revokes the old ones), or for an
-    /// identity since deleted. Expired certificates are left out: `sshd` refuses them
-    /// anyway, so the list stays as short as the certificates' lifetime allows.
+    /// credential since revoked or deleted (recovery revokes the old ones), for an
+    /// identity since deleted, or to a client since deleted (a client registered again
+    /// under its id is another registration). Expired certificates are left out: `sshd`
+    /// refuses them anyway, so the list stays as short as the certificates' lifetime allows.
     func revocationList(now: Date = ProviderClock.now) async throws -> Data {
         let authority = try SSHPublicKey(try await signingKey().publicKey)
-        let rows = try await context.database.read { transaction in
-            try await transaction.query("""
-                SELECT c.serial FROM ssh_certificates c
-                LEFT JOIN credentials k ON k.id = c.credential_id
-                LEFT JOIN identities i ON i.id = c.identity_id
-                WHERE c.valid_before > \(now) AND (k.id IS NULL OR k.revoked_at IS NOT NULL OR i.id IS NULL)
-                ORDER BY c.serial
-                """)
-        }
-        let serials = try Set(rows.map { UInt64(bitPattern: try $0.decode("serial", as: Int64.self)) })
+        let serials = try await revokedSerials(now: now)
         let seconds = UInt64(max(now.timeIntervalSince1970, 0))
         // The version only grows: the time it was made, in milliseconds.
         return SSHKeyRevocationList(
             version: UInt64(max(now.timeIntervalSince1970 * 1000, 0)), generatedAt: seconds, comment: "latchkey \(context.issuer.absoluteString)",
             revokedSerials: serials.isEmpty ? [:] : [authority: serials]
         ).wireBlob
+    }
+
+    /// The serials ``revocationList(now:)`` lists.
+    func revokedSerials(now: Date = ProviderClock.now) async throws -> Set<UInt64> {
+        let rows = try await context.database.read { transaction in
+            try await transaction.query("""
+                SELECT c.serial FROM ssh_certificates c
+                LEFT JOIN credentials k ON k.id = c.credential_id
+                LEFT JOIN identities i ON i.id = c.identity_id
+                LEFT JOIN clients r ON c.identity_id IS NULL AND r.id = c.client_id
+                    AND (r.registration = c.client_registration OR (r.registration IS NULL AND c.client_registration IS NULL))
+                WHERE c.valid_before > \(now) AND (
+                    (c.identity_id IS NOT NULL AND (k.id IS NULL OR k.revoked_at IS NOT NULL OR i.id IS NULL))
+                    OR (c.identity_id IS NULL AND r.id IS NULL))
+                ORDER BY c.serial
+                """)
+        }
+        return try Set(rows.map { UInt64(bitPattern: try $0.decode("serial", as: Int64.self)) })
     }
 }

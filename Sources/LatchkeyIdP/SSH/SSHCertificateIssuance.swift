@@ -7,7 +7,8 @@ import LatchkeyWebAuthn
 /// Issues user certificates (`POST v1/ssh/certificates`; docs/PROTOCOL.md section 12):
 /// to the holder of an access token of scope `ssh` (DPoP-bound tokens checked as at
 /// `/userinfo`), for an SSH key whose private half signed the request, naming the
-/// identity's username and the principals an admin granted it. Everything that can be
+/// identity's username and the principals an admin granted it, or, for a client's own
+/// token (client credentials), only the principals an admin granted the client. Everything that can be
 /// checked without the store is checked first; then one transaction checks the token,
 /// the credential, the principals, the key's holder and the proof's single use, records
 /// the certificate and its audit event, and the certificate is signed only once that
@@ -46,46 +47,44 @@ struct SSHCertificateIssuance: Sendable {
         let serial = UInt64.random(in: 1...UInt64(Int64.max))
         let validAfter = now.addingTimeInterval(-Self.backdating)
         let validBefore = now.addingTimeInterval(lifetime)
-        let (identity, grant, granted) = try await context.database.transaction { transaction in
-            let grant = try await self.tokens.resourceGrant(presentation, method: HTTPMethod.post, url: url, now: now, in: transaction)
-            guard grant.scope.split(separator: " ").contains(Substring(SSHCertificateExchange.scope)) else {
+        let (holder, granted) = try await context.database.transaction { transaction in
+            let token = try await self.tokens.resourceHolder(presentation, method: HTTPMethod.post, url: url, acceptingClients: true, now: now, in: transaction)
+            guard token.scope.split(separator: " ").contains(Substring(SSHCertificateExchange.scope)) else {
                 throw ProviderError.insufficientScope(SSHCertificateExchange.scope)
             }
-            // The identity, with its credential still live, in one statement.
-            guard let row = try await transaction.first("""
-                SELECT \(raw: Self.identityColumns), c.revoked_at AS credential_revoked_at
-                FROM credentials c JOIN identities i ON i.id = c.identity_id
-                WHERE c.id = \(grant.credentialID) AND i.id = \(grant.identityID)
-                """), try row.decode("credential_revoked_at", as: Date?.self) == nil
-            else { throw ProviderError.unauthorized }
-            let identity = try Identity(row: row)
-            let allowed = try await self.principals.principals(of: identity, in: transaction)
+            let holder = try await self.holder(of: token, in: transaction)
+            let allowed = try await self.principals.principals(of: holder, in: transaction)
             var granted: [String] = []
             for principal in request.principals ?? allowed where !granted.contains(principal) { granted.append(principal) }
             guard !granted.isEmpty, granted.allSatisfy(allowed.contains) else {
-                throw ProviderError(.forbidden, code: .principalNotGranted, reason: "a principal asked for is not granted to this identity")
+                throw ProviderError(.forbidden, code: .principalNotGranted, reason: allowed.isEmpty
+                    ? "no SSH principal is granted to this client (latchkey admin set-ssh-principals --client)"
+                    : "a principal asked for is not granted to this \(holder.identityID == nil ? "client" : "identity")")
             }
             guard try await SpentTickets.spend(proof, until: now.addingTimeInterval(2 * SSHCertificateExchange.proofWindow), in: transaction) else {
                 throw ProviderError.badRequest(.invalidSSHProof, "this proof was used before; make a new one")
             }
-            try await self.claim(key, for: identity.id, now: now, in: transaction)
+            try await self.claim(key, for: holder, now: now, in: transaction)
+            let clientID = switch token {
+            case .person(let grant): grant.clientID
+            case .client(let grant): grant.clientID
+            }
             try await transaction.execute("""
-                INSERT INTO ssh_certificates (serial, identity_id, credential_id, client_id, key_fingerprint, principals, valid_after, valid_before, issued_at)
-                VALUES (\(Int64(bitPattern: serial)), \(identity.id), \(grant.credentialID), \(grant.clientID), \(key.fingerprint),
-                    \(granted.joined(separator: ",")), \(validAfter), \(validBefore), \(now))
+                INSERT INTO ssh_certificates (serial, identity_id, credential_id, client_id, client_registration, key_fingerprint, principals, valid_after, valid_before, issued_at)
+                VALUES (\(Int64(bitPattern: serial)), \(holder.identityID), \(holder.credentialID), \(clientID), \(holder.clientRegistration),
+                    \(key.fingerprint), \(granted.joined(separator: ",")), \(validAfter), \(validBefore), \(now))
                 """)
             try await self.context.audit.record(AuditEntry(
-                .sshCertificateIssued, actor: .identity(identity.id), subject: identity.id, client: grant.clientID,
+                .sshCertificateIssued, actor: holder.actor, subject: holder.identityID, client: clientID,
                 details: AuditEvent.Details(
-                    credential: String(Base64URL.encode(grant.credentialID).prefix(AuditEntry.maximumCredentialLength)), serial: String(serial),
+                    credential: holder.credentialID.map { String(Base64URL.encode($0).prefix(AuditEntry.maximumCredentialLength)) }, serial: String(serial),
                     fingerprint: key.fingerprint, principals: granted, validAfter: AuditEvent.formatTime(validAfter),
                     validBefore: AuditEvent.formatTime(validBefore), attestation: attestation?.rawValue
                 ), now: now
             ), in: transaction)
-            return (identity, grant, granted)
+            return (holder, granted)
         }
-        let keyID = "latchkey identity=\(identity.id) credential=\(Base64URL.encode(grant.credentialID).prefix(22)) serial=\(serial)"
-            + (attestation.map { " attested=\($0.rawValue)" } ?? "")
+        let keyID = holder.keyID(serial: serial) + (attestation.map { " attested=\($0.rawValue)" } ?? "")
         var critical: [SSHCertificate.Option] = []
         if let command = context.configuration.sshForceCommand { critical.append(.init("force-command", command)) }
         if let addresses = context.configuration.sshSourceAddress { critical.append(.init("source-address", addresses)) }
@@ -96,8 +95,7 @@ struct SSHCertificateIssuance: Sendable {
         )
         context.metrics.sshCertificateIssued()
         return SSHCertificateExchange.Issued(
-            // The line's comment is the username only when it is one word, as a principal is.
-            certificate: certificate.openSSHLine(comment: SSHCertificate.isAcceptablePrincipal(identity.username) ? identity.username : "latchkey"),
+            certificate: certificate.openSSHLine(comment: holder.lineComment),
             serial: String(serial), keyID: keyID, principals: granted,
             validAfter: AuditEvent.formatTime(Date(timeIntervalSince1970: TimeInterval(certificate.validAfter))),
             validBefore: AuditEvent.formatTime(Date(timeIntervalSince1970: TimeInterval(certificate.validBefore)))
@@ -167,16 +165,41 @@ struct SSHCertificateIssuance: Sendable {
         return .tpm
     }
 
-    /// The first identity a key is certified for keeps it: the same key for anyone else is
-    /// refused, so one person's key cannot be made to stand for another's.
-    private func claim(_ key: SSHPublicKey, for identityID: String, now: Date, in transaction: any SQLTransaction) async throws {
+    /// Who holds a token of scope `ssh`: a person whose credential is still live (one
+    /// statement), or a client for itself, with its registration.
+    private func holder(of token: GrantLedger.TokenHolder, in transaction: any SQLTransaction) async throws -> SSHCertificateHolder {
+        switch token {
+        case .person(let grant):
+            guard let row = try await transaction.first("""
+                SELECT \(raw: Self.identityColumns), c.revoked_at AS credential_revoked_at
+                FROM credentials c JOIN identities i ON i.id = c.identity_id
+                WHERE c.id = \(grant.credentialID) AND i.id = \(grant.identityID)
+                """), try row.decode("credential_revoked_at", as: Date?.self) == nil
+            else { throw ProviderError.unauthorized }
+            return .identity(try Identity(row: row), credentialID: grant.credentialID)
+        case .client(let grant):
+            // A configured client has no row (and no granted principals); a deleted one
+            // has no tokens left either.
+            let row = try await transaction.first("SELECT registration FROM clients WHERE id = \(grant.clientID)")
+            return .client(id: grant.clientID, registration: try row?.decode("registration", as: String?.self))
+        }
+    }
+
+    /// The first holder a key is certified for keeps it: the same key for any other
+    /// identity or client is refused, so one's key cannot be made to stand for another's.
+    private func claim(_ key: SSHPublicKey, for holder: SSHCertificateHolder, now: Date, in transaction: any SQLTransaction) async throws {
+        let (identityID, clientID): (String?, String?) = switch holder {
+        case .identity(let identity, _): (identity.id, nil)
+        case .client(let id, _): (nil, id)
+        }
         // One statement: the new holder, or (a no-op update) the one already there.
-        let holder = try await transaction.first("""
-            INSERT INTO ssh_key_holders (key_fingerprint, identity_id, first_certified_at) VALUES (\(key.fingerprint), \(identityID), \(now))
-            ON CONFLICT (key_fingerprint) DO UPDATE SET key_fingerprint = excluded.key_fingerprint RETURNING identity_id
+        let row = try await transaction.first("""
+            INSERT INTO ssh_key_holders (key_fingerprint, identity_id, client_id, first_certified_at)
+            VALUES (\(key.fingerprint), \(identityID), \(clientID), \(now))
+            ON CONFLICT (key_fingerprint) DO UPDATE SET key_fingerprint = excluded.key_fingerprint RETURNING identity_id, client_id
             """)
-        guard try holder?.decode("identity_id", as: String.self) == identityID else {
-            throw ProviderError(.conflict, code: .invalidSSHKey, reason: "this key is certified for another identity; make a key of your own")
+        guard let row, try row.decode("identity_id", as: String?.self) == identityID, try row.decode("client_id", as: String?.self) == clientID else {
+            throw ProviderError(.conflict, code: .invalidSSHKey, reason: "this key is certified for another identity or client; make a key of your own")
         }
     }
 }

@@ -382,6 +382,47 @@ enum Migrations {
             PRIMARY KEY (identity_id, principal)
         )
         """,
+        // 13: certificates for clients themselves (client credentials, RFC 6749 §4.4):
+        // a certificate or a key's holder is an identity or a client, so the identity and
+        // credential columns may be empty; a client's certificate records the client's
+        // registration, so deleting the client (and registering its id again) puts it on
+        // the KRL; and the principals an admin granted a client. Both tables are rebuilt,
+        // since SQLite cannot drop a NOT NULL; every row is kept.
+        """
+        CREATE TABLE ssh_certificates_13 (
+            serial BIGINT PRIMARY KEY,
+            identity_id TEXT,
+            credential_id {BLOB},
+            client_id TEXT NOT NULL,
+            client_registration TEXT,
+            key_fingerprint TEXT NOT NULL,
+            principals TEXT NOT NULL,
+            valid_after BIGINT NOT NULL,
+            valid_before BIGINT NOT NULL,
+            issued_at BIGINT NOT NULL
+        );
+        INSERT INTO ssh_certificates_13 (serial, identity_id, credential_id, client_id, key_fingerprint, principals, valid_after, valid_before, issued_at)
+            SELECT serial, identity_id, credential_id, client_id, key_fingerprint, principals, valid_after, valid_before, issued_at FROM ssh_certificates;
+        DROP TABLE ssh_certificates;
+        ALTER TABLE ssh_certificates_13 RENAME TO ssh_certificates;
+        CREATE INDEX ssh_certificates_valid ON ssh_certificates (valid_before);
+        CREATE INDEX ssh_certificates_identity ON ssh_certificates (identity_id, valid_before);
+        CREATE TABLE ssh_key_holders_13 (
+            key_fingerprint TEXT PRIMARY KEY,
+            identity_id TEXT,
+            client_id TEXT,
+            first_certified_at BIGINT NOT NULL
+        );
+        INSERT INTO ssh_key_holders_13 (key_fingerprint, identity_id, first_certified_at)
+            SELECT key_fingerprint, identity_id, first_certified_at FROM ssh_key_holders;
+        DROP TABLE ssh_key_holders;
+        ALTER TABLE ssh_key_holders_13 RENAME TO ssh_key_holders;
+        CREATE TABLE ssh_client_principals (
+            client_id TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            PRIMARY KEY (client_id, principal)
+        )
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -13,6 +13,10 @@ extension AdminAPI {
     }
 
     public static let setSSHPrincipals = Endpoint<SSHPrincipals, SSHPrincipals>(HTTPMethod.put, "admin/identities/:identity/ssh-principals")
+    /// `PUT /admin/clients/:client/ssh-principals`: the principals a registered client's
+    /// own certificates (client credentials tokens) may name; none until an admin grants
+    /// some. The answer is the list now granted.
+    public static let setClientSSHPrincipals = Endpoint<SSHPrincipals, SSHPrincipals>(HTTPMethod.put, "admin/clients/:client/ssh-principals")
 }
 
 extension AdminAPI {

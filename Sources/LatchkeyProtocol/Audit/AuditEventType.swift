@@ -67,12 +67,15 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
     /// The SSH CA signed a certificate (details: `serial`, `fingerprint`, `principals`,
     /// `validAfter`, `validBefore`, `credential`).
     public static let sshCertificateIssued = AuditEventType(rawValue: "ssh.certificate.issued")
+    /// An admin set the SSH principals an identity or a client may have certified
+    /// (details: `principals`, the full list after the change).
+    public static let sshPrincipalsGranted = AuditEventType(rawValue: "ssh.principals.granted")
 
     /// Every type this version of the provider writes.
     public static let known: Set<AuditEventType> = [
         .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
         .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
         .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
-        .sshCertificateIssued,
+        .sshCertificateIssued, .sshPrincipalsGranted,
     ]
 }

@@ -228,6 +228,39 @@ struct SSHLoginTests {
         }
     }
 
+    @Test("a service without a person: its client key's client credentials tokens certify a key of its own for the principal an admin granted the client, and sshd accepts it through the agent; ssh login --client-credentials needs --client-id")
+    func serviceCertificate() async throws {
+        try await ProviderHarness.withVault({ $0.sshAuthority = true }) { provider, vault in
+            let embedded = try vault.embedded(allowing: [provider.host], configure: { $0.keyProtection = .software })
+            let clientKey = try await embedded.clientKey(issuer: provider.issuer, clientID: "deploy-bot")
+            let jwks = try JSONDecoder().decode(JWKSDocument.self, from: clientKey.publicJWKSet)
+            let registered = try await provider.admin.call(
+                AdminAPI.createClient, body: AdminAPI.Client(id: "deploy-bot", jwks: jwks, grantTypes: ["client_credentials"], scopes: ["ssh"])
+            )
+            try #require(registered.status == 201)
+            let user = Self.currentUser
+            #expect(try await provider.admin.call(AdminAPI.setClientSSHPrincipals, "deploy-bot", body: .init(principals: [user])).status == 200)
+
+            let login = try await embedded.sshLogin(issuer: provider.issuer, clientCredentials: "deploy-bot")
+            #expect(login.principals == [user] && login.keyID.hasPrefix("latchkey client=deploy-bot serial="))
+            #expect(try embedded.sshKeys().map(\.clientID) == ["deploy-bot"])
+            let again = try await embedded.sshLogin(issuer: provider.issuer, clientCredentials: "deploy-bot")
+            #expect(again.handle == login.handle && again.serial != login.serial, "the same key, a new certificate")
+
+            let scratch = try TemporaryDirectory()
+            let (agent, sshSocket) = try await Self.agent(vault, in: scratch)
+            defer { agent.stop() }
+            let caLine = String(decoding: try await HTTPExchange.send(HTTPMethod.get, provider.issuer.appendingPathComponent(ProtocolPath.sshAuthority)).body, as: UTF8.self)
+            let server = try await Self.startServer(caLine: caLine)
+            defer { server.stop() }
+            let shell = try await Self.ssh(server, user: user, agentSocket: sshSocket)
+            #expect(shell.status == 0 && shell.stdout.contains("logged-in-by-certificate"), "\(shell.stderr)")
+
+            let refused = try await LatchkeyCommand.run(["ssh", "login", "--issuer", provider.issuer.absoluteString, "--client-credentials"], environment: [:])
+            #expect(refused.status != 0 && refused.stderr.contains("--client-id"), "\(refused.stderr)")
+        }
+    }
+
     @Test("kept tokens revoked at the provider: the certificate request's 401 makes sshLogin sign in again and succeed")
     func revokedKeptTokens() async throws {
         try await ProviderHarness.withVault({ $0.sshAuthority = true }) { provider, vault in
