@@ -28,8 +28,9 @@ struct SSHAuthority: Sendable {
         return try await context.sshAuthorityKey()
     }
 
-    /// The CA's public keys, one OpenSSH line each, newest first: one today, two while a
-    /// key is rotated in (docs/SECURITY.md, "SSH certificates").
+    /// The CA's public keys, one OpenSSH line each: one in this version, which has no
+    /// rotation; readers take every line, so a second key can be published beside it
+    /// while one is rotated in (docs/PROTOCOL.md section 12).
     func publicKeyLines() async throws -> String {
         let key = try SSHPublicKey(try await signingKey().publicKey)
         return key.openSSHLine(comment: "latchkey-ssh-ca@\(context.issuer.host ?? "localhost")") + "\n"
