@@ -28,6 +28,9 @@ struct AuditSealing: Service {
                 try await context.prepare()
                 guard try await sealer.hasWaiting() else { continue }
                 _ = try await context.configuration.clock.bound { try await sealer.seal() }
+            } catch let error as StoreError {
+                // The store's own words: a code and a reason, never a row's contents.
+                context.logger.warning("audit sealing failed", metadata: ["error": .string("\(error.code)"), "reason": .string(error.reason)])
             } catch {
                 context.logger.warning("audit sealing failed", metadata: ["error": .string("\(type(of: error))")])
             }
