@@ -80,9 +80,9 @@ struct ClientRegistry: Sendable {
     /// its own client-credentials tokens, every grant family begun for it (so its users'
     /// access tokens, refresh tokens and unredeemed codes stop at once, RFC 9700 §4.14's
     /// "revocation" of a grant), its device codes, waiting or approved, and its SSH
-    /// principals. False when
-    /// there was none. A client registered later under the same id has a new
-    /// ``RegisteredClient/registration``, so nothing begun for this one passes as its.
+    /// principals. False when there was none. A client registered later under the same
+    /// id has a new ``RegisteredClient/registration``, so nothing begun for this one
+    /// passes as its.
     func delete(_ id: String, now: Date = ProviderClock.now) async throws -> Bool {
         try await context.database.transaction { transaction in
             guard try await transaction.first("DELETE FROM clients WHERE id = \(id) RETURNING id") != nil else { return false }

@@ -8,11 +8,12 @@ import LatchkeyWebAuthn
 /// to the holder of an access token of scope `ssh` (DPoP-bound tokens checked as at
 /// `/userinfo`), for an SSH key whose private half signed the request, naming the
 /// identity's username and the principals an admin granted it, or, for a client's own
-/// token (client credentials), only the principals an admin granted the client. Everything that can be
-/// checked without the store is checked first; then one transaction checks the token,
-/// the credential, the principals, the key's holder and the proof's single use, records
-/// the certificate and its audit event, and the certificate is signed only once that
-/// transaction has committed.
+/// token (client credentials), only the principals an admin granted the client.
+/// Everything that can be checked without the store is checked first (the proof, and a
+/// TPM attestation of the key when one is sent or demanded); then one transaction checks
+/// the token, the credential or client, the principals, the key's holder and the proof's
+/// single use, records the certificate and its audit event, and the certificate is
+/// signed only once that transaction has committed.
 struct SSHCertificateIssuance: Sendable {
     let context: ProviderContext
     let tokens: TokenEndpoint
@@ -57,9 +58,10 @@ struct SSHCertificateIssuance: Sendable {
             var granted: [String] = []
             for principal in request.principals ?? allowed where !granted.contains(principal) { granted.append(principal) }
             guard !granted.isEmpty, granted.allSatisfy(allowed.contains) else {
+                let whom = holder.identityID == nil ? "client" : "identity"
                 throw ProviderError(.forbidden, code: .principalNotGranted, reason: allowed.isEmpty
-                    ? "no SSH principal is granted to this client (latchkey admin set-ssh-principals --client)"
-                    : "a principal asked for is not granted to this \(holder.identityID == nil ? "client" : "identity")")
+                    ? "no SSH principal is granted to this \(whom) (latchkey admin set-ssh-principals)"
+                    : "a principal asked for is not granted to this \(whom)")
             }
             guard try await SpentTickets.spend(proof, until: now.addingTimeInterval(2 * SSHCertificateExchange.proofWindow), in: transaction) else {
                 throw ProviderError.badRequest(.invalidSSHProof, "this proof was used before; make a new one")
