@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
+        // The PAM module sshd, sudo and login load (README "Signing in to this host with a
+        // passkey"): C only, nothing of Swift linked or mapped.
+        .library(name: "pam_latchkey", type: .dynamic, targets: ["pam_latchkey"]),
     ],
     dependencies: [
         // The reference identity provider and the test servers run on Hummingbird.
@@ -59,6 +62,13 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("tss2-esys"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc"), .linkedLibrary("tss2-tctildr"),
             ]
+        ),
+        // pam_latchkey.so: the small C module that runs `latchkey pam helper` and relays
+        // its lines through the PAM conversation (docs/PROTOCOL.md, "The PAM module and
+        // its helper"). libpam from Debian's libpam0g-dev.
+        .target(
+            name: "pam_latchkey",
+            linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(["-static-stdlib", "-Xlinker", "--as-needed"], .when(platforms: [.linux]))]
         ),
         .target(
             name: "LatchkeyCrypto",

@@ -138,6 +138,14 @@ extension LatchkeyCommand {
             Terminal.note("  client:   \(TextOutput.field(request.clientName)) (\(TextOutput.field(request.clientID)))")
             Terminal.note("  scope:    \(TextOutput.field(request.scopes.joined(separator: " ")))")
             Terminal.note("  asked by: \(TextOutput.field(request.requestedFrom)) at \(when)")
+            if let login = request.hostLogin {
+                Terminal.note("  a sign-in to the computer \(TextOutput.field(request.clientName)):")
+                Terminal.note("    account: \(TextOutput.field(login.user))")
+                Terminal.note("    service: \(TextOutput.field(login.service))")
+                Terminal.note("    from:    \(login.remoteHost.map { TextOutput.field($0) } ?? "(the computer itself)")")
+                Terminal.note("Approve only a sign-in you are making yourself, now.")
+                return
+            }
             Terminal.note("Approve only a code you started yourself, on a device in front of you.")
         }
     }

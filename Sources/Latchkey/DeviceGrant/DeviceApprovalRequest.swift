@@ -14,6 +14,20 @@ public struct DeviceApprovalRequest: Sendable, Hashable {
     /// The network address the device asked from, as the provider saw it.
     public let requestedFrom: String
     public let expiresAt: Date?
+    /// For a sign-in to a computer through `pam_latchkey` (docs/PROTOCOL.md section 13):
+    /// the account, the service and where the connection comes from. The computer is the
+    /// client (``clientName``): only an enrolled host can ask this.
+    public let hostLogin: HostLogin?
+
+    /// What a host asks a person to approve.
+    public struct HostLogin: Sendable, Hashable {
+        /// The account on the host (`root`, `ada`).
+        public let user: String
+        /// The PAM service (`sshd`, `sudo`, `login`).
+        public let service: String
+        /// The remote address the service named, if any (sshd does).
+        public let remoteHost: String?
+    }
 }
 
 /// What a person decided about a device's sign-in.

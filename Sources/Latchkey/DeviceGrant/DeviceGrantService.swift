@@ -126,7 +126,12 @@ extension DeviceGrantService {
                 clientID: try ProviderConversation.bounded(asked.clientID, "clientID", maximumLength: 256),
                 clientName: try ProviderConversation.bounded(asked.clientName, "clientName", maximumLength: 256),
                 scopes: Array(asked.scope.prefix(64)), requestedAt: dates.date(from: asked.requestedAt),
-                requestedFrom: String(asked.requestedFrom.prefix(256)), expiresAt: dates.date(from: asked.expiresAt)
+                requestedFrom: String(asked.requestedFrom.prefix(256)), expiresAt: dates.date(from: asked.expiresAt),
+                hostLogin: try asked.login.map { login in
+                    // The provider's words, checked as the provider checks them.
+                    if let problem = login.problem { throw LatchkeyError.malformedResponse(reason: "the host sign-in the provider describes: \(problem)") }
+                    return DeviceApprovalRequest.HostLogin(user: login.user, service: login.service, remoteHost: login.remoteHost)
+                }
             )
             guard try await confirm(request) else { return false }
             let submit = try conversation.url(asked.submit, named: "submit")

@@ -323,6 +323,24 @@ extension Embedded {
         try await clientKeys.clientCredentials(issuer: issuer, clientID: clientID, scopes: scopes, audience: audience, dpop: dpop, minimumValidity: minimumValidity, rejected: rejected)
     }
 
+    // MARK: Signing in to this host
+
+    /// Asks a person to approve a sign-in to this host from a device that holds their
+    /// passkey (`pam_latchkey`; docs/PROTOCOL.md section 13): an RFC 8628 device
+    /// authorization authenticated with this host's client key for `clientID` (which
+    /// must exist and be registered with the device grant), carrying `request` as a
+    /// `latchkey_pam_login` authorization detail (RFC 9396) the approver is shown.
+    /// `events` hears the code to show (`.code`) and each poll. Answers who approved,
+    /// from a validated ID token whose `auth_time` is this approval's and `/userinfo`;
+    /// the access token is revoked and nothing is kept. A denial, an expired code or a
+    /// provider that cannot be reached throw (``LatchkeyError/Code-swift.struct/deviceAccessDenied``,
+    /// ``LatchkeyError/Code-swift.struct/deviceCodeExpired``, ``LatchkeyError/Code-swift.struct/network``).
+    public func approveHostLogin(
+        issuer: URL, clientID: String, request: HostLoginRequest, events: @escaping @Sendable (DeviceAuthorizationEvent) -> Void = { _ in }
+    ) async throws -> HostLoginApproval {
+        try await hostLogins.approve(issuer: issuer, clientID: clientID, request: request, events: events)
+    }
+
     // MARK: SSH
 
     /// An OpenSSH certificate from `issuer`'s SSH CA (docs/PROTOCOL.md section 12) for an

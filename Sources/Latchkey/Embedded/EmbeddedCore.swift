@@ -65,4 +65,5 @@ extension EmbeddedService {
     var deviceGrant: DeviceGrantService { DeviceGrantService(core: core) }
     var clientKeys: ClientKeyService { ClientKeyService(core: core) }
     var sshCertificates: SSHCertificateService { SSHCertificateService(core: core) }
+    var hostLogins: HostLoginService { HostLoginService(core: core) }
 }

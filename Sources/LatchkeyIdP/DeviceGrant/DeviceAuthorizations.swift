@@ -40,6 +40,17 @@ struct DeviceAuthorizations: Sendable {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the device authorization grant")
         }
         guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
+        // A host's sign-in for PAM (docs/PROTOCOL.md section 13): only a client that
+        // authenticated may describe what it asks, so an approver can trust the host name.
+        let login = try request.authorizationDetails.map { parameter -> String in
+            guard client.isConfidential else {
+                throw ProviderError.badRequest(.invalidAuthorizationDetails, "authorization_details need a client that authenticates (private_key_jwt)")
+            }
+            switch PAMLoginDetail.parse(parameter) {
+            case .success(let detail): return try detail.parameter()
+            case .failure(let error): throw ProviderError.badRequest(.invalidAuthorizationDetails, error.reason)
+            }
+        }
         let scope = SignIns.grantedScope(request.scope, context.configuration)
         let deviceCode = try ProviderContext.randomToken()
         let deviceHash = try ProviderContext.hash(deviceCode)
@@ -61,9 +72,9 @@ struct DeviceAuthorizations: Sendable {
                 guard try await transaction.first("SELECT 1 FROM device_codes WHERE user_code = \(candidate)") == nil else { continue }
                 try await transaction.execute("""
                     INSERT INTO device_codes (device_hash, user_code, client_id, scope, requester, requester_key, requester_network, created_at, expires_at,
-                        interval_seconds, status)
+                        interval_seconds, status, authorization_details)
                     VALUES (\(deviceHash), \(candidate), \(client.id), \(scope), \(requester), \(requesterKey), \(requesterNetwork), \(now), \(expiresAt),
-                        \(Int64(interval)), \(Status.pending.rawValue))
+                        \(Int64(interval)), \(Status.pending.rawValue), \(login))
                     """)
                 return candidate
             }
@@ -153,15 +164,17 @@ struct DeviceAuthorizations: Sendable {
 
     // MARK: The device polls (RFC 8628 §3.4, §3.5)
 
-    /// The grant family of an approved device code, spent now; otherwise the refusal
+    /// The grant family of an approved device code, spent now, and whether it was a
+    /// host's sign-in for PAM (section 13: its tokens get no refresh token, since the host
+    /// needs the approval once and must not keep acting for the person); otherwise the refusal
     /// RFC 8628 §3.5 prescribes (`authorization_pending`, `slow_down` — which lengthens
     /// the code's interval by 5 s — `access_denied`, `expired_token`), committed with the
     /// poll's time.
-    func redeem(_ deviceCode: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<String> {
+    func redeem(_ deviceCode: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws -> Verdict<(familyID: String, hostLogin: Bool)> {
         guard deviceCode.utf8.count <= 256 else { return .refused(.badRequest(.invalidGrant, "unknown device code")) }
         let hash = try ProviderContext.hash(deviceCode)
         guard let row = try await transaction.first("""
-            SELECT client_id, expires_at, interval_seconds, polled_at, status, family_id FROM device_codes WHERE device_hash = \(hash)
+            SELECT client_id, expires_at, interval_seconds, polled_at, status, family_id, authorization_details FROM device_codes WHERE device_hash = \(hash)
             """), try row.decode("client_id", as: String.self) == clientID
         else {
             return .refused(.badRequest(.invalidGrant, "unknown device code"))
@@ -175,7 +188,7 @@ struct DeviceAuthorizations: Sendable {
         case .approved?:
             guard let familyID = try row.decode("family_id", as: String?.self) else { throw ProviderError.serverError("an approved device code has no grant") }
             try await transaction.execute("UPDATE device_codes SET status = \(Status.spent.rawValue), polled_at = \(now) WHERE device_hash = \(hash)")
-            return .accepted(familyID)
+            return .accepted((familyID, try row.decode("authorization_details", as: String?.self) != nil))
         default:
             let interval = try row.decode("interval_seconds", as: Int64.self)
             if let polled = try row.decode("polled_at", as: Date?.self), now.timeIntervalSince(polled) < Double(interval) {
@@ -199,7 +212,7 @@ struct DeviceAuthorizations: Sendable {
         let globalKey = "user-code|*"
         let perAddress = configuration.maximumUserCodeFailuresPerAddress
         let overall = configuration.maximumUserCodeFailures
-        let found = try await context.database.transaction { transaction -> Verdict<(Data, String, String, Date, String, Date)> in
+        let found = try await context.database.transaction { transaction -> Verdict<(Data, String, String, Date, String, Date, String?)> in
             guard try await AttemptCounters.count(addressKey, now: now, in: transaction) < perAddress else {
                 return .refused(.slowDown("too many wrong codes from this address; try again later"))
             }
@@ -208,7 +221,7 @@ struct DeviceAuthorizations: Sendable {
             }
             guard let code = DeviceUserCode.normalise(typed),
                   let row = try await transaction.first("""
-                    SELECT device_hash, client_id, scope, created_at, requester, expires_at FROM device_codes
+                    SELECT device_hash, client_id, scope, created_at, requester, expires_at, authorization_details FROM device_codes
                     WHERE user_code = \(code) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
                     """)
             else {
@@ -218,10 +231,10 @@ struct DeviceAuthorizations: Sendable {
             }
             return .accepted((
                 try row.decode("device_hash"), try row.decode("client_id"), try row.decode("scope"), try row.decode("created_at"),
-                try row.decode("requester"), try row.decode("expires_at")
+                try row.decode("requester"), try row.decode("expires_at"), try row.decode("authorization_details")
             ))
         }.get()
-        let (deviceHash, clientID, scope, requestedAt, requester, expiresAt) = found
+        let (deviceHash, clientID, scope, requestedAt, requester, expiresAt, details) = found
         let client = try await ClientRegistry(context: context).client(clientID)
         let session = DeviceApprovalSession(
             id: try ProviderContext.randomToken(), deviceHash: deviceHash, challenge: try SecureRandom.bytes(count: 32),
@@ -234,7 +247,8 @@ struct DeviceAuthorizations: Sendable {
             scope: scope.split(separator: " ").map(String.init), requestedAt: dates.string(from: requestedAt), requestedFrom: requester,
             expiresAt: dates.string(from: expiresAt),
             publicKey: PublicKeyCredentialRequestOptionsJSON(challenge: session.challenge, rpId: context.relyingParty.id, allowCredentials: nil, userVerification: "preferred"),
-            submit: context.url("\(ProtocolPath.deviceApproval)/\(ticket)").absoluteString
+            submit: context.url("\(ProtocolPath.deviceApproval)/\(ticket)").absoluteString,
+            login: try details.flatMap { try PAMLoginDetail.parse($0).get() }
         )
     }
 
@@ -263,7 +277,7 @@ struct DeviceAuthorizations: Sendable {
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             guard let row = try await transaction.first("""
-                SELECT client_id, scope FROM device_codes
+                SELECT client_id, scope, authorization_details FROM device_codes
                 WHERE device_hash = \(session.deviceHash) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
                 """)
             else {
@@ -271,10 +285,24 @@ struct DeviceAuthorizations: Sendable {
             }
             let clientID = try row.decode("client_id", as: String.self)
             let scope = try row.decode("scope", as: String.self)
-            try await self.context.audit.record(AuditEntry(
-                decision.decision == .approve ? .deviceApproved : .deviceDenied, actor: .identity(credential.identityID), subject: credential.identityID,
-                client: clientID, details: AuditEvent.Details(credential: Base64URL.encode(credential.record.id), scope: scope), now: now
-            ), in: transaction)
+            let approve = decision.decision == .approve
+            let entry: AuditEntry
+            if let parameter = try row.decode("authorization_details", as: String?.self) {
+                // A sign-in to a host: what was approved, as the approver saw it.
+                let login = try PAMLoginDetail.parse(parameter).get()
+                entry = AuditEntry(
+                    approve ? .pamApproved : .pamDenied, actor: .identity(credential.identityID), subject: credential.identityID, client: clientID,
+                    details: AuditEvent.Details(
+                        credential: Base64URL.encode(credential.record.id), username: login.user, service: login.service, remoteHost: login.remoteHost
+                    ), now: now
+                )
+            } else {
+                entry = AuditEntry(
+                    approve ? .deviceApproved : .deviceDenied, actor: .identity(credential.identityID), subject: credential.identityID,
+                    client: clientID, details: AuditEvent.Details(credential: Base64URL.encode(credential.record.id), scope: scope), now: now
+                )
+            }
+            try await self.context.audit.record(entry, in: transaction)
             if decision.decision == .approve {
                 let familyID = try await self.grants.startFamily(
                     identityID: credential.identityID, credentialID: credential.record.id, clientID: clientID, scope: scope,

@@ -78,17 +78,19 @@ struct TokenEndpoint: Sendable {
             // to the DPoP key of the poll's proof when there is one.
             guard let deviceCode = request.deviceCode else { throw ProviderError.badRequest(.invalidRequest, "device_code is required") }
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
-                let familyID: String
+                let (familyID, hostLogin): (String, Bool)
                 switch try await self.devices.redeem(deviceCode, clientID: client.id, now: now, in: transaction) {
                 case .refused(let error): return .refused(error)
-                case .accepted(let accepted): familyID = accepted
+                case .accepted(let accepted): (familyID, hostLogin) = accepted
                 }
                 guard let family = try await self.grants.liveFamily(familyID, in: transaction) else {
                     return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
                 }
                 let bound = try await self.bindDPoP(proof, boundTo: nil, familyID: familyID, in: transaction)
                 try await self.grants.limitFamilies(identityID: family.identityID, clientID: client.id, now: now, in: transaction)
-                let tokens = try await self.grants.issueTokens(familyID: familyID, familyExpiresAt: family.familyExpiresAt, withRefresh: true, now: now, in: transaction)
+                let tokens = try await self.grants.issueTokens(
+                    familyID: familyID, familyExpiresAt: family.familyExpiresAt, withRefresh: !hostLogin, now: now, in: transaction
+                )
                 try await self.grants.audit.record(AuditEntry(
                     .tokenIssued, actor: .client(client.id), subject: family.identityID, client: client.id,
                     details: AuditEvent.Details(grantType: GrantType.deviceCode.rawValue, scope: family.scope), now: now

@@ -423,6 +423,12 @@ enum Migrations {
             PRIMARY KEY (client_id, principal)
         )
         """,
+        // 14: what a host asks a person to approve (docs/PROTOCOL.md section 13): the
+        // `latchkey_pam_login` authorization detail (RFC 9396) of its device code, shown
+        // to the approver; NULL for an ordinary device sign-in.
+        """
+        ALTER TABLE device_codes ADD COLUMN authorization_details TEXT
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -3,13 +3,16 @@ public import Foundation
 extension OAuthClient {
     /// Starts the device authorization grant (RFC 8628 §3.1) at the provider's
     /// `device_authorization_endpoint`: a public client names itself, a client with a
-    /// key authenticates as at the token endpoint.
-    public func deviceAuthorization(scopes: [String] = [OAuthScope.openID]) async throws -> DeviceAuthorizationResponse {
+    /// key authenticates as at the token endpoint. `authorizationDetails`, when given, is
+    /// the RFC 9396 `authorization_details` parameter (a JSON array).
+    public func deviceAuthorization(scopes: [String] = [OAuthScope.openID], authorizationDetails: String? = nil) async throws -> DeviceAuthorizationResponse {
         let metadata = try await metadata()
         guard let endpoint = metadata.deviceAuthorizationEndpoint else {
             throw OAuthError.endpointMissing(reason: "the provider's discovery document names no device_authorization_endpoint (RFC 8628 §4)")
         }
-        let request = DeviceAuthorizationRequest(clientID: publicClientID, scope: scopes.isEmpty ? nil : scopes.joined(separator: " "))
+        let request = DeviceAuthorizationRequest(
+            clientID: publicClientID, scope: scopes.isEmpty ? nil : scopes.joined(separator: " "), authorizationDetails: authorizationDetails
+        )
         let response = try await send(try formRequest(endpoint, request))
         guard response.status == 200 else { throw try Self.providerError(response, what: "device authorization") }
         return try DeviceAuthorizationResponse.parse(response.body)

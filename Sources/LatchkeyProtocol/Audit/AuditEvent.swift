@@ -117,11 +117,15 @@ public struct AuditEvent: Codable, Hashable, Sendable {
         public var validBefore: String?
         /// `ssh.certificate.issued`: how the key proved where it lives (`tpm`), when it did.
         public var attestation: String?
+        /// `pam.approved`, `pam.denied`: the PAM service (`sshd`, `sudo`) and the remote
+        /// address it named.
+        public var service: String?
+        public var remoteHost: String?
 
         public init(
             credential: String? = nil, grantType: String? = nil, scope: String? = nil, username: String? = nil, limit: String? = nil,
             windowSeconds: Int? = nil, through: Int64? = nil, serial: String? = nil, fingerprint: String? = nil, principals: [String]? = nil,
-            validAfter: String? = nil, validBefore: String? = nil, attestation: String? = nil
+            validAfter: String? = nil, validBefore: String? = nil, attestation: String? = nil, service: String? = nil, remoteHost: String? = nil
         ) {
             self.credential = credential
             self.grantType = grantType
@@ -136,6 +140,8 @@ public struct AuditEvent: Codable, Hashable, Sendable {
             self.validAfter = validAfter
             self.validBefore = validBefore
             self.attestation = attestation
+            self.service = service
+            self.remoteHost = remoteHost
         }
     }
 

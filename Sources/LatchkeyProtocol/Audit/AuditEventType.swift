@@ -67,6 +67,11 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
     /// The SSH CA signed a certificate (details: `serial`, `fingerprint`, `principals`,
     /// `validAfter`, `validBefore`, `credential`).
     public static let sshCertificateIssued = AuditEventType(rawValue: "ssh.certificate.issued")
+    /// A person approved, or denied, a sign-in to a host through `pam_latchkey` (section
+    /// 13; details: `service`, `username` (the host account), `remoteHost`; the host is
+    /// the event's client).
+    public static let pamApproved = AuditEventType(rawValue: "pam.approved")
+    public static let pamDenied = AuditEventType(rawValue: "pam.denied")
     /// An admin set the SSH principals an identity or a client may have certified
     /// (details: `principals`, the full list after the change).
     public static let sshPrincipalsGranted = AuditEventType(rawValue: "ssh.principals.granted")
@@ -76,6 +81,6 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
         .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
         .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
         .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
-        .sshCertificateIssued, .sshPrincipalsGranted,
+        .sshCertificateIssued, .sshPrincipalsGranted, .pamApproved, .pamDenied,
     ]
 }

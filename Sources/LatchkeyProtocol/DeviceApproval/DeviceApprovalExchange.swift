@@ -33,10 +33,13 @@ public enum DeviceApprovalExchange {
         public var publicKey: PublicKeyCredentialRequestOptionsJSON
         /// Where the ``Decision`` goes (on the provider's origin).
         public var submit: String
+        /// For a sign-in to a host through `pam_latchkey` (section 13): the account, the
+        /// service and the remote address the host asked about, to show before approving.
+        public var login: PAMLoginDetail?
 
         public init(
             userCode: String, clientID: String, clientName: String, scope: [String], requestedAt: String, requestedFrom: String,
-            expiresAt: String, publicKey: PublicKeyCredentialRequestOptionsJSON, submit: String
+            expiresAt: String, publicKey: PublicKeyCredentialRequestOptionsJSON, submit: String, login: PAMLoginDetail? = nil
         ) {
             self.userCode = userCode
             self.clientID = clientID
@@ -47,6 +50,7 @@ public enum DeviceApprovalExchange {
             self.expiresAt = expiresAt
             self.publicKey = publicKey
             self.submit = submit
+            self.login = login
         }
     }
 

@@ -42,4 +42,8 @@ extension OAuthErrorCode {
     public static let invalidSSHProof = OAuthErrorCode(rawValue: "invalid_ssh_proof")
     /// A principal the identity or client was not granted (section 12).
     public static let principalNotGranted = OAuthErrorCode(rawValue: "principal_not_granted")
+    /// RFC 9396 §5: `authorization_details` the provider cannot take (a type it does not
+    /// know, a malformed or oversized detail, or one sent by a client that did not
+    /// authenticate; section 13).
+    public static let invalidAuthorizationDetails = OAuthErrorCode(rawValue: "invalid_authorization_details")
 }

@@ -241,7 +241,8 @@ struct AuditLogTests {
         let details = AuditEvent.Details(
             credential: hostile, grantType: "urn:ietf:params:oauth:grant-type:device_code", scope: "openid ssh", username: hostile,
             limit: "token", windowSeconds: 60, through: Int64.max, serial: "0a", fingerprint: "SHA256:x", principals: [hostile, "ada", ""],
-            validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z", attestation: hostile
+            validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z", attestation: hostile,
+            service: hostile, remoteHost: hostile
         )
         let encoded = try #require(AuditEntry.encode(details))
         #expect(try JSONDecoder().decode(AuditEvent.Details.self, from: Data(encoded.utf8)) == details)
@@ -249,7 +250,8 @@ struct AuditLogTests {
         reference.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let plain = AuditEvent.Details(
             credential: "abc", grantType: "authorization_code", scope: "openid", windowSeconds: 60, serial: "7", fingerprint: "SHA256:y",
-            principals: ["ada", "deploy"], validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z", attestation: "tpm"
+            principals: ["ada", "deploy"], validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z", attestation: "tpm",
+            service: "sshd", remoteHost: "203.0.113.5"
         )
         #expect(AuditEntry.encode(plain) == String(decoding: try reference.encode(plain), as: UTF8.self))
         #expect(AuditEntry.encode(AuditEvent.Details()) == "{}")

@@ -249,6 +249,12 @@ enum PageScript {
         $("request-scope").textContent = found.scope.length ? visible(found.scope.join(" ")) : "(none)";
         $("request-when").textContent = visible(found.requestedAt);
         $("request-where").textContent = visible(found.requestedFrom);
+        if (found.login) {
+          $("login-user").textContent = visible(found.login.user);
+          $("login-service").textContent = visible(found.login.service);
+          $("login-remote").textContent = found.login.remote_host ? visible(found.login.remote_host) : "(this computer)";
+          $("request-login").hidden = false;
+        }
         $("lookup").hidden = true;
         $("request").hidden = false;
         $("request-heading").focus();

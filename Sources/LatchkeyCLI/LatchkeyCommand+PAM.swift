@@ -1,0 +1,279 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import Latchkey
+import LatchkeyCrypto
+import LatchkeyIdP
+import LatchkeyProtocol
+import Logging
+
+extension LatchkeyCommand {
+    /// `latchkey pam …`: signing in to this host (sshd, sudo, login) with a passkey on
+    /// another device, through `pam_latchkey.so` (README "Signing in to this host with a
+    /// passkey"; docs/PROTOCOL.md section 13).
+    struct PAM: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pam",
+            abstract: "Let sshd, sudo and login accept an approval made with a passkey on another device (pam_latchkey.so).",
+            subcommands: [PAMEnroll.self, PAMTest.self, PAMHelper.self]
+        )
+    }
+
+    /// `latchkey pam enroll --issuer URL --client-id ID`: this host's vault, vault key and
+    /// client key, and the configuration; prints the JWK Set an admin registers.
+    struct PAMEnroll: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "enroll",
+            abstract: "Make this host's client key (in a root-only vault) and /etc/latchkey/pam.conf; print the JWK Set to register with admin create-client."
+        )
+
+        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
+        var issuer: String
+
+        @Option(help: ArgumentHelp("This host's client id at the provider (letters, digits, -._:).", valueName: "id"))
+        var clientID: String
+
+        @Option(help: ArgumentHelp("Where the configuration goes.", valueName: "file"))
+        var config: String = PAMConfiguration.defaultPath
+
+        @Option(help: ArgumentHelp("The host's vault directory.", valueName: "directory"))
+        var vault: String = "/var/lib/latchkey/pam"
+
+        @Option(help: ArgumentHelp("The vault's key file (32 random bytes, made when missing).", valueName: "file"))
+        var vaultKeyFile: String = "/etc/latchkey/pam-vault.key"
+
+        @OptionGroup var protection: KeyProtectionOptions
+
+        func validate() throws {
+            guard !clientID.isEmpty, clientID.utf8.count <= 128,
+                  clientID.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._:".unicodeScalars.contains($0)) })
+            else { throw ValidationError("--client-id: 1 to 128 letters, digits or -._:") }
+            for (name, path) in [("--config", config), ("--vault", vault), ("--vault-key-file", vaultKeyFile)] where !path.hasPrefix("/") {
+                throw ValidationError("\(name) must be an absolute path")
+            }
+        }
+
+        func run() async throws {
+            let (issuerURL, _) = try ClientOptions.issuer(issuer)
+            var configuration = PAMConfiguration(
+                issuer: issuerURL, clientID: clientID, vault: URL(fileURLWithPath: vault), vaultKeyFile: URL(fileURLWithPath: vaultKeyFile)
+            )
+            if FileManager.default.fileExists(atPath: config) {
+                let existing = try PAMConfiguration.load(config)
+                guard existing.issuer == configuration.issuer, existing.clientID == configuration.clientID else {
+                    throw CommandFailure("\(config) is for \(existing.clientID) at \(existing.issuer.absoluteString); remove it to enroll anew")
+                }
+                configuration = existing
+            }
+            try FileManager.default.createDirectory(at: configuration.vault, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(at: configuration.vaultKeyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Self.makeKeyFile(configuration.vaultKeyFile)
+            let embedded = try PAMApproval.embedded(configuration, keyProtection: protection.setting())
+            let key = try await embedded.clientKey(issuer: configuration.issuer, clientID: configuration.clientID)
+            if !FileManager.default.fileExists(atPath: config) {
+                try FileManager.default.createDirectory(at: URL(fileURLWithPath: config).deletingLastPathComponent(), withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: config, contents: Data(configuration.rendered().utf8), attributes: [.posixPermissions: 0o644]) else {
+                    throw CommandFailure("cannot write \(config)")
+                }
+            }
+            TextOutput.line(String(decoding: key.publicJWKSet, as: UTF8.self))
+            Terminal.note("This host's client key for \(TextOutput.field(configuration.clientID)) (kid \(key.keyID), \(key.keyProtection)); configuration in \(config).")
+            Terminal.note("Register it (the JWK Set above on standard input):")
+            Terminal.note("  latchkey admin create-client --idp \(configuration.issuer.absoluteString) --id \(configuration.clientID) --name \"$(hostname)\" --grant device_code --jwks -")
+        }
+
+        /// 32 random bytes, owner-only, made once: an existing file is kept as it is.
+        static func makeKeyFile(_ url: URL) throws {
+            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if descriptor < 0, errno == EEXIST { return }
+            guard descriptor >= 0 else { throw CommandFailure("cannot make \(url.path): \(String(cString: strerror(errno)))") }
+            defer { close(descriptor) }
+            var bytes = try SecureRandom.bytes(count: 32)
+            defer { bytes.resetBytes(in: 0..<bytes.count) }
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            guard written == 32, fsync(descriptor) == 0 else { throw CommandFailure("cannot write \(url.path)") }
+        }
+    }
+
+    /// `latchkey pam test USER`: one approval for USER from this terminal, as the module
+    /// would run it, without PAM.
+    struct PAMTest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "test",
+            abstract: "Run one approval for USER from this terminal, as pam_latchkey would (exit 0 when an identity allowed for USER approves)."
+        )
+
+        @Argument(help: "The account on this host.")
+        var user: String
+
+        @Option(help: ArgumentHelp("The PAM service to name.", valueName: "name"))
+        var service: String = "latchkey-test"
+
+        @Option(help: ArgumentHelp("The configuration.", valueName: "file"))
+        var config: String = PAMConfiguration.defaultPath
+
+        func run() async throws {
+            let request = PAMHelperSession.Request(service: service, user: user, remoteHost: nil, remoteUser: nil, tty: nil)
+            let outcome = await PAMApproval.run(request, configurationPath: config, show: { Terminal.note($0) }, prompt: nil)
+            Terminal.note(outcome.log)
+            guard outcome.verdict == .success else { throw ExitCode(1) }
+        }
+    }
+
+    /// `latchkey pam helper`: what `pam_latchkey.so` runs, as root, with stdin and stdout
+    /// its pipe. It trusts nothing of the environment (the module gives it an empty one,
+    /// and the configuration's path comes from the module's own arguments).
+    struct PAMHelper: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "helper",
+            abstract: "The helper pam_latchkey.so runs (a line protocol on stdin and stdout); not for people.",
+            shouldDisplay: false
+        )
+
+        @Option(help: ArgumentHelp("The configuration.", valueName: "file"))
+        var config: String = PAMConfiguration.defaultPath
+
+        func run() async throws {
+            var session = PAMHelperSession()
+            let request: PAMHelperSession.Request
+            do {
+                request = try session.readRequest()
+            } catch {
+                session.start()
+                session.result(.authError, "latchkey: refused a malformed request from pam_latchkey: \(error)")
+                return
+            }
+            session.start()
+            // A prompt's answer (`CONTINUE`, once the person pressed Enter) is not waited
+            // for: the approval keeps polling, and its result may come first.
+            let output = session
+            let outcome = await PAMApproval.run(
+                request, configurationPath: config, show: { output.info($0) }, prompt: { output.prompt($0) }
+            )
+            if let person = outcome.person { session.error(person) }
+            session.result(outcome.verdict, outcome.log)
+        }
+    }
+}
+
+/// One approval, the same for the helper and `latchkey pam test`: the configuration, the
+/// mapping, the host's device authorization and what it answers, with every failure a
+/// verdict and one line (for the person and the journal) and never a secret.
+enum PAMApproval {
+    static let unavailable = "Passkey approval is unavailable right now."
+    static let failed = "The passkey approval failed."
+
+    /// The facade over the host's vault: the configuration's directory and key file, the
+    /// provider's host only, tokens never kept, no agent, no prompts.
+    static func embedded(_ configuration: PAMConfiguration, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
+        var logger = Logger(label: "latchkey-pam") { TextLogHandler(label: $0) }
+        logger.logLevel = .critical
+        var settings = Embedded.Configuration(
+            vaultDirectory: configuration.vault, keySource: .keyFile(configuration.vaultKeyFile),
+            allowedDomains: [configuration.issuer.host ?? ""], stepHandler: nil, logger: logger
+        )
+        settings.cachesTokens = false
+        settings.agentSocket = nil
+        settings.keyProtection = keyProtection
+        return try Embedded(configuration: settings)
+    }
+
+    static func run(
+        _ request: PAMHelperSession.Request, configurationPath: String, show: @escaping @Sendable (String) -> Void, prompt: (@Sendable (String) -> Void)?
+    ) async -> PAMOutcome {
+        let who = "\(request.service.displaySafe(maximumLength: 64)) user \(request.user.displaySafe(maximumLength: 64))"
+            + (request.remoteHost.map { " from \($0.displaySafe(maximumLength: 128))" } ?? "")
+        let configuration: PAMConfiguration
+        do {
+            configuration = try PAMConfiguration.load(configurationPath)
+            _ = try PAMConfiguration.trustedFile(configuration.vaultKeyFile.path, what: "the vault key file", secret: true)
+        } catch {
+            return .init(.unavailable, person: Self.unavailable, log: "latchkey: \(who): \(error)")
+        }
+        let allowed = configuration.identities(for: request.user)
+        guard !allowed.isEmpty else {
+            return .init(.userUnknown, person: "No passkey approval is set up for this account.",
+                         log: "latchkey: \(who): no identity may approve this account (map it in \(configurationPath.displaySafe(maximumLength: 128)))")
+        }
+        let approval: HostLoginApproval
+        do {
+            let embedded = try embedded(configuration)
+            // What the approver is shown: control and bidi characters written as escapes
+            // (a remote host name is whatever the connecting side made it).
+            let hostRequest = HostLoginRequest(
+                service: request.service.logSafe(maximumLength: 64), user: request.user.logSafe(maximumLength: 200),
+                remoteHost: request.remoteHost?.logSafe(maximumLength: 200), tty: request.tty?.logSafe(maximumLength: 200)
+            )
+            let issuer = configuration.issuer
+            approval = try await withTimeout(seconds: configuration.timeout) {
+                try await embedded.approveHostLogin(issuer: issuer, clientID: configuration.clientID, request: hostRequest) { event in
+                    guard case .code(let code) = event else { return }
+                    show("To sign in as \(request.user.displaySafe(maximumLength: 64)), approve with your passkey on another device:")
+                    show("  open \(code.verificationURIComplete?.absoluteString ?? code.verificationURI.absoluteString)")
+                    show("  or run: latchkey approve \(code.userCode) --issuer \(issuer.absoluteString)")
+                    if let complete = code.verificationURIComplete, let qr = try? QRCode(text: complete.absoluteString) {
+                        show(qr.rendered())
+                    }
+                    if configuration.promptServices.contains(request.service) {
+                        prompt?("Press Enter once you have approved: ")
+                    }
+                }
+            }
+        } catch let error as PAMTimeout {
+            _ = error
+            return .init(.authError, person: "No approval came in time.", log: "latchkey: \(who): no approval within \(configuration.timeout) s")
+        } catch let error as LatchkeyError {
+            switch error.code {
+            case .deviceAccessDenied: return .init(.authError, person: "The sign-in was denied.", log: "latchkey: \(who): denied on the approving device")
+            case .deviceCodeExpired:
+                return .init(.authError, person: "No approval came in time.", log: "latchkey: \(who): the code expired before anyone approved it")
+            case .network, .timeout: return .init(.unavailable, person: Self.unavailable, log: "latchkey: \(who): the provider cannot be reached: \(error.reason)")
+            case .clientKeyMissing, .vault, .domainNotAllowed: return .init(.unavailable, person: Self.unavailable, log: "latchkey: \(who): \(error.reason)")
+            case .providerError:
+                // The provider refused the host itself (unknown client, a key it does not
+                // know): the host is not enrolled there, so PAM may fall back.
+                return .init(.unavailable, person: Self.unavailable, log: "latchkey: \(who): the provider refused this host: \(error.reason)")
+            default: return .init(.authError, person: Self.failed, log: "latchkey: \(who): \(error.reason)")
+            }
+        } catch {
+            return .init(.authError, person: Self.failed, log: "latchkey: \(who): \(error)")
+        }
+        guard allowed.contains(approval.username) else {
+            return .init(.authError, person: "The approval was not made by someone allowed to use this account.",
+                         log: "latchkey: \(who): approved by \(approval.username.displaySafe(maximumLength: 64)), who may not sign in as this account")
+        }
+        return .init(.success, person: nil, log: "latchkey: \(who): approved by \(approval.username.displaySafe(maximumLength: 64))")
+    }
+
+    /// `body`, or ``PAMTimeout`` once `seconds` have passed (the body is cancelled).
+    static func withTimeout<T: Sendable>(seconds: Int, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                throw PAMTimeout()
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw PAMTimeout() }
+            return first
+        }
+    }
+}
+
+/// No approval in the configured time.
+struct PAMTimeout: Error {}
+
+/// How one approval ended: the module's verdict, a line for the person at the login
+/// (nothing on success; never the provider's words, which go to the journal only), and
+/// the line for the journal.
+struct PAMOutcome: Sendable {
+    var verdict: PAMHelperSession.Verdict
+    var person: String?
+    var log: String
+
+    init(_ verdict: PAMHelperSession.Verdict, person: String?, log: String) {
+        self.verdict = verdict
+        self.person = person
+        self.log = log
+    }
+}

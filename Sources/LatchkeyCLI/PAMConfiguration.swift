@@ -1,0 +1,150 @@
+import Foundation
+import Glibc
+// `stat`'s members: in this target the C header is first seen through CDispatch (SecretFile.swift).
+import CDispatch
+import Latchkey
+import LatchkeyProtocol
+
+/// `/etc/latchkey/pam.conf`, what `latchkey pam helper` runs by (README "Signing in to
+/// this host with a passkey"; docs/PROTOCOL.md section 13). One `key = value` a line,
+/// `#` comments:
+///
+/// ```
+/// issuer = https://id.example.com
+/// client-id = web-1
+/// vault = /var/lib/latchkey/pam
+/// vault-key-file = /etc/latchkey/pam-vault.key
+/// timeout = 120
+/// prompt-services = sshd
+/// map root = ada
+/// ```
+///
+/// The helper runs as root for sshd, sudo and login, so the file is believed only when
+/// root (or the user running the helper) owns it and no one else may write it; the same
+/// for the vault key file. By default a PAM user is approved by the identity of the same
+/// username, and `root` by no one; `map USER = IDENTITY` (repeatable) replaces that for
+/// `USER` with the identities named.
+struct PAMConfiguration: Sendable, Equatable {
+    static let defaultPath = "/etc/latchkey/pam.conf"
+    /// The longest file read.
+    static let maximumSize = 64 * 1024
+    /// The default and the bounds of how long a person has to approve.
+    static let defaultTimeout = 120
+    static let timeouts = 10...600
+
+    var issuer: URL
+    var clientID: String
+    var vault: URL
+    var vaultKeyFile: URL
+    var timeout = defaultTimeout
+    /// Services whose conversation shows messages only with a prompt (sshd's
+    /// keyboard-interactive): the helper asks the person to press Enter after approving.
+    var promptServices: Set<String> = ["sshd"]
+    /// PAM user → the identities (usernames) that may approve it.
+    var maps: [String: [String]] = [:]
+
+    /// The identities whose approval lets `user` in.
+    func identities(for user: String) -> [String] {
+        if let mapped = maps[user] { return mapped }
+        return user == "root" ? [] : [user]
+    }
+
+    /// Reads and checks the file at `path`.
+    static func load(_ path: String) throws -> PAMConfiguration {
+        let data = try trustedFile(path, what: "the configuration", secret: false)
+        return try parse(String(decoding: data, as: UTF8.self), path: path)
+    }
+
+    /// A file root (or whoever runs this) owns and only its owner may change; `secret`
+    /// ones readable by no one else either. Read with `O_NOFOLLOW`, at most 64 KiB.
+    static func trustedFile(_ path: String, what: String, secret: Bool) throws -> Data {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw CommandFailure("cannot open \(what) \(path.displaySafe(maximumLength: 256)): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) is not a regular file")
+        }
+        guard status.st_uid == 0 || status.st_uid == geteuid() else {
+            throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) is not owned by root; nothing in it is believed")
+        }
+        guard status.st_mode & (secret ? 0o077 : 0o022) == 0 else {
+            throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) may be \(secret ? "read or written" : "written") by others (mode \(String(status.st_mode & 0o777, radix: 8)))")
+        }
+        guard status.st_size <= off_t(maximumSize) else { throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) is over \(maximumSize) bytes") }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        guard read == bytes.count else { throw CommandFailure("cannot read \(what) \(path.displaySafe(maximumLength: 256))") }
+        return Data(bytes)
+    }
+
+    static func parse(_ text: String, path: String = defaultPath) throws -> PAMConfiguration {
+        var values: [String: String] = [:]
+        var maps: [String: [String]] = [:]
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            func refuse(_ why: String) -> CommandFailure { CommandFailure("\(path.displaySafe(maximumLength: 256)), line \(index + 1): \(why)") }
+            guard let equals = line.firstIndex(of: "="), !line.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw refuse("not `key = value`")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard !value.isEmpty, value.utf8.count <= 1024 else { throw refuse("an empty or overlong value") }
+            if key.hasPrefix("map ") {
+                let user = key.dropFirst(4).trimmingCharacters(in: .whitespaces)
+                guard !user.isEmpty, !user.contains(" ") else { throw refuse("`map USER = IDENTITY`") }
+                maps[user, default: []].append(value)
+                continue
+            }
+            guard ["issuer", "client-id", "vault", "vault-key-file", "timeout", "prompt-services"].contains(key) else {
+                throw refuse("unknown key \(key.displaySafe(maximumLength: 64))")
+            }
+            guard values[key] == nil else { throw refuse("\(key) given twice") }
+            values[key] = value
+        }
+        func required(_ key: String) throws -> String {
+            guard let value = values[key] else { throw CommandFailure("\(path.displaySafe(maximumLength: 256)) names no \(key)") }
+            return value
+        }
+        guard let issuer = URL(string: try required("issuer")), issuer.scheme == "https" || issuer.scheme == "http", issuer.host != nil else {
+            throw CommandFailure("\(path.displaySafe(maximumLength: 256)): issuer is not an http(s) URL")
+        }
+        func absolute(_ key: String) throws -> URL {
+            let value = try required(key)
+            guard value.hasPrefix("/") else { throw CommandFailure("\(path.displaySafe(maximumLength: 256)): \(key) must be an absolute path") }
+            return URL(fileURLWithPath: value)
+        }
+        var configuration = PAMConfiguration(issuer: issuer, clientID: try required("client-id"), vault: try absolute("vault"), vaultKeyFile: try absolute("vault-key-file"))
+        configuration.maps = maps
+        if let timeout = values["timeout"] {
+            guard let seconds = Int(timeout), timeouts.contains(seconds) else {
+                throw CommandFailure("\(path.displaySafe(maximumLength: 256)): timeout is \(timeouts.lowerBound) to \(timeouts.upperBound) seconds")
+            }
+            configuration.timeout = seconds
+        }
+        if let services = values["prompt-services"] {
+            configuration.promptServices = Set(services.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
+        }
+        return configuration
+    }
+
+    /// The file `latchkey pam enroll` writes.
+    func rendered() -> String {
+        var lines = [
+            "# latchkey pam: who may approve sign-ins to this host (README \"Signing in to this host with a passkey\")",
+            "issuer = \(issuer.absoluteString)",
+            "client-id = \(clientID)",
+            "vault = \(vault.path)",
+            "vault-key-file = \(vaultKeyFile.path)",
+            "timeout = \(timeout)",
+            "prompt-services = \(promptServices.sorted().joined(separator: " "))",
+            "# A PAM user is approved by the identity of the same username; root by no one unless mapped:",
+            "# map root = ada",
+        ]
+        for (user, identities) in maps.sorted(by: { $0.key < $1.key }) {
+            lines += identities.map { "map \(user) = \($0)" }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Glibc
+import Latchkey
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyTestSupport
+import Synchronization
+import Testing
+
+/// A host enrolled at a test provider for `pam_latchkey` (README "Signing in to this host
+/// with a passkey"): its configuration, vault and client key made by `latchkey pam
+/// enroll`, its client registered with the device grant, and a PAM service file of its
+/// own for `pamtester` under `pam_wrapper`.
+struct PAMHost {
+    let directory: TemporaryDirectory
+    let config: URL
+    let services: URL
+    let clientID: String
+
+    /// The module SwiftPM built beside the tests.
+    static var module: URL { ChildProcess.executable("libpam_latchkey.so") }
+    /// Debian's libpam-wrapper, in the multiarch directory of this machine.
+    static let pamWrapper = ["x86_64-linux-gnu", "aarch64-linux-gnu"].map { "/usr/lib/\($0)/libpam_wrapper.so" }
+        .first { FileManager.default.fileExists(atPath: $0) } ?? "/usr/lib/x86_64-linux-gnu/libpam_wrapper.so"
+
+    /// Skips (recording an issue under CI) when pamtester or pam_wrapper is missing.
+    static func requireTools() throws {
+        for tool in ["/usr/bin/pamtester", pamWrapper] where !FileManager.default.fileExists(atPath: tool) {
+            try TestEnvironment.unavailable("\(tool) is missing (.ci/run installs pamtester and libpam-wrapper)")
+        }
+        try #require(FileManager.default.fileExists(atPath: module.path), "libpam_latchkey.so was not built beside the tests")
+    }
+
+    /// Enrolls a host as `clientID` at `provider` (registered unless `register` is false),
+    /// with `extra` configuration lines.
+    static func enroll(
+        _ provider: ProviderHarness, clientID: String = "web-1", register: Bool = true, issuer: URL? = nil, extra: [String] = []
+    ) async throws -> PAMHost {
+        try requireTools()
+        let directory = try TemporaryDirectory()
+        let config = directory.url.appendingPathComponent("pam.conf")
+        let enrolled = try await LatchkeyCommand.run([
+            "pam", "enroll", "--issuer", (issuer ?? provider.issuer).absoluteString, "--client-id", clientID, "--config", config.path,
+            "--vault", directory.url.appendingPathComponent("vault").path, "--vault-key-file", directory.url.appendingPathComponent("vault.key").path,
+        ])
+        try #require(enrolled.status == 0, "\(enrolled.stderr)")
+        #expect(enrolled.stderr.contains("latchkey admin create-client"), "\(enrolled.stderr)")
+        if !extra.isEmpty {
+            let handle = try FileHandle(forWritingTo: config)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data((extra.joined(separator: "\n") + "\n").utf8))
+            try handle.close()
+        }
+        if register {
+            let jwks = try JSONDecoder().decode(JWKSDocument.self, from: Data(enrolled.stdout.utf8))
+            let reply = try await provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
+                id: clientID, name: "web-1.example.com", jwks: jwks, grantTypes: [GrantType.deviceCode.rawValue]
+            ))
+            try #require(reply.status == 201, "\(String(decoding: reply.body, as: UTF8.self))")
+        }
+        let services = directory.url.appendingPathComponent("pam.d")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        return PAMHost(directory: directory, config: config, services: services, clientID: clientID)
+    }
+
+    /// Writes the service `name`: one `auth required pam_latchkey.so` line with `arguments`
+    /// (the helper and the configuration unless given).
+    func service(_ name: String = "latchkey-test", arguments: [String]? = nil) throws -> String {
+        let line = (["auth", "required", Self.module.path] + (arguments ?? ["helper=\(LatchkeyCommand.binary.path)", "config=\(config.path)"]))
+            .joined(separator: " ")
+        try Data((line + "\n").utf8).write(to: services.appendingPathComponent(name))
+        return name
+    }
+
+    /// `pamtester SERVICE USER authenticate` under pam_wrapper, running: its output is
+    /// collected as it comes.
+    func start(service: String, user: String, environment: [String: String] = [:]) throws -> PAMRun {
+        let output = Pipe()
+        var variables = [
+            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LD_PRELOAD": Self.pamWrapper, "PAM_WRAPPER": "1",
+            "PAM_WRAPPER_SERVICE_DIR": services.path,
+            // pam_wrapper prints what modules send to syslog on stderr: the journal line.
+            "PAM_WRAPPER_DEBUGLEVEL": "3",
+        ]
+        variables.merge(environment) { _, new in new }
+        // stdbuf: pamtester's conversation prints with stdio, which holds a pipe's output
+        // until exit; line buffering shows the code while it waits.
+        let process = try SpawnedProcess(
+            URL(fileURLWithPath: "/usr/bin/stdbuf"), ["-oL", "-eL", "/usr/bin/pamtester", "-v", service, user, "authenticate"], environment: variables,
+            stdin: .null, stdout: .pipe(output), stderr: .pipe(output)
+        )
+        return PAMRun(process: process, output: output)
+    }
+}
+
+/// A running `pamtester`.
+final class PAMRun: Sendable {
+    /// What the process printed so far.
+    final class Collected: Sendable {
+        let text = Mutex("")
+    }
+
+    let process: SpawnedProcess
+    private let collected = Collected()
+    private let done = Collected()
+
+    init(process: SpawnedProcess, output: Pipe) {
+        self.process = process
+        let collected = collected
+        let done = done
+        let handle = output.fileHandleForReading
+        // A thread of its own: a blocking read on the cooperative pool (two threads on
+        // two cores) would starve the provider this test talks to.
+        let thread = Thread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                collected.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+            done.text.withLock { $0 = "done" }
+        }
+        thread.start()
+    }
+
+    var output: String { collected.text.withLock { $0 } }
+
+    /// Waits (up to `seconds`) until the output holds `pattern`; the output then.
+    func waitFor(_ pattern: String, seconds: Double = 30) async throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if output.contains(pattern) { return output }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return output
+    }
+
+    /// The user code the helper showed (`latchkey approve XXXX-XXXX`).
+    func userCode() async throws -> String {
+        let shown = try await waitFor("latchkey approve ")
+        guard let range = shown.range(of: #"latchkey approve [A-Z]{4}-[A-Z]{4}"#, options: .regularExpression) else {
+            throw TestSupportError("no user code in: \(shown)")
+        }
+        return String(shown[range].suffix(9))
+    }
+
+    /// Waits for the end (up to `seconds`): the exit status and everything printed.
+    func finish(seconds: Double = 60) async throws -> (Int32, String) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.send(SIGKILL) }
+        process.waitUntilExit()
+        // The reader ends at the pipe's end of file, once every holder closed it.
+        let readDeadline = Date().addingTimeInterval(5)
+        while done.text.withLock({ $0.isEmpty }), Date() < readDeadline { try await Task.sleep(for: .milliseconds(20)) }
+        return (process.terminationStatus ?? -1, output)
+    }
+}
