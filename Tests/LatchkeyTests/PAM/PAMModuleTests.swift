@@ -57,6 +57,24 @@ struct PAMModuleTests {
         }
     }
 
+    @Test("latchkey pam test USER runs one approval from the terminal: the code on stderr, exit 0 once approved")
+    func commandLineTest() async throws {
+        try await ProviderHarness.run { provider in
+            let host = try await PAMHost.enroll(provider)
+            let (alice, vault) = try await Self.approver(provider, "alice")
+            _ = vault
+            let output = Pipe()
+            let process = try SpawnedProcess(
+                LatchkeyCommand.binary, ["pam", "test", "alice", "--config", host.config.path], environment: ["PATH": "/usr/bin:/bin"],
+                stdout: .pipe(output), stderr: .pipe(output)
+            )
+            let run = PAMRun(process: process, output: output)
+            _ = try await alice.approveDevice(issuer: provider.issuer, userCode: try await run.userCode()) { _ in true }
+            let (status, text) = try await run.finish()
+            #expect(status == 0 && text.contains("approved by alice"), "\(text)")
+        }
+    }
+
     @Test("denied on the approving device: PAM_AUTH_ERR with the reason in the module's log, and one pam.denied event")
     func deny() async throws {
         try await ProviderHarness.run { provider in
