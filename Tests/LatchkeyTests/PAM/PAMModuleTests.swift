@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Latchkey
+import LatchkeyIdP
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Synchronization
@@ -140,6 +141,26 @@ struct PAMModuleTests {
             let took = Date().timeIntervalSince(started)
             #expect(status != 0 && output.contains("Authentication failure") && output.contains("no approval within 10 s"), "\(output)")
             #expect(took >= 10 && took < 25, "took \(took) s")
+        }
+    }
+
+    @Test("guessing user codes while a login waits: wrong codes are refused, then every lookup from that address (the right code too), and the login is not approved")
+    func guessingWhileWaiting() async throws {
+        try await ProviderHarness.run(nil, { $0.maximumUserCodeFailuresPerAddress = 5 }) { provider in
+            let host = try await PAMHost.enroll(provider)
+            var text = try String(contentsOf: host.config, encoding: .utf8)
+            text = text.replacingOccurrences(of: "timeout = 120", with: "timeout = 10")
+            try Data(text.utf8).write(to: host.config)
+            let run = try host.start(service: try host.service(), user: "alice")
+            let code = try await run.userCode()
+            var statuses: [Int] = []
+            for guess in ["BCDF-GHJK", "CDFG-HJKL", "DFGH-JKLM", "FGHJ-KLMN", "GHJK-LMNP", "HJKL-MNPQ"] where guess != code {
+                statuses.append(try await DeviceGrantTests.lookup(provider, guess))
+            }
+            #expect(statuses.prefix(5).allSatisfy { $0 == 400 } && statuses.dropFirst(5).allSatisfy { $0 == 429 }, "\(statuses)")
+            #expect(try await DeviceGrantTests.lookup(provider, code) == 429, "past the limit, the right code is refused too")
+            let (status, output) = try await run.finish(seconds: 40)
+            #expect(status != 0 && output.contains("No approval came in time."), "\(output)")
         }
     }
 

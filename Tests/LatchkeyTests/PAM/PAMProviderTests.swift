@@ -66,6 +66,18 @@ struct PAMProviderTests {
             #expect(approved, "the approver was shown the host sign-in")
             let tokens = try await host.deviceTokens(for: authorization, issuedAt: started)
             #expect(tokens.refreshToken == nil && tokens.idTokenClaims?.authTime != nil)
+            // Redeemed once: a replay of the device code, by this host or by another
+            // enrolled host, is refused.
+            let replayed = await #expect(throws: OAuthError.self) { _ = try await host.pollDeviceToken(authorization) }
+            #expect(replayed?.providerError?.error == .invalidGrant)
+            let signer = try ClientAssertionSigner(key: SigningKey.generate(.es256))
+            let jwks = try JSONDecoder().decode(JWKSDocument.self, from: signer.publicJWKSet)
+            try #require(try await provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(id: "web-2", jwks: jwks, grantTypes: [GrantType.deviceCode.rawValue])).status == 201)
+            let other = try OAuthClient(configuration: .init(
+                issuer: provider.issuer, clientID: "web-2", redirectURI: ProviderHarness.callback, authentication: .privateKeyJWT(signer, audience: .issuer)
+            ))
+            let stolen = await #expect(throws: OAuthError.self) { _ = try await other.pollDeviceToken(authorization) }
+            #expect(stolen?.providerError?.error == .invalidGrant, "another host's code")
             let events = try await provider.auditEvents().filter { $0.type == .pamApproved }
             #expect(events.count == 1 && events.first?.details?.username == "root" && events.first?.details?.service == "sudo")
         }
