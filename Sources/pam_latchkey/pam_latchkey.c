@@ -1,7 +1,7 @@
 /*
  * pam_latchkey.so: sshd, sudo and login approved with a passkey on another device
- * (README "Signing in to this host with a passkey"; docs/PROTOCOL.md, "The PAM module
- * and its helper"; docs/SECURITY.md, "PAM").
+ * (README "Signing in to this host with a passkey"; docs/PROTOCOL.md section 13;
+ * docs/SECURITY.md, "PAM").
  *
  * The module does one thing: run the helper as a child with a clean environment, send it
  * the PAM items, relay what the helper says through the conversation, and return the
@@ -182,10 +182,17 @@ static int read_line(struct reader *reader, char *line, const struct timespec *d
  * closed, signals at their defaults, and an environment of its own: the caller's
  * (LD_PRELOAD, PATH, LATCHKEY_*) never reaches the helper. */
 static void exec_helper(const struct options *options, int to_child, int from_child) {
-    if (dup2(to_child, STDIN_FILENO) < 0 || dup2(from_child, STDOUT_FILENO) < 0) _exit(127);
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null < 0 || dup2(null, STDERR_FILENO) < 0) _exit(127);
+    /* The caller may have closed 0, 1 or 2, so a pipe end can be one of them: move both
+     * ends above 2 first, then onto 0 and 1 (dup2 leaves the copies open across exec). */
+    int in = fcntl(to_child, F_DUPFD_CLOEXEC, 3), out = fcntl(from_child, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0) _exit(127);
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0 || (null != STDERR_FILENO && dup2(null, STDERR_FILENO) < 0)) _exit(127);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     closefrom(3);
+#else
+    for (long fd = 3, last = sysconf(_SC_OPEN_MAX); fd < (last > 0 && last < 65536 ? last : 65536); fd++) close((int)fd);
+#endif
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);

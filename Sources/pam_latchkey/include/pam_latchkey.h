@@ -1,6 +1,6 @@
 /*
- * pam_latchkey: the module's side of the helper protocol (docs/PROTOCOL.md, "The PAM
- * module and its helper"). The module is C and small on purpose: it runs inside sshd,
+ * pam_latchkey: the module's side of the helper protocol (docs/PROTOCOL.md section 13,
+ * "The module and its helper"). The module is C and small on purpose: it runs inside sshd,
  * sudo and login, which fork, juggle signals and change privileges, so it loads no
  * Swift runtime and does no network or cryptography itself. It starts the helper
  * (`latchkey pam helper`) with a clean environment, sends it the PAM items, relays the

@@ -281,10 +281,12 @@ struct AuditLogTests {
                         INSERT INTO audit_events (\(raw: AuditLog.columns), mac) SELECT \(raw: AuditLog.columns), mac FROM audit_pending ORDER BY id
                         """)
                     try await transaction.execute("DROP TABLE audit_pending")
-                    // And without what later steps made (12 and 13: the SSH CA's tables).
+                    // And without what later steps made (12 and 13: the SSH CA's tables; 14:
+                    // the device codes' authorization details).
                     for table in ["ssh_certificates", "ssh_key_holders", "ssh_principals", "ssh_client_principals"] {
                         try await transaction.execute(SQLStatement(stringLiteral: "DROP TABLE \(table)"))
                     }
+                    try await transaction.execute("ALTER TABLE device_codes DROP COLUMN authorization_details")
                     try await transaction.execute("UPDATE latchkey_schema SET version = 10")
                 }
                 try await Migrations.run(on: provider.context.database)
