@@ -338,16 +338,20 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
         goto done;
     }
     reader->fd = from_child[0];
-    if (write_all(to_child[1], request, length) < 0) {
-        failure = "the helper did not take the request";
-        verdict = PAM_AUTHINFO_UNAVAIL;
-        goto done;
-    }
+    /* A helper that ended without reading the request may still have said why: its
+     * first line is read either way. */
+    int unread = write_all(to_child[1], request, length) < 0;
 
     int status = read_line(reader, line, &deadline);
     if (status != 1 || strcmp(line, PAM_LATCHKEY_PROTOCOL) != 0) {
-        failure = status == 0 ? "the helper could not run (is helper= the latchkey executable?)" : "the helper does not speak " PAM_LATCHKEY_PROTOCOL;
+        failure = status == 0 ? (unread ? "the helper did not take the request" : "the helper could not run (is helper= the latchkey executable?)")
+            : "the helper does not speak " PAM_LATCHKEY_PROTOCOL;
         verdict = status == 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
+        goto done;
+    }
+    if (unread) {
+        failure = "the helper did not take the request";
+        verdict = PAM_AUTH_ERR;
         goto done;
     }
     for (int lines = 0; lines < PAM_LATCHKEY_MAX_LINES; lines++) {

@@ -200,8 +200,8 @@ struct PAMModuleHostileTests {
             let pidFile = host.directory.url.appendingPathComponent("helper.pid")
             let cases: [(String, String, String)] = [
                 ("hangs", "echo $$ > \(pidFile.path); read -r v; echo LATCHKEY-PAM/1; sleep 600", "did not answer in time"),
-                ("dies", "exit 3", "could not run"),
-                ("speaks-another", "echo HELLO/9", "does not speak LATCHKEY-PAM/1"),
+                ("dies", "exit 3", "the helper"),
+                ("speaks-another", "read -r v; echo HELLO/9", "does not speak LATCHKEY-PAM/1"),
                 ("oversized", "echo LATCHKEY-PAM/1; head -c 9000 /dev/zero | tr '\\\\000' a; echo", "malformed line"),
                 ("unknown-line", "echo LATCHKEY-PAM/1; echo 'GRANT root'", "does not know"),
                 ("no-result", "echo LATCHKEY-PAM/1; echo 'INFO hello'", "ended without a result"),
