@@ -49,7 +49,7 @@ extension HostLoginService {
                 throw LatchkeyError.malformedResponse(reason: "the ID token's auth_time is not from this approval")
             }
             let info = try await client.userInfo(accessToken: tokens.accessToken, expectedSubject: claims.subject)
-            guard let username = info["preferred_username"]?.stringValue, !username.isEmpty, username.utf8.count <= 256 else {
+            guard let username = UserInfoClaims(info).preferredUsername, !username.isEmpty, username.utf8.count <= 256 else {
                 throw LatchkeyError.malformedResponse(reason: "the provider's userinfo names no preferred_username for the approver")
             }
             // The host needed the approval once: the person's token is not kept.

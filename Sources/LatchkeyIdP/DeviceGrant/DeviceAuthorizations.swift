@@ -44,7 +44,7 @@ struct DeviceAuthorizations: Sendable {
         // authenticated may describe what it asks, so an approver can trust the host name.
         let login = try request.authorizationDetails.map { parameter -> String in
             guard client.isConfidential else {
-                throw ProviderError.badRequest(.invalidAuthorizationDetails, "authorization_details need a client that authenticates (private_key_jwt)")
+                throw ProviderError.badRequest(.invalidAuthorizationDetails, "authorization details need a client that authenticates (private_key_jwt)")
             }
             switch PAMLoginDetail.parse(parameter) {
             case .success(let detail): return try detail.parameter()
@@ -72,7 +72,7 @@ struct DeviceAuthorizations: Sendable {
                 guard try await transaction.first("SELECT 1 FROM device_codes WHERE user_code = \(candidate)") == nil else { continue }
                 try await transaction.execute("""
                     INSERT INTO device_codes (device_hash, user_code, client_id, scope, requester, requester_key, requester_network, created_at, expires_at,
-                        interval_seconds, status, authorization_details)
+                        interval_seconds, status, host_login)
                     VALUES (\(deviceHash), \(candidate), \(client.id), \(scope), \(requester), \(requesterKey), \(requesterNetwork), \(now), \(expiresAt),
                         \(Int64(interval)), \(Status.pending.rawValue), \(login))
                     """)
@@ -174,7 +174,7 @@ struct DeviceAuthorizations: Sendable {
         guard deviceCode.utf8.count <= 256 else { return .refused(.badRequest(.invalidGrant, "unknown device code")) }
         let hash = try ProviderContext.hash(deviceCode)
         guard let row = try await transaction.first("""
-            SELECT client_id, expires_at, interval_seconds, polled_at, status, family_id, authorization_details FROM device_codes WHERE device_hash = \(hash)
+            SELECT client_id, expires_at, interval_seconds, polled_at, status, family_id, host_login FROM device_codes WHERE device_hash = \(hash)
             """), try row.decode("client_id", as: String.self) == clientID
         else {
             return .refused(.badRequest(.invalidGrant, "unknown device code"))
@@ -188,7 +188,7 @@ struct DeviceAuthorizations: Sendable {
         case .approved?:
             guard let familyID = try row.decode("family_id", as: String?.self) else { throw ProviderError.serverError("an approved device code has no grant") }
             try await transaction.execute("UPDATE device_codes SET status = \(Status.spent.rawValue), polled_at = \(now) WHERE device_hash = \(hash)")
-            return .accepted((familyID, try row.decode("authorization_details", as: String?.self) != nil))
+            return .accepted((familyID, try row.decode("host_login", as: String?.self) != nil))
         default:
             let interval = try row.decode("interval_seconds", as: Int64.self)
             if let polled = try row.decode("polled_at", as: Date?.self), now.timeIntervalSince(polled) < Double(interval) {
@@ -221,7 +221,7 @@ struct DeviceAuthorizations: Sendable {
             }
             guard let code = DeviceUserCode.normalise(typed),
                   let row = try await transaction.first("""
-                    SELECT device_hash, client_id, scope, created_at, requester, expires_at, authorization_details FROM device_codes
+                    SELECT device_hash, client_id, scope, created_at, requester, expires_at, host_login FROM device_codes
                     WHERE user_code = \(code) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
                     """)
             else {
@@ -231,7 +231,7 @@ struct DeviceAuthorizations: Sendable {
             }
             return .accepted((
                 try row.decode("device_hash"), try row.decode("client_id"), try row.decode("scope"), try row.decode("created_at"),
-                try row.decode("requester"), try row.decode("expires_at"), try row.decode("authorization_details")
+                try row.decode("requester"), try row.decode("expires_at"), try row.decode("host_login")
             ))
         }.get()
         let (deviceHash, clientID, scope, requestedAt, requester, expiresAt, details) = found
@@ -277,7 +277,7 @@ struct DeviceAuthorizations: Sendable {
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             guard let row = try await transaction.first("""
-                SELECT client_id, scope, authorization_details FROM device_codes
+                SELECT client_id, scope, host_login FROM device_codes
                 WHERE device_hash = \(session.deviceHash) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
                 """)
             else {
@@ -287,7 +287,7 @@ struct DeviceAuthorizations: Sendable {
             let scope = try row.decode("scope", as: String.self)
             let approve = decision.decision == .approve
             let entry: AuditEntry
-            if let parameter = try row.decode("authorization_details", as: String?.self) {
+            if let parameter = try row.decode("host_login", as: String?.self) {
                 // A sign-in to a host: what was approved, as the approver saw it.
                 let login = try PAMLoginDetail.parse(parameter).get()
                 entry = AuditEntry(

@@ -213,7 +213,7 @@ struct TokenEndpoint: Sendable {
             return try await self.identities.identity(grant.identityID, in: transaction)
         }
         guard let identity else { throw Self.unknownToken(presentation) }
-        return try Self.encode(UserInfoResponse(sub: identity.id, preferredUsername: identity.username, name: identity.displayName, email: identity.email))
+        return try Self.encode(UserInfoClaims(sub: identity.id, preferredUsername: identity.username, name: identity.displayName, email: identity.email))
     }
 
     /// The grant of a live access token presented to one of the provider's own resources

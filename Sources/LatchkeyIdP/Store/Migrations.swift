@@ -427,7 +427,7 @@ enum Migrations {
         // `latchkey_pam_login` authorization detail (RFC 9396) of its device code, shown
         // to the approver; NULL for an ordinary device sign-in.
         """
-        ALTER TABLE device_codes ADD COLUMN authorization_details TEXT
+        ALTER TABLE device_codes ADD COLUMN host_login TEXT
         """,
     ]
 

@@ -286,7 +286,7 @@ struct AuditLogTests {
                     for table in ["ssh_certificates", "ssh_key_holders", "ssh_principals", "ssh_client_principals"] {
                         try await transaction.execute(SQLStatement(stringLiteral: "DROP TABLE \(table)"))
                     }
-                    try await transaction.execute("ALTER TABLE device_codes DROP COLUMN authorization_details")
+                    try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")
                     try await transaction.execute("UPDATE latchkey_schema SET version = 10")
                 }
                 try await Migrations.run(on: provider.context.database)

@@ -151,7 +151,7 @@ struct SSHClientCertificateTests {
                     try await transaction.execute("INSERT INTO ssh_key_holders (key_fingerprint, identity_id, first_certified_at) VALUES ('SHA256:abc', 'identity-1', \(Date()))")
                     try await transaction.execute("INSERT INTO ssh_principals (identity_id, principal) VALUES ('identity-1', 'deploy')")
                     // Without what step 14 added.
-                    try await transaction.execute("ALTER TABLE device_codes DROP COLUMN authorization_details")
+                    try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")
                     try await transaction.execute("UPDATE latchkey_schema SET version = 12")
                 }
                 try await Migrations.run(on: database)

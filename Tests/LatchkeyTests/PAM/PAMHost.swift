@@ -36,11 +36,28 @@ struct PAMHost {
     static func enroll(
         _ provider: ProviderHarness, clientID: String = "web-1", register: Bool = true, issuer: URL? = nil, extra: [String] = []
     ) async throws -> PAMHost {
+        let (host, jwks) = try await enrolled(issuer: issuer ?? provider.issuer, clientID: clientID, extra: extra)
+        if register {
+            let reply = try await provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
+                id: clientID, name: "web-1.example.com", jwks: try JSONDecoder().decode(JWKSDocument.self, from: jwks), grantTypes: [GrantType.deviceCode.rawValue]
+            ))
+            try #require(reply.status == 201, "\(String(decoding: reply.body, as: UTF8.self))")
+        }
+        return host
+    }
+
+    /// `latchkey pam enroll` for `issuer`, registered nowhere (a provider of the test's own).
+    static func enrollOnly(issuer: URL, clientID: String) async throws -> PAMHost {
+        try await enrolled(issuer: issuer, clientID: clientID, extra: []).host
+    }
+
+    /// Runs `latchkey pam enroll`; the host and the JWK Set it printed.
+    private static func enrolled(issuer: URL, clientID: String, extra: [String]) async throws -> (host: PAMHost, jwks: Data) {
         try requireTools()
         let directory = try TemporaryDirectory()
         let config = directory.url.appendingPathComponent("pam.conf")
         let enrolled = try await LatchkeyCommand.run([
-            "pam", "enroll", "--issuer", (issuer ?? provider.issuer).absoluteString, "--client-id", clientID, "--config", config.path,
+            "pam", "enroll", "--issuer", issuer.absoluteString, "--client-id", clientID, "--config", config.path,
             "--vault", directory.url.appendingPathComponent("vault").path, "--vault-key-file", directory.url.appendingPathComponent("vault.key").path,
         ])
         try #require(enrolled.status == 0, "\(enrolled.stderr)")
@@ -51,16 +68,9 @@ struct PAMHost {
             try handle.write(contentsOf: Data((extra.joined(separator: "\n") + "\n").utf8))
             try handle.close()
         }
-        if register {
-            let jwks = try JSONDecoder().decode(JWKSDocument.self, from: Data(enrolled.stdout.utf8))
-            let reply = try await provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
-                id: clientID, name: "web-1.example.com", jwks: jwks, grantTypes: [GrantType.deviceCode.rawValue]
-            ))
-            try #require(reply.status == 201, "\(String(decoding: reply.body, as: UTF8.self))")
-        }
         let services = directory.url.appendingPathComponent("pam.d")
         try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
-        return PAMHost(directory: directory, config: config, services: services, clientID: clientID)
+        return (PAMHost(directory: directory, config: config, services: services, clientID: clientID), Data(enrolled.stdout.utf8))
     }
 
     /// Writes the service `name`: one `auth required pam_latchkey.so` line with `arguments`
