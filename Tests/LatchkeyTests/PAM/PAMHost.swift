@@ -73,6 +73,12 @@ struct PAMHost {
         return (PAMHost(directory: directory, config: config, services: services, clientID: clientID), Data(enrolled.stdout.utf8))
     }
 
+    /// Sets the configuration's `timeout` (10 is the shortest it allows).
+    func setTimeout(_ seconds: Int) throws {
+        let text = try String(contentsOf: config, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "timeout = \(PAMTimeoutDefault.seconds)", with: "timeout = \(seconds)").utf8).write(to: config)
+    }
+
     /// Writes the service `name`: one `auth required pam_latchkey.so` line with `arguments`
     /// (the helper and the configuration unless given).
     func service(_ name: String = "latchkey-test", arguments: [String]? = nil) throws -> String {
@@ -101,6 +107,11 @@ struct PAMHost {
         )
         return PAMRun(process: process, output: output)
     }
+}
+
+/// The configuration's default timeout, as `latchkey pam enroll` writes it.
+enum PAMTimeoutDefault {
+    static let seconds = 120
 }
 
 /// A running `pamtester`.

@@ -23,14 +23,28 @@ struct PAMModuleTests {
         return (embedded, vault)
     }
 
+    /// A host enrolled at `provider`, `approver` with a passkey (its vault kept alive with
+    /// it), and pamtester waiting for `user`'s approval: the code it shows.
+    struct WaitingLogin {
+        let host: PAMHost
+        let approver: Embedded
+        let vault: TemporaryVault
+        let run: PAMRun
+        let code: String
+    }
+
+    static func waitingLogin(_ provider: ProviderHarness, user: String = "alice", approver name: String = "alice") async throws -> WaitingLogin {
+        let host = try await PAMHost.enroll(provider)
+        let (approver, vault) = try await approver(provider, name)
+        let run = try host.start(service: try host.service(), user: user)
+        return WaitingLogin(host: host, approver: approver, vault: vault, run: run, code: try await run.userCode())
+    }
+
     @Test("approved with a passkey on another device: PAM_SUCCESS; the approver was shown host, service, account and address; the module's process maps nothing of Swift; one pam.approved event")
     func approve() async throws {
         try await ProviderHarness.run { provider in
-            let host = try await PAMHost.enroll(provider)
-            let (alice, vault) = try await Self.approver(provider, "alice")
-            _ = vault
-            let run = try host.start(service: try host.service(), user: "alice")
-            let code = try await run.userCode()
+            let login = try await Self.waitingLogin(provider)
+            let (host, alice, run, code) = (login.host, login.approver, login.run, login.code)
 
             // The module is loaded, waiting: nothing of Swift is mapped in its process.
             // Read to its end (a /proc file reports no size, and Foundation stops at a page).
@@ -79,13 +93,9 @@ struct PAMModuleTests {
     @Test("denied on the approving device: PAM_AUTH_ERR with the reason in the module's log, and one pam.denied event")
     func deny() async throws {
         try await ProviderHarness.run { provider in
-            let host = try await PAMHost.enroll(provider)
-            let (alice, vault) = try await Self.approver(provider, "alice")
-            _ = vault
-            let run = try host.start(service: try host.service(), user: "alice")
-            let code = try await run.userCode()
-            _ = try await alice.approveDevice(issuer: provider.issuer, userCode: code, decision: .deny) { _ in true }
-            let (status, output) = try await run.finish()
+            let login = try await Self.waitingLogin(provider)
+            _ = try await login.approver.approveDevice(issuer: provider.issuer, userCode: login.code, decision: .deny) { _ in true }
+            let (status, output) = try await login.run.finish()
             #expect(status != 0 && output.contains("Authentication failure"), "\(output)")
             #expect(output.contains("The sign-in was denied."), "a line for the person: \(output)")
             #expect(output.contains("denied on the approving device"), "the reason, in the log pam_wrapper prints: \(output)")
@@ -96,14 +106,10 @@ struct PAMModuleTests {
     @Test("another identity approving: PAM_AUTH_ERR, naming who approved")
     func anotherIdentity() async throws {
         try await ProviderHarness.run { provider in
-            let host = try await PAMHost.enroll(provider)
             _ = try await provider.createIdentity("alice")
-            let (bob, vault) = try await Self.approver(provider, "bob")
-            _ = vault
-            let run = try host.start(service: try host.service(), user: "alice")
-            let code = try await run.userCode()
-            _ = try await bob.approveDevice(issuer: provider.issuer, userCode: code) { _ in true }
-            let (status, output) = try await run.finish()
+            let login = try await Self.waitingLogin(provider, approver: "bob")
+            _ = try await login.approver.approveDevice(issuer: provider.issuer, userCode: login.code) { _ in true }
+            let (status, output) = try await login.run.finish()
             #expect(status != 0 && output.contains("Authentication failure") && output.contains("approved by bob"), "\(output)")
             #expect(output.contains("not made by someone allowed to use this account"), "\(output)")
         }
@@ -130,11 +136,8 @@ struct PAMModuleTests {
     @Test("no approval within the configured time: PAM_AUTH_ERR after the timeout, not later")
     func timeout() async throws {
         try await ProviderHarness.run { provider in
-            let host = try await PAMHost.enroll(provider, extra: [])
-            // The shortest the configuration allows.
-            var text = try String(contentsOf: host.config, encoding: .utf8)
-            text = text.replacingOccurrences(of: "timeout = 120", with: "timeout = 10")
-            try Data(text.utf8).write(to: host.config)
+            let host = try await PAMHost.enroll(provider)
+            try host.setTimeout(10)
             let started = Date()
             let run = try host.start(service: try host.service(), user: "alice")
             let (status, output) = try await run.finish(seconds: 40)
@@ -148,9 +151,7 @@ struct PAMModuleTests {
     func guessingWhileWaiting() async throws {
         try await ProviderHarness.run(nil, { $0.maximumUserCodeFailuresPerAddress = 5 }) { provider in
             let host = try await PAMHost.enroll(provider)
-            var text = try String(contentsOf: host.config, encoding: .utf8)
-            text = text.replacingOccurrences(of: "timeout = 120", with: "timeout = 10")
-            try Data(text.utf8).write(to: host.config)
+            try host.setTimeout(10)
             let run = try host.start(service: try host.service(), user: "alice")
             let code = try await run.userCode()
             var statuses: [Int] = []
