@@ -219,8 +219,7 @@ enum PAMApproval {
                     }
                 }
             }
-        } catch let error as PAMTimeout {
-            _ = error
+        } catch is PAMTimeout {
             return .init(.authError, person: "No approval came in time.", log: "latchkey: \(who): no approval within \(configuration.timeout) s")
         } catch let error as LatchkeyError {
             switch error.code {
