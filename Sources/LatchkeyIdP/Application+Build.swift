@@ -130,16 +130,20 @@ enum ProviderRouters {
         MetricsRoutes.add(to: router, provider: provider, authorization: metricsOpen ? nil : authorization)
     }
 
-    /// HTTP/1.1 with the configured idle timeout and header limits.
+    /// HTTP/1.1 with the configured idle timeout and header limits, each connection's
+    /// requests handled on its own event loop (``EventLoopHTTP1Channel``).
     static func server(_ configuration: ProviderConfiguration) -> HTTPServerBuilder {
-        .http1(configuration: .init(
+        let http1 = HTTP1Channel.Configuration(
             idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: configuration.maximumHeaderBytes,
                 maxHeaderListSize: configuration.maximumHeaderBytes,
                 maxHeaderFieldCount: configuration.maximumHeaderFields
             )
-        ))
+        )
+        return HTTPServerBuilder { responder in
+            EventLoopHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: http1))
+        }
     }
 }
 

@@ -203,11 +203,13 @@ struct PAMModuleHostileTests {
                 ("hangs", "echo $$ > \(pidFile.path); read -r v; echo LATCHKEY-PAM/1; sleep 600", "did not answer in time"),
                 ("dies", "exit 3", "the helper"),
                 ("speaks-another", "read -r v; echo HELLO/9", "does not speak LATCHKEY-PAM/1"),
-                ("oversized", "echo LATCHKEY-PAM/1; head -c 9000 /dev/zero | tr '\\\\000' a; echo", "malformed line"),
-                ("unknown-line", "echo LATCHKEY-PAM/1; echo 'GRANT root'", "does not know"),
-                ("no-result", "echo LATCHKEY-PAM/1; echo 'INFO hello'", "ended without a result"),
-                ("bad-verdict", "echo LATCHKEY-PAM/1; echo 'RESULT successful yes'", ""),
+                ("oversized", "read -r v; echo LATCHKEY-PAM/1; head -c 9000 /dev/zero | tr '\\\\000' a; echo", "malformed line"),
+                ("unknown-line", "read -r v; echo LATCHKEY-PAM/1; echo 'GRANT root'", "does not know"),
+                ("no-result", "read -r v; echo LATCHKEY-PAM/1; echo 'INFO hello'", "ended without a result"),
+                ("bad-verdict", "read -r v; echo LATCHKEY-PAM/1; echo 'RESULT successful yes'", ""),
             ]
+            // Each stand-in reads the request's first line before misbehaving, so the
+            // module's write of the request never races its exit.
             for (name, body, reason) in cases {
                 let helper = try Self.script(host, name, body)
                 let service = try host.service(name, arguments: ["helper=\(helper.path)", "timeout=3"])
