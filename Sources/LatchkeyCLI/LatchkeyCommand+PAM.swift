@@ -186,7 +186,7 @@ enum PAMApproval {
         let configuration: PAMConfiguration
         do {
             configuration = try PAMConfiguration.load(configurationPath)
-            _ = try PAMConfiguration.trustedFile(configuration.vaultKeyFile.path, what: "the vault key file", secret: true)
+            try configuration.checkVaultKeyFile()
         } catch {
             return .init(.unavailable, person: Self.unavailable, log: "latchkey: \(who): \(error)")
         }

@@ -92,6 +92,14 @@ struct GrantLedger: Sendable {
             case .client(let grant): grant.dpopJKT
             }
         }
+
+        /// The client the token was issued to.
+        var clientID: String {
+            switch self {
+            case .person(let grant): grant.clientID
+            case .client(let grant): grant.clientID
+            }
+        }
     }
 
     /// Starts a family for a verified sign-in (an authorization code's, or a device

@@ -67,10 +67,7 @@ struct SSHCertificateIssuance: Sendable {
                 throw ProviderError.badRequest(.invalidSSHProof, "this proof was used before; make a new one")
             }
             try await self.claim(key, for: holder, now: now, in: transaction)
-            let clientID = switch token {
-            case .person(let grant): grant.clientID
-            case .client(let grant): grant.clientID
-            }
+            let clientID = token.clientID
             try await transaction.execute("""
                 INSERT INTO ssh_certificates (serial, identity_id, credential_id, client_id, client_registration, key_fingerprint, principals, valid_after, valid_before, issued_at)
                 VALUES (\(Int64(bitPattern: serial)), \(holder.identityID), \(holder.credentialID), \(clientID), \(holder.clientRegistration),

@@ -19,14 +19,18 @@ import Testing
     .requires(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
 )
 struct AttestedBindTests {
+    /// A provider running the attestation CA for the manufactured TPM, demanding `policy`
+    /// of registrations, with whatever else `configure` sets.
     static func demandingProvider(
-        policy: AttestationRequirement? = .tpm, _ body: @escaping @Sendable (ProviderHarness, TemporaryVault) async throws -> Void
+        policy: AttestationRequirement? = .tpm, configure: @escaping @Sendable (inout ProviderConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (ProviderHarness, TemporaryVault) async throws -> Void
     ) async throws {
         let roots = try ManufacturedTPM.endorsementRoots()
         try await ProviderHarness.withVault({ configuration in
             configuration.attestationAuthority = true
             configuration.endorsementRoots = roots
             configuration.requiredAttestation = policy
+            configure(&configuration)
         }, body)
     }
 

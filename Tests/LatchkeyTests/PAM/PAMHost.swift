@@ -90,7 +90,8 @@ struct PAMHost {
 
     /// `pamtester SERVICE USER authenticate` under pam_wrapper, running: its output is
     /// collected as it comes.
-    func start(service: String, user: String, environment: [String: String] = [:]) throws -> PAMRun {
+    /// `items` are PAM items pamtester sets first (`rhost=…`, its `-I`).
+    func start(service: String, user: String, items: [String] = [], environment: [String: String] = [:]) throws -> PAMRun {
         let output = Pipe()
         var variables = [
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LD_PRELOAD": Self.pamWrapper, "PAM_WRAPPER": "1",
@@ -102,7 +103,7 @@ struct PAMHost {
         // stdbuf: pamtester's conversation prints with stdio, which holds a pipe's output
         // until exit; line buffering shows the code while it waits.
         let process = try SpawnedProcess(
-            URL(fileURLWithPath: "/usr/bin/stdbuf"), ["-oL", "-eL", "/usr/bin/pamtester", "-v", service, user, "authenticate"], environment: variables,
+            URL(fileURLWithPath: "/usr/bin/stdbuf"), ["-oL", "-eL", "/usr/bin/pamtester"] + items.flatMap { ["-I", $0] } + ["-v", service, user, "authenticate"], environment: variables,
             stdin: .null, stdout: .pipe(output), stderr: .pipe(output)
         )
         return PAMRun(process: process, output: output)

@@ -266,13 +266,7 @@ struct PAMModuleHostileTests {
             let alice = try vault.embedded(allowing: [provider.host])
             let (_, bindURL) = try await provider.createIdentity("alice")
             _ = try await alice.registerCredential(from: bindURL)
-            let output = Pipe()
-            let process = try SpawnedProcess(
-                URL(fileURLWithPath: "/usr/bin/stdbuf"), ["-oL", "/usr/bin/pamtester", "-I", "rhost=evil\u{1B}[2J\u{202E}.example", "-v", try host.service(), "alice", "authenticate"],
-                environment: ["PATH": "/usr/bin:/bin", "LD_PRELOAD": PAMHost.pamWrapper, "PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": host.services.path],
-                stdout: .pipe(output), stderr: .pipe(output)
-            )
-            let run = PAMRun(process: process, output: output)
+            let run = try host.start(service: try host.service(), user: "alice", items: ["rhost=evil\u{1B}[2J\u{202E}.example"])
             let shown = Mutex<DeviceApprovalRequest?>(nil)
             _ = try await alice.approveDevice(issuer: provider.issuer, userCode: try await run.userCode(), decision: .deny) { request in
                 shown.withLock { $0 = request }

@@ -18,11 +18,10 @@ import Testing
     .requires(if: ManufacturedTPM.configured, "skipped: TPM2OPENSSL_TCTI or LATCHKEY_TEST_EK_ROOTS is not set (.ci/run sets both)")
 )
 struct AttestedSSHLoginTests {
+    /// The attestation CA's provider (``AttestedBindTests/demandingProvider(policy:configure:_:)``),
+    /// as an SSH CA that certifies attested keys only, registrations left to any attestation.
     static func demandingProvider(_ body: @escaping @Sendable (ProviderHarness, TemporaryVault) async throws -> Void) async throws {
-        let roots = try ManufacturedTPM.endorsementRoots()
-        try await ProviderHarness.withVault({ configuration in
-            configuration.attestationAuthority = true
-            configuration.endorsementRoots = roots
+        try await AttestedBindTests.demandingProvider(policy: nil, configure: { configuration in
             configuration.sshAuthority = true
             configuration.sshRequiredAttestation = .tpm
         }, body)
