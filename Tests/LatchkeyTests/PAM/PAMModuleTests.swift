@@ -248,6 +248,33 @@ struct PAMModuleHostileTests {
         }
     }
 
+    @Test("a configuration the helper must not believe: owned by another user, writable by others, a symlink, an unknown key; a vault key file others can read: each PAM_AUTHINFO_UNAVAIL, nothing asked of the provider")
+    func untrustedConfiguration() async throws {
+        try await ProviderHarness.run { provider in
+            let host = try await PAMHost.enroll(provider)
+            let original = try Data(contentsOf: host.config)
+            let keyFile = host.directory.url.appendingPathComponent("vault.key")
+            let link = host.directory.url.appendingPathComponent("linked.conf")
+            let cases: [(String, () throws -> Void, () throws -> Void)] = [
+                ("owned by nobody", { chown(host.config.path, 65534, 65534) }, { chown(host.config.path, 0, 0) }),
+                ("writable by others", { chmod(host.config.path, 0o666) }, { chmod(host.config.path, 0o644) }),
+                ("an unknown key", { try (original + Data("frobnicate = yes\n".utf8)).write(to: host.config) }, { try original.write(to: host.config) }),
+                ("a key file others can read", { chmod(keyFile.path, 0o644) }, { chmod(keyFile.path, 0o600) }),
+            ]
+            for (name, spoil, mend) in cases {
+                try spoil()
+                let (status, output) = try await host.start(service: try host.service(), user: "alice").finish()
+                #expect(status != 0 && output.contains("cannot retrieve authentication info") && !output.contains("latchkey approve"), "\(name): \(output)")
+                try mend()
+            }
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: host.config)
+            let service = try host.service("linked", arguments: ["helper=\(LatchkeyCommand.binary.path)", "config=\(link.path)"])
+            let (status, output) = try await host.start(service: service, user: "alice").finish()
+            #expect(status != 0 && output.contains("cannot retrieve authentication info") && !output.contains("latchkey approve"), "symlink: \(output)")
+            #expect(try await provider.auditEvents().filter { $0.type == .pamApproved || $0.type == .pamDenied }.isEmpty)
+        }
+    }
+
     @Test("a user name with a control character or 64 KiB long is refused before any helper runs; PAM_RHOST with terminal escapes reaches the approver escaped")
     func hostileItems() async throws {
         try await ProviderHarness.run { provider in
