@@ -101,7 +101,7 @@ struct PAMSSHTests {
                 _ = try await alice.approveDevice(issuer: provider.issuer, userCode: code, decision: decision) { request in
                     request.hostLogin?.service == "sshd" && request.hostLogin?.user == "root" && request.hostLogin?.remoteHost == "127.0.0.1"
                 }
-                FileManager.default.createFile(atPath: go.path, contents: Data())
+                try Data().write(to: go)
                 let (status, text) = try await run.finish(seconds: 60)
                 if decision == .approve {
                     #expect(status == 0 && text.contains("logged-in-by-pam"), "\(text)")
