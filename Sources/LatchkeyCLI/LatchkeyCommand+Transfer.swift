@@ -103,10 +103,15 @@ extension LatchkeyCommand {
             let (issuerURL, host) = try ClientOptions.issuer(issuerText)
             let (attest, authorityHosts) = try attestation.setting()
             let embedded = try store.embedded(allowing: [host] + authorityHosts, keyProtection: protection.setting(), attestation: attest)
+            try await Self.receive(code: code, deviceName: deviceName, issuer: issuerURL, embedded: embedded, json: store.json)
+        }
+
+        /// What `import` and `open` do with a transfer code: wait for the other device's
+        /// approval (showing this device's key fingerprint) and report what came.
+        static func receive(code: String, deviceName: String?, issuer: URL, embedded: Embedded, json: Bool) async throws {
             let choice = embedded.keyProtectionForNewCredentials()
             let name = deviceName ?? ProcessInfo.processInfo.hostName
             let events = embedded.events()
-            let json = store.json
             let watcher = Task {
                 for await event in events {
                     if case .importPending(let pending) = event.kind, !json {
@@ -115,7 +120,7 @@ extension LatchkeyCommand {
                 }
             }
             defer { watcher.cancel() }
-            let imported = try await embedded.importCredential(code: code, deviceName: name, issuer: issuerURL)
+            let imported = try await embedded.importCredential(code: code, deviceName: name, issuer: issuer)
             for credential in imported { KeyProtectionOptions.report(credential, choice: choice) }
             if json { return try JSONOutput.print(CredentialsOutput(credentials: imported.map(CredentialOutput.init))) }
             for credential in imported {

@@ -51,39 +51,13 @@ struct PAMConfiguration: Sendable, Equatable {
 
     /// Reads and checks the file at `path`.
     static func load(_ path: String) throws -> PAMConfiguration {
-        let data = try withTrustedFile(path, what: "the configuration", secret: false) { descriptor, size in
-            var bytes = [UInt8](repeating: 0, count: size)
-            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            guard read == size else { throw CommandFailure("cannot read the configuration \(path.displaySafe(maximumLength: 256))") }
-            return Data(bytes)
-        }
+        let data = try TrustedFile.read(path, what: "the configuration", maximumSize: maximumSize)
         return try parse(String(decoding: data, as: UTF8.self), path: path)
     }
 
     /// Checks that the vault key file is root's and private; the vault reads it itself.
     func checkVaultKeyFile() throws {
-        try Self.withTrustedFile(vaultKeyFile.path, what: "the vault key file", secret: true) { _, _ in }
-    }
-
-    /// `body` with the file opened (`O_NOFOLLOW`) and its size, once the file is found to
-    /// be one root (or whoever runs this) owns and only its owner may change; `secret`
-    /// ones readable by no one else either; at most 64 KiB.
-    private static func withTrustedFile<T>(_ path: String, what: String, secret: Bool, _ body: (Int32, Int) throws -> T) throws -> T {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw CommandFailure("cannot open \(what) \(path.displaySafe(maximumLength: 256)): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) is not a regular file")
-        }
-        guard status.st_uid == 0 || status.st_uid == geteuid() else {
-            throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) is not owned by root; nothing in it is believed")
-        }
-        guard status.st_mode & (secret ? 0o077 : 0o022) == 0 else {
-            throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) may be \(secret ? "read or written" : "written") by others (mode \(String(status.st_mode & 0o777, radix: 8)))")
-        }
-        guard status.st_size <= off_t(maximumSize) else { throw CommandFailure("\(what) \(path.displaySafe(maximumLength: 256)) is over \(maximumSize) bytes") }
-        return try body(descriptor, Int(status.st_size))
+        try TrustedFile.open(vaultKeyFile.path, what: "the vault key file", secret: true, maximumSize: Self.maximumSize) { _, _ in }
     }
 
     static func parse(_ text: String, path: String = defaultPath) throws -> PAMConfiguration {

@@ -7,11 +7,11 @@ import Logging
 
 extension CredentialService {
     /// The work of `Embedded.registerCredential`, which documents it.
-    func registerCredential(from url: URL) async throws -> BoundCredential {
+    func registerCredential(from url: URL, confirm: (@Sendable (BindRequest) async -> Bool)? = nil) async throws -> BoundCredential {
         let flow = flow("registerCredential")
         return try await flow.run {
             let (link, conversation) = try sessions.conversation(following: url, as: .bind, flow: flow)
-            return try await bind(link, conversation: conversation)
+            return try await bind(link, conversation: conversation, confirm: confirm)
         }
     }
 
@@ -32,13 +32,22 @@ extension CredentialService {
     }
 
     /// The bind protocol for a parsed, allowed link.
-    func bind(_ link: ProviderLink, conversation: ProviderConversation) async throws -> BoundCredential {
+    func bind(_ link: ProviderLink, conversation: ProviderConversation, confirm: (@Sendable (BindRequest) async -> Bool)? = nil) async throws -> BoundCredential {
         let flow = conversation.flow
         flow.logger.debug("binding", metadata: ["provider": .string(link.provider.issuer)])
         let job = try await conversation.settle(conversation.get(link.endpoint))
         let challenge = try job.decode(BindExchange.Challenge.self, "creation options")
         let options = challenge.publicKey
         let submit = try conversation.url(challenge.submit, named: "submit")
+        if let confirm {
+            let request = BindRequest(
+                provider: link.provider.base, relyingPartyID: options.rp.id ?? link.provider.host, relyingPartyName: options.rp.name,
+                userName: options.user.name, userDisplayName: options.user.displayName
+            )
+            guard await confirm(request) else {
+                throw LatchkeyError.cancelled(reason: "the bind was declined; no key was made and the link was not used")
+            }
+        }
         let protection = protectionForNewKey(flow)
         let signer = try await attestations.attestationSigner(bindingAt: link.provider, protection: protection, flow: flow)
         let (registration, created) = try await makeCredential(

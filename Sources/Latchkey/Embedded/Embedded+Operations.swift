@@ -212,6 +212,14 @@ extension Embedded {
         try await credentialStore.registerCredential(from: url)
     }
 
+    /// ``registerCredential(from:)``, asking first: `confirm` is given what the bind job
+    /// asks for (the provider, and the account it names) once the job is read and before
+    /// any key is made; false ends the bind with ``LatchkeyError/Code/cancelled`` and the
+    /// link unused. For a link a person clicked rather than typed (`latchkey open`).
+    public func registerCredential(from url: URL, confirm: @escaping @Sendable (BindRequest) async -> Bool) async throws -> BoundCredential {
+        try await credentialStore.registerCredential(from: url, confirm: confirm)
+    }
+
     // MARK: Transfers
 
     /// Exports credential `id` to another device. The stream reports the code (and each

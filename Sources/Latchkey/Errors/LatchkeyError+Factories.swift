@@ -214,4 +214,18 @@ extension LatchkeyError {
     ) -> LatchkeyError {
         LatchkeyError(code: .invalidArgument, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
     }
+
+    /// Another application is the desktop's handler for the link scheme.
+    public static func schemeOwned(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .schemeOwned, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
+
+    /// A desktop entry, `mimeapps.list` or one of the xdg tools failed.
+    public static func desktopIntegration(
+        reason: String, providerError: OAuthError.ProviderError? = nil, step: String? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> LatchkeyError {
+        LatchkeyError(code: .desktopIntegration, reason: reason, providerError: providerError, step: step, underlying: underlying, file: file, line: line)
+    }
 }

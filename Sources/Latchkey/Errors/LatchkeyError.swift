@@ -126,5 +126,10 @@ extension LatchkeyError {
         public static let cancelled = Code("cancelled")
         /// An argument is unusable (for example a malformed issuer URL).
         public static let invalidArgument = Code("invalidArgument")
+        /// Another application is the desktop's handler for the link scheme
+        /// (``DeepLinkRegistration``); nothing was changed.
+        public static let schemeOwned = Code("schemeOwned")
+        /// A desktop entry, `mimeapps.list` or one of the xdg tools failed.
+        public static let desktopIntegration = Code("desktopIntegration")
     }
 }
