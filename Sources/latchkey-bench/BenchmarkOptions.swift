@@ -11,7 +11,9 @@ struct BenchmarkOptions {
     /// `perf record -g .build/release/latchkey-bench --only provider --clients 8 --no-floor`.
     var clients: Int?
     var floor = true
-    /// Persisted provider only: the identity counts to seed (`--sizes 0,10000`).
+    /// Persisted provider only: the identity counts to seed (`--sizes 0,10000`); `--sizes
+    /// none` measures the in-memory store alone (with `--creations 0`, a quick check of one
+    /// change's effect on the CPU per sign-in).
     var sizes: [Int]?
     /// Persisted provider only: identities created through the admin API (`--creations N`).
     var creations = 100_000
@@ -27,11 +29,11 @@ struct BenchmarkOptions {
            let value = Int(arguments[index + 1]), (1...256).contains(value) {
             clients = value
         }
-        if let index = arguments.firstIndex(of: "--creations"), index + 1 < arguments.count, let value = Int(arguments[index + 1]), value >= 100 {
+        if let index = arguments.firstIndex(of: "--creations"), index + 1 < arguments.count, let value = Int(arguments[index + 1]), value == 0 || value >= 100 {
             creations = value
         }
         if let index = arguments.firstIndex(of: "--sizes"), index + 1 < arguments.count {
-            sizes = arguments[index + 1].split(separator: ",").compactMap { Int($0) }.filter { (0...10_000_000).contains($0) }
+            sizes = arguments[index + 1] == "none" ? [] : arguments[index + 1].split(separator: ",").compactMap { Int($0) }.filter { (0...10_000_000).contains($0) }
         }
         if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
             only = arguments[index + 1]

@@ -101,6 +101,7 @@ struct PersistedProviderBenchmark {
             report.notes.append("PostgreSQL: skipped (LATCHKEY_BENCH_POSTGRES_URL is not set; scripts/performance-report.sh sets it)")
         }
 
+        guard creations > 0 else { return report }
         let (first, last) = try await identityCreation(scratch: scratch)
         report.lines.append(ReportLine(
             name: "admin API: identities/s, last vs first 10% of \(creations)", latchkey: last, reference: first,
@@ -119,9 +120,9 @@ struct PersistedProviderBenchmark {
             report.lines.append(ReportLine(
                 name: "\(label), \(concurrency) clients: server CPU ms/sign-in", latchkey: run.cpuPerSignIn[concurrency] ?? 0,
                 reference: run.cpuPerFloor[concurrency], referenceName: "CPU ms of 4 bare requests",
-                // Issue 34's targets: 3x on SQLite and in memory, 4x on PostgreSQL, whose
-                // statements cross a socket.
-                target: .ratioAtMost(label.hasPrefix("PostgreSQL") ? 4 : 3)
+                // Issue 55's targets: 2.5x in memory, 3x on SQLite (its durable commits),
+                // 4x on PostgreSQL, whose statements cross a socket.
+                target: .ratioAtMost(label.hasPrefix("PostgreSQL") ? 4 : label == "memory" ? 2.5 : 3)
             ))
         }
         if run.errors > 0 {

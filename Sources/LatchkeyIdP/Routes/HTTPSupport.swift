@@ -212,20 +212,23 @@ struct RequestBodyMiddleware: RouterMiddleware {
         guard request.headers[.transferEncoding] != nil || (length != nil && length != "0") else {
             return try await next(request, context)
         }
+        // The body is read by a task of its own, on this connection's event loop, which a
+        // timer on the same loop cancels at the deadline: no sleeping task and no timer on
+        // the runtime's dispatch thread per request (docs/PERFORMANCE.md, "Less per request").
         let body = request.body
-        let timeout = timeout
-        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await HTTPSupport.collect(body) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let buffer = first else {
-                context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
-                throw ProviderError(.tooSlow, code: .invalidRequest, reason: "the request body did not arrive within \(timeout)")
-            }
-            return buffer
+        let reader = Task(executorPreference: EventLoopTaskExecutor.current) { try await HTTPSupport.collect(body) }
+        let deadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
+            reader.cancel()
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await withTaskCancellationHandler { try await reader.value } onCancel: { reader.cancel() }
+            deadline.cancel()
+        } catch {
+            deadline.cancel()
+            guard reader.isCancelled, !Task.isCancelled else { throw error }
+            context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
+            throw ProviderError(.tooSlow, code: .invalidRequest, reason: "the request body did not arrive within \(timeout)")
         }
         var request = request
         request.body = RequestBody(buffer: buffer)

@@ -6,12 +6,16 @@ import NIOCore
 struct ProviderRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    /// The connection's event loop: timers a request needs (the body deadline) are
+    /// scheduled there rather than on the concurrency runtime's timer thread.
+    let eventLoop: any EventLoop
     /// The client behind a trusted proxy, set by ``ClientAddressMiddleware``.
     var forwardedClient: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        eventLoop = source.channel.eventLoop
     }
 
     /// The client's IP address as text (no port), for rate limiting and logs: the peer's,

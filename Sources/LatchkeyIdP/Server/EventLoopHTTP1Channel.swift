@@ -19,8 +19,11 @@ struct EventLoopHTTP1Channel: ServerChildChannel {
     }
 
     func handle(value: HTTP1Channel.Value, logger: Logger) async {
-        await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
-            await base.handle(value: value, logger: logger)
+        let executor = EventLoopTaskExecutor(value.channel.eventLoop)
+        await withTaskExecutorPreference(executor) {
+            await EventLoopTaskExecutor.$current.withValue(executor) {
+                await base.handle(value: value, logger: logger)
+            }
         }
     }
 }
@@ -29,6 +32,11 @@ struct EventLoopHTTP1Channel: ServerChildChannel {
 /// package pins has none of its own.
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
+
+    /// The executor of the connection whose request is being served, for a task that
+    /// request starts to run where it runs (an unstructured task does not inherit the
+    /// preference): nil outside a request.
+    @TaskLocal static var current: EventLoopTaskExecutor?
 
     init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop

@@ -127,7 +127,10 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             // what queued meanwhile to a task of its own.
             await drainOnce()
             if moreQueued() {
-                Task { await self.drainAll() }
+                // On this request's event loop, when there is one: the callers it answers
+                // wait there too, so no pool thread is woken to drain (docs/PERFORMANCE.md,
+                // "Less per request").
+                Task(executorPreference: EventLoopTaskExecutor.current) { await self.drainAll() }
             }
         }
         return try await job.answer()
