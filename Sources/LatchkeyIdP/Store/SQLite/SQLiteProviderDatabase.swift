@@ -91,6 +91,9 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         } else {
             let writer = try SQLiteHandle(path: ":memory:", readOnly: false, counter: statistics)
             try writer.execute("PRAGMA foreign_keys=ON")
+            // The vendored SQLite overwrites freed content (SQLITE_SECURE_DELETE), which
+            // matters for a file; an in-memory database's pages go with the process.
+            try writer.execute("PRAGMA secure_delete=OFF")
             database = SQLiteProviderDatabase(writer: writer, readers: nil, durable: false, statistics: statistics, commits: commits)
         }
         do {
