@@ -1,6 +1,6 @@
 // latchkey-bench: throughput of Latchkey's operations next to a reference measured in
 // the same run, reported as ratios because the machines are noisy.
-// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|tpm|webauthn|oauth|provider|dpop|agent|ssh|attack|store] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
+// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|tpm|webauthn|oauth|provider|dpop|agent|ssh|attack|peer|store] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
 // scripts/performance-report.sh turns a --markdown run into docs/PERFORMANCE.md.
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
@@ -20,5 +20,6 @@ if options.runs("dpop") { finish(try await DPoPSignInBenchmark(seconds: options.
 if options.runs("agent") { finish(try await AgentBenchmark(seconds: options.seconds).run()) }
 if options.runs("ssh") { finish(try await SSHBenchmark(seconds: options.seconds).run()) }
 if options.runs("attack") { finish(try await AttackBenchmark().run()) }
+if options.runs("peer") { finish(try await PeerProviderBenchmark(seconds: options.seconds).run()) }
 if options.runs("store") { finish(try await PersistedProviderBenchmark(seconds: options.seconds, sizes: options.sizes ?? [0, 10_000, 100_000, 1_000_000], creations: options.creations).run()) }
 Report.targets(of: reports).print(markdown: options.markdown)
