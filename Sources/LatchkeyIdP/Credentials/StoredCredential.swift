@@ -63,7 +63,7 @@ struct StoredCredential: Sendable {
         }
         let publicKey: COSEKey
         do {
-            publicKey = try COSEKey(encoded: try row.decode("public_key", as: Data.self))
+            publicKey = try COSEKeyCache.key(try row.decode("public_key", as: Data.self))
         } catch {
             throw StoreError.corruptRow("a credential's public key does not parse", underlying: error)
         }
