@@ -429,6 +429,16 @@ enum Migrations {
         """
         ALTER TABLE device_codes ADD COLUMN host_login TEXT
         """,
+        // 15: a sign-in caps the identity's live grants for the client
+        // (`GrantLedger.limitFamilies`): the owner index served that by walking every
+        // family the identity ever had for the client, revoked ones too, and reading each
+        // row. With the revocation time and the columns the cap reads in the index, the
+        // walk covers the live families only and never leaves the index; its prefix still
+        // serves lookups and cascades by identity (docs/PERFORMANCE.md, "Less per request").
+        """
+        DROP INDEX IF EXISTS grant_families_owner;
+        CREATE INDEX IF NOT EXISTS grant_families_live ON grant_families (identity_id, client_id, revoked_at, created_at, expires_at, id)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.
