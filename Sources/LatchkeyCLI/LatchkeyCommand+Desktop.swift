@@ -67,6 +67,11 @@ extension LatchkeyCommand {
                 for provider in allowProvider { command += ["--allow-provider", provider] }
                 let registration = try placement.registration(command: command)
                 try placement.report(try registration.install(force: force), registration)
+                if allowProvider.isEmpty, (try? LinkConfiguration.load())?.allowedProviders.isEmpty ?? true {
+                    Terminal.note(
+                        "No provider is allowed yet, so every link will be refused: run this again with --allow-provider URL, or add allow-provider = URL to \(LinkConfiguration.path.path)."
+                    )
+                }
             }
         }
 
