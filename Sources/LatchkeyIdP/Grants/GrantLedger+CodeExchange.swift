@@ -50,4 +50,50 @@ extension GrantLedger {
             """)
         return (tokens.access, tokens.refresh, tokens.expiresAt)
     }
+
+    /// A bearer code's redemption on PostgreSQL as one statement that commits by itself
+    /// (docs/PERFORMANCE.md, "PostgreSQL"), after ``checkCode(_:client:redirectURI:verifier:now:in:)``
+    /// passed on a read outside any transaction: two round trips where `BEGIN`, the read,
+    /// the write and `COMMIT` were four. What the transaction's SERIALIZABLE guarded now
+    /// rests on compare-and-set conditions PostgreSQL re-checks on a row a concurrent
+    /// writer changed: the code is spent only while unused, unexpired and of a live family,
+    /// and every later step reads the row that spend returned, so a spend that finds
+    /// nothing stops the rest. Nil when it found nothing (the code was redeemed, or its
+    /// family revoked, between the read and the write): the caller then redeems in a
+    /// transaction, which refuses the code and, for a replay, revokes its family.
+    func issueTokensInOneStatement(
+        for grant: CodeGrant, now: Date, in database: any ProviderDatabase
+    ) async throws -> (access: String, refresh: String?, expiresAt: Date)? {
+        precondition(database.dialect == .postgres, "SQLite has no data-modifying CTEs")
+        let event = try audit.insert(AuditEntry(
+            .tokenIssued, actor: .client(grant.clientID), subject: grant.identityID, client: grant.clientID,
+            details: AuditEvent.Details(grantType: GrantType.authorizationCode.rawValue, scope: grant.scope), now: now
+        ), after: "spent")
+        let tokens = try newTokens(familyExpiresAt: grant.familyExpiresAt, now: now)
+        let rows = try await database.write("""
+            WITH spent AS (
+                UPDATE authorization_codes SET used = 1
+                WHERE code_hash = \(grant.codeHash) AND used = 0 AND expires_at > \(now)
+                    AND family_id IN (SELECT id FROM grant_families WHERE id = \(grant.familyID) AND revoked_at IS NULL)
+                RETURNING family_id
+            ), excess AS (
+                SELECT id FROM grant_families
+                WHERE identity_id = \(grant.identityID) AND client_id = \(grant.clientID) AND revoked_at IS NULL AND expires_at > \(now)
+                    AND EXISTS (SELECT 1 FROM spent)
+                ORDER BY created_at DESC LIMIT 100000 OFFSET \(raw: String(max(configuration.maximumGrantsPerClient, 0)))
+            ), revoked AS (
+                UPDATE grant_families SET revoked_at = \(now) WHERE id IN (SELECT id FROM excess) AND revoked_at IS NULL
+            ), dropped AS (
+                DELETE FROM tokens WHERE family_id IN (SELECT id FROM excess)
+            )\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")")
+            INSERT INTO tokens (hash, family_id, kind, expires_at)
+            SELECT issued.hash, spent.family_id, issued.kind, issued.expires_at
+            FROM spent, (VALUES
+                (\(try ProviderContext.hash(tokens.access)), 'access', \(tokens.expiresAt)),
+                (\(try ProviderContext.hash(tokens.refresh)), 'refresh', \(tokens.refreshExpiresAt))
+            ) AS issued (hash, kind, expires_at)
+            RETURNING kind
+            """)
+        return rows.count == 2 ? (tokens.access, tokens.refresh, tokens.expiresAt) : nil
+    }
 }

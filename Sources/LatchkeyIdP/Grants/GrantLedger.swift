@@ -146,6 +146,32 @@ struct GrantLedger: Sendable {
     func redeemCode(
         _ code: String, client: RegisteredClient, redirectURI: String?, verifier: String?, now: Date, in transaction: any SQLTransaction
     ) async throws -> Verdict<CodeGrant> {
+        switch try await checkCode(code, client: client, redirectURI: redirectURI, verifier: verifier, now: now, in: transaction) {
+        case .refused(let error): return .refused(error)
+        case .replayed(let grant):
+            try await revokeFamily(grant.familyID, now: now, in: transaction)
+            return .refused(Self.replayedCode)
+        case .redeemable(let grant):
+            // Spent by ``issueTokens(for:now:in:)``, in the same transaction.
+            return .accepted(grant)
+        }
+    }
+
+    /// What a code's row says about a redemption, without writing anything.
+    enum CodeCheck {
+        case refused(ProviderError)
+        /// Redeemed before: its family is to be revoked.
+        case replayed(CodeGrant)
+        case redeemable(CodeGrant)
+    }
+
+    static let replayedCode = ProviderError.badRequest(.invalidGrant, "authorization code already used; the tokens issued for it are revoked")
+
+    /// Reads the code's row and checks it against the request: the client and its
+    /// registration, single use, the family's state, expiry, the redirect URI and PKCE.
+    func checkCode(
+        _ code: String, client: RegisteredClient, redirectURI: String?, verifier: String?, now: Date, in transaction: any SQLTransaction
+    ) async throws -> CodeCheck {
         let hash = try ProviderContext.hash(code)
         guard let row = try await transaction.first("""
             SELECT c.family_id, f.identity_id, f.client_id, f.client_registration, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
@@ -164,8 +190,7 @@ struct GrantLedger: Sendable {
             familyExpiresAt: try row.decode("family_expires_at")
         )
         if try row.decode("used", as: Bool.self) {
-            try await revokeFamily(grant.familyID, now: now, in: transaction)
-            return .refused(.badRequest(.invalidGrant, "authorization code already used; the tokens issued for it are revoked"))
+            return .replayed(grant)
         }
         guard try row.decode("revoked_at", as: Date?.self) == nil else {
             return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
@@ -182,8 +207,7 @@ struct GrantLedger: Sendable {
         guard let verifier, (try? PKCE(verifier: verifier))?.challenge == grant.codeChallenge else {
             return .refused(.badRequest(.invalidGrant, "PKCE verification failed"))
         }
-        // Spent by ``issueTokens(for:now:in:)``, in the same transaction.
-        return .accepted(grant)
+        return .redeemable(grant)
     }
 
     /// Rotates a refresh token: the presented one is spent, and a new access and refresh

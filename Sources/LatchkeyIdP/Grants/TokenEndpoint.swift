@@ -39,6 +39,10 @@ struct TokenEndpoint: Sendable {
         switch request.grantType {
         case .authorizationCode?:
             guard let code = request.code, code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
+            if proof == nil, context.database.dialect == .postgres,
+               let issued = try await redeemInOneStatement(code, request: request, client: client, now: now) {
+                return try await response(issued, clientID: client.id, now: now)
+            }
             let issued = try await context.database.transaction { transaction -> Verdict<Issued> in
                 let grant: GrantLedger.CodeGrant
                 switch try await self.grants.redeemCode(code, client: client, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction) {
@@ -170,6 +174,26 @@ struct TokenEndpoint: Sendable {
         }
         try await self.dpop.spend(proof, resource: false, in: transaction)
         return true
+    }
+
+    /// A bearer code redeemed on PostgreSQL without a transaction: the code's checks on a
+    /// read, then ``GrantLedger/issueTokensInOneStatement(for:now:in:)``. A refusal the
+    /// read finds is thrown as the transaction's would be; nil sends everything else (a
+    /// replay, which must revoke the family in a transaction; a grant bound to a DPoP key;
+    /// a code spent or revoked between the read and the write) down the transactional path.
+    private func redeemInOneStatement(_ code: String, request: TokenRequest, client: RegisteredClient, now: Date) async throws -> Issued? {
+        let check = try await context.database.read { transaction in
+            try await self.grants.checkCode(code, client: client, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction)
+        }
+        switch check {
+        case .refused(let error): throw error
+        case .replayed: return nil
+        case .redeemable(let grant):
+            guard grant.dpopJKT == nil,
+                  let tokens = try await grants.issueTokensInOneStatement(for: grant, now: now, in: context.database)
+            else { return nil }
+            return Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: false)
+        }
     }
 
     /// The token response with a fresh ID token (OIDC Core §3.1.3.3, §3.1.3.6).

@@ -35,7 +35,7 @@ struct MultiInstanceTests {
     }
 
     @Test(
-        "one sign-in alternates between two instances and succeeds; a code redeemed on one is refused on the other; a code raced on both is redeemed once",
+        "one sign-in alternates between two instances and succeeds; a code redeemed on one is refused on the other; a code raced on both is redeemed once, and its tokens revoked",
         .requires(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
     )
     func alternatingInstances() async throws {
@@ -114,8 +114,14 @@ struct MultiInstanceTests {
             racedExchange["code_verifier"] = racedPKCE.verifier
             async let onFirst = Self.form(first.appendingPathComponent("token"), racedExchange)
             async let onSecond = Self.form(second.appendingPathComponent("token"), racedExchange)
-            let statuses = try await [onFirst.0, onSecond.0].sorted()
-            #expect(statuses == [200, 400])
+            let answers = try await [onFirst, onSecond]
+            #expect(answers.map(\.0).sorted() == [200, 400])
+            // The loser presented a code already redeemed: what the winner got is revoked
+            // (RFC 6749 §4.1.2), whichever instance read the code first.
+            if let winner = answers.first(where: { $0.0 == 200 })?.1["access_token"]?.stringValue {
+                let (status, _) = try await ProviderTests.request("GET", first.appendingPathComponent("userinfo"), headers: ["Authorization": "Bearer \(winner)"])
+                #expect(status == 401, "the raced code's tokens are revoked")
+            }
         }
     }
 
