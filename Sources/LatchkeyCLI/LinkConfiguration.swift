@@ -40,16 +40,9 @@ struct LinkConfiguration {
 
     static func parse(_ text: String, path: String) throws -> LinkConfiguration {
         var configuration = LinkConfiguration()
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            func refuse(_ why: String) -> CommandFailure { CommandFailure("\(path.displaySafe(maximumLength: 256)), line \(index + 1): \(why)") }
-            guard let equals = line.firstIndex(of: "="), !line.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw refuse("not `key = value`")
-            }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard !value.isEmpty, value.utf8.count <= 2048 else { throw refuse("an empty or overlong value") }
+        for line in try KeyValueLine.parse(text, path: path, maximumValueLength: 2048) {
+            let (key, value) = (line.key, line.value)
+            func refuse(_ why: String) -> CommandFailure { line.refusal(why, path: path) }
             switch key {
             case "allow-provider":
                 configuration.allowedProviders.append(try allowedProvider(value, refuse: refuse))

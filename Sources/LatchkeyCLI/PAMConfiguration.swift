@@ -63,16 +63,9 @@ struct PAMConfiguration: Sendable, Equatable {
     static func parse(_ text: String, path: String = defaultPath) throws -> PAMConfiguration {
         var values: [String: String] = [:]
         var maps: [String: [String]] = [:]
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            func refuse(_ why: String) -> CommandFailure { CommandFailure("\(path.displaySafe(maximumLength: 256)), line \(index + 1): \(why)") }
-            guard let equals = line.firstIndex(of: "="), !line.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw refuse("not `key = value`")
-            }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard !value.isEmpty, value.utf8.count <= 1024 else { throw refuse("an empty or overlong value") }
+        for line in try KeyValueLine.parse(text, path: path, maximumValueLength: 1024) {
+            let (key, value) = (line.key, line.value)
+            func refuse(_ why: String) -> CommandFailure { line.refusal(why, path: path) }
             if key.hasPrefix("map ") {
                 let user = key.dropFirst(4).trimmingCharacters(in: .whitespaces)
                 guard !user.isEmpty, !user.contains(" ") else { throw refuse("`map USER = IDENTITY`") }

@@ -129,49 +129,24 @@ static mode_t mode_argument(int flags, va_list arguments) {
     return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? (mode_t)va_arg(arguments, int) : 0;
 }
 
-int open(const char *path, int flags, ...) {
-    resolve();
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    int fd = real_open(path, flags, mode);
+// The mode argument of an open that creates, read in the variadic function itself.
+#define MODE_OF(flags) ({ \
+    va_list arguments; \
+    va_start(arguments, flags); \
+    mode_t mode = mode_argument(flags, arguments); \
+    va_end(arguments); \
+    mode; \
+})
+
+static int opened(int fd, const char *path) {
     after_open(fd, path);
     return fd;
 }
 
-int open64(const char *path, int flags, ...) {
-    resolve();
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    int fd = real_open64(path, flags, mode);
-    after_open(fd, path);
-    return fd;
-}
-
-int openat(int directory, const char *path, int flags, ...) {
-    resolve();
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    int fd = real_openat(directory, path, flags, mode);
-    after_open(fd, path);
-    return fd;
-}
-
-int openat64(int directory, const char *path, int flags, ...) {
-    resolve();
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    int fd = real_openat64(directory, path, flags, mode);
-    after_open(fd, path);
-    return fd;
-}
+int open(const char *path, int flags, ...) { resolve(); return opened(real_open(path, flags, MODE_OF(flags)), path); }
+int open64(const char *path, int flags, ...) { resolve(); return opened(real_open64(path, flags, MODE_OF(flags)), path); }
+int openat(int directory, const char *path, int flags, ...) { resolve(); return opened(real_openat(directory, path, flags, MODE_OF(flags)), path); }
+int openat64(int directory, const char *path, int flags, ...) { resolve(); return opened(real_openat64(directory, path, flags, MODE_OF(flags)), path); }
 
 int close(int fd) {
     resolve();

@@ -85,7 +85,7 @@ public struct DeepLink: Sendable {
     private static func codeLink(_ url: URL, scheme: String) throws -> DeepLink? {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               components.user == nil, components.password == nil, components.fragment == nil,
-              let query = uniqueQuery(components)
+              let query = ProviderLink.uniqueQuery(components)
         else { return nil }
         if scheme == "https" || scheme == "http" {
             // `<base>/device?user_code=…`: the provider's own verification_uri_complete.
@@ -111,16 +111,6 @@ public struct DeepLink: Sendable {
         default:
             return nil
         }
-    }
-
-    /// Query parameters, or nil when one appears twice or has no value.
-    private static func uniqueQuery(_ components: URLComponents) -> [String: String]? {
-        var query: [String: String] = [:]
-        for item in components.queryItems ?? [] {
-            guard query[item.name] == nil, let value = item.value else { return nil }
-            query[item.name] = value
-        }
-        return query
     }
 
     /// A user code as the reference provider writes it (`XXXX-XXXX`), or any other

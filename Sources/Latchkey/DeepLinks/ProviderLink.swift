@@ -76,9 +76,9 @@ struct ProviderLink: Sendable {
         return ProviderLink(kind: kind, provider: try ProviderAddress(base), identifier: identifier, token: token)
     }
 
-    /// Query parameters, or nil when one appears twice (an ambiguous link is refused rather
-    /// than read one way here and another way at the provider).
-    private static func uniqueQuery(_ components: URLComponents) -> [String: String]? {
+    /// Query parameters, or nil when one appears twice or has no value (an ambiguous link
+    /// is refused rather than read one way here and another way at the provider).
+    static func uniqueQuery(_ components: URLComponents) -> [String: String]? {
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] {
             guard query[item.name] == nil, let value = item.value else { return nil }

@@ -35,15 +35,7 @@ extension GrantLedger {
         try await transaction.execute("""
             WITH spent AS (
                 UPDATE authorization_codes SET used = 1 WHERE code_hash = \(codeHash)
-            ), excess AS (
-                SELECT id FROM grant_families
-                WHERE identity_id = \(grant.identityID) AND client_id = \(grant.clientID) AND revoked_at IS NULL AND expires_at > \(now)
-                ORDER BY created_at DESC LIMIT 100000 OFFSET \(raw: String(max(configuration.maximumGrantsPerClient, 0)))
-            ), revoked AS (
-                UPDATE grant_families SET revoked_at = \(now) WHERE id IN (SELECT id FROM excess) AND revoked_at IS NULL
-            ), dropped AS (
-                DELETE FROM tokens WHERE family_id IN (SELECT id FROM excess)
-            )\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")")
+            ), \(statement: capSteps(grant, now: now, onlyIf: nil))\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")")
             INSERT INTO tokens (hash, family_id, kind, expires_at) VALUES
                 (\(try ProviderContext.hash(tokens.access)), \(grant.familyID), 'access', \(tokens.expiresAt)),
                 (\(try ProviderContext.hash(tokens.refresh)), \(grant.familyID), 'refresh', \(tokens.refreshExpiresAt))
@@ -76,16 +68,7 @@ extension GrantLedger {
                 WHERE code_hash = \(grant.codeHash) AND used = 0 AND expires_at > \(now)
                     AND family_id IN (SELECT id FROM grant_families WHERE id = \(grant.familyID) AND revoked_at IS NULL)
                 RETURNING family_id
-            ), excess AS (
-                SELECT id FROM grant_families
-                WHERE identity_id = \(grant.identityID) AND client_id = \(grant.clientID) AND revoked_at IS NULL AND expires_at > \(now)
-                    AND EXISTS (SELECT 1 FROM spent)
-                ORDER BY created_at DESC LIMIT 100000 OFFSET \(raw: String(max(configuration.maximumGrantsPerClient, 0)))
-            ), revoked AS (
-                UPDATE grant_families SET revoked_at = \(now) WHERE id IN (SELECT id FROM excess) AND revoked_at IS NULL
-            ), dropped AS (
-                DELETE FROM tokens WHERE family_id IN (SELECT id FROM excess)
-            )\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")")
+            ), \(statement: capSteps(grant, now: now, onlyIf: "spent"))\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")")
             INSERT INTO tokens (hash, family_id, kind, expires_at)
             SELECT issued.hash, spent.family_id, issued.kind, issued.expires_at
             FROM spent, (VALUES
@@ -95,5 +78,23 @@ extension GrantLedger {
             RETURNING kind
             """)
         return rows.count == 2 ? (tokens.access, tokens.refresh, tokens.expiresAt) : nil
+    }
+
+    /// The steps of a PostgreSQL statement that cap the identity's live grants for the
+    /// client (``limitFamilies(identityID:clientID:now:in:)`` as CTEs: `excess`, `revoked`,
+    /// `dropped`), run only when the step `onlyIf` returned a row, when one is named.
+    private func capSteps(_ grant: CodeGrant, now: Date, onlyIf step: String?) -> SQLStatement {
+        """
+        excess AS (
+            SELECT id FROM grant_families
+            WHERE identity_id = \(grant.identityID) AND client_id = \(grant.clientID) AND revoked_at IS NULL AND expires_at > \(now)
+                \(raw: step.map { "AND EXISTS (SELECT 1 FROM \($0))" } ?? "")
+            ORDER BY created_at DESC LIMIT 100000 OFFSET \(raw: String(max(configuration.maximumGrantsPerClient, 0)))
+        ), revoked AS (
+            UPDATE grant_families SET revoked_at = \(now) WHERE id IN (SELECT id FROM excess) AND revoked_at IS NULL
+        ), dropped AS (
+            DELETE FROM tokens WHERE family_id IN (SELECT id FROM excess)
+        )
+        """
     }
 }
