@@ -22,10 +22,7 @@ struct LinkConfiguration {
 
     /// The file's path for this user.
     static var path: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
-            ?? URL(fileURLWithPath: environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()).appendingPathComponent(".config")
-        return base.appendingPathComponent("latchkey/links.conf")
+        XDGBaseDirectories().configHome.appendingPathComponent("latchkey/links.conf")
     }
 
     /// The user's file, or an empty configuration when there is none; a file that is

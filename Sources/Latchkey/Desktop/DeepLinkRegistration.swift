@@ -79,7 +79,7 @@ public struct DeepLinkRegistration: Sendable {
     /// The folder the desktop entry goes in.
     public var applicationsFolder: URL {
         switch scope {
-        case .user: dataHome.appendingPathComponent("applications")
+        case .user: XDGBaseDirectories(environment: environment).dataHome.appendingPathComponent("applications")
         case .system: URL(fileURLWithPath: "/usr/local/share/applications")
         }
     }
@@ -90,7 +90,7 @@ public struct DeepLinkRegistration: Sendable {
     /// The `mimeapps.list` the default goes in.
     public var mimeAppsFile: URL {
         switch scope {
-        case .user: configHome.appendingPathComponent("mimeapps.list")
+        case .user: XDGBaseDirectories(environment: environment).configHome.appendingPathComponent("mimeapps.list")
         case .system: URL(fileURLWithPath: "/etc/xdg/mimeapps.list")
         }
     }
@@ -187,19 +187,7 @@ public struct DeepLinkRegistration: Sendable {
         return try MimeAppsList(contentsOf: mimeAppsFile).defaultApplication(for: mimeType)
     }
 
-    // MARK: The folders and tools
-
-    private var home: URL { URL(fileURLWithPath: environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) }
-
-    /// An XDG base directory variable, used only when absolute (XDG Base Directory
-    /// Specification: a relative path is invalid and ignored).
-    private func baseDirectory(_ name: String, default fallback: String) -> URL {
-        if let value = environment[name], value.hasPrefix("/") { return URL(fileURLWithPath: value) }
-        return home.appendingPathComponent(fallback)
-    }
-
-    private var dataHome: URL { baseDirectory("XDG_DATA_HOME", default: ".local/share") }
-    private var configHome: URL { baseDirectory("XDG_CONFIG_HOME", default: ".config") }
+    // MARK: The tools
 
     /// `update-desktop-database <folder>` when installed, so launchers that read
     /// `mimeinfo.cache` see the entry; a sentence saying what happened.

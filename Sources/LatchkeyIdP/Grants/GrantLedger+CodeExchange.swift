@@ -51,12 +51,13 @@ extension GrantLedger {
     /// writer changed: the code is spent only while unused, unexpired and of a live family,
     /// and every later step reads the row that spend returned, so a spend that finds
     /// nothing stops the rest. Nil when it found nothing (the code was redeemed, or its
-    /// family revoked, between the read and the write): the caller then redeems in a
-    /// transaction, which refuses the code and, for a replay, revokes its family.
+    /// family revoked, between the read and the write), and on SQLite, which has no
+    /// data-modifying CTEs: the caller then redeems in a transaction, which refuses the
+    /// code and, for a replay, revokes its family.
     func issueTokensInOneStatement(
         for grant: CodeGrant, now: Date, in database: any ProviderDatabase
     ) async throws -> (access: String, refresh: String?, expiresAt: Date)? {
-        precondition(database.dialect == .postgres, "SQLite has no data-modifying CTEs")
+        guard database.dialect == .postgres else { return nil }
         let event = try audit.insert(AuditEntry(
             .tokenIssued, actor: .client(grant.clientID), subject: grant.identityID, client: grant.clientID,
             details: AuditEvent.Details(grantType: GrantType.authorizationCode.rawValue, scope: grant.scope), now: now
