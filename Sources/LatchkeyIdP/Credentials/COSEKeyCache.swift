@@ -12,6 +12,9 @@ enum COSEKeyCache {
     static let capacity = 4096
     private static let keys = Mutex<[Data: COSEKey]>([:])
 
+    /// How many keys are kept now (for the bound's test).
+    static var count: Int { keys.withLock { $0.count } }
+
     /// The key `encoded` holds, parsed once.
     static func key(_ encoded: Data) throws -> COSEKey {
         if let known = keys.withLock({ $0[encoded] }) { return known }

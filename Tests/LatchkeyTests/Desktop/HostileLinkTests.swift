@@ -122,6 +122,40 @@ struct HostileLinkTests {
         #expect(allowed.connectionsMade() == 0)
     }
 
+    @Test("links.conf reached through a symlink, or over 64 KiB, is refused and nothing is sent")
+    func linkConfigurationShapes() async throws {
+        let allowed = try SilentListener()
+        let desktop = try DesktopSandbox()
+        let folder = URL(fileURLWithPath: try #require(desktop.environment["XDG_CONFIG_HOME"])).appendingPathComponent("latchkey")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("links.conf")
+        let elsewhere = desktop.scratch.url.appendingPathComponent("elsewhere.conf")
+        try Data("allow-provider = \(allowed.url.absoluteString)\n".utf8).write(to: elsewhere)
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: elsewhere)
+        let link = "latchkey://transfer?api_base_url=\(allowed.url.absoluteString)&code=7KQ-4M2-X9A"
+        let linked = try await desktop.latchkey(["open", link, "--yes", "--timeout", "1"])
+        #expect(linked.status == 1 && linked.stderr.contains("cannot open the link configuration"), "\(linked.stderr)")
+        try FileManager.default.removeItem(at: file)
+        try Data(("allow-provider = \(allowed.url.absoluteString)\n" + String(repeating: "# padding\n", count: 7_000)).utf8).write(to: file)
+        let oversized = try await desktop.latchkey(["open", link, "--yes", "--timeout", "1"])
+        #expect(oversized.status == 1 && oversized.stderr.contains("is over 65536 bytes"), "\(oversized.stderr)")
+        #expect(allowed.connectionsMade() == 0)
+    }
+
+    @Test("a mimeapps.list over 1 MiB is left alone: the registration refuses to rewrite it")
+    func oversizedMimeAppsList() throws {
+        let desktop = try DesktopSandbox()
+        var environment = desktop.environment
+        environment["PATH"] = "/nonexistent"  // no xdg-mime: the list is written by Latchkey itself
+        let registration = try DeepLinkRegistration(scheme: "acme", command: ["/bin/true"], environment: environment)
+        let list = registration.mimeAppsFile
+        try FileManager.default.createDirectory(at: list.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let huge = Data(repeating: UInt8(ascii: "#"), count: (1 << 20) + 1)
+        try huge.write(to: list)
+        #expect(throws: LatchkeyError.self) { try registration.install() }
+        #expect(try Data(contentsOf: list) == huge)
+    }
+
     @Test("every form of every kind is read, with its provider, and nothing else")
     func linkForms() throws {
         let forms: [(String, DeepLink.Kind, String)] = [
