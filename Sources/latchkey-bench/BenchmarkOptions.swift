@@ -6,9 +6,11 @@ struct BenchmarkOptions {
     var only: String?
     /// Markdown tables (for docs/PERFORMANCE.md) instead of plain text.
     var markdown = false
-    /// Provider benchmark only: one concurrency instead of 1, 4, 16 and 64 (`--clients N`),
-    /// and no floor (`--no-floor`), to profile full authentications alone, e.g.
-    /// `perf record -g .build/release/latchkey-bench --only provider --clients 8 --no-floor`.
+    /// Provider and persisted provider benchmarks: one concurrency instead of their list
+    /// (`--clients N`), and no floor (`--no-floor`), to profile full authentications alone,
+    /// e.g. `perf record -g .build/release/latchkey-bench --only provider --clients 8 --no-floor`,
+    /// or `--only store --sizes none --creations 0 --clients 16 --no-floor` with `perf record
+    /// -p` on the `latchkey serve` it starts.
     var clients: Int?
     var floor = true
     /// Persisted provider only: the identity counts to seed (`--sizes 0,10000`); `--sizes

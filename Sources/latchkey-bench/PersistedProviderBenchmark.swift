@@ -16,6 +16,9 @@ struct PersistedProviderBenchmark {
     var sizes = [0, 10_000, 100_000, 1_000_000]
     var concurrencies = [1, 16, 64]
     var creations = 100_000
+    /// Whether each concurrency also measures four bare requests (`--no-floor` leaves them
+    /// out, so that `perf record -p` on `latchkey serve` sees sign-ins alone).
+    var floor = true
 
     struct Run {
         var throughput: [Int: Double] = [:]
@@ -207,6 +210,11 @@ struct PersistedProviderBenchmark {
             let full = try await timer.measure(concurrency: concurrency) { index in try await bound[index].authenticate() }
             let signInCPU = cpu() - before
             before = cpu()
+            guard self.floor else {
+                run.throughput[concurrency] = full.throughput
+                run.cpuPerSignIn[concurrency] = signInCPU * 1000 / max(full.throughput * seconds + Double(concurrency), 1)
+                continue
+            }
             let floor = try await timer.measure(concurrency: concurrency) { index in
                 let server = servers[index % servers.count]
                 for _ in 0..<4 {

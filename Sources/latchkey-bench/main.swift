@@ -21,5 +21,5 @@ if options.runs("agent") { finish(try await AgentBenchmark(seconds: options.seco
 if options.runs("ssh") { finish(try await SSHBenchmark(seconds: options.seconds).run()) }
 if options.runs("attack") { finish(try await AttackBenchmark().run()) }
 if options.runs("peer") { finish(try await PeerProviderBenchmark(seconds: options.seconds).run()) }
-if options.runs("store") { finish(try await PersistedProviderBenchmark(seconds: options.seconds, sizes: options.sizes ?? [0, 10_000, 100_000, 1_000_000], creations: options.creations).run()) }
+if options.runs("store") { finish(try await PersistedProviderBenchmark(seconds: options.seconds, sizes: options.sizes ?? [0, 10_000, 100_000, 1_000_000], concurrencies: options.clients.map { [$0] } ?? [1, 16, 64], creations: options.creations, floor: options.floor).run()) }
 Report.targets(of: reports).print(markdown: options.markdown)

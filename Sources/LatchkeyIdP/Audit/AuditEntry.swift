@@ -55,54 +55,27 @@ struct AuditEntry: Sendable, Equatable {
     }
 
     /// `details` as one JSON object, members in sorted order, absent ones left out, written
-    /// by hand: it runs for every event a decision writes, and a general encoder costs
-    /// more than the rest of the event (docs/PERFORMANCE.md, "The audit log").
+    /// directly (``JSONObjectWriter``): it runs for every event a decision writes, and a
+    /// general encoder costs more than the rest of the event (docs/PERFORMANCE.md, "The
+    /// audit log").
     static func encode(_ details: AuditEvent.Details) -> String? {
-        var members: [(String, String)] = []
-        func add(_ name: String, _ value: String?) {
-            if let value { members.append((name, "\"" + escaped(value) + "\"")) }
-        }
-        func add(_ name: String, _ value: (some BinaryInteger)?) {
-            if let value { members.append((name, String(value))) }
-        }
-        func add(_ name: String, _ values: [String]?) {
-            if let values { members.append((name, "[" + values.map { "\"" + escaped($0) + "\"" }.joined(separator: ",") + "]")) }
-        }
-        add("attestation", details.attestation)
-        add("credential", details.credential)
-        add("fingerprint", details.fingerprint)
-        add("grantType", details.grantType)
-        add("limit", details.limit)
-        add("principals", details.principals)
-        add("remoteHost", details.remoteHost)
-        add("scope", details.scope)
-        add("serial", details.serial)
-        add("service", details.service)
-        add("through", details.through)
-        add("username", details.username)
-        add("validAfter", details.validAfter)
-        add("validBefore", details.validBefore)
-        add("windowSeconds", details.windowSeconds)
-        return "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
-    }
-
-    /// A JSON string's content (RFC 8259 §7): the quote, the backslash and control
-    /// characters escaped, everything else as it is.
-    private static func escaped(_ value: String) -> String {
-        let quote: UInt8 = 0x22, backslash: UInt8 = 0x5C
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == quote || $0 == backslash }) else { return value }
-        var result = [UInt8]()
-        for byte in value.utf8 {
-            if byte == quote || byte == backslash {
-                result += [backslash, byte]
-            } else if byte < 0x20 {
-                let hex = Array("0123456789abcdef".utf8)
-                result += [backslash, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            } else {
-                result.append(byte)
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
+        var writer = JSONObjectWriter(capacity: 256)
+        writer.string("attestation", ifPresent: details.attestation)
+        writer.string("credential", ifPresent: details.credential)
+        writer.string("fingerprint", ifPresent: details.fingerprint)
+        writer.string("grantType", ifPresent: details.grantType)
+        writer.string("limit", ifPresent: details.limit)
+        writer.strings("principals", ifPresent: details.principals)
+        writer.string("remoteHost", ifPresent: details.remoteHost)
+        writer.string("scope", ifPresent: details.scope)
+        writer.string("serial", ifPresent: details.serial)
+        writer.string("service", ifPresent: details.service)
+        writer.integer("through", ifPresent: details.through)
+        writer.string("username", ifPresent: details.username)
+        writer.string("validAfter", ifPresent: details.validAfter)
+        writer.string("validBefore", ifPresent: details.validBefore)
+        writer.integer("windowSeconds", ifPresent: details.windowSeconds)
+        return String(decoding: writer.finishedBytes(), as: UTF8.self)
     }
 
     /// The entry's bytes for its authentication code and its link in the chain: a version
@@ -110,20 +83,33 @@ struct AuditEntry: Sendable, Equatable {
     /// its UTF-8 length (4 bytes, big-endian) and its bytes. Unambiguous without parsing:
     /// no value can pass for the next member.
     var canonical: Data {
-        var data = Data("latchkey-audit-event-1".utf8)
-        for member in [
-            String(time), type.rawValue, outcome.rawValue, error, actor.kind.rawValue, actor.id, subject, client, address, userAgent, details,
-        ] {
+        // One buffer, each member's UTF-8 appended in place: an entry is hashed for every
+        // event, and a `Data` and an array per member cost more than the hash.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + (userAgent?.utf8.count ?? 0) + (details?.utf8.count ?? 0))
+        bytes.append(contentsOf: "latchkey-audit-event-1".utf8)
+        func append(_ member: String?) {
             guard let member else {
-                data.append(0xFF)
-                continue
+                bytes.append(0xFF)
+                return
             }
-            let bytes = Data(member.utf8)
-            data.append(0x00)
-            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { data.append(contentsOf: $0) }
-            data.append(bytes)
+            let count = UInt32(member.utf8.count)
+            bytes.append(0x00)
+            bytes.append(contentsOf: [UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)])
+            bytes.append(contentsOf: member.utf8)
         }
-        return data
+        append(String(time))
+        append(type.rawValue)
+        append(outcome.rawValue)
+        append(error)
+        append(actor.kind.rawValue)
+        append(actor.id)
+        append(subject)
+        append(client)
+        append(address)
+        append(userAgent)
+        append(details)
+        return Data(bytes)
     }
 
     /// ``details`` as the typed members they were encoded from; nil when absent or unreadable.

@@ -207,11 +207,11 @@ struct TokenEndpoint: Sendable {
             accessTokenHash: Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(issued.tokens.access.utf8)).prefix(16)),
             authenticationMethods: ["pop", "swk"]
         )
-        let idToken = try JWS.sign(payload: Self.encode(claims), with: key.key, keyID: key.kid, type: "JWT")
-        return try Self.encode(TokenResponse(
+        let idToken = try JWS.sign(payload: claims.encodedJSON, with: key.key, keyID: key.kid, type: "JWT")
+        return TokenResponse(
             accessToken: issued.tokens.access, tokenType: issued.dpopBound ? .dpop : .bearer, expiresIn: configuration.accessTokenLifetime,
             refreshToken: issued.tokens.refresh, idToken: idToken, scope: issued.scope
-        ))
+        ).encodedJSON
     }
 
     /// JSON with sorted keys, so documents and signed payloads are stable.

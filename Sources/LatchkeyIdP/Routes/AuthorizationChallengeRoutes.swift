@@ -20,11 +20,11 @@ enum AuthorizationChallengeRoutes {
             )
             switch answer {
             case .insufficientAuthorization(let challenge):
-                return try TokenRoutes.withNonce(HTTPSupport.json(challenge, status: .forbidden), provider)
+                return try TokenRoutes.withNonce(HTTPSupport.json(data: challenge.encodedJSON, status: .forbidden), provider)
             case .code(let code):
                 provider.context.metrics.signedIn()
                 context.logger.info("authorization challenge completed", metadata: ["client": .string(client.id)])
-                return try TokenRoutes.withNonce(HTTPSupport.json(code), provider)
+                return try TokenRoutes.withNonce(HTTPSupport.json(data: code.encodedJSON), provider)
             }
         }
     }

@@ -32,7 +32,7 @@ public enum DPoPProof {
         let target = try DPoPTarget(url)
         let encodedHeader = try Self.encodedHeader(publicKey: publicKey, algorithm: algorithm)
         return try signed(
-            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htuJSON: jsonString(target.text),
+            encodedHeader: encodedHeader, algorithm: algorithm, method: method, htuJSON: JSONObjectWriter.quoted(target.text),
             accessTokenHash: try accessToken.map(accessTokenHash), nonce: nonce, issuedAt: issuedAt, sign: sign
         )
     }
@@ -50,8 +50,8 @@ public enum DPoPProof {
     /// hand: JSONEncoder costs more than the signature; every string is escaped).
     static func encodedHeader(publicKey: VerifyingKey, algorithm: JWSAlgorithm) throws -> String {
         let jwk = try publicKey.jwk
-        var key = "{\"crv\":" + jsonString(jwk.crv ?? "") + ",\"kty\":" + jsonString(jwk.kty) + ",\"x\":" + jsonString(jwk.x ?? "")
-        if let y = jwk.y { key += ",\"y\":" + jsonString(y) }
+        var key = "{\"crv\":" + JSONObjectWriter.quoted(jwk.crv ?? "") + ",\"kty\":" + JSONObjectWriter.quoted(jwk.kty) + ",\"x\":" + JSONObjectWriter.quoted(jwk.x ?? "")
+        if let y = jwk.y { key += ",\"y\":" + JSONObjectWriter.quoted(y) }
         key += "}"
         return Base64URL.encode(Data("{\"alg\":\"\(algorithm.name)\",\"jwk\":\(key),\"typ\":\"\(type)\"}".utf8))
     }
@@ -69,7 +69,7 @@ public enum DPoPProof {
         var claims = "{\"htm\":\"" + method + "\",\"htu\":" + htuJSON
         claims += ",\"iat\":\(Int(issuedAt.timeIntervalSince1970.rounded(.down))),\"jti\":\"" + Base64URL.encode(try SecureRandom.bytes(count: 16)) + "\""
         if let accessTokenHash { claims += ",\"ath\":\"" + accessTokenHash + "\"" }
-        if let nonce { claims += ",\"nonce\":" + jsonString(nonce) }
+        if let nonce { claims += ",\"nonce\":" + JSONObjectWriter.quoted(nonce) }
         claims += "}"
         let signingInput = encodedHeader + "." + Base64URL.encode(Data(claims.utf8))
         var signature = try sign(Data(signingInput.utf8))
@@ -78,22 +78,6 @@ public enum DPoPProof {
             signature = try ECDSASignature(derRepresentation: signature).rawRepresentation
         }
         return signingInput + "." + Base64URL.encode(signature)
-    }
-
-    /// `text` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters
-    /// escaped.
-    static func jsonString(_ text: String) -> String {
-        var output = "\""
-        output.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\u{00}"..."\u{1F}": output += String(format: "\\u%04X", scalar.value)
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output + "\""
     }
 
     /// Makes a proof with a software key.

@@ -85,7 +85,7 @@ public final class DPoPSigner: Sendable {
     private func target(for url: URL) throws -> Target {
         let text = url.absoluteString
         if let known = targets.withLock({ $0[text] }) { return known }
-        let target = Target(htuJSON: DPoPProof.jsonString(try DPoPTarget(url).text), origin: WebOrigin(url))
+        let target = Target(htuJSON: JSONObjectWriter.quoted(try DPoPTarget(url).text), origin: WebOrigin(url))
         targets.withLock { targets in
             if targets.count >= Self.maximumTargets { targets.removeAll() }
             targets[text] = target

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 
 /// The claims of an ID token (OIDC Core §2, with `at_hash` of §3.1.3.6 and `amr` of RFC
 /// 8176): one type for the provider that signs them and the client that validates them.
@@ -112,5 +113,30 @@ public struct IDTokenClaims: Codable, Sendable, Hashable {
     /// whole seconds, a single audience as a string); for decoded ones, what was received.
     public func encode(to encoder: any Encoder) throws {
         try JSONValue.object(all).encode(to: encoder)
+    }
+
+    /// ``all`` as `JSONEncoder` with sorted keys writes it, written directly
+    /// (``JSONObjectWriter``) when every member is a string, a whole number of at most 2^53
+    /// or an array of strings, as the claims a provider signs are; through `JSONEncoder`
+    /// otherwise. The provider signs one on every sign-in.
+    public var encodedJSON: Data {
+        get throws {
+            var writer = JSONObjectWriter(capacity: 512)
+            for key in all.keys.sorted() {
+                switch all[key] {
+                case .string(let text)?:
+                    writer.string(key, text)
+                case .number(let number)? where number == number.rounded(.towardZero) && abs(number) <= 9_007_199_254_740_992:
+                    writer.integer(key, Int(number))
+                case .array(let values)? where values.allSatisfy({ $0.stringValue != nil }):
+                    writer.strings(key, values.compactMap(\.stringValue))
+                default:
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                    return try encoder.encode(self)
+                }
+            }
+            return writer.finished()
+        }
     }
 }

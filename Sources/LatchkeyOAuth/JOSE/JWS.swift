@@ -70,19 +70,15 @@ public struct JWS: Sendable {
 
     /// Signs `payload` as a compact JWS with an ES256 or Ed25519 key.
     public static func sign(payload: Data, with key: SigningKey, keyID: String? = nil, type: String? = nil) throws -> String {
-        var header = "{\"alg\":\"\(key.algorithm.joseName)\""
-        if let keyID { header += ",\"kid\":" + (try jsonString(keyID)) }
-        if let type { header += ",\"typ\":" + (try jsonString(type)) }
-        header += "}"
-        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(payload)
+        var header = JSONObjectWriter(capacity: 96)
+        header.string("alg", key.algorithm.joseName)
+        header.string("kid", ifPresent: keyID)
+        header.string("typ", ifPresent: type)
+        let signingInput = Base64URL.encode(header.finished()) + "." + Base64URL.encode(payload)
         var signature = try key.signature(for: Data(signingInput.utf8))
         if key.algorithm == .es256 {
             signature = try ECDSASignature(derRepresentation: signature).rawRepresentation
         }
         return signingInput + "." + Base64URL.encode(signature)
-    }
-
-    private static func jsonString(_ text: String) throws -> String {
-        String(decoding: try JSONEncoder().encode(text), as: UTF8.self)
     }
 }

@@ -1,3 +1,6 @@
+public import Foundation
+import LatchkeyCrypto
+
 /// The token endpoint's successful answer (RFC 6749 §5.1; OIDC Core §3.1.3.3 adds
 /// `id_token`; RFC 9449 §5 the `DPoP` token type): one type for the provider that sends it
 /// and the client that reads it (``TokenSet`` is what the client keeps of it).
@@ -49,6 +52,19 @@ public struct TokenResponse: Codable, Hashable, Sendable {
         refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
+    }
+
+    /// What ``encode(to:)`` gives `JSONEncoder` with sorted keys, written directly
+    /// (``JSONObjectWriter``): the provider sends it on every sign-in and refresh.
+    public var encodedJSON: Data {
+        var writer = JSONObjectWriter(capacity: 256 + accessToken.utf8.count + (refreshToken?.utf8.count ?? 0) + (idToken?.utf8.count ?? 0))
+        writer.string(CodingKeys.accessToken.rawValue, accessToken)
+        writer.integer(CodingKeys.expiresIn.rawValue, ifPresent: expiresIn.map { Int($0) })
+        writer.string(CodingKeys.idToken.rawValue, ifPresent: idToken)
+        writer.string(CodingKeys.refreshToken.rawValue, ifPresent: refreshToken)
+        writer.string(CodingKeys.scope.rawValue, ifPresent: scope)
+        writer.string(CodingKeys.tokenType.rawValue, tokenType.rawValue)
+        return writer.finished()
     }
 
     public func encode(to encoder: any Encoder) throws {

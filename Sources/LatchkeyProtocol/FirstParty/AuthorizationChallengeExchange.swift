@@ -1,3 +1,5 @@
+public import Foundation
+import LatchkeyCrypto
 public import LatchkeyWebAuthn
 
 /// The answers of the authorization challenge endpoint (draft-ietf-oauth-first-party-apps-04
@@ -24,6 +26,17 @@ public enum AuthorizationChallengeExchange {
             self.authSession = authSession
             self.webauthn = webauthn
         }
+
+        /// What `JSONEncoder` with sorted keys writes, written directly
+        /// (``JSONObjectWriter``): the provider sends it on every sign-in.
+        public var encodedJSON: Data {
+            var writer = JSONObjectWriter(capacity: 512 + authSession.utf8.count)
+            writer.string(CodingKeys.authSession.rawValue, authSession)
+            writer.string(CodingKeys.error.rawValue, error)
+            writer.string(CodingKeys.errorDescription.rawValue, ifPresent: errorDescription)
+            writer.json(CodingKeys.webauthn.rawValue, webauthn.encodedJSON)
+            return writer.finished()
+        }
     }
 
     /// `200` (§5.2.1): the authorization code, redeemed at `/token` with the PKCE verifier
@@ -37,6 +50,13 @@ public enum AuthorizationChallengeExchange {
 
         public init(authorizationCode: String) {
             self.authorizationCode = authorizationCode
+        }
+
+        /// What `JSONEncoder` writes, written directly (``JSONObjectWriter``).
+        public var encodedJSON: Data {
+            var writer = JSONObjectWriter(capacity: 64 + authorizationCode.utf8.count)
+            writer.string(CodingKeys.authorizationCode.rawValue, authorizationCode)
+            return writer.finished()
         }
     }
 }

@@ -1,5 +1,5 @@
-public import Foundation
-public import LatchkeyOAuth
+import Foundation
+import LatchkeyOAuth
 
 /// What a host asks a person to approve when `pam_latchkey` signs someone in to it
 /// (docs/PROTOCOL.md section 13): an authorization detail (RFC 9396 §2) of type

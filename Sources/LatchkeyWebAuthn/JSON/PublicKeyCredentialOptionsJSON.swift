@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 
 /// `PublicKeyCredentialRpEntity` (§5.4.2).
 public struct PublicKeyCredentialRpEntity: Codable, Hashable, Sendable {
@@ -41,6 +42,15 @@ public struct PublicKeyCredentialDescriptorJSON: Codable, Hashable, Sendable {
         self.id = Base64URLBytes(id)
         self.type = type
         self.transports = transports
+    }
+
+    /// What `JSONEncoder` with sorted keys writes for this descriptor, written directly.
+    public var encodedJSON: [UInt8] {
+        var writer = JSONObjectWriter(capacity: 64 + id.data.count * 2)
+        writer.string("id", id.description)
+        if let transports { writer.strings("transports", transports) }
+        writer.string("type", type)
+        return writer.finishedBytes()
     }
 }
 
@@ -121,5 +131,19 @@ public struct PublicKeyCredentialRequestOptionsJSON: Codable, Hashable, Sendable
     /// Parses options JSON, bare or wrapped in `{"publicKey": …}`.
     public init(json: Data) throws {
         self = try WebAuthnJSON.decodeOptions(Self.self, from: json)
+    }
+
+    /// What `JSONEncoder` with sorted keys writes for these options, written directly
+    /// (``JSONObjectWriter``): a provider sends them on every sign-in.
+    public var encodedJSON: [UInt8] {
+        var writer = JSONObjectWriter(capacity: 128 + 80 * (allowCredentials?.count ?? 0))
+        if let allowCredentials {
+            writer.jsonArray("allowCredentials", allowCredentials.map(\.encodedJSON))
+        }
+        writer.string("challenge", challenge.description)
+        writer.string("rpId", ifPresent: rpId)
+        writer.integer("timeout", ifPresent: timeout)
+        writer.string("userVerification", ifPresent: userVerification)
+        return writer.finishedBytes()
     }
 }

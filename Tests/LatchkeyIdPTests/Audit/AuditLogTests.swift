@@ -254,6 +254,7 @@ struct AuditLogTests {
             service: "sshd", remoteHost: "203.0.113.5"
         )
         #expect(AuditEntry.encode(plain) == String(decoding: try reference.encode(plain), as: UTF8.self))
+        #expect(encoded == String(decoding: try reference.encode(details), as: UTF8.self), "hostile strings escaped as JSONEncoder escapes them")
         #expect(AuditEntry.encode(AuditEvent.Details()) == "{}")
         #expect(!encoded.unicodeScalars.contains { $0.value < 0x20 }, "no raw control character")
     }

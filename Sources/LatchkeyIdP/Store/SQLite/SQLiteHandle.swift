@@ -71,9 +71,25 @@ final class SQLiteHandle: @unchecked Sendable {
     }
 
     /// Runs trusted text with no values and no rows: pragmas, BEGIN, COMMIT, savepoints.
+    /// One statement is prepared once and kept like the provider's queries: a sign-in's
+    /// transactions begin, commit and (in a group) set savepoints several times each, and
+    /// `sqlite3_exec` would parse the text every time (docs/PERFORMANCE.md, "Less per
+    /// request"). Text of several statements (a migration's) goes through `sqlite3_exec`.
     func execute(_ text: String) throws(StoreError) {
-        let result = sqlite_nio_sqlite3_exec(try open(), text, nil, nil, nil)
-        guard result == SQLITE_OK else { throw failure(result) }
+        let connection = try open()
+        guard !text.contains(";") else {
+            let result = sqlite_nio_sqlite3_exec(connection, text, nil, nil, nil)
+            guard result == SQLITE_OK else { throw failure(result) }
+            return
+        }
+        let pointer = try prepare(text).pointer
+        defer { sqlite_nio_sqlite3_reset(pointer) }
+        while true {
+            let step = sqlite_nio_sqlite3_step(pointer)
+            if step == SQLITE_DONE { return }
+            // A pragma answers with a row (journal_mode names the mode it set).
+            guard step == SQLITE_ROW else { throw failure(step) }
+        }
     }
 
     /// Runs one of the provider's statements and returns its rows.
