@@ -117,8 +117,8 @@ public struct IDTokenClaims: Codable, Sendable, Hashable {
 
     /// ``all`` as `JSONEncoder` with sorted keys writes it, written directly
     /// (``JSONObjectWriter``) when every member is a string, a whole number of at most 2^53
-    /// or an array of strings, as the claims a provider signs are; through `JSONEncoder`
-    /// otherwise. The provider signs one on every sign-in.
+    /// (not -0) or an array of strings, as the claims a provider signs are; through
+    /// `JSONEncoder` otherwise. The provider signs one on every sign-in.
     public var encodedJSON: Data {
         get throws {
             var writer = JSONObjectWriter(capacity: 512)
@@ -126,7 +126,7 @@ public struct IDTokenClaims: Codable, Sendable, Hashable {
                 switch all[key] {
                 case .string(let text)?:
                     writer.string(key, text)
-                case .number(let number)? where number == number.rounded(.towardZero) && abs(number) <= 9_007_199_254_740_992:
+                case .number(let number)? where number == number.rounded(.towardZero) && abs(number) <= 9_007_199_254_740_992 && (number != 0 || number.sign == .plus):
                     writer.integer(key, Int(number))
                 case .array(let values)? where values.allSatisfy({ $0.stringValue != nil }):
                     writer.strings(key, values.compactMap(\.stringValue))

@@ -50,13 +50,17 @@ struct AnswerEncodingTests {
             let several = IDTokenClaims(issuer: "i", subject: "s", audiences: ["a", text], expiresAt: now, issuedAt: now)
             #expect(try several.encodedJSON == Self.reference(several))
         }
-        // Parsed claims with a fraction, a nested object, a boolean, null and a number past
-        // 2^53 take JSONEncoder's path and still come out as it writes them.
-        let parsed = try JSONDecoder().decode(IDTokenClaims.self, from: Data(#"""
-            {"iss":"i","sub":"s","aud":"a","exp":1800000000.5,"iat":1800000000,"extra":{"b":true,"n":null},"big":9007199254740993,"list":[1,"x"]}
-            """#.utf8))
-        #expect(try parsed.encodedJSON == Self.reference(parsed))
-        #expect(try JSONDecoder().decode(IDTokenClaims.self, from: parsed.encodedJSON) == parsed)
+        // Parsed claims with a fraction, a nested object, a boolean, null, -0 or a number
+        // past 2^53 take JSONEncoder's path and still come out as it writes them.
+        for text in [
+            #"{"iss":"i","sub":"s","aud":"a","exp":1800000000.5,"iat":1800000000,"extra":{"b":true,"n":null},"big":9007199254740993,"list":[1,"x"]}"#,
+            #"{"iss":"i","sub":"s","aud":["a","b"],"exp":1800000000,"iat":1800000000,"neg":-0}"#,
+            #"{"iss":"i","sub":"s","aud":"a","exp":1800000000,"iat":-1800000000,"zero":0}"#,
+        ] {
+            let parsed = try JSONDecoder().decode(IDTokenClaims.self, from: Data(text.utf8))
+            #expect(try parsed.encodedJSON == Self.reference(parsed), "\(text)")
+            #expect(try JSONDecoder().decode(IDTokenClaims.self, from: parsed.encodedJSON) == parsed)
+        }
     }
 
     @Test("the authorization challenge's answers, with and without allowed credentials and transports")
