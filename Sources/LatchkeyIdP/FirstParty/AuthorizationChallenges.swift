@@ -113,12 +113,12 @@ struct AuthorizationChallenges: Sendable {
             allowedCredentials: try await signIns.allowedCredentials(loginHint: request.loginHint),
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
-        return .init(authSession: try context.tickets.seal(session, purpose: ChallengeSession.purpose), webauthn: options(session))
+        return .init(authSession: try context.tickets.seal(session), webauthn: options(session))
     }
 
     /// The session sealed in `ticket`: this client's, not expired; else `invalid_session`.
     private func open(_ ticket: String, client: RegisteredClient, now: Date) throws -> ChallengeSession {
-        guard ticket.utf8.count <= 16 * 1024, let session = try? context.tickets.open(ChallengeSession.self, from: ticket, purpose: ChallengeSession.purpose),
+        guard ticket.utf8.count <= 16 * 1024, let session = try? context.tickets.open(ChallengeSession.self, from: ticket),
               session.expiresAt > now, session.clientID == client.id
         else {
             throw ProviderError.badRequest(.invalidSession, "unknown, expired or foreign auth_session")

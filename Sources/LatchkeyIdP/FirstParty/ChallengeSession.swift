@@ -6,7 +6,7 @@ import Foundation
 /// sign-in session it is not stored: it travels sealed (``TicketSealer``, so the client
 /// cannot read or change it, §5.3.1), and only its ``id`` is recorded, in `spent_tickets`,
 /// when an assertion completes it, so it yields one code.
-struct ChallengeSession: Codable, Sendable {
+struct ChallengeSession: Sendable {
     var id: String
     var clientID: String
     /// The client's ``RegisteredClient/registration`` when the session began.
@@ -20,5 +20,31 @@ struct ChallengeSession: Codable, Sendable {
     var allowedCredentials: [Data]
     var expiresAt: Date
 
-    static let purpose = "authorization challenge session"
+    /// "2" is the binary layout (``TicketLayout``), which replaced JSON.
+    static let purpose = "authorization challenge session 2"
+}
+
+extension ChallengeSession: TicketLayout {
+    func write(to writer: inout TicketWriter) {
+        writer.text(id)
+        writer.text(clientID)
+        writer.text(ifPresent: clientRegistration)
+        writer.text(scope)
+        writer.text(codeChallenge)
+        writer.text(ifPresent: dpopJKT)
+        writer.data(challenge)
+        writer.dataList(allowedCredentials)
+        writer.date(expiresAt)
+    }
+
+    init?(reading reader: inout TicketReader) {
+        guard let id = reader.text(), let clientID = reader.text(), let clientRegistration = reader.optionalText(),
+              let scope = reader.text(), let codeChallenge = reader.text(), let dpopJKT = reader.optionalText(),
+              let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
+        else { return nil }
+        self.init(
+            id: id, clientID: clientID, clientRegistration: clientRegistration, scope: scope, codeChallenge: codeChallenge, dpopJKT: dpopJKT,
+            challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
+        )
+    }
 }

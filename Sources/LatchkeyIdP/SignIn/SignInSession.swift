@@ -4,7 +4,7 @@ import Foundation
 /// assertion. It is not stored: it travels sealed (``TicketSealer``) in the authenticate
 /// URL, so an `/authorize` creates nothing in the store, and only its ``id`` is recorded,
 /// in `spent_tickets`, when an assertion completes it (docs/SECURITY.md, "Limits").
-struct SignInSession: Codable, Sendable {
+struct SignInSession: Sendable {
     /// Random; recorded when the session is spent, so it completes once.
     var id: String
     var clientID: String
@@ -24,6 +24,36 @@ struct SignInSession: Codable, Sendable {
     var allowedCredentials: [Data]
     var expiresAt: Date
 
-    /// The ticket purpose, so a sign-in ticket opens as nothing else.
-    static let purpose = "sign-in session"
+    /// The ticket purpose, so a sign-in ticket opens as nothing else; "2" is the binary
+    /// layout (``TicketLayout``), which replaced JSON.
+    static let purpose = "sign-in session 2"
+}
+
+extension SignInSession: TicketLayout {
+    func write(to writer: inout TicketWriter) {
+        writer.text(id)
+        writer.text(clientID)
+        writer.text(ifPresent: clientRegistration)
+        writer.text(redirectURI)
+        writer.text(ifPresent: state)
+        writer.text(ifPresent: nonce)
+        writer.text(codeChallenge)
+        writer.text(ifPresent: dpopJKT)
+        writer.text(scope)
+        writer.data(challenge)
+        writer.dataList(allowedCredentials)
+        writer.date(expiresAt)
+    }
+
+    init?(reading reader: inout TicketReader) {
+        guard let id = reader.text(), let clientID = reader.text(), let clientRegistration = reader.optionalText(),
+              let redirectURI = reader.text(), let state = reader.optionalText(), let nonce = reader.optionalText(),
+              let codeChallenge = reader.text(), let dpopJKT = reader.optionalText(), let scope = reader.text(),
+              let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
+        else { return nil }
+        self.init(
+            id: id, clientID: clientID, clientRegistration: clientRegistration, redirectURI: redirectURI, state: state, nonce: nonce,
+            codeChallenge: codeChallenge, dpopJKT: dpopJKT, scope: scope, challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
+        )
+    }
 }

@@ -86,7 +86,7 @@ struct SignIns: Sendable {
             challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
-        return try tickets.seal(session, purpose: SignInSession.purpose)
+        return try tickets.seal(session)
     }
 
     /// `allowCredentials` for a sign-in naming `loginHint` (OIDC Core §3.1.2.1): for any
@@ -104,7 +104,7 @@ struct SignIns: Sendable {
 
     /// The session sealed in `ticket`, if it is one and has not expired.
     private func openSession(_ ticket: String, now: Date) throws -> SignInSession {
-        guard let session = try context.tickets.open(SignInSession.self, from: ticket, purpose: SignInSession.purpose), session.expiresAt > now else {
+        guard let session = try context.tickets.open(SignInSession.self, from: ticket), session.expiresAt > now else {
             throw ProviderError.notFound("unknown, used or expired authentication session")
         }
         return session
