@@ -104,6 +104,41 @@ struct StoreTests {
         }
     }
 
+    @Test("in memory, reads run beside writes without a transaction of their own, see every committed write, and cannot write")
+    func inMemoryReads() async throws {
+        let database = try await SQLiteProviderDatabase.open(directory: nil, logger: Logger(label: "test"))
+        let created = await withTaskGroup(of: Int.self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    if index % 3 == 0 {
+                        return (try? await database.read { try await $0.query("SELECT count(*) AS n FROM identities") })?.count ?? -1
+                    }
+                    let inserted = try? await database.transaction { transaction in
+                        try await transaction.query("""
+                            INSERT INTO identities (id, username, username_key, username_skeleton, display_name, created_at)
+                            VALUES (\("id\(index)"), \("u\(index)"), \("u\(index)"), \("u\(index)"), \("U"), \(Int64(index)))
+                            """)
+                    }
+                    return inserted == nil ? -1 : 1
+                }
+            }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(!created.contains(-1), "every read and write succeeds")
+        let count = try await database.read { try await $0.query("SELECT count(*) AS n FROM identities") }
+        #expect(try count.first?.decode("n") as Int64? == 40)
+        let refused = await Self.code {
+            _ = try await database.read { try await $0.query("DELETE FROM identities") }
+        }
+        #expect(refused == .engineFailure)
+        let after = try await database.read { try await $0.query("SELECT count(*) AS n FROM identities") }
+        #expect(try after.first?.decode("n") as Int64? == 40, "the refused read wrote nothing")
+        _ = try await database.transaction { try await $0.query("DELETE FROM identities WHERE id = \("id1")") }
+        let afterWrite = try await database.read { try await $0.query("SELECT count(*) AS n FROM identities") }
+        #expect(try afterWrite.first?.decode("n") as Int64? == 39, "the writer writes after a refused read")
+        await database.close()
+    }
+
     @Test("values are bound, never spliced into statements", arguments: TestStore.available)
     func valuesAreBound(engine: TestStore) async throws {
         try await engine.withProvider { provider in

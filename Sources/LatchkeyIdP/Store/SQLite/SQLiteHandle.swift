@@ -28,6 +28,11 @@ final class SQLiteHandle: @unchecked Sendable {
 
     static let maximumCachedStatements = 256
 
+    /// Set while a read runs on the writer outside a transaction (the in-memory database's
+    /// reads): a statement that would write is then refused, as a reader connection, opened
+    /// read-only, refuses it for a database on disk.
+    var onlyReads = false
+
     /// Opens `path` (":memory:" for a private in-memory database).
     init(path: String, readOnly: Bool, counter: StoreStatistics) throws(StoreError) {
         self.counter = counter
@@ -98,6 +103,9 @@ final class SQLiteHandle: @unchecked Sendable {
         counter.countStatement()
         let prepared = try prepare(statement.text)
         let pointer = prepared.pointer
+        guard !onlyReads || sqlite_nio_sqlite3_stmt_readonly(pointer) != 0 else {
+            throw StoreError.engineFailure("a read ran a statement that writes")
+        }
         // Reset, not cleared: every statement binds all of its values each time, and
         // clearing marks a statement whose plan looked at a bound value (an `= $n` the
         // index does not serve, a LIMIT) as expired, so SQLite would parse and plan it

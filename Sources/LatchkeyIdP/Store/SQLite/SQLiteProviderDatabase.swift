@@ -106,12 +106,19 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     }
 
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
+        try await enqueue(body, readOnly: false)
+    }
+
+    /// Queues `body` for the writer and waits for its answer. A read-only job (a read of
+    /// the in-memory database, which has no reader connections) runs without `BEGIN` and
+    /// `COMMIT` when its group holds only reads (``commit(_:)``).
+    private func enqueue<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result, readOnly: Bool) async throws -> Result {
         // The job runs on whichever task drains its group (another caller's, or a task of
         // its own), so the caller's task-local values go with it: who is asking, which the
         // audit events it writes name, and the provider's clock.
         let requester = AuditRequester.current
         let clock = ProviderClock.current
-        let job = PendingTransaction(body: { transaction in
+        let job = PendingTransaction(readOnly: readOnly, body: { transaction in
             try await ProviderClock.$current.withValue(clock) {
                 try await AuditRequester.$current.withValue(requester) { try await body(transaction) }
             }
@@ -142,7 +149,8 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         guard !closed.load(ordering: .acquiring) else { throw StoreError.unavailable("the SQLite database is closed") }
         // No reader (in memory, or all busy): the writer answers, after the queued writes.
-        guard let readers, let reader = try readers.take() else { return try await transaction(body) }
+        guard let readers else { return try await enqueue(body, readOnly: true) }
+        guard let reader = try readers.take() else { return try await transaction(body) }
         defer { readers.give(back: reader) }
         statistics.countTransaction()
         return try await body(SQLiteTransactionHandle(handle: reader))
@@ -228,6 +236,16 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     /// every transaction of it fails with.
     private func commit(_ group: [any QueuedTransaction]) async -> StoreError? {
         let handle = SQLiteTransactionHandle(handle: writer)
+        if !durable, group.allSatisfy(\.readOnly) {
+            // Reads of the in-memory database: no other connection can write it, and this
+            // drainer holds its one connection, so the reads see one state without a
+            // transaction around them, and a sign-in's credential lookup skips a BEGIN and
+            // a COMMIT (docs/PERFORMANCE.md, "Less per request").
+            writer.onlyReads = true
+            for job in group { _ = await job.run(in: handle) }
+            writer.onlyReads = false
+            return nil
+        }
         do {
             try await begin()
         } catch {
@@ -302,6 +320,8 @@ final class SQLiteProviderDatabase: ProviderDatabase {
 /// A transaction of the group: its body, run once inside the group's transaction, and
 /// its answer, given once the group's fate is known.
 private protocol QueuedTransaction: Sendable {
+    /// A read: it writes nothing, so it needs no transaction on the in-memory database.
+    var readOnly: Bool { get }
     /// Runs the body; false when it threw (its writes are then rolled back).
     func run(in transaction: SQLiteTransactionHandle) async -> Bool
     /// Answers the caller: the body's error, else the commit's, else the body's result.
@@ -309,6 +329,7 @@ private protocol QueuedTransaction: Sendable {
 }
 
 private final class PendingTransaction<Result: Sendable>: QueuedTransaction {
+    let readOnly: Bool
     private let body: @Sendable (any SQLTransaction) async throws -> Result
     private let state = Mutex(State.running(nil))
 
@@ -320,7 +341,8 @@ private final class PendingTransaction<Result: Sendable>: QueuedTransaction {
         case answered(Swift.Result<Result, any Error>)
     }
 
-    init(body: @escaping @Sendable (any SQLTransaction) async throws -> Result) {
+    init(readOnly: Bool, body: @escaping @Sendable (any SQLTransaction) async throws -> Result) {
+        self.readOnly = readOnly
         self.body = body
     }
 
