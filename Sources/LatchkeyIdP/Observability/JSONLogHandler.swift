@@ -1,5 +1,6 @@
 public import Logging
 import Foundation
+import LatchkeyCrypto
 
 /// Structured logs for `serve --log-format json` (docs/ARCHITECTURE.md, "Operations"):
 /// one JSON object per line on standard error, with `time` (RFC 3339, UTC), `level`,
@@ -15,12 +16,15 @@ public enum JSONLogFormat: LogLineFormat {
         for (key, value) in metadata {
             fields[key == "hb.request.id" ? "request_id" : key] = "\(value)"
         }
-        fields["time"] = Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true))
+        fields["time"] = TextLogFormat.timeStyle.format(Date())
         fields["level"] = level.rawValue
         fields["logger"] = label
         fields["message"] = message
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) }
+        // What JSONEncoder with sorted keys writes, written directly (JSONObjectWriter).
+        var writer = JSONObjectWriter(capacity: 256 + message.utf8.count)
+        for key in fields.keys.sorted() {
+            writer.string(key, fields[key] ?? "")
+        }
+        return String(decoding: writer.finishedBytes(), as: UTF8.self)
     }
 }
