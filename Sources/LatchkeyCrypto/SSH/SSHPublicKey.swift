@@ -108,7 +108,8 @@ public struct SSHPublicKey: Hashable, Sendable {
     /// `SHA256:<base64 without padding>` of the blob, as `ssh-keygen -l` prints it.
     public var fingerprint: String {
         let digest = (try? DigestAlgorithm.sha256.hash(wireBlob)) ?? Data()
-        return "SHA256:" + digest.base64EncodedString().replacingOccurrences(of: "=", with: "")
+        // Standard base64 without padding, as ssh-keygen -l prints it.
+        return "SHA256:" + Base64Codec.encode(digest, table: Base64Codec.standardSymbols, padding: false)
     }
 
     public static func == (lhs: SSHPublicKey, rhs: SSHPublicKey) -> Bool {

@@ -26,7 +26,7 @@ enum SSHRoutes {
             let asked = try await HTTPSupport.decode(
                 SSHCertificateExchange.Request.self, from: request, expected: "a JSON object with publicKey and proof {time, nonce, signature}"
             )
-            return try TokenRoutes.withNonce(HTTPSupport.json(try await provider.ssh.issue(asked, presentation: presentation), status: .created), provider)
+            return try TokenRoutes.withNonce(HTTPSupport.json(data: try await provider.ssh.issue(asked, presentation: presentation).encodedJSON, status: .created), provider)
         }
     }
 }

@@ -104,6 +104,18 @@ public enum SSHCertificateExchange {
             self.validAfter = validAfter
             self.validBefore = validBefore
         }
+
+        /// What `JSONEncoder` with sorted keys writes, written directly (``JSONObjectWriter``).
+        public var encodedJSON: Data {
+            var writer = JSONObjectWriter(capacity: 256 + certificate.utf8.count)
+            writer.string("certificate", certificate)
+            writer.string("keyID", keyID)
+            writer.strings("principals", principals)
+            writer.string("serial", serial)
+            writer.string("validAfter", validAfter)
+            writer.string("validBefore", validBefore)
+            return writer.finished()
+        }
     }
 
     /// What a proof signs, in the SSH wire encoding: the label, the issuer, SHA-256 of the

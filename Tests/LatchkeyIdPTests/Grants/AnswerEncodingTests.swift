@@ -81,6 +81,19 @@ struct AnswerEncodingTests {
         }
     }
 
+    @Test("an SSH certificate's answer")
+    func sshCertificate() throws {
+        for text in Self.texts {
+            for principals in [[], [text], ["ada", text, ""]] {
+                let issued = SSHCertificateExchange.Issued(
+                    certificate: "ssh-ed25519-cert-v01@openssh.com AAAA" + text, serial: "18446744073709551615", keyID: text, principals: principals,
+                    validAfter: "2026-11-27T10:00:00Z", validBefore: text
+                )
+                #expect(issued.encodedJSON == (try Self.reference(issued)))
+            }
+        }
+    }
+
     @Test("a JWS's protected header carries its kid and typ escaped and parses back")
     func jwsHeader() throws {
         let key = try SigningKey.generate(.es256)
