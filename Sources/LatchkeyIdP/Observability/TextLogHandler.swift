@@ -26,7 +26,7 @@ public enum TextLogFormat: LogLineFormat {
         line += label.logSafe()
         line += ": "
         line += message.logSafe(maximumLength: 4096)
-        for (key, value) in metadata.count > 1 ? metadata.sorted(by: { $0.key < $1.key }) : Array(metadata) {
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             line += " "
             line += field(key == "hb.request.id" ? "request_id" : key)
             line += "="

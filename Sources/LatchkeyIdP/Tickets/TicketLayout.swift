@@ -5,8 +5,8 @@ import Foundation
 /// opened on every sign-in, and `JSONEncoder` / `JSONDecoder` over a `Codable` with dates
 /// and byte strings cost more than the AES-GCM around them.
 ///
-/// The layout is the members in a fixed order, written by ``TicketWriter`` and read back
-/// by ``TicketReader``; a value that does not read back whole, to its last byte, opens as
+/// The layout is the members in a fixed order in the SSH wire encoding, written by
+/// ``TicketWriter`` and read back by ``TicketReader``; a value that does not read back whole, to its last byte, opens as
 /// nothing. The layout is covered by the ticket's AES-GCM tag, so only the provider writes
 /// one, but it is read as strictly as any input. A change of layout changes ``purpose``,
 /// so a ticket of the old layout fails to open (its key is another) instead of misreading.

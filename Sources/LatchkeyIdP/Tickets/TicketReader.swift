@@ -1,43 +1,38 @@
 import Foundation
+import LatchkeyCrypto
 
-/// Reads what ``TicketWriter`` wrote, strictly: every read returns nil past the end, on a
-/// length longer than what is left, on an optional's flag other than 0 or 1, and on text
-/// that is not UTF-8; ``isAtEnd`` tells whether anything is left over.
+/// Reads what ``TicketWriter`` wrote with the strict ``SSHWireReader``: every read returns
+/// nil past the end, on a length longer than what is left or than a ticket can hold, on an
+/// optional's flag other than 0 or 1, and on text that is not UTF-8; ``isAtEnd`` tells
+/// whether anything is left over.
 struct TicketReader {
-    private let bytes: [UInt8]
-    private var offset = 0
+    private var wire: SSHWireReader
 
     init(_ bytes: some Collection<UInt8>) {
-        self.bytes = Array(bytes)
+        wire = SSHWireReader(Data(bytes), subject: "ticket")
     }
 
-    var isAtEnd: Bool { offset == bytes.count }
+    var isAtEnd: Bool { wire.isAtEnd }
 
     mutating func text() -> String? {
-        guard let count = length(), let slice = take(count) else { return nil }
-        return String(validating: slice, as: UTF8.self)
+        try? wire.text(maximumLength: TicketSealer.maximumLength)
     }
 
     /// `.some(nil)` for an absent value, nil when the bytes are not an optional text.
     mutating func optionalText() -> String?? {
-        guard let flag = take(1)?.first else { return nil }
-        switch flag {
-        case 0: return .some(nil)
-        case 1: return text().map { .some($0) }
-        default: return nil
-        }
+        guard let present = try? wire.boolean() else { return nil }
+        return present ? text().map { .some($0) } : .some(nil)
     }
 
     mutating func data() -> Data? {
-        guard let count = length(), let slice = take(count) else { return nil }
-        return Data(slice)
+        try? wire.string(maximumLength: TicketSealer.maximumLength)
     }
 
     mutating func dataList() -> [Data]? {
         // Each member takes at least its 4-byte length, which bounds a forged count.
-        guard let count = length(), count <= (bytes.count - offset) / 4 else { return nil }
+        guard let count = try? wire.uint32(), Int(count) <= wire.remaining / 4 else { return nil }
         var values: [Data] = []
-        values.reserveCapacity(count)
+        values.reserveCapacity(Int(count))
         for _ in 0..<count {
             guard let value = data() else { return nil }
             values.append(value)
@@ -46,21 +41,9 @@ struct TicketReader {
     }
 
     mutating func date() -> Date? {
-        guard let slice = take(8) else { return nil }
-        let pattern = slice.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard let pattern = try? wire.uint64() else { return nil }
         let seconds = Double(bitPattern: pattern)
         guard seconds.isFinite else { return nil }
         return Date(timeIntervalSinceReferenceDate: seconds)
-    }
-
-    private mutating func length() -> Int? {
-        guard let slice = take(4) else { return nil }
-        return slice.reduce(0) { $0 << 8 | Int($1) }
-    }
-
-    private mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
-        guard count >= 0, count <= bytes.count - offset else { return nil }
-        defer { offset += count }
-        return bytes[offset..<offset + count]
     }
 }

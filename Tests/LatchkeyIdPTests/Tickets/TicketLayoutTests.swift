@@ -39,7 +39,7 @@ struct TicketLayoutTests {
     private static func bytes(_ value: some TicketLayout) -> [UInt8] {
         var writer = TicketWriter()
         value.write(to: &writer)
-        return writer.bytes
+        return Array(writer.bytes)
     }
 
     private static func same(_ a: SignInSession, _ b: SignInSession) -> Bool {
