@@ -14,19 +14,25 @@ import Synchronization
 /// environment when ``system()`` first connects): `device:/dev/tpmrm0` (the kernel's
 /// resource manager, the usual choice), `device:/dev/tpm0`, or
 /// `swtpm:host=127.0.0.1,port=2321` for a software TPM. Unset, the TSS's loader searches,
-/// `/dev/tpmrm0` first. Calls into one TPM are serialised: it takes one command at a time.
+/// `/dev/tpmrm0` first. Calls into one TPM are serialised, across every `TPM` value that
+/// names it (``TPMConnection``): it takes one command at a time.
 public final class TPM: Sendable {
-    /// OpenSSL's provider with its connection to the TPM, made on first use and dropped
-    /// while ESAPI has the TPM (``withESAPI(_:)``). The lock serialises every call.
-    private let provider: Mutex<OpenSSLTPMContext?>
+    /// The process's connection to this location: OpenSSL's provider, made on first use and
+    /// dropped while ESAPI has the TPM (``withESAPI(_:)``), and the lock for every call.
+    private let connection: TPMConnection
     /// Where this TPM was reached, for messages: ``configuredLocation`` when it connected.
     public let location: String
 
     /// False for a TPM reached through ESAPI only (``init(attestationOnlyAt:)``).
     private let usesProvider: Bool
 
-    private init(location: String) throws {
-        provider = Mutex(try OpenSSLTPMContext(location: location))
+    /// Connects OpenSSL's provider now (unless this process is connected already), so
+    /// that a missing or busy TPM fails here.
+    init(location: String) throws {
+        connection = TPMConnection.to(location)
+        try connection.provider.withLock { current in
+            if current == nil { current = try OpenSSLTPMContext(location: location) }
+        }
         self.location = location
         usesProvider = true
     }
@@ -36,7 +42,7 @@ public final class TPM: Sendable {
     /// provider finds its TPM through the environment alone, so a second TPM in one process
     /// cannot make or use keys through it. For tests that need two TPMs at once.
     init(attestationOnlyAt location: String) {
-        provider = Mutex(nil)
+        connection = TPMConnection.to(location)
         self.location = location
         usesProvider = false
     }
@@ -67,18 +73,23 @@ public final class TPM: Sendable {
     }
 
     /// Runs a TPM operation through OpenSSL's provider (connecting it again if ESAPI had
-    /// the TPM meanwhile); when the TPM has stopped answering, the shared connection is
-    /// dropped so that the next ``system()`` connects afresh (a restarted resource
-    /// manager or swtpm answers again without restarting the program).
+    /// the TPM meanwhile); when the TPM has stopped answering, the provider's connection
+    /// and the shared `TPM` are dropped so that the next use connects afresh (a restarted
+    /// resource manager or swtpm answers again without restarting the program).
     func run<T: Sendable>(_ body: (OpenSSLTPMContext) throws -> T) throws -> T {
         guard usesProvider else {
             throw CryptoError.tpmUnavailable(reason: "the TPM at \(location) is reached for attestation commands only")
         }
         return try reportingUnavailable {
-            try provider.withLock { current in
+            try connection.provider.withLock { current in
                 let context = try current ?? OpenSSLTPMContext(location: location)
                 current = context
-                return try body(context)
+                do {
+                    return try body(context)
+                } catch let error as CryptoError where error.code == .tpmUnavailable {
+                    current = nil
+                    throw error
+                }
             }
         }
     }
@@ -89,7 +100,7 @@ public final class TPM: Sendable {
     /// resource manager has room for only a few objects of both.
     func withESAPI<T: Sendable>(_ body: (ESAPIContext) throws -> T) throws -> T {
         try reportingUnavailable {
-            try provider.withLock { current in
+            try connection.provider.withLock { current in
                 current = nil
                 return try body(try ESAPIContext(location: location))
             }

@@ -43,6 +43,38 @@ struct TPMTests {
         #expect(error?.code == .tpmKeyUnusable, "\(String(describing: error))")
     }
 
+    /// swtpm has no resource manager and three transient slots: two ESYS contexts loading
+    /// keys at once fill them ("out of memory for object contexts"), and OpenSSL's decoder
+    /// can report that as a key of another TPM. A `TPM` made again (after its TPM stopped
+    /// answering, `system()` makes a new one while keys still hold the old) must wait for
+    /// the other's commands.
+    @Test("two TPM values for one location share its connection: four tasks signing through both at once all succeed, and the keys still verify")
+    func oneConnectionPerLocation() async throws {
+        let first = try TPM.system()
+        let second = try TPM(location: first.location)
+        let key = try TPMSigningKey.generate(in: first)
+        let again = try TPMSigningKey(wrappedKey: key.wrappedKey, publicKey: key.publicKey, in: second)
+        let message = Data("at once".utf8)
+        let failures = await withTaskGroup(of: [String].self) { group in
+            for signer in [key, again, key, again] {
+                group.addTask {
+                    var failed: [String] = []
+                    for _ in 0..<12 {
+                        do {
+                            let signature = try signer.signature(for: message)
+                            if !signer.publicKey.isValidSignature(signature, for: message) { failed.append("a signature that does not verify") }
+                        } catch {
+                            failed.append("\(error)")
+                        }
+                    }
+                    return failed
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of 48 failed, first: \(failures.first ?? "")")
+    }
+
     @Test("ECDH in the TPM agrees with ECDH in software")
     func keyAgreement() throws {
         let tpm = try TPM.system()
