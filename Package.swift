@@ -29,6 +29,9 @@ let package = Package(
         // The reference identity provider and the test servers run on Hummingbird.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The HTTP request parts Hummingbird's channel carries (NIOHTTPTypes, which
+        // Hummingbird already uses), for the request body's deadline in the pipeline.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // Graceful shutdown of the in-process provider (Hummingbird already uses it).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -113,6 +116,7 @@ let package = Package(
                 "LatchkeyOAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -130,10 +130,12 @@ enum ProviderRouters {
         MetricsRoutes.add(to: router, provider: provider, authorization: metricsOpen ? nil : authorization)
     }
 
-    /// HTTP/1.1 with the configured idle timeout and header limits, each connection's
-    /// requests handled on its own event loop (``EventLoopHTTP1Channel``).
+    /// HTTP/1.1 with the configured idle timeout, body deadline and header limits, each
+    /// connection's requests handled on its own event loop (``EventLoopHTTP1Channel``).
     static func server(_ configuration: ProviderConfiguration) -> HTTPServerBuilder {
+        let bodyTimeout = Int64(configuration.bodyTimeout * 1000)
         let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestBodyDeadlineHandler(timeout: .milliseconds(bodyTimeout))],
             idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: configuration.maximumHeaderBytes,

@@ -27,11 +27,11 @@ struct AdminAuthorization: Sendable {
     /// Throws 429 for an address past its failures, 401 (counted) for a wrong token.
     func check(_ request: Request, _ context: ProviderRequestContext) async throws {
         let address = context.limitKey
-        guard await !failures.isExhausted(address) else {
+        guard !failures.isExhausted(address) else {
             throw ProviderError.slowDown("too many failed admin authentications; try again in a minute")
         }
         guard let token = HTTPSupport.bearerToken(request), ConstantTime.isEqual(Data(token.utf8), expected) else {
-            let count = await failures.count(address)
+            let count = failures.count(address)
             context.logger.warning("admin authentication failed", metadata: ["client": .string(address)])
             if count == 1 {
                 // Once per address and window, however many tries follow.

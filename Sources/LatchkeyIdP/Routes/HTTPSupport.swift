@@ -59,8 +59,13 @@ enum HTTPSupport {
         do {
             return try await body.collect(upTo: maximumBodySize)
         } catch {
-            throw ProviderError(.tooLarge, code: .invalidRequest, reason: "request body over \(maximumBodySize) bytes", underlying: error)
+            throw tooLarge(error)
         }
+    }
+
+    /// 413 for a body that could not be collected within ``maximumBodySize``.
+    static func tooLarge(_ error: any Error) -> ProviderError {
+        ProviderError(.tooLarge, code: .invalidRequest, reason: "request body over \(maximumBodySize) bytes", underlying: error)
     }
 
     /// An `application/x-www-form-urlencoded` body (RFC 6749 §4.1.3); a repeated
@@ -157,7 +162,7 @@ struct RateLimitMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let route = context.endpointPath, let bucket = request.method == .post ? Self.bucket(route.dropFirst()) : Self.readBucket(route.dropFirst()) {
-            let count = await limiter.count(bucket + "|" + context.limitKey)
+            let count = limiter.count(bucket + "|" + context.limitKey)
             guard count <= limiter.limit else {
                 context.logger.warning("rate limit reached", metadata: ["endpoint": .string(bucket), "client": .string(context.clientAddress)])
                 if count == limiter.limit + 1 {
@@ -201,34 +206,25 @@ struct RateLimitMiddleware: RouterMiddleware {
 /// Reads each request's body before any route sees it, bounded in size (413) and in time
 /// (408): a client that trickles a body byte by byte would otherwise hold its connection
 /// and a task for as long as it likes (the idle timeout only needs one byte now and then).
+/// The deadline itself is a timer in the connection's pipeline
+/// (``RequestBodyDeadlineHandler``), which fails the body's stream when it passes; here
+/// that failure becomes the 408.
 struct RequestBodyMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let timeout: Duration
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body
-        // (RFC 9112 §6.3): most GETs skip the deadline and its two tasks.
-        let length = request.headers[.contentLength]
-        guard request.headers[.transferEncoding] != nil || (length != nil && length != "0") else {
+        guard RequestBodyDeadlineHandler.announcesBody(request.headers) else {
             return try await next(request, context)
-        }
-        // The body is read by a task of its own, on this connection's event loop, which a
-        // timer on the same loop cancels at the deadline: no sleeping task and no timer on
-        // the runtime's dispatch thread per request (docs/PERFORMANCE.md, "Less per request").
-        let body = request.body
-        let reader = Task(executorPreference: EventLoopTaskExecutor.current) { try await HTTPSupport.collect(body) }
-        let deadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
-            reader.cancel()
         }
         let buffer: ByteBuffer
         do {
-            buffer = try await withTaskCancellationHandler { try await reader.value } onCancel: { reader.cancel() }
-            deadline.cancel()
-        } catch {
-            deadline.cancel()
-            guard reader.isCancelled, !Task.isCancelled else { throw error }
+            buffer = try await request.body.collect(upTo: HTTPSupport.maximumBodySize)
+        } catch is RequestBodyDeadlineHandler.Expired {
             context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
             throw ProviderError(.tooSlow, code: .invalidRequest, reason: "the request body did not arrive within \(timeout)")
+        } catch {
+            throw HTTPSupport.tooLarge(error)
         }
         var request = request
         request.body = RequestBody(buffer: buffer)

@@ -362,6 +362,13 @@ struct HostileInputSuite {
             try await context.send("GET", "health")
             throw outcome
         },
+        Attack("a chunked request body trickled slower than the body deadline (no Content-Length)", "status(408)") { context in
+            let connection = try await RawConnection.open(port: context.provider.port)
+            let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+            let outcome = await connection.trickle([head] + Array(repeating: "1\r\na\r\n", count: 40), interval: 0.25, thenWait: 10)
+            try await context.send("GET", "health")
+            throw outcome
+        },
         Attack("a chunked request body over 64 KiB (no Content-Length)", "status(413)") { context in
             let connection = try await RawConnection.open(port: context.provider.port)
             let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"

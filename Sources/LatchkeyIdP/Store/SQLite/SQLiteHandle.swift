@@ -82,7 +82,7 @@ final class SQLiteHandle: @unchecked Sendable {
     /// request"). Text of several statements (a migration's) goes through `sqlite3_exec`.
     func execute(_ text: String) throws(StoreError) {
         let connection = try open()
-        guard !text.contains(";") else {
+        guard !text.utf8.contains(UInt8(ascii: ";")) else {
             let result = sqlite_nio_sqlite3_exec(connection, text, nil, nil, nil)
             guard result == SQLITE_OK else { throw failure(result) }
             return
