@@ -29,12 +29,12 @@ enum HTTPSupport {
     /// Every JSON answer may carry a token, a code or a user's data: none is cached
     /// (`Cache-Control: no-store`, and `Pragma: no-cache` for HTTP/1.0 caches, RFC 6749 §5.1).
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: ProtocolPath.jsonMediaType, .cacheControl: "no-store", .init("Pragma")!: "no-cache"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
+        Response(status: status, headers: jsonHeaders, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
+
+    /// The fields of every JSON answer, made once: a field name made from text is checked
+    /// character by character each time.
+    private static let jsonHeaders: HTTPFields = [.contentType: ProtocolPath.jsonMediaType, .cacheControl: "no-store", .init("Pragma")!: "no-cache"]
 
     /// The request body as `type`; anything else is `400 invalid_request` saying what was
     /// expected.
