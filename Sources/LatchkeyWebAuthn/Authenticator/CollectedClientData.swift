@@ -56,26 +56,33 @@ public struct CollectedClientData: Hashable, Sendable {
     }
 
     /// Parses client data JSON received from a client (§7.1 step 5: "JSON-parse"), as any
-    /// JSON, not only the canonical form, since clients may add members.
+    /// JSON, not only the canonical form, since clients may add members. Read by
+    /// ``JSONReader``, which refuses a member named twice: a `type` or `challenge` given
+    /// twice could be read one way here and another by anyone else who checks it.
     public init(json: Data) throws {
         func malformed(_ why: String) -> WebAuthnError {
             WebAuthnError.malformedClientData(reason: "clientDataJSON: \(why)")
         }
         guard json.count <= Self.maximumSize else { throw malformed("over \(Self.maximumSize) bytes") }
-        guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
+        guard let object = try? JSONReader.parse(json), case .object(let members) = object else {
             throw malformed("not a JSON object")
         }
-        guard let type = object["type"] as? String, let challengeText = object["challenge"] as? String,
-              let origin = object["origin"] as? String
+        guard let type = members["type"]?.string, let challengeText = members["challenge"]?.string,
+              let origin = members["origin"]?.string
         else { throw malformed("type, challenge or origin missing") }
         guard let challenge = try? Base64URL.decode(challengeText) else { throw malformed("challenge is not base64url") }
         let crossOrigin: Bool
-        switch object["crossOrigin"] {
+        switch members["crossOrigin"] {
         case nil: crossOrigin = false
-        case let value as Bool: crossOrigin = value
+        case .bool(let value): crossOrigin = value
         default: throw malformed("crossOrigin is not a boolean")
         }
-        if object["topOrigin"] != nil, !(object["topOrigin"] is String) { throw malformed("topOrigin is not a string") }
-        self.init(type: type, challenge: challenge, origin: origin, crossOrigin: crossOrigin, topOrigin: object["topOrigin"] as? String)
+        let topOrigin: String?
+        switch members["topOrigin"] {
+        case nil: topOrigin = nil
+        case .string(let value): topOrigin = value
+        default: throw malformed("topOrigin is not a string")
+        }
+        self.init(type: type, challenge: challenge, origin: origin, crossOrigin: crossOrigin, topOrigin: topOrigin)
     }
 }

@@ -11,9 +11,12 @@ public struct Base64URLBytes: Codable, Hashable, Sendable, CustomStringConvertib
         self.data = data
     }
 
+    /// The longest base64url text read for one value.
+    static let maximumTextLength = 64 * 1024
+
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        guard text.utf8.count <= 64 * 1024, let data = try? Base64URL.decode(text) else {
+        guard text.utf8.count <= Self.maximumTextLength, let data = try? Base64URL.decode(text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not base64url"))
         }
         self.data = data
@@ -70,6 +73,8 @@ enum WebAuthnJSON {
 
     /// Names the field a decoding error is about, never the value.
     static func describe(_ error: any Error) -> String {
+        if let error = error as? CryptoError { return error.reason }
+        if let error = error as? JSONMembers.Failure { return error.description }
         guard let error = error as? DecodingError else { return "malformed" }
         switch error {
         case .keyNotFound(let key, let context): return "missing \((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))"

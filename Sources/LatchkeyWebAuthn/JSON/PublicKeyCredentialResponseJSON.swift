@@ -2,7 +2,10 @@ public import Foundation
 import LatchkeyCrypto
 
 /// A response a client sends to a relying party, read and written as strict L3 JSON.
-public protocol WebAuthnResponseJSON: Codable, Hashable, Sendable {}
+public protocol WebAuthnResponseJSON: Codable, Hashable, Sendable {
+    /// Parses the JSON a client sent (bounded in size; a typed error names the bad field).
+    init(json: Data) throws
+}
 
 extension WebAuthnResponseJSON {
     /// Parses the JSON a client sent (bounded in size; a typed error names the bad field).
