@@ -16,7 +16,7 @@ public enum JSONLogFormat: LogLineFormat {
         for (key, value) in metadata {
             fields[key == "hb.request.id" ? "request_id" : key] = "\(value)"
         }
-        fields["time"] = TextLogFormat.timeStyle.format(Date())
+        fields["time"] = TextLogFormat.time(Date())
         fields["level"] = level.rawValue
         fields["logger"] = label
         fields["message"] = message

@@ -1,4 +1,5 @@
 import Hummingbird
+import HTTPTypes
 
 /// Sends every answer back with `X-Request-Id`: the id Hummingbird gave the request and
 /// put in its logger's metadata, so a user's report and the operator's log line (`serve
@@ -8,7 +9,10 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        response.headers[.init("X-Request-Id")!] = context.id
+        response.headers[Self.field] = context.id
         return response
     }
+
+    /// `X-Request-Id`, made once: a name made from text is checked character by character.
+    private static let field = HTTPField.Name("X-Request-Id")!
 }

@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyIdP
+@testable import LatchkeyIdP
 import Logging
 import Testing
 
@@ -33,5 +33,16 @@ struct LogFormatTests {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         #expect(line == String(decoding: try encoder.encode(fields), as: UTF8.self))
         #expect(!line.contains("\n"), "one line")
+    }
+
+    @Test("the time is what ISO8601FormatStyle's time with fractional seconds writes, for 10,000 random instants and the day's edges")
+    func time() {
+        let style = Date.ISO8601FormatStyle.iso8601.time(includingFractionalSeconds: true)
+        var instants: [Double] = [0, 86_399.999, 86_400, 1_700_000_000.0005, 1_799_999_999.9999, -0.5, -86_400.25, 4_102_444_799.998]
+        for _ in 0..<10_000 { instants.append(Double.random(in: -1e9...4e9)) }
+        for instant in instants {
+            let date = Date(timeIntervalSince1970: instant)
+            #expect(TextLogFormat.time(date) == style.format(date), "\(instant)")
+        }
     }
 }
