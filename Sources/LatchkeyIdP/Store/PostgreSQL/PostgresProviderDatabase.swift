@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 
@@ -149,6 +150,10 @@ final class PostgresProviderDatabase: ProviderDatabase {
         return result
     }
 
+    /// How late the deadline's watch may wake before it counts the delay as this
+    /// process's, not PostgreSQL's.
+    private static let stallTolerance = Duration.seconds(1)
+
     /// Fails with ``StoreError/Code-swift.struct/unavailable`` when PostgreSQL goes
     /// `connectionDeadline` without answering: no connection comes, or a statement gets no
     /// reply. The pool keeps trying to connect in the background, and the provider answers
@@ -160,46 +165,48 @@ final class PostgresProviderDatabase: ProviderDatabase {
     /// deadline: a task group would wait for its child even after cancelling it, and a
     /// postgres-nio query on a connection cut mid-flight (the outage test's relay) can
     /// ignore cancellation and never finish, which held a whole test run.
-    /// How late the deadline's watch may wake before it counts the delay as this
-    /// process's, not PostgreSQL's.
-    private static let stallTolerance = Duration.seconds(1)
-
+    ///
+    /// That task prefers the request's event loop (``EventLoopTaskExecutor/current``), and
+    /// the deadline is a timer on an event loop, stopped as soon as the operation ends
+    /// (``DeadlineWatch``): an unstructured task ran on the cooperative pool, so every
+    /// read and write hopped there and back, and a watch sleeping in `Task.sleep` woke
+    /// the runtime's timer thread at every deadline, long after its operation had ended
+    /// (docs/PERFORMANCE.md, "Less per request").
     private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable (Heartbeat) async throws -> Result) async throws -> Result {
         let deadline = connectionDeadline
         let once = ResumeOnce<Result>()
         let heartbeat = Heartbeat()
+        let executor = EventLoopTaskExecutor.current
+        let watch = DeadlineWatch(on: executor?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any())
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
-            let work = Task {
+            let work = Task(executorPreference: executor) {
                 do {
                     once.resume(with: .success(try await operation(heartbeat)))
                 } catch {
                     once.resume(with: .failure(error))
                 }
+                watch.stop()
             }
-            Task {
-                var due = heartbeat.last.advanced(by: deadline)
-                while true {
-                    try? await Task.sleep(until: due, clock: .continuous)
-                    guard !once.isDone else { return }
-                    let now = ContinuousClock.now
-                    // An answer came meanwhile: the deadline runs from it.
-                    if heartbeat.last.advanced(by: deadline) > now {
-                        due = heartbeat.last.advanced(by: deadline)
-                        continue
-                    }
-                    // This watch woke over a second late: the process itself was stalled
-                    // (every thread busy), and an answer may be waiting for a thread to
-                    // read it. Blaming PostgreSQL for that would fail a healthy request, so
-                    // it looks again a second later, when it did get to run.
-                    if now - due > Self.stallTolerance {
-                        due = now.advanced(by: Self.stallTolerance)
-                        continue
-                    }
-                    if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+            @Sendable func check(_ due: ContinuousClock.Instant) {
+                guard !once.isDone else { return }
+                let now = ContinuousClock.now
+                // An answer came meanwhile: the deadline runs from it.
+                if heartbeat.last.advanced(by: deadline) > now {
+                    watch.schedule(at: heartbeat.last.advanced(by: deadline), check)
                     return
                 }
+                // This watch woke over a second late: the process itself was stalled
+                // (every thread busy), and an answer may be waiting for a thread to
+                // read it. Blaming PostgreSQL for that would fail a healthy request, so
+                // it looks again a second later, when it did get to run.
+                if now - due > Self.stallTolerance {
+                    watch.schedule(at: now.advanced(by: Self.stallTolerance), check)
+                    return
+                }
+                if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
             }
+            watch.schedule(at: heartbeat.last.advanced(by: deadline), check)
         }
     }
 
@@ -343,5 +350,39 @@ private final class ResumeOnce<Value: Sendable>: Sendable {
         done.withLock { $0 = true }
         continuation.resume(with: outcome)
         return true
+    }
+}
+
+/// One operation's deadline as a timer on an event loop, armed again as answers move it
+/// and stopped (its timer cancelled) once the operation has ended.
+final class DeadlineWatch: Sendable {
+    private let eventLoop: any EventLoop
+    private struct State {
+        var timer: Scheduled<Void>?
+        var stopped = false
+    }
+    private let state = Mutex(State())
+
+    init(on eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// Runs `check` with `due` at `due` (at once if it has passed), unless stopped.
+    func schedule(at due: ContinuousClock.Instant, _ check: @escaping @Sendable (ContinuousClock.Instant) -> Void) {
+        let delay = ContinuousClock.now.duration(to: due)
+        let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { check(due) }
+        }
+    }
+
+    /// Cancels the armed timer; later ``schedule(at:_:)`` calls do nothing.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            state.timer?.cancel()
+            state.timer = nil
+        }
     }
 }
