@@ -26,13 +26,6 @@ public enum JSONReader {
         case bool(Bool)
         case null
 
-        /// The member `name` of an object; nil for a missing member or a value that is not
-        /// an object.
-        public subscript(name: String) -> Value? {
-            guard case .object(let members) = self else { return nil }
-            return members[name]
-        }
-
         /// The string, if this is one.
         public var string: String? {
             guard case .string(let text) = self else { return nil }
@@ -49,8 +42,7 @@ public enum JSONReader {
     public static func parse(_ bytes: some DataProtocol) throws -> Value {
         try bytes.withContiguousBytes { buffer in
             var parser = Parser(buffer.bindMemory(to: UInt8.self))
-            let value = try parser.document()
-            return value
+            return try parser.document()
         }
     }
 
@@ -98,12 +90,14 @@ public enum JSONReader {
         }
 
         mutating func value(depth: Int) throws -> Value {
-            switch try peek() {
+            let first = try peek()
+            if first == UInt8(ascii: "{") || first == UInt8(ascii: "["), depth >= JSONReader.maximumDepth {
+                throw failure("nested deeper than \(JSONReader.maximumDepth)")
+            }
+            switch first {
             case UInt8(ascii: "{"):
-                guard depth < JSONReader.maximumDepth else { throw failure("nested deeper than \(JSONReader.maximumDepth)") }
                 return try object(depth: depth + 1)
             case UInt8(ascii: "["):
-                guard depth < JSONReader.maximumDepth else { throw failure("nested deeper than \(JSONReader.maximumDepth)") }
                 return try array(depth: depth + 1)
             case UInt8(ascii: "\""):
                 return .string(try string())

@@ -14,12 +14,19 @@ public struct Base64URLBytes: Codable, Hashable, Sendable, CustomStringConvertib
     /// The longest base64url text read for one value.
     static let maximumTextLength = 64 * 1024
 
+    /// The bytes `text` spells in base64url without padding, at most
+    /// ``maximumTextLength`` characters of it; nil for anything else.
+    init?(base64URL text: String) {
+        guard text.utf8.count <= Self.maximumTextLength, let data = try? Base64URL.decode(text) else { return nil }
+        self.data = data
+    }
+
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        guard text.utf8.count <= Self.maximumTextLength, let data = try? Base64URL.decode(text) else {
+        guard let bytes = Base64URLBytes(base64URL: text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not base64url"))
         }
-        self.data = data
+        self = bytes
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -61,7 +61,7 @@ struct JSONMembers {
     }
 
     private static func base64URL(_ text: String, _ name: String) throws -> Base64URLBytes {
-        guard text.utf8.count <= Base64URLBytes.maximumTextLength, let data = try? Base64URL.decode(text) else { throw bad(name, "not base64url") }
-        return Base64URLBytes(data)
+        guard let bytes = Base64URLBytes(base64URL: text) else { throw bad(name, "not base64url") }
+        return bytes
     }
 }
