@@ -110,21 +110,17 @@ package struct FlatJSONObject {
                     guard index < bytes.count else { throw Malformed() }
                     let escape = bytes[index]
                     index += 1
-                    switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escape)
-                    case UInt8(ascii: "b"): scalars.append(0x08)
-                    case UInt8(ascii: "f"): scalars.append(0x0C)
-                    case UInt8(ascii: "n"): scalars.append(0x0A)
-                    case UInt8(ascii: "r"): scalars.append(0x0D)
-                    case UInt8(ascii: "t"): scalars.append(0x09)
-                    case UInt8(ascii: "u"):
+                    if let byte = JSONReader.character(escapedBy: escape) {
+                        scalars.append(byte)
+                    } else if escape == UInt8(ascii: "u") {
                         guard index + 4 <= bytes.count,
                               let code = UInt32(String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<index + 4]), as: UTF8.self), radix: 16),
                               let scalar = Unicode.Scalar(code)
                         else { throw Malformed() }
                         index += 4
                         scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
-                    default: throw Malformed()
+                    } else {
+                        throw Malformed()
                     }
                 default:
                     guard byte >= 0x20 else { throw Malformed() }
