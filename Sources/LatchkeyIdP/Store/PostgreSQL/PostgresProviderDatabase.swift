@@ -177,7 +177,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
         let once = ResumeOnce<Result>()
         let heartbeat = Heartbeat()
         let executor = EventLoopTaskExecutor.current
-        let watch = DeadlineWatch(on: executor?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any())
+        let watch = DeadlineWatch(on: executor?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any(), checkingOn: executor)
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             let work = Task(executorPreference: executor) {
@@ -355,25 +355,35 @@ private final class ResumeOnce<Value: Sendable>: Sendable {
 
 /// One operation's deadline as a timer on an event loop, armed again as answers move it
 /// and stopped (its timer cancelled) once the operation has ended.
+///
+/// The check itself runs where the operation runs (`checkingOn`, the cooperative pool when
+/// nil), started when the timer fires: its lateness is then that executor's, which is what
+/// the stall tolerance must measure. A timer on a free event loop would fire on time while
+/// a saturated pool had not yet run the operation's answer, and blame PostgreSQL for it.
 final class DeadlineWatch: Sendable {
     private let eventLoop: any EventLoop
+    private let executor: (any TaskExecutor)?
     private struct State {
         var timer: Scheduled<Void>?
         var stopped = false
     }
     private let state = Mutex(State())
 
-    init(on eventLoop: any EventLoop) {
+    init(on eventLoop: any EventLoop, checkingOn executor: (any TaskExecutor)?) {
         self.eventLoop = eventLoop
+        self.executor = executor
     }
 
     /// Runs `check` with `due` at `due` (at once if it has passed), unless stopped.
     func schedule(at due: ContinuousClock.Instant, _ check: @escaping @Sendable (ContinuousClock.Instant) -> Void) {
         let delay = ContinuousClock.now.duration(to: due)
         let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        let executor = executor
         state.withLock { state in
             guard !state.stopped else { return }
-            state.timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { check(due) }
+            state.timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                Task(executorPreference: executor) { check(due) }
+            }
         }
     }
 
