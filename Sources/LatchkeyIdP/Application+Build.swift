@@ -49,8 +49,11 @@ public func buildApplication(
     PageRoutes.add(to: routes, provider: provider)
     AttestationRoutes.add(to: routes, provider: provider)
     SSHRoutes.add(to: routes, provider: provider)
+    // A service group stops its services in reverse order, each after the one behind it
+    // has ended: the store's closer comes first so it closes the store last, once the
+    // server, the mail delivery, the audit sealing and the housekeeping are done with it.
     var services: [any Service] = [
-        Housekeeping(provider: provider, interval: .seconds(60)), AuditSealing(context: context, interval: configuration.auditSealInterval), StoreCloser(database: store.database),
+        StoreCloser(database: store.database), Housekeeping(provider: provider, interval: .seconds(60)), AuditSealing(context: context, interval: configuration.auditSealInterval),
     ]
     if let mail = configuration.mail {
         services.append(MailDelivery(context: context, transport: try mail.makeTransport(), from: mail.from))

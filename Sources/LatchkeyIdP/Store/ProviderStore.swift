@@ -30,7 +30,7 @@ enum ProviderStore {
             guard let key = configuration.storeKey else {
                 throw StoreError.keyUnavailable("a PostgreSQL store needs a store key, the same on every instance: give --store-key-file or the systemd credential latchkey-store-key")
             }
-            let database = PostgresProviderDatabase(configuration: try location.clientConfiguration(), logger: logger)
+            let database = PostgresProviderDatabase(configuration: try location.connectionConfiguration(), logger: logger)
             return Opened(database: database, storeKey: try storeKey(key))
         }
     }

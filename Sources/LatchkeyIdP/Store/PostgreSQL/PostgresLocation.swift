@@ -62,8 +62,13 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         "postgres://\(user)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
     }
 
-    func clientConfiguration() throws -> PostgresClient.Configuration {
-        let tlsSetting: PostgresClient.Configuration.TLS
+    /// The pool's maximum number of connections per instance.
+    static let maximumConnections = 16
+
+    /// How one connection is made. The TLS context (with `sslrootcert` read) is made here,
+    /// once per store, so an unreadable root certificate stops the provider at start.
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tlsSetting: PostgresConnection.Configuration.TLS
         switch tls {
         case .disable:
             tlsSetting = .disable
@@ -72,10 +77,15 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
             if let rootCertificatePath {
                 tlsConfiguration.trustRoots = .file(rootCertificatePath)
             }
-            tlsSetting = tls == .require ? .require(tlsConfiguration) : .prefer(tlsConfiguration)
+            let context: NIOSSLContext
+            do {
+                context = try NIOSSLContext(configuration: tlsConfiguration)
+            } catch {
+                throw StoreError.invalidConfiguration("the database's TLS settings cannot be used (is sslrootcert a readable PEM file?)", underlying: error)
+            }
+            tlsSetting = tls == .require ? .require(context) : .prefer(context)
         }
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tlsSetting)
-        configuration.options.maximumConnections = 16
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tlsSetting)
         configuration.options.connectTimeout = .seconds(5)
         return configuration
     }

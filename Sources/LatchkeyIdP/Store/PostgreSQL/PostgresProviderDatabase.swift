@@ -6,8 +6,8 @@ import NIOPosix
 import NIOSSL
 import PostgresNIO
 
-/// The store on PostgreSQL (postgres-nio), for several provider instances behind a
-/// proxy (docs/ARCHITECTURE.md, "Several instances").
+/// The store on PostgreSQL (postgres-nio's connections in ``PostgresConnectionPool``), for
+/// several provider instances behind a proxy (docs/ARCHITECTURE.md, "Several instances").
 ///
 /// Transactions run at SERIALIZABLE, so a read followed by a write (a code checked, then
 /// consumed; a counter compared, then raised) behaves as if the instances took turns: two
@@ -19,21 +19,19 @@ import PostgresNIO
 final class PostgresProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.postgres
     let statistics = StoreStatistics()
-    let client: PostgresClient
+    let pool: PostgresConnectionPool
     private let logger: Logger
     /// How long a request waits for a connection before the provider answers 503.
     private let connectionDeadline: Duration
     static let maximumAttempts = 16
 
-    /// The pool's own task (postgres-nio's `run()`), ended by ``close()``.
-    private let pool: Task<Void, Never>
-
-    init(configuration: PostgresClient.Configuration, logger: Logger, connectionDeadline: Duration = .seconds(10)) {
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
+    init(
+        configuration: PostgresConnection.Configuration, maximumConnections: Int = PostgresLocation.maximumConnections,
+        logger: Logger, connectionDeadline: Duration = .seconds(10)
+    ) {
+        pool = PostgresConnectionPool(configuration: configuration, maximumConnections: maximumConnections, logger: logger)
         self.logger = logger
         self.connectionDeadline = connectionDeadline
-        pool = Task { await client.run() }
     }
 
     /// A lookup's statements run outside an explicit transaction (each is its own, at the
@@ -42,8 +40,8 @@ final class PostgresProviderDatabase: ProviderDatabase {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
-                try await self.client.withConnection { connection in
-                    heartbeat.beat()
+                try await self.pool.withConnection(on: heartbeat.eventLoop) { connection in
+                    heartbeat.beat(holding: connection)
                     return try await body(PostgresTransactionHandle(connection: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics))
                 }
             }
@@ -62,8 +60,8 @@ final class PostgresProviderDatabase: ProviderDatabase {
         do {
             return try await Self.retryingConflicts {
                 try await self.withDeadline { heartbeat in
-                    try await self.client.withConnection { connection in
-                        heartbeat.beat()
+                    try await self.pool.withConnection(on: heartbeat.eventLoop) { connection in
+                        heartbeat.beat(holding: connection)
                         return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
                     }
                 }
@@ -95,8 +93,8 @@ final class PostgresProviderDatabase: ProviderDatabase {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
-                try await self.client.withConnection { connection in
-                    heartbeat.beat()
+                try await self.pool.withConnection(on: heartbeat.eventLoop) { connection in
+                    heartbeat.beat(holding: connection)
                     // Tried, not waited for: every try is an answer (the deadline's heartbeat),
                     // so a holder that takes long (a migration on a loaded server) is waited
                     // out, while a database that stops answering is still a 503, not a hang.
@@ -156,8 +154,10 @@ final class PostgresProviderDatabase: ProviderDatabase {
 
     /// Fails with ``StoreError/Code-swift.struct/unavailable`` when PostgreSQL goes
     /// `connectionDeadline` without answering: no connection comes, or a statement gets no
-    /// reply. The pool keeps trying to connect in the background, and the provider answers
-    /// 503 meanwhile instead of holding requests. The deadline runs from the last answer
+    /// reply. When the deadline passes, the operation's connection is closed
+    /// (``Heartbeat/abandon()``), which fails its statement and frees its place in the
+    /// pool. (A connection that cannot be opened fails sooner, with the pool's own error.)
+    /// The deadline runs from the last answer
     /// (``Heartbeat``), not from the start: a long transaction that keeps getting answers,
     /// such as a migration on a busy server, is not cut short.
     ///
@@ -175,9 +175,9 @@ final class PostgresProviderDatabase: ProviderDatabase {
     private func withDeadline<Result: Sendable>(_ operation: @escaping @Sendable (Heartbeat) async throws -> Result) async throws -> Result {
         let deadline = connectionDeadline
         let once = ResumeOnce<Result>()
-        let heartbeat = Heartbeat()
         let executor = EventLoopTaskExecutor.current
-        let watch = DeadlineWatch(on: executor?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any(), checkingOn: executor)
+        let heartbeat = Heartbeat(eventLoop: executor?.eventLoop ?? MultiThreadedEventLoopGroup.singleton.any())
+        let watch = DeadlineWatch(on: heartbeat.eventLoop, checkingOn: executor)
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             let work = Task(executorPreference: executor) {
@@ -204,7 +204,12 @@ final class PostgresProviderDatabase: ProviderDatabase {
                     watch.schedule(at: now.advanced(by: Self.stallTolerance), check)
                     return
                 }
-                if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) { work.cancel() }
+                if once.resume(with: .failure(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))) {
+                    // A statement on a connection cut mid-flight may never end by itself:
+                    // closing the connection fails it, and its slot in the pool is freed.
+                    heartbeat.abandon()
+                    work.cancel()
+                }
             }
             watch.schedule(at: heartbeat.last.advanced(by: deadline), check)
         }
@@ -214,16 +219,15 @@ final class PostgresProviderDatabase: ProviderDatabase {
         try await read { try await $0.execute("SELECT 1 AS one") }
     }
 
-    /// Ends the pool's task, waiting for it at most five seconds (a connection cut
+    /// Closes the pool's connections, waiting at most five seconds (a connection cut
     /// mid-flight may never report its end).
     func close() async {
-        pool.cancel()
         let pool = pool
         let once = ResumeOnce<Void>()
         try? await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             Task {
-                await pool.value
+                await pool.close()
                 once.resume(with: .success(()))
             }
             Task {
@@ -317,18 +321,37 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
     }
 }
 
-/// A continuation resumed by whichever of several racing tasks gets there first.
-/// When PostgreSQL last answered within one transaction: the deadline counts from here.
+/// When PostgreSQL last answered within one operation, which the deadline counts from,
+/// and the connection the operation holds, closed if the deadline passes.
 final class Heartbeat: Sendable {
+    /// Where the operation runs: its connection is leased from this loop's shelf.
+    let eventLoop: any EventLoop
     private let instant = Mutex(ContinuousClock.now)
+    private let connection = Mutex<PostgresConnection?>(nil)
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
 
     var last: ContinuousClock.Instant { instant.withLock { $0 } }
 
     func beat() {
         instant.withLock { $0 = ContinuousClock.now }
     }
+
+    /// An answer came on `leased`, the connection this operation now holds.
+    func beat(holding leased: PostgresConnection) {
+        connection.withLock { $0 = leased }
+        beat()
+    }
+
+    /// The deadline passed: the connection is closed, which fails whatever waits on it.
+    func abandon() {
+        connection.withLock { $0 }?.closeSoon()
+    }
 }
 
+/// A continuation resumed by whichever of several racing tasks gets there first.
 private final class ResumeOnce<Value: Sendable>: Sendable {
     private let pending = Mutex<CheckedContinuation<Value, any Error>?>(nil)
     private let done = Mutex(false)

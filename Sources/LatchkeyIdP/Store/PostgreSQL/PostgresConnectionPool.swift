@@ -1,0 +1,307 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL store's connections, each leased on the event loop it lives on
+/// (docs/ARCHITECTURE.md, "Several instances"; docs/PERFORMANCE.md, "Persisted provider").
+///
+/// postgres-nio's own pool (`PostgresClient`) places a connection on any event loop and
+/// schedules, then cancels, a keep-alive timer and an idle timer (each a task sleeping on
+/// the cooperative pool) every time a connection is leased and given back. A request
+/// served on one event loop then waited for answers arriving on another, and paid the
+/// timers' tasks on every statement. Here a connection is opened on the event loop of
+/// the request that first needs it and given back to that loop's shelf, so a request
+/// finds one where it runs: its statements are written and answered without a thread
+/// switch. Idle connections are looked after by one repeating timer per pool, not per
+/// lease.
+///
+/// The pool holds at most `maximumConnections` in all. A request that finds none idle on
+/// its loop opens one while the pool is below that; at it, it borrows one idle on another
+/// loop, or waits, first come first served, for the next one given back. A connection that
+/// has gone quiet for half a minute is asked `SELECT 1` (a firewall that forgot it would
+/// otherwise hang the next request until its deadline), and one that stays idle for a
+/// minute is closed unless it is the last on its loop (``Upkeep``).
+final class PostgresConnectionPool: Sendable {
+    /// When idle connections are looked at, pinged and closed.
+    struct Upkeep: Sendable {
+        /// How long a connection may sit idle before it is pinged.
+        var keepAliveInterval = TimeAmount.seconds(30)
+        /// How long an idle connection (not the last of its loop) is kept.
+        var idleTimeout = TimeAmount.seconds(60)
+        /// How often idle connections are looked at.
+        var sweepInterval = TimeAmount.seconds(15)
+        /// How long a ping may go unanswered before its connection is closed.
+        var pingDeadline = TimeAmount.seconds(10)
+    }
+
+    private static var closing: StoreError { StoreError.unavailable("the PostgreSQL store is closing") }
+
+    private let configuration: PostgresConnection.Configuration
+    private let maximumConnections: Int
+    private let logger: Logger
+    private let upkeep: Upkeep
+    private let nextID = Atomic<Int>(1)
+    private let state = Mutex(State())
+    /// The idle connections' look-after timer, cancelled by ``close()``.
+    private let sweep = Mutex<RepeatedTask?>(nil)
+
+    private struct Idle {
+        var connection: PostgresConnection
+        /// When a lease gave it back: what the idle timeout counts from.
+        var since: NIODeadline
+        /// When it last answered, a lease or a ping: what the keep-alive counts from.
+        var answered: NIODeadline
+    }
+
+    private struct State {
+        /// Idle connections by the event loop they live on, the most recently given back last.
+        var shelves: [ObjectIdentifier: [Idle]] = [:]
+        /// Connections open or being opened, leased or idle.
+        var open = 0
+        /// Leases waiting for a connection, oldest first.
+        var waiters: [(id: Int, continuation: CheckedContinuation<Grant, any Error>)] = []
+        var closed = false
+    }
+
+    /// What a waiting lease is given: a connection, or the right to open one.
+    private enum Grant {
+        case connection(PostgresConnection)
+        case open
+    }
+
+    init(configuration: PostgresConnection.Configuration, maximumConnections: Int, logger: Logger, upkeep: Upkeep = Upkeep()) {
+        self.configuration = configuration
+        self.maximumConnections = max(1, maximumConnections)
+        self.logger = logger
+        self.upkeep = upkeep
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let task = loop.scheduleRepeatedTask(initialDelay: upkeep.sweepInterval, delay: upkeep.sweepInterval) { [weak self] _ in
+            self?.lookAfterIdleConnections()
+        }
+        sweep.withLock { $0 = task }
+    }
+
+    /// Runs `body` with a connection on `eventLoop` if one is idle or can be opened there,
+    /// and gives it back afterwards (closed, when `body` left it unusable).
+    func withConnection<Result>(
+        on eventLoop: any EventLoop, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let connection = try await lease(on: eventLoop)
+        do {
+            let result = try await body(connection)
+            giveBack(connection)
+            return result
+        } catch let error as PSQLError where error.code != .server {
+            // The connection failed, not a statement: it may still look open while it
+            // closes (a deadline abandoned it, PostgreSQL ended it), and is not lent again.
+            connection.closeSoon()
+            slotFreed(failure: nil)
+            throw error
+        } catch {
+            giveBack(connection)
+            throw error
+        }
+    }
+
+    /// How many connections are open or being opened (for tests and diagnostics).
+    var openConnections: Int { state.withLock { $0.open } }
+
+    /// How many connections sit idle on each event loop (for tests and diagnostics).
+    var idleConnections: [Int] { state.withLock { $0.shelves.values.map(\.count).filter { $0 > 0 } } }
+
+    private enum Lease {
+        case connection(PostgresConnection)
+        case open
+        case wait(Int)
+    }
+
+    private func lease(on eventLoop: any EventLoop) async throws -> PostgresConnection {
+        let key = ObjectIdentifier(eventLoop)
+        var stale: [PostgresConnection] = []
+        let decision = try state.withLock { state -> Lease in
+            guard !state.closed else { throw Self.closing }
+            // A connection of this loop; below the maximum, a new one here; at it, an
+            // idle one of another loop (closed ones found on the way free their slots).
+            if let idle = Self.takeIdle(from: key, in: &state, dropping: &stale) { return .connection(idle) }
+            if state.open < maximumConnections {
+                state.open += 1
+                return .open
+            }
+            for other in state.shelves.keys where other != key {
+                if let idle = Self.takeIdle(from: other, in: &state, dropping: &stale) { return .connection(idle) }
+            }
+            if state.open < maximumConnections {
+                state.open += 1
+                return .open
+            }
+            return .wait(nextID.wrappingAdd(1, ordering: .relaxed).oldValue)
+        }
+        for connection in stale { connection.closeSoon() }
+        switch decision {
+        case .connection(let connection):
+            return connection
+        case .open:
+            return try await open(on: eventLoop)
+        case .wait(let id):
+            let grant = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                    let refusal: (any Error)? = state.withLock { state in
+                        if state.closed { return Self.closing }
+                        if Task.isCancelled { return CancellationError() }
+                        state.waiters.append((id, continuation))
+                        return nil
+                    }
+                    if let refusal { continuation.resume(throwing: refusal) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> CheckedContinuation<Grant, any Error>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index).continuation
+                }
+                waiter?.resume(throwing: CancellationError())
+            }
+            switch grant {
+            case .connection(let connection): return connection
+            case .open: return try await open(on: eventLoop)
+            }
+        }
+    }
+
+    /// An idle, still open connection from `key`'s shelf; closed ones found on the way are
+    /// counted out and handed back in `stale` to be closed outside the lock.
+    private static func takeIdle(from key: ObjectIdentifier, in state: inout State, dropping stale: inout [PostgresConnection]) -> PostgresConnection? {
+        while let idle = state.shelves[key]?.popLast() {
+            if !idle.connection.isClosed { return idle.connection }
+            state.open -= 1
+            stale.append(idle.connection)
+        }
+        return nil
+    }
+
+    /// Opens a connection on `eventLoop` in a slot already counted in `open`; the slot is
+    /// given up (and passed to a waiter) when the connection cannot be made.
+    private func open(on eventLoop: any EventLoop) async throws -> PostgresConnection {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        do {
+            return try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+        } catch {
+            slotFreed(failure: error)
+            throw error
+        }
+    }
+
+    /// A slot in `open` was given up: a waiter, if any, may open a connection in it. When
+    /// the pool has nothing open at all (PostgreSQL unreachable), every waiter is told so
+    /// rather than left waiting for a connection nobody will give back.
+    private func slotFreed(failure: (any Error)?) {
+        let (grantee, refused) = state.withLock { state -> (CheckedContinuation<Grant, any Error>?, [CheckedContinuation<Grant, any Error>]) in
+            state.open -= 1
+            guard !state.closed, !state.waiters.isEmpty else { return (nil, []) }
+            if failure != nil, state.open == 0 {
+                defer { state.waiters.removeAll() }
+                return (nil, state.waiters.map(\.continuation))
+            }
+            state.open += 1
+            return (state.waiters.removeFirst().continuation, [])
+        }
+        grantee?.resume(returning: .open)
+        if let failure {
+            for waiter in refused { waiter.resume(throwing: failure) }
+        }
+    }
+
+    /// Back to the first waiter, or to the shelf of its loop; closed, if it is no longer
+    /// usable or the pool is closing.
+    private func giveBack(_ connection: PostgresConnection, idleSince: NIODeadline? = nil) {
+        if connection.isClosed {
+            slotFreed(failure: nil)
+            return
+        }
+        let key = ObjectIdentifier(connection.eventLoop)
+        let (waiter, close) = state.withLock { state -> (CheckedContinuation<Grant, any Error>?, Bool) in
+            if state.closed {
+                state.open -= 1
+                return (nil, true)
+            }
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst().continuation, false) }
+            let now = NIODeadline.now()
+            state.shelves[key, default: []].append(Idle(connection: connection, since: idleSince ?? now, answered: now))
+            return (nil, false)
+        }
+        if close { connection.closeSoon() }
+        waiter?.resume(returning: .connection(connection))
+    }
+
+    /// Pings connections idle for ``Upkeep/keepAliveInterval`` and closes those idle past
+    /// ``Upkeep/idleTimeout`` beyond the last one of each loop. A pinged connection is out of its
+    /// shelf meanwhile, as if leased, and is given back (or closed) after.
+    private func lookAfterIdleConnections() {
+        let now = NIODeadline.now()
+        var toPing: [Idle] = []
+        var toClose: [PostgresConnection] = []
+        state.withLock { state in
+            guard !state.closed else { return }
+            for (key, shelf) in state.shelves {
+                var kept: [Idle] = []
+                for (index, idle) in shelf.enumerated() {
+                    if idle.connection.isClosed || (now - idle.since >= upkeep.idleTimeout && index < shelf.count - 1) {
+                        state.open -= 1
+                        toClose.append(idle.connection)
+                    } else if now - idle.answered >= upkeep.keepAliveInterval {
+                        toPing.append(idle)
+                    } else {
+                        kept.append(idle)
+                    }
+                }
+                state.shelves[key] = kept
+            }
+        }
+        for connection in toClose { connection.closeSoon() }
+        for idle in toPing {
+            let connection = idle.connection
+            let executor = EventLoopTaskExecutor(connection.eventLoop)
+            Task(executorPreference: executor) {
+                let guardTimer = connection.eventLoop.scheduleTask(in: self.upkeep.pingDeadline) { connection.closeSoon() }
+                do {
+                    try await connection.query("SELECT 1", logger: self.logger)
+                } catch {
+                    connection.closeSoon()
+                }
+                guardTimer.cancel()
+                // A ping is not use: the idle timeout still counts from the last lease.
+                self.giveBack(connection, idleSince: idle.since)
+            }
+        }
+    }
+
+    /// Refuses new leases and waiters, closes idle connections now and leased ones as they
+    /// come back, and stops the look-after timer.
+    func close() async {
+        sweep.withLock { $0?.cancel(); $0 = nil }
+        let (idle, waiters) = state.withLock { state -> ([PostgresConnection], [CheckedContinuation<Grant, any Error>]) in
+            state.closed = true
+            let idle = state.shelves.values.flatMap { $0.map(\.connection) }
+            state.open -= idle.count
+            state.shelves.removeAll()
+            let waiters = state.waiters.map(\.continuation)
+            state.waiters.removeAll()
+            return (idle, waiters)
+        }
+        for waiter in waiters { waiter.resume(throwing: Self.closing) }
+        for connection in idle { try? await connection.close() }
+    }
+}
+
+extension PostgresConnection {
+    /// Starts closing the connection without waiting for it (the future-returning
+    /// `close()`, named so that async code does not pick the awaiting one). The
+    /// connection keeps itself until its channel has closed: postgres-nio requires that
+    /// of every connection it lets go.
+    func closeSoon() {
+        let close: () -> EventLoopFuture<Void> = self.close
+        close().whenComplete { _ in withExtendedLifetime(self) {} }
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+@testable import LatchkeyIdP
+import LatchkeyTestSupport
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// The PostgreSQL store's own pool against a real server: connections live on the event
+/// loop that leases them, the maximum holds, waiters are served in turn, and connections
+/// PostgreSQL ended, that went quiet or that a deadline abandoned never come back.
+@Suite(
+    "PostgreSQL connection pool", .timeLimit(.minutes(3)),
+    .requires(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
+)
+struct PostgresConnectionPoolTests {
+    static let logger = Logger(label: "pool-test")
+
+    /// A fresh database's location and a pool over it, closed after `body`.
+    static func withPool(
+        maximum: Int = 4, upkeep: PostgresConnectionPool.Upkeep = .init(),
+        _ body: (PostgresConnectionPool, PostgresLocation) async throws -> Void
+    ) async throws {
+        try await TestStore.postgres.with { storage, _ in
+            guard case .postgres(let location) = storage else { throw StoreError.invalidConfiguration("not PostgreSQL") }
+            let pool = PostgresConnectionPool(configuration: try location.connectionConfiguration(), maximumConnections: maximum, logger: logger, upkeep: upkeep)
+            do {
+                try await body(pool, location)
+            } catch {
+                await pool.close()
+                throw error
+            }
+            await pool.close()
+        }
+    }
+
+    static func backend(_ connection: PostgresConnection) async throws -> Int64 {
+        var pid: Int64 = 0
+        for try await row in try await connection.query("SELECT pg_backend_pid()::bigint AS pid", logger: logger) {
+            pid = try row.decode(Int64.self)
+        }
+        return pid
+    }
+
+    /// Two distinct event loops of the group the provider serves on.
+    static func twoLoops() throws -> (any EventLoop, any EventLoop) {
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        return try (#require(loops.first), #require(loops.count > 1 ? loops[1] : nil))
+    }
+
+    @Test("a connection is opened on the loop that leases it, and that loop gets it back every time")
+    func loopLocal() async throws {
+        try await Self.withPool { pool, _ in
+            let (first, second) = try Self.twoLoops()
+            var backends: Set<Int64> = []
+            for _ in 0..<10 {
+                try await pool.withConnection(on: first) { connection in
+                    #expect(connection.eventLoop === first)
+                    backends.insert(try await Self.backend(connection))
+                }
+            }
+            #expect(backends.count == 1 && pool.openConnections == 1, "one connection, reused")
+            try await pool.withConnection(on: second) { connection in
+                #expect(connection.eventLoop === second)
+                let backend = try await Self.backend(connection)
+                #expect(!backends.contains(backend))
+            }
+            #expect(pool.openConnections == 2 && pool.idleConnections.sorted() == [1, 1])
+        }
+    }
+
+    @Test("at the maximum, a lease borrows another loop's idle connection, or waits its turn; a cancelled waiter leaves the queue")
+    func maximum() async throws {
+        try await Self.withPool(maximum: 2) { pool, _ in
+            let (first, second) = try Self.twoLoops()
+            // One connection on each loop, both idle: a third lease on the first loop borrows.
+            try await pool.withConnection(on: first) { _ in
+                try await pool.withConnection(on: second) { _ in }
+                try await pool.withConnection(on: first) { connection in #expect(connection.eventLoop === second, "borrowed, not opened") }
+            }
+            #expect(pool.openConnections == 2)
+            // Both held: the next lease waits until one is given back.
+            let release = AsyncStream<Void>.makeStream()
+            let held = Task {
+                try await pool.withConnection(on: first) { _ in
+                    try await pool.withConnection(on: first) { _ in
+                        for await _ in release.stream { break }
+                    }
+                }
+            }
+            while pool.idleConnections.reduce(0, +) > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let served = Flag()
+            let waiter = Task {
+                try await pool.withConnection(on: second) { _ in served.set() }
+            }
+            let cancelled = Task { try await pool.withConnection(on: second) { _ in } }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(!served.isSet, "nothing was free")
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            release.continuation.yield()
+            try await waiter.value
+            try await held.value
+            #expect(served.isSet && pool.openConnections == 2)
+        }
+    }
+
+    @Test("a connection PostgreSQL ended while it was idle is not lent again, and its slot is freed")
+    func endedByServer() async throws {
+        try await Self.withPool { pool, location in
+            let (first, _) = try Self.twoLoops()
+            let pid = try await pool.withConnection(on: first) { try await Self.backend($0) }
+            try await TestStore.administer(location, "SELECT pg_terminate_backend(\(pid))")
+            try await Task.sleep(for: .milliseconds(300))
+            let next = try await pool.withConnection(on: first) { try await Self.backend($0) }
+            #expect(next != pid && pool.openConnections == 1)
+        }
+    }
+
+    @Test("quiet connections are pinged, the surplus closed after its idle timeout, one kept per loop; a dead one is dropped by the sweep")
+    func upkeep() async throws {
+        let upkeep = PostgresConnectionPool.Upkeep(
+            keepAliveInterval: .milliseconds(400), idleTimeout: .milliseconds(1500), sweepInterval: .milliseconds(200), pingDeadline: .seconds(2)
+        )
+        try await Self.withPool(upkeep: upkeep) { pool, location in
+            let (first, _) = try Self.twoLoops()
+            let pids = try await pool.withConnection(on: first) { one in
+                try await pool.withConnection(on: first) { two in [try await Self.backend(one), try await Self.backend(two)] }
+            }
+            #expect(pool.openConnections == 2)
+            try await Task.sleep(for: .milliseconds(2500))
+            #expect(pool.openConnections == 1, "the surplus connection was closed, the last one kept")
+            let kept = try await pool.withConnection(on: first) { try await Self.backend($0) }
+            #expect(pids.contains(kept), "the kept one was pinged and still answers")
+            try await TestStore.administer(location, "SELECT pg_terminate_backend(\(kept))")
+            var open = pool.openConnections
+            for _ in 0..<50 where open > 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                open = pool.openConnections
+            }
+            #expect(open == 0, "the sweep dropped the dead connection")
+        }
+    }
+
+    @Test("PostgreSQL unreachable: a read is refused at once as unavailable, and service resumes when it is back")
+    func unreachable() async throws {
+        try await TestStore.postgres.with { storage, _ in
+            guard case .postgres(var location) = storage else { throw StoreError.invalidConfiguration("not PostgreSQL") }
+            let relay = try TCPRelay(targetPort: location.port)
+            location.port = relay.port
+            let database = PostgresProviderDatabase(configuration: try location.connectionConfiguration(), maximumConnections: 2, logger: Self.logger)
+            // Refused because no connection could be opened, not held until the deadline
+            // (which says "did not answer"): told by the reason, not by a clock, which a
+            // loaded machine would make flaky.
+            let refusals = try await withThrowingTaskGroup(of: StoreError?.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        do {
+                            try await database.ping()
+                            return nil
+                        } catch let error as StoreError {
+                            return error
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(refusals.allSatisfy { $0?.code == .unavailable && $0?.reason == "PostgreSQL is unreachable" }, "\(refusals)")
+            #expect(database.pool.openConnections == 0)
+            relay.start()
+            try await database.ping()
+            relay.stop()
+            #expect(await StoreTests.code { try await database.ping() } == .unavailable, "a connection the relay cut is dropped")
+            relay.start()
+            try await database.ping()
+            await database.close()
+            relay.stop()
+        }
+    }
+
+    @Test("a statement past the deadline is abandoned: its connection is closed and its slot freed for the next request")
+    func abandoned() async throws {
+        try await TestStore.postgres.with { storage, _ in
+            guard case .postgres(let location) = storage else { throw StoreError.invalidConfiguration("not PostgreSQL") }
+            let database = PostgresProviderDatabase(
+                configuration: try location.connectionConfiguration(), maximumConnections: 1, logger: Self.logger, connectionDeadline: .seconds(1)
+            )
+            let error = await #expect(throws: StoreError.self) {
+                try await database.read { try await $0.execute("SELECT pg_sleep(30)::text AS slept") }
+            }
+            #expect(error?.code == .unavailable && error?.reason.hasPrefix("PostgreSQL did not answer within") == true, "\(String(describing: error))")
+            // The only slot is free again: the next read gets a connection and an answer.
+            let rows = try await database.read { try await $0.query("SELECT 1 AS one") }
+            #expect(rows.count == 1)
+            await database.close()
+        }
+    }
+
+    @Test("a closed pool refuses leases and waiters, and closes leased connections as they come back")
+    func closing() async throws {
+        try await Self.withPool(maximum: 1) { pool, _ in
+            let (first, _) = try Self.twoLoops()
+            let release = AsyncStream<Void>.makeStream()
+            let inside = AsyncStream<PostgresConnection>.makeStream()
+            let held = Task {
+                try await pool.withConnection(on: first) { connection in
+                    inside.continuation.yield(connection)
+                    for await _ in release.stream { break }
+                }
+            }
+            var iterator = inside.stream.makeAsyncIterator()
+            let leased = try #require(await iterator.next())
+            let waiter = Task { try await pool.withConnection(on: first) { _ in } }
+            try await Task.sleep(for: .milliseconds(100))
+            await pool.close()
+            await #expect(throws: StoreError.self) { try await waiter.value }
+            await #expect(throws: StoreError.self) { try await pool.withConnection(on: first) { _ in } }
+            release.continuation.yield()
+            try await held.value
+            try await leased.closeFuture.get()
+            #expect(pool.openConnections == 0)
+        }
+    }
+}
+
+/// A flag set from another task.
+private final class Flag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
+}
