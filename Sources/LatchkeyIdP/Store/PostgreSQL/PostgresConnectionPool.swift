@@ -84,6 +84,10 @@ final class PostgresConnectionPool: Sendable {
         sweep.withLock { $0 = task }
     }
 
+    deinit {
+        sweep.withLock { $0?.cancel() }
+    }
+
     /// Runs `body` with a connection on `eventLoop` if one is idle or can be opened there,
     /// and gives it back afterwards (closed, when `body` left it unusable).
     func withConnection<Result>(
@@ -188,7 +192,9 @@ final class PostgresConnectionPool: Sendable {
         do {
             return try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
         } catch {
-            slotFreed(failure: error)
+            // A lease cancelled while connecting says nothing about PostgreSQL: the
+            // waiters are not told to give up on its account.
+            slotFreed(failure: error is CancellationError ? nil : error)
             throw error
         }
     }
@@ -267,12 +273,15 @@ final class PostgresConnectionPool: Sendable {
                 let guardTimer = connection.eventLoop.scheduleTask(in: self.upkeep.pingDeadline) { connection.closeSoon() }
                 do {
                     try await connection.query("SELECT 1", logger: self.logger)
+                    guardTimer.cancel()
+                    // A ping is not use: the idle timeout still counts from the last lease.
+                    self.giveBack(connection, idleSince: idle.since)
                 } catch {
+                    // Not back on the shelf, where it could still look open while it closes.
+                    guardTimer.cancel()
                     connection.closeSoon()
+                    self.slotFreed(failure: nil)
                 }
-                guardTimer.cancel()
-                // A ping is not use: the idle timeout still counts from the last lease.
-                self.giveBack(connection, idleSince: idle.since)
             }
         }
     }
