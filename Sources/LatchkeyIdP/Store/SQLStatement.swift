@@ -65,17 +65,45 @@ struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
 
         /// Another statement as a part of this one (a step of a statement of CTEs): its
         /// text, with its placeholders renumbered after this one's, and its values bound.
+        ///
+        /// The text is walked as UTF-8 bytes and copied a run at a time: `$` and the
+        /// digits are ASCII, which never occurs inside a longer UTF-8 sequence. (It was
+        /// walked one Unicode scalar at a time and appended scalar by scalar, 3% of a
+        /// PostgreSQL sign-in, whose writes are statements of composed steps.) A `$`
+        /// without digits, or with more digits than a number holds, is copied as it is.
         mutating func appendInterpolation(statement: SQLStatement) {
             let offset = binds.count
-            var scalars = statement.text.unicodeScalars[...]
-            while let scalar = scalars.popFirst() {
-                text.unicodeScalars.append(scalar)
-                guard scalar == "$" else { continue }
-                let digits = scalars.prefix { ("0"..."9").contains($0) }
-                guard let number = Int(String(String.UnicodeScalarView(digits))) else { continue }
-                scalars = scalars.dropFirst(digits.count)
-                text += String(number + offset)
+            let source = Array(statement.text.utf8)
+            var output: [UInt8] = []
+            output.reserveCapacity(source.count + 16)
+            var index = 0
+            var runStart = 0
+            while index < source.count {
+                guard source[index] == UInt8(ascii: "$") else {
+                    index += 1
+                    continue
+                }
+                var end = index + 1
+                var number = 0
+                var fits = true
+                while end < source.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(source[end]) {
+                    let (times, overflow) = number.multipliedReportingOverflow(by: 10)
+                    let (sum, overflowAgain) = times.addingReportingOverflow(Int(source[end] - UInt8(ascii: "0")))
+                    fits = fits && !overflow && !overflowAgain
+                    number = sum
+                    end += 1
+                }
+                guard end > index + 1, fits, number <= Int.max - offset else {
+                    index += 1
+                    continue
+                }
+                output.append(contentsOf: source[runStart...index])
+                output.append(contentsOf: String(number + offset).utf8)
+                index = end
+                runStart = end
             }
+            output.append(contentsOf: source[runStart...])
+            text += String(decoding: output, as: UTF8.self)
             binds += statement.binds
         }
     }
