@@ -169,12 +169,27 @@ struct PostgresConnectionPoolTests {
             }
             #expect(refusals.allSatisfy { $0?.code == .unavailable && $0?.reason == "PostgreSQL is unreachable" }, "\(refusals)")
             #expect(database.pool.openConnections == 0)
+            // Back: the next ping goes through, unless it takes a connection cut while idle
+            // that its event loop has not yet seen closed (a loaded machine), which fails
+            // that one request as unavailable and is never lent again.
+            @Sendable func resumes() async -> Bool {
+                for _ in 0..<4 {
+                    switch await StoreTests.code({ try await database.ping() }) {
+                    case nil: return true
+                    case .unavailable?: continue
+                    case let other?:
+                        Issue.record("refused as \(other), not unavailable")
+                        return false
+                    }
+                }
+                return false
+            }
             relay.start()
-            try await database.ping()
+            #expect(await resumes(), "back after the first cut")
             relay.stop()
             #expect(await StoreTests.code { try await database.ping() } == .unavailable, "a connection the relay cut is dropped")
             relay.start()
-            try await database.ping()
+            #expect(await resumes(), "back after the second cut")
             await database.close()
             relay.stop()
         }

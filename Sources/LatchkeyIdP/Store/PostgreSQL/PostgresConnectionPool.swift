@@ -6,7 +6,7 @@ import PostgresNIO
 import Synchronization
 
 /// The PostgreSQL store's connections, each leased on the event loop it lives on
-/// (docs/ARCHITECTURE.md, "Several instances"; docs/PERFORMANCE.md, "Persisted provider").
+/// (docs/ARCHITECTURE.md, "The store's unit of work"; docs/PERFORMANCE.md, "Persisted provider").
 ///
 /// postgres-nio's own pool (`PostgresClient`) places a connection on any event loop and
 /// schedules, then cancels, a keep-alive timer and an idle timer (each a task sleeping on
@@ -61,6 +61,8 @@ final class PostgresConnectionPool: Sendable {
         var shelves: [ObjectIdentifier: [Idle]] = [:]
         /// Connections open or being opened, leased or idle.
         var open = 0
+        /// Of those, the ones being opened.
+        var opening = 0
         /// Leases waiting for a connection, oldest first.
         var waiters: [(id: Int, continuation: CheckedContinuation<Grant, any Error>)] = []
         var closed = false
@@ -116,61 +118,71 @@ final class PostgresConnectionPool: Sendable {
     /// How many connections sit idle on each event loop (for tests and diagnostics).
     var idleConnections: [Int] { state.withLock { $0.shelves.values.map(\.count).filter { $0 > 0 } } }
 
-    private enum Lease {
-        case connection(PostgresConnection)
-        case open
-        case wait(Int)
-    }
-
     private func lease(on eventLoop: any EventLoop) async throws -> PostgresConnection {
         let key = ObjectIdentifier(eventLoop)
         var stale: [PostgresConnection] = []
-        let decision = try state.withLock { state -> Lease in
+        let now = try state.withLock { state -> Grant? in
             guard !state.closed else { throw Self.closing }
-            // A connection of this loop; below the maximum, a new one here; at it, an
-            // idle one of another loop (closed ones found on the way free their slots).
-            if let idle = Self.takeIdle(from: key, in: &state, dropping: &stale) { return .connection(idle) }
-            if state.open < maximumConnections {
-                state.open += 1
-                return .open
-            }
-            for other in state.shelves.keys where other != key {
-                if let idle = Self.takeIdle(from: other, in: &state, dropping: &stale) { return .connection(idle) }
-            }
-            if state.open < maximumConnections {
-                state.open += 1
-                return .open
-            }
-            return .wait(nextID.wrappingAdd(1, ordering: .relaxed).oldValue)
+            return grantNow(to: key, in: &state, dropping: &stale)
         }
         for connection in stale { connection.closeSoon() }
-        switch decision {
-        case .connection(let connection):
-            return connection
-        case .open:
-            return try await open(on: eventLoop)
-        case .wait(let id):
-            let grant = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
-                    let refusal: (any Error)? = state.withLock { state in
-                        if state.closed { return Self.closing }
-                        if Task.isCancelled { return CancellationError() }
-                        state.waiters.append((id, continuation))
-                        return nil
-                    }
-                    if let refusal { continuation.resume(throwing: refusal) }
+        let grant: Grant
+        if let now {
+            grant = now
+        } else {
+            grant = try await waitForTurn(on: key)
+        }
+        switch grant {
+        case .connection(let connection): return connection
+        case .open: return try await open(on: eventLoop)
+        }
+    }
+
+    /// What a lease on `key`'s loop can have at once: an idle connection of that loop;
+    /// below the maximum, a new one there; at it, an idle one of another loop (closed
+    /// ones found on the way free their slots). Nil when it must wait.
+    private func grantNow(to key: ObjectIdentifier, in state: inout State, dropping stale: inout [PostgresConnection]) -> Grant? {
+        if let idle = Self.takeIdle(from: key, in: &state, dropping: &stale) { return .connection(idle) }
+        if state.open < maximumConnections {
+            state.open += 1
+            state.opening += 1
+            return .open
+        }
+        for other in state.shelves.keys where other != key {
+            if let idle = Self.takeIdle(from: other, in: &state, dropping: &stale) { return .connection(idle) }
+        }
+        if state.open < maximumConnections {
+            state.open += 1
+            state.opening += 1
+            return .open
+        }
+        return nil
+    }
+
+    /// Waits, first come first served, for a connection given back or a slot freed. The
+    /// pool is looked at again under the lock that queues the waiter, so one given back
+    /// between the first look and the queueing is not missed.
+    private func waitForTurn(on key: ObjectIdentifier) async throws -> Grant {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                var stale: [PostgresConnection] = []
+                let outcome: Result<Grant, any Error>? = state.withLock { state in
+                    if state.closed { return .failure(Self.closing) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if let grant = grantNow(to: key, in: &state, dropping: &stale) { return .success(grant) }
+                    state.waiters.append((id, continuation))
+                    return nil
                 }
-            } onCancel: {
-                let waiter = state.withLock { state -> CheckedContinuation<Grant, any Error>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiters.remove(at: index).continuation
-                }
-                waiter?.resume(throwing: CancellationError())
+                for connection in stale { connection.closeSoon() }
+                if let outcome { continuation.resume(with: outcome) }
             }
-            switch grant {
-            case .connection(let connection): return connection
-            case .open: return try await open(on: eventLoop)
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Grant, any Error>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
             }
+            waiter?.resume(throwing: CancellationError())
         }
     }
 
@@ -190,27 +202,33 @@ final class PostgresConnectionPool: Sendable {
     private func open(on eventLoop: any EventLoop) async throws -> PostgresConnection {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         do {
-            return try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+            let connection = try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+            state.withLock { $0.opening -= 1 }
+            return connection
         } catch {
             // A lease cancelled while connecting says nothing about PostgreSQL: the
             // waiters are not told to give up on its account.
-            slotFreed(failure: error is CancellationError ? nil : error)
+            slotFreed(failure: error is CancellationError ? nil : error, wasOpening: true)
             throw error
         }
     }
 
-    /// A slot in `open` was given up: a waiter, if any, may open a connection in it. When
-    /// the pool has nothing open at all (PostgreSQL unreachable), every waiter is told so
-    /// rather than left waiting for a connection nobody will give back.
-    private func slotFreed(failure: (any Error)?) {
+    /// A slot in `open` was given up (`wasOpening`: by a connection that could not be
+    /// made): a waiter, if any, may open a connection in it. When a connection could not be
+    /// made and the pool has none connected (PostgreSQL unreachable: the others are being
+    /// opened, if any), every waiter is told so at once, rather than each trying in turn,
+    /// one connect timeout after another, past its deadline.
+    private func slotFreed(failure: (any Error)?, wasOpening: Bool = false) {
         let (grantee, refused) = state.withLock { state -> (CheckedContinuation<Grant, any Error>?, [CheckedContinuation<Grant, any Error>]) in
             state.open -= 1
+            if wasOpening { state.opening -= 1 }
             guard !state.closed, !state.waiters.isEmpty else { return (nil, []) }
-            if failure != nil, state.open == 0 {
+            if failure != nil, state.open == state.opening {
                 defer { state.waiters.removeAll() }
                 return (nil, state.waiters.map(\.continuation))
             }
             state.open += 1
+            state.opening += 1
             return (state.waiters.removeFirst().continuation, [])
         }
         grantee?.resume(returning: .open)
