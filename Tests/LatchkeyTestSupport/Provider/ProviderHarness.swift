@@ -44,6 +44,12 @@ public struct ProviderHarness: Sendable {
             var configuration = ProviderConfiguration(adminToken: adminToken)
             configuration.logLevel = .info
             configuration.logHandler = logs.handler
+            // The provider and its clients share this process: when the whole suite
+            // saturates both cores, URLSession can send a request's body seconds after its
+            // head (curl writes it from a read callback), and the default 10-second body
+            // deadline answered an honest admin call 408 in a fresh-clone CI run. The
+            // tests of the deadline itself set their own.
+            configuration.bodyTimeout = 60
             if let storage { configuration.storage = storage }
             if let storeKey { configuration.storeKey = storeKey }
             configure(&configuration)

@@ -91,25 +91,29 @@ final class PostgresConnectionPool: Sendable {
     }
 
     /// Runs `body` with a connection on `eventLoop` if one is idle or can be opened there,
-    /// and gives it back afterwards (closed, when `body` left it unusable).
+    /// and gives it back afterwards: closed instead, when `body` left it unusable or
+    /// `abandoned` (asked once `body` has ended) says a deadline gave up on it.
     func withConnection<Result>(
-        on eventLoop: any EventLoop, _ body: (PostgresConnection) async throws -> Result
+        on eventLoop: any EventLoop, abandoned: () -> Bool = { false }, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let connection = try await lease(on: eventLoop)
+        let outcome: Swift.Result<Result, any Error>
         do {
-            let result = try await body(connection)
-            giveBack(connection)
-            return result
-        } catch let error as PSQLError where error.code != .server {
-            // The connection failed, not a statement: it may still look open while it
-            // closes (a deadline abandoned it, PostgreSQL ended it), and is not lent again.
+            outcome = .success(try await body(connection))
+        } catch {
+            outcome = .failure(error)
+        }
+        // A connection that failed (not a statement PostgreSQL refused) or was abandoned
+        // may still look open while it closes, and is not lent again.
+        var failed = false
+        if case .failure(let error as PSQLError) = outcome, error.code != .server { failed = true }
+        if abandoned() || failed {
             connection.closeSoon()
             slotFreed(failure: nil)
-            throw error
-        } catch {
+        } else {
             giveBack(connection)
-            throw error
         }
+        return try outcome.get()
     }
 
     /// How many connections are open or being opened (for tests and diagnostics).

@@ -40,7 +40,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
-                try await self.pool.withConnection(on: heartbeat.eventLoop) { connection in
+                try await self.pool.withConnection(on: heartbeat.eventLoop, abandoned: heartbeat.letGo) { connection in
                     heartbeat.beat(holding: connection)
                     return try await body(PostgresTransactionHandle(connection: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics))
                 }
@@ -60,7 +60,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
         do {
             return try await Self.retryingConflicts {
                 try await self.withDeadline { heartbeat in
-                    try await self.pool.withConnection(on: heartbeat.eventLoop) { connection in
+                    try await self.pool.withConnection(on: heartbeat.eventLoop, abandoned: heartbeat.letGo) { connection in
                         heartbeat.beat(holding: connection)
                         return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
                     }
@@ -93,7 +93,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
-                try await self.pool.withConnection(on: heartbeat.eventLoop) { connection in
+                try await self.pool.withConnection(on: heartbeat.eventLoop, abandoned: heartbeat.letGo) { connection in
                     heartbeat.beat(holding: connection)
                     // Tried, not waited for: every try is an answer (the deadline's heartbeat),
                     // so a holder that takes long (a migration on a loaded server) is waited
@@ -327,7 +327,11 @@ final class Heartbeat: Sendable {
     /// Where the operation runs: its connection is leased from this loop's shelf.
     let eventLoop: any EventLoop
     private let instant = Mutex(ContinuousClock.now)
-    private let connection = Mutex<PostgresConnection?>(nil)
+    private struct Holding {
+        var connection: PostgresConnection?
+        var abandoned = false
+    }
+    private let holding = Mutex(Holding())
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
@@ -341,13 +345,29 @@ final class Heartbeat: Sendable {
 
     /// An answer came on `leased`, the connection this operation now holds.
     func beat(holding leased: PostgresConnection) {
-        connection.withLock { $0 = leased }
+        holding.withLock { $0.connection = leased }
         beat()
     }
 
-    /// The deadline passed: the connection is closed, which fails whatever waits on it.
+    /// The operation is done with its connection; whether the deadline abandoned it
+    /// first (the pool then retires the connection rather than lend it again). After
+    /// this, ``abandon()`` no longer touches the connection, which may be another
+    /// request's by then.
+    @Sendable func letGo() -> Bool {
+        holding.withLock { holding in
+            holding.connection = nil
+            return holding.abandoned
+        }
+    }
+
+    /// The deadline passed: the connection, if the operation still holds it, is closed,
+    /// which fails whatever waits on it.
     func abandon() {
-        connection.withLock { $0 }?.closeSoon()
+        holding.withLock { holding -> PostgresConnection? in
+            holding.abandoned = true
+            defer { holding.connection = nil }
+            return holding.connection
+        }?.closeSoon()
     }
 }
 
