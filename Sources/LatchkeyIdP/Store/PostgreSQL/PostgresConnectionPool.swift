@@ -37,6 +37,10 @@ final class PostgresConnectionPool: Sendable {
         var pingDeadline = TimeAmount.seconds(10)
     }
 
+    /// Connections per provider instance unless a caller says otherwise: as many as
+    /// postgres-nio's pool was given before.
+    static let defaultMaximumConnections = 16
+
     private static var closing: StoreError { StoreError.unavailable("the PostgreSQL store is closing") }
 
     private let configuration: PostgresConnection.Configuration
@@ -105,11 +109,9 @@ final class PostgresConnectionPool: Sendable {
         }
         // A connection that failed (not a statement PostgreSQL refused) or was abandoned
         // may still look open while it closes, and is not lent again.
-        var failed = false
-        if case .failure(let error as PSQLError) = outcome, error.code != .server { failed = true }
+        let failed = if case .failure(let error as PSQLError) = outcome { error.code != .server } else { false }
         if abandoned() || failed {
-            connection.closeSoon()
-            slotFreed(failure: nil)
+            retire(connection)
         } else {
             giveBack(connection)
         }
@@ -125,14 +127,14 @@ final class PostgresConnectionPool: Sendable {
     private func lease(on eventLoop: any EventLoop) async throws -> PostgresConnection {
         let key = ObjectIdentifier(eventLoop)
         var stale: [PostgresConnection] = []
-        let now = try state.withLock { state -> Grant? in
+        let immediate = try state.withLock { state -> Grant? in
             guard !state.closed else { throw Self.closing }
             return grantNow(to: key, in: &state, dropping: &stale)
         }
         for connection in stale { connection.closeSoon() }
         let grant: Grant
-        if let now {
-            grant = now
+        if let immediate {
+            grant = immediate
         } else {
             grant = try await waitForTurn(on: key)
         }
@@ -147,20 +149,20 @@ final class PostgresConnectionPool: Sendable {
     /// ones found on the way free their slots). Nil when it must wait.
     private func grantNow(to key: ObjectIdentifier, in state: inout State, dropping stale: inout [PostgresConnection]) -> Grant? {
         if let idle = Self.takeIdle(from: key, in: &state, dropping: &stale) { return .connection(idle) }
-        if state.open < maximumConnections {
-            state.open += 1
-            state.opening += 1
-            return .open
-        }
+        if let slot = reserveSlot(in: &state) { return slot }
         for other in state.shelves.keys where other != key {
             if let idle = Self.takeIdle(from: other, in: &state, dropping: &stale) { return .connection(idle) }
         }
-        if state.open < maximumConnections {
-            state.open += 1
-            state.opening += 1
-            return .open
-        }
-        return nil
+        // A closed connection found on another shelf may have freed a slot.
+        return reserveSlot(in: &state)
+    }
+
+    /// The right to open a connection, counted at once, while the pool is below its maximum.
+    private func reserveSlot(in state: inout State) -> Grant? {
+        guard state.open < maximumConnections else { return nil }
+        state.open += 1
+        state.opening += 1
+        return .open
     }
 
     /// Waits, first come first served, for a connection given back or a slot freed. The
@@ -241,6 +243,12 @@ final class PostgresConnectionPool: Sendable {
         }
     }
 
+    /// Closes a connection that is not to be lent again and frees its slot.
+    private func retire(_ connection: PostgresConnection) {
+        connection.closeSoon()
+        slotFreed(failure: nil)
+    }
+
     /// Back to the first waiter, or to the shelf of its loop; closed, if it is no longer
     /// usable or the pool is closing.
     private func giveBack(_ connection: PostgresConnection, idleSince: NIODeadline? = nil) {
@@ -293,16 +301,14 @@ final class PostgresConnectionPool: Sendable {
             let executor = EventLoopTaskExecutor(connection.eventLoop)
             Task(executorPreference: executor) {
                 let guardTimer = connection.eventLoop.scheduleTask(in: self.upkeep.pingDeadline) { connection.closeSoon() }
-                do {
-                    try await connection.query("SELECT 1", logger: self.logger)
-                    guardTimer.cancel()
+                let answered = (try? await connection.query("SELECT 1", logger: self.logger)) != nil
+                guardTimer.cancel()
+                if answered {
                     // A ping is not use: the idle timeout still counts from the last lease.
                     self.giveBack(connection, idleSince: idle.since)
-                } catch {
+                } else {
                     // Not back on the shelf, where it could still look open while it closes.
-                    guardTimer.cancel()
-                    connection.closeSoon()
-                    self.slotFreed(failure: nil)
+                    self.retire(connection)
                 }
             }
         }

@@ -62,9 +62,6 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         "postgres://\(user)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
     }
 
-    /// The pool's maximum number of connections per instance.
-    static let maximumConnections = 16
-
     /// How one connection is made. The TLS context (with `sslrootcert` read) is made here,
     /// once per store, so an unreadable root certificate stops the provider at start.
     func connectionConfiguration() throws -> PostgresConnection.Configuration {

@@ -26,7 +26,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
     static let maximumAttempts = 16
 
     init(
-        configuration: PostgresConnection.Configuration, maximumConnections: Int = PostgresLocation.maximumConnections,
+        configuration: PostgresConnection.Configuration, maximumConnections: Int = PostgresConnectionPool.defaultMaximumConnections,
         logger: Logger, connectionDeadline: Duration = .seconds(10)
     ) {
         pool = PostgresConnectionPool(configuration: configuration, maximumConnections: maximumConnections, logger: logger)
