@@ -17,6 +17,13 @@ public enum Blocking {
 }
 
 extension Blocking {
+    /// Starts `work` as a detached task whose jobs run on threads of their own, so it
+    /// starts even while every thread of the cooperative pool is blocked in other tests
+    /// (an agent's `serve()`, which must begin before a test's client can be answered).
+    public static func detached(_ work: @escaping @Sendable () async -> Void) {
+        Task.detached(executorPreference: ThreadPerJobExecutor.shared) { await work() }
+    }
+
     /// ``run(_:)`` for work that throws.
     public static func runThrowing<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withTaskExecutorPreference(ThreadPerJobExecutor.shared) { try work() }

@@ -32,7 +32,7 @@ struct KeyAgentTests {
         configuration.confirmation = confirmation
         let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(key))
         let socket = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
-        Task.detached { await agent.serve() }
+        Blocking.detached { await agent.serve() }
         return Served(agent: agent, scratch: scratch, socket: socket, vault: vault)
     }
 
@@ -176,20 +176,24 @@ struct KeyAgentTests {
         }
         #expect(signed.sorted() == Array(1...80))
 
-        // A swap that does not take place signs nothing and changes nothing.
-        let client = try RawClient(served.socket)
-        try client.send(AgentRequest(
-            op: .replaceMetadataAndSign, handle: created.handle.rawValue, message: Base64URL.encode(Data("m".utf8)),
-            metadata: Base64URL.encode(Data("999".utf8)), expected: Base64URL.encode(Data("0".utf8))
-        ))
-        let stale = try #require(try client.reply())
-        #expect(stale.error?.code == "metadataChanged")
-        #expect(stale.signature == nil)
-        // Without a message it is refused, the swap not made.
-        try client.send(AgentRequest(
-            op: .replaceMetadataAndSign, handle: created.handle.rawValue, metadata: Base64URL.encode(Data("999".utf8)), expected: Base64URL.encode(Data("80".utf8))
-        ))
-        #expect(try #require(try client.reply()).error?.code == AgentFailure.badRequest)
+        // A swap that does not take place signs nothing and changes nothing (the client
+        // blocks in recv: on a thread of its own, not the cooperative pool).
+        let socket = served.socket
+        try await Blocking.runThrowing {
+            let client = try RawClient(socket)
+            try client.send(AgentRequest(
+                op: .replaceMetadataAndSign, handle: created.handle.rawValue, message: Base64URL.encode(Data("m".utf8)),
+                metadata: Base64URL.encode(Data("999".utf8)), expected: Base64URL.encode(Data("0".utf8))
+            ))
+            let stale = try #require(try client.reply())
+            #expect(stale.error?.code == "metadataChanged")
+            #expect(stale.signature == nil)
+            // Without a message it is refused, the swap not made.
+            try client.send(AgentRequest(
+                op: .replaceMetadataAndSign, handle: created.handle.rawValue, metadata: Base64URL.encode(Data("999".utf8)), expected: Base64URL.encode(Data("80".utf8))
+            ))
+            #expect(try #require(try client.reply()).error?.code == AgentFailure.badRequest)
+        }
         let final = try await Blocking.runThrowing { try AgentKeyStore(socketPath: served.socket, directory: served.vault).entry(created.handle).metadata }
         #expect(final == Data("80".utf8))
     }

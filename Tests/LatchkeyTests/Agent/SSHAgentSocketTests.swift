@@ -38,7 +38,7 @@ struct SSHAgentSocketTests {
         let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(keyFile))
         _ = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
         let socket = try agent.listenSSH(at: (socketDirectory ?? scratch.url).appendingPathComponent("ssh-agent.sock").path, environment: [:])
-        Task.detached { await agent.serve() }
+        Blocking.detached { await agent.serve() }
         return Served(agent: agent, scratch: scratch, socket: socket, key: key, certificate: certificate)
     }
 
@@ -75,70 +75,82 @@ struct SSHAgentSocketTests {
     func malformedMessages() async throws {
         let served = try await Self.serve()
         defer { served.agent.stop() }
-        let huge = try RawSSHClient(served.socket)
-        huge.client.send(Data([0x7F, 0xFF, 0xFF, 0xFF, SSHAgentMessage.signRequest]))
-        #expect(huge.reply() == nil, "closed without an answer")
+        let socket = served.socket
+        // The client blocks in recv: on a thread of its own, not the cooperative pool.
+        try await Blocking.runThrowing {
+            let huge = try RawSSHClient(socket)
+            huge.client.send(Data([0x7F, 0xFF, 0xFF, 0xFF, SSHAgentMessage.signRequest]))
+            #expect(huge.reply() == nil, "closed without an answer")
 
-        let truncated = try RawSSHClient(served.socket)
-        truncated.send(SSHAgentMessage.signRequest) { $0.uint32(1000) }
-        #expect(truncated.reply()?.type == SSHAgentMessage.failure)
-        #expect(truncated.client.isClosed())
+            let truncated = try RawSSHClient(socket)
+            truncated.send(SSHAgentMessage.signRequest) { $0.uint32(1000) }
+            #expect(truncated.reply()?.type == SSHAgentMessage.failure)
+            #expect(truncated.client.isClosed())
+        }
     }
 
     @Test("adding, removing and smartcard requests are SSH_AGENT_FAILURE and change nothing; the vault's key and its certificate are listed")
     func foreignKeys() async throws {
         let served = try await Self.serve()
         defer { served.agent.stop() }
-        let client = try RawSSHClient(served.socket)
-        for type: UInt8 in [17, 18, 19, 20, 21, 25, 26, 27, 200] {
-            client.send(type) { $0.string("ssh-ed25519") }
-            #expect(client.reply()?.type == SSHAgentMessage.failure, "type \(type)")
+        let (socket, certificate, key) = (served.socket, served.certificate, served.key)
+        // The client blocks in recv: on a thread of its own, not the cooperative pool.
+        try await Blocking.runThrowing {
+            let client = try RawSSHClient(socket)
+            for type: UInt8 in [17, 18, 19, 20, 21, 25, 26, 27, 200] {
+                client.send(type) { $0.string("ssh-ed25519") }
+                #expect(client.reply()?.type == SSHAgentMessage.failure, "type \(type)")
+            }
+            client.send(SSHAgentMessage.requestIdentities)
+            let listed = try #require(client.reply())
+            #expect(listed.type == SSHAgentMessage.identitiesAnswer)
+            var reader = SSHWireReader(listed.body)
+            #expect(try reader.uint32() == 2)
+            #expect(try reader.string(maximumLength: 4096) == certificate.wireBlob)
+            _ = try reader.text(maximumLength: 256)
+            #expect(try reader.string(maximumLength: 4096) == key.wireBlob)
         }
-        client.send(SSHAgentMessage.requestIdentities)
-        let listed = try #require(client.reply())
-        #expect(listed.type == SSHAgentMessage.identitiesAnswer)
-        var reader = SSHWireReader(listed.body)
-        #expect(try reader.uint32() == 2)
-        #expect(try reader.string(maximumLength: 4096) == served.certificate.wireBlob)
-        _ = try reader.text(maximumLength: 256)
-        #expect(try reader.string(maximumLength: 4096) == served.key.wireBlob)
     }
 
     @Test("a locked agent lists nothing and signs nothing; unlocked, it signs, and the signature verifies")
     func lockedAgent() async throws {
         let served = try await Self.serve()
         defer { served.agent.stop() }
-        let client = try RawSSHClient(served.socket)
-        client.send(SSHAgentMessage.lock) { $0.string("ignored") }
-        #expect(client.reply()?.type == SSHAgentMessage.success)
-        client.send(SSHAgentMessage.requestIdentities)
-        #expect(client.reply()?.body == Data([0, 0, 0, 0]), "no identities while locked")
-        let message = Data("session data".utf8)
-        client.send(SSHAgentMessage.signRequest) { writer in
-            writer.string(served.certificate.wireBlob)
-            writer.string(message)
-            writer.uint32(0)
+        let (socket, certificate, key) = (served.socket, served.certificate, served.key)
+        // The client blocks in recv: on a thread of its own, not the cooperative pool.
+        try await Blocking.runThrowing {
+            let client = try RawSSHClient(socket)
+            client.send(SSHAgentMessage.lock) { $0.string("ignored") }
+            #expect(client.reply()?.type == SSHAgentMessage.success)
+            client.send(SSHAgentMessage.requestIdentities)
+            #expect(client.reply()?.body == Data([0, 0, 0, 0]), "no identities while locked")
+            let message = Data("session data".utf8)
+            client.send(SSHAgentMessage.signRequest) { writer in
+                writer.string(certificate.wireBlob)
+                writer.string(message)
+                writer.uint32(0)
+            }
+            #expect(client.reply()?.type == SSHAgentMessage.failure)
+            client.send(SSHAgentMessage.unlock) { $0.string("") }
+            #expect(client.reply()?.type == SSHAgentMessage.success)
+            client.send(SSHAgentMessage.signRequest) { writer in
+                writer.string(certificate.wireBlob)
+                writer.string(message)
+                writer.uint32(0)
+            }
+            let signed = try #require(client.reply())
+            #expect(signed.type == SSHAgentMessage.signResponse)
+            var reader = SSHWireReader(signed.body)
+            let signature = try SSHSignature(wireBlob: try reader.string(maximumLength: 512))
+            #expect(signature.isValid(for: message, by: key))
+            // An unknown flag is refused.
+            client.send(SSHAgentMessage.signRequest) { writer in
+                writer.string(key.wireBlob)
+                writer.string(message)
+                writer.uint32(0x80)
+            }
+            #expect(client.reply()?.type == SSHAgentMessage.failure)
         }
-        #expect(client.reply()?.type == SSHAgentMessage.failure)
-        client.send(SSHAgentMessage.unlock) { $0.string("") }
-        #expect(client.reply()?.type == SSHAgentMessage.success)
-        client.send(SSHAgentMessage.signRequest) { writer in
-            writer.string(served.certificate.wireBlob)
-            writer.string(message)
-            writer.uint32(0)
-        }
-        let signed = try #require(client.reply())
-        #expect(signed.type == SSHAgentMessage.signResponse)
-        var reader = SSHWireReader(signed.body)
-        let signature = try SSHSignature(wireBlob: try reader.string(maximumLength: 512))
-        #expect(signature.isValid(for: message, by: served.key))
-        // An unknown flag is refused.
-        client.send(SSHAgentMessage.signRequest) { writer in
-            writer.string(served.key.wireBlob)
-            writer.string(message)
-            writer.uint32(0x80)
-        }
-        #expect(client.reply()?.type == SSHAgentMessage.failure)
     }
 
     @Test("a process of another user is closed on without an answer (SO_PEERCRED), even with the socket opened to everyone")

@@ -92,7 +92,7 @@ struct SSHLoginTests {
         let agent = try KeyAgent(configuration: configuration, openingWith: .keyFile(vault.keyFile))
         _ = try agent.listen(at: scratch.url.appendingPathComponent("agent.sock").path, environment: [:])
         let sshSocket = try agent.listenSSH(at: scratch.url.appendingPathComponent("ssh-agent.sock").path, environment: [:])
-        Task.detached { await agent.serve() }
+        Blocking.detached { await agent.serve() }
         return (agent, sshSocket)
     }
 
