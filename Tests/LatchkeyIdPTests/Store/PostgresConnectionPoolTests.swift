@@ -230,6 +230,23 @@ struct PostgresConnectionPoolTests {
         }
     }
 
+    @Test("a deadline that passed before the operation got its connection closes that connection as soon as it is held: no statement runs late, and the slot is freed")
+    func abandonedBeforeHolding() async throws {
+        try await Self.withPool(maximum: 1) { pool, _ in
+            let (loop, _) = try Self.twoLoops()
+            let heartbeat = Heartbeat(eventLoop: loop)
+            heartbeat.abandon()
+            await #expect(throws: PSQLError.self) {
+                try await pool.withConnection(on: loop, abandoned: heartbeat.letGo) { connection in
+                    heartbeat.beat(holding: connection)
+                    _ = try await connection.query("SELECT 1", logger: Self.logger)
+                }
+            }
+            try await Self.poll(until: { pool.openConnections == 0 })
+            #expect(pool.openConnections == 0)
+        }
+    }
+
     @Test("a closed pool refuses leases and waiters, and closes leased connections as they come back")
     func closing() async throws {
         try await Self.withPool(maximum: 1) { pool, _ in

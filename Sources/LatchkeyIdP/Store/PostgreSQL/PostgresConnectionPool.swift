@@ -96,7 +96,8 @@ final class PostgresConnectionPool: Sendable {
 
     /// Runs `body` with a connection on `eventLoop` if one is idle or can be opened there,
     /// and gives it back afterwards: closed instead, when `body` left it unusable or
-    /// `abandoned` (asked once `body` has ended) says a deadline gave up on it.
+    /// `abandoned` (asked once `body` has ended) says not to lend it again (a deadline
+    /// gave up on it, or a named statement failed on it: ``Heartbeat/letGo()``).
     func withConnection<Result>(
         on eventLoop: any EventLoop, abandoned: () -> Bool = { false }, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {

@@ -20,6 +20,8 @@ final class PostgresProviderDatabase: ProviderDatabase {
     let dialect = SQLDialect.postgres
     let statistics = StoreStatistics()
     let pool: PostgresConnectionPool
+    /// The names its statement texts are prepared under on each connection.
+    let statements: PostgresPreparedStatements
     private let logger: Logger
     /// How long a request waits for a connection before the provider answers 503.
     private let connectionDeadline: Duration
@@ -27,9 +29,10 @@ final class PostgresProviderDatabase: ProviderDatabase {
 
     init(
         configuration: PostgresConnection.Configuration, maximumConnections: Int = PostgresConnectionPool.defaultMaximumConnections,
-        logger: Logger, connectionDeadline: Duration = .seconds(10)
+        logger: Logger, connectionDeadline: Duration = .seconds(10), statements: PostgresPreparedStatements = PostgresPreparedStatements()
     ) {
         pool = PostgresConnectionPool(configuration: configuration, maximumConnections: maximumConnections, logger: logger)
+        self.statements = statements
         self.logger = logger
         self.connectionDeadline = connectionDeadline
     }
@@ -42,7 +45,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
             return try await withDeadline { heartbeat in
                 try await self.pool.withConnection(on: heartbeat.eventLoop, abandoned: heartbeat.letGo) { connection in
                     heartbeat.beat(holding: connection)
-                    return try await body(PostgresTransactionHandle(connection: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics))
+                    return try await body(PostgresTransactionHandle(connection: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, statements: self.statements))
                 }
             }
         } catch let error as PSQLError {
@@ -62,7 +65,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
                 try await self.withDeadline { heartbeat in
                     try await self.pool.withConnection(on: heartbeat.eventLoop, abandoned: heartbeat.letGo) { connection in
                         heartbeat.beat(holding: connection)
-                        return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
+                        return try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, statements: self.statements, body)
                     }
                 }
             }
@@ -111,7 +114,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
                     let outcome: Swift.Result<Result, any Error>
                     do {
                         outcome = .success(try await Self.retryingConflicts {
-                            try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, body)
+                            try await Self.runTransaction(on: connection, logger: self.logger, heartbeat: heartbeat, statistics: self.statistics, statements: self.statements, body)
                         })
                     } catch {
                         outcome = .failure(error)
@@ -126,12 +129,12 @@ final class PostgresProviderDatabase: ProviderDatabase {
     }
 
     private static func runTransaction<Result: Sendable>(
-        on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat, statistics: StoreStatistics,
+        on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat, statistics: StoreStatistics, statements: PostgresPreparedStatements,
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
         try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
         heartbeat.beat()
-        let transaction = PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat, statistics: statistics)
+        let transaction = PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat, statistics: statistics, statements: statements)
         let result: Result
         do {
             result = try await body(transaction)
@@ -276,20 +279,52 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
     let logger: Logger
     let heartbeat: Heartbeat
     let statistics: StoreStatistics
+    let statements: PostgresPreparedStatements
 
     func query(_ statement: SQLStatement) async throws -> [SQLRow] {
         statistics.countStatement()
         var bindings = PostgresBindings(capacity: statement.binds.count)
+        var types: [PostgresDataType] = []
+        types.reserveCapacity(statement.binds.count)
         for value in statement.binds {
             switch value {
-            case .null: bindings.appendNull()
-            case .integer(let integer): bindings.append(integer)
-            case .text(let text): bindings.append(text)
-            case .blob(let data): bindings.append(ByteBuffer(bytes: data))
+            case .null:
+                bindings.appendNull()
+                types.append(.null)
+            case .integer(let integer):
+                bindings.append(integer)
+                types.append(.int8)
+            case .text(let text):
+                bindings.append(text)
+                types.append(.text)
+            case .blob(let data):
+                bindings.append(ByteBuffer(bytes: data))
+                types.append(.bytea)
             }
         }
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
-        heartbeat.beat()
+        // Named, the text is parsed and planned once per connection
+        // (``PostgresPreparedStatements``); the parameter types are those the unnamed
+        // path sends with its Parse, so PostgreSQL reads the values alike.
+        guard let name = statements.name(for: statement.text, types: types) else {
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
+            heartbeat.beat()
+            return try await Self.collect(rows)
+        }
+        let named = PostgresTextStatement.Named(name: name, sql: statement.text, types: types)
+        do {
+            let rows = try await PostgresTextStatement.$current.withValue(named) {
+                try await connection.execute(PostgresTextStatement(bindings: bindings), logger: logger)
+            }
+            heartbeat.beat()
+            return try await Self.collect(rows)
+        } catch let error as PSQLError where PostgresPreparedStatements.mayHaveSpoiled(error) {
+            heartbeat.spoil()
+            throw error
+        }
+    }
+
+    /// The rows of an answer, each with the column names of the first.
+    private static func collect<Rows: AsyncSequence>(_ rows: Rows) async throws -> [SQLRow] where Rows.Element == PostgresRow {
         var result: [SQLRow] = []
         var columns: SQLColumns?
         for try await row in rows {
@@ -330,6 +365,8 @@ final class Heartbeat: Sendable {
     private struct Holding {
         var connection: PostgresConnection?
         var abandoned = false
+        /// A statement left the connection unfit to lend again (``spoil()``).
+        var spoiled = false
     }
     private let holding = Mutex(Holding())
 
@@ -343,21 +380,37 @@ final class Heartbeat: Sendable {
         instant.withLock { $0 = ContinuousClock.now }
     }
 
-    /// An answer came on `leased`, the connection this operation now holds.
+    /// An answer came on `leased`, the connection this operation now holds. When the
+    /// deadline already passed (while the operation waited for a connection, or for one
+    /// to open, on a loaded machine), the caller has had its 503: the connection is closed
+    /// at once, so the operation's statements fail rather than run late, unseen, holding
+    /// a slot of the pool (and perhaps committing what its caller was told failed).
     func beat(holding leased: PostgresConnection) {
-        holding.withLock { $0.connection = leased }
+        let late = holding.withLock { holding -> Bool in
+            guard !holding.abandoned else { return true }
+            holding.connection = leased
+            return false
+        }
+        if late { leased.closeSoon() }
         beat()
     }
 
     /// The operation is done with its connection; whether the deadline abandoned it
-    /// first (the pool then retires the connection rather than lend it again). After
-    /// this, ``abandon()`` no longer touches the connection, which may be another
-    /// request's by then.
+    /// first or a statement spoiled it (the pool then retires the connection rather than
+    /// lend it again). After this, ``abandon()`` no longer touches the connection, which
+    /// may be another request's by then.
     @Sendable func letGo() -> Bool {
         holding.withLock { holding in
             holding.connection = nil
-            return holding.abandoned
+            return holding.abandoned || holding.spoiled
         }
+    }
+
+    /// A named statement failed in a way that may fail it again on this connection
+    /// (``PostgresPreparedStatements/mayHaveSpoiled(_:)``): the pool closes the
+    /// connection when the operation lets go of it, and a new one prepares afresh.
+    func spoil() {
+        holding.withLock { $0.spoiled = true }
     }
 
     /// The deadline passed: the connection, if the operation still holds it, is closed,
