@@ -12,6 +12,11 @@ import Foundation
 struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
     private(set) var text: String
     private(set) var binds: [SQLValue]
+    /// Whether the text's shape depends on data known only at run time: it was built with
+    /// ``append(_:)`` (a `VALUES` list of as many rows as there are), or has such a
+    /// statement as a part. Its variants are many, so PostgreSQL does not keep it prepared
+    /// by name (``PostgresPreparedStatements``).
+    private(set) var variesAtRunTime = false
 
     init(stringLiteral value: String) {
         text = value
@@ -21,6 +26,7 @@ struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
     init(stringInterpolation: Interpolation) {
         text = stringInterpolation.text
         binds = stringInterpolation.binds
+        variesAtRunTime = stringInterpolation.variesAtRunTime
     }
 
     /// Appends another statement's text, its placeholders renumbered after this one's
@@ -33,11 +39,13 @@ struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
         interpolation.appendInterpolation(statement: other)
         swap(&interpolation.text, &text)
         swap(&interpolation.binds, &binds)
+        variesAtRunTime = true
     }
 
     struct Interpolation: StringInterpolationProtocol {
         var text = ""
         var binds: [SQLValue] = []
+        var variesAtRunTime = false
 
         init(literalCapacity: Int, interpolationCount: Int) {
             text.reserveCapacity(literalCapacity + interpolationCount * 3)
@@ -72,6 +80,7 @@ struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
         /// PostgreSQL sign-in, whose writes are statements of composed steps.) A `$`
         /// without digits, or with more digits than a number holds, is copied as it is.
         mutating func appendInterpolation(statement: SQLStatement) {
+            variesAtRunTime = variesAtRunTime || statement.variesAtRunTime
             let offset = binds.count
             let source = Array(statement.text.utf8)
             var output: [UInt8] = []

@@ -116,6 +116,33 @@ struct PostgresPreparedStatementTests {
         }
     }
 
+    @Test("a statement whose shape is made at run time (a VALUES list, as the audit sealer's) or with more values than the limit goes unnamed, and answers")
+    func batchesUnnamed() async throws {
+        try await Self.withDatabase { database in
+            for count in [1, 2, 3] {
+                var list: SQLStatement = "SELECT count(*) AS n FROM (VALUES "
+                for index in 0..<count {
+                    list.append("\(raw: index == 0 ? "" : ", ")(\(Int64(index)))")
+                }
+                list.append(") AS v (a)")
+                #expect(list.variesAtRunTime)
+                let built = list
+                let rows = try await database.read { try await $0.query(built) }
+                #expect(try rows.first?.decode("n", as: Int64.self) == Int64(count))
+            }
+            // Composed from one that varies: varies too.
+            var varying: SQLStatement = "SELECT 1 AS one"
+            varying.append("")
+            let composed: SQLStatement = "WITH step AS (\(statement: varying)) SELECT one FROM step"
+            #expect(composed.variesAtRunTime)
+            let limit = PostgresPreparedStatements.maximumParameters
+            #expect(database.statements.name(for: "SELECT 'wide' AS w", types: Array(repeating: .int8, count: limit)) != nil)
+            #expect(database.statements.name(for: "SELECT 'wider' AS w", types: Array(repeating: .int8, count: limit + 1)) == nil)
+            let texts = try await Self.prepared(on: database)
+            #expect(!texts.contains { $0.contains("VALUES") }, "\(texts)")
+        }
+    }
+
     @Test("past the bound, texts go unnamed and still answer; the named ones stay prepared")
     func bounded() async throws {
         try await Self.withDatabase(statements: PostgresPreparedStatements(maximumNames: 4)) { database in
@@ -126,7 +153,7 @@ struct PostgresPreparedStatementTests {
             // Named: the first four texts seen; the catalogue's read, the fifth, goes unnamed.
             let texts = try await Self.prepared(on: database)
             #expect(texts.count == 4, "\(texts)")
-            #expect(database.statements.name(for: "SELECT 11 + $1 AS sum", types: [.int8]) == nil)
+            #expect(database.statements.name(for: "SELECT 11 + \(Int64(11)) AS sum", types: [.int8]) == nil)
         }
     }
 }

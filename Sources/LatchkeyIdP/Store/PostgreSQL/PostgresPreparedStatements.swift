@@ -13,12 +13,18 @@ import Synchronization
 ///
 /// The store's texts are its own, and few; a name is given to the first
 /// ``maximumNames`` distinct (text, parameter types) pairs a database (its pool of
-/// connections) meets, after which a text goes unnamed as before. So nothing an outsider sends can make either side keep an
-/// unbounded number of statements, and a text built dynamically (an `IN` list of a
-/// variable length) cannot crowd out more than that bound.
+/// connections) meets, after which a text goes unnamed as before. So nothing an outsider
+/// sends can make either side keep an unbounded number of statements. A text whose shape
+/// is made at run time (``SQLStatement/variesAtRunTime``: the audit sealer's `VALUES`
+/// lists, one text per batch size up to 500 rows) or that binds more than
+/// ``maximumParameters`` values always goes unnamed: its variants would take the names
+/// the sign-in's statements need, and every connection would keep their plans.
 final class PostgresPreparedStatements: Sendable {
     /// Distinct statements named at most, per database (and so per connection).
     let maximumNames: Int
+    /// Values a named statement binds at most (the store's fixed statements bind a few
+    /// dozen; a longer list is a batch).
+    static let maximumParameters = 128
 
     private struct Key: Hashable {
         let text: String
@@ -31,10 +37,12 @@ final class PostgresPreparedStatements: Sendable {
         self.maximumNames = maximumNames
     }
 
-    /// The name `text` with parameters of `types` is prepared under, or nil when as many
-    /// statements have been named as may be.
-    func name(for text: String, types: [PostgresDataType]) -> String? {
-        let key = Key(text: text, types: types)
+    /// The name `statement` with parameters of `types` is prepared under; nil when it is
+    /// not to be kept (made at run time, too many values) or as many statements have been
+    /// named as may be.
+    func name(for statement: SQLStatement, types: [PostgresDataType]) -> String? {
+        guard !statement.variesAtRunTime, types.count <= Self.maximumParameters else { return nil }
+        let key = Key(text: statement.text, types: types)
         return names.withLock { names in
             if let name = names[key] { return name }
             guard names.count < maximumNames else { return nil }

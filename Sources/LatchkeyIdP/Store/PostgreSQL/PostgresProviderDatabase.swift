@@ -305,7 +305,7 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
         // Named, the text is parsed and planned once per connection
         // (``PostgresPreparedStatements``); the parameter types are those the unnamed
         // path sends with its Parse, so PostgreSQL reads the values alike.
-        guard let name = statements.name(for: statement.text, types: types) else {
+        guard let name = statements.name(for: statement, types: types) else {
             let rows = try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
             heartbeat.beat()
             return try await Self.collect(rows)
