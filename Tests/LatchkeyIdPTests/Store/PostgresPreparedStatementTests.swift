@@ -104,7 +104,7 @@ struct PostgresPreparedStatementTests {
         }
     }
 
-    @Test("an error while executing (a duplicate key, a conflict) keeps the connection and its prepared statements")
+    @Test("an error while executing (a duplicate key) keeps the connection and its prepared statements")
     func executionErrorsKeep() async throws {
         try await Self.withDatabase { database in
             _ = try await database.write("CREATE TABLE unique_keys (a bigint PRIMARY KEY)")
@@ -112,6 +112,17 @@ struct PostgresPreparedStatementTests {
             let before = try await Self.backend(database)
             let duplicate = await StoreTests.code { _ = try await database.write("INSERT INTO unique_keys (a) VALUES (\(Int64(1)))") }
             #expect(duplicate == .duplicate)
+            #expect(try await Self.backend(database) == before)
+        }
+    }
+
+    @Test("a value PostgreSQL refuses as bad data (a NUL in text, which a stranger can send in any field) fails that request and keeps the connection: no reconnect per hostile request")
+    func badDataKeeps() async throws {
+        try await Self.withDatabase { database in
+            _ = try await database.write("CREATE TABLE names (a text)")
+            let before = try await Self.backend(database)
+            let refused = await StoreTests.code { _ = try await database.write("INSERT INTO names (a) VALUES (\("ada\u{0}"))") }
+            #expect(refused == .engineFailure)
             #expect(try await Self.backend(database) == before)
         }
     }
