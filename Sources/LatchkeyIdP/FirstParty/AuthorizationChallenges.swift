@@ -81,7 +81,7 @@ struct AuthorizationChallenges: Sendable {
             spendProof = { try await binding.spend(proof, resource: false, in: $0) }
         }
         let code = try await grants.complete(
-            signIn, credentials: credentials, spentError: .badRequest(.invalidSession, "this auth_session was already used"), now: now,
+            signIn, credentials: credentials, tickets: try context.tickets, spentError: .badRequest(.invalidSession, "this auth_session was already used"), now: now,
             in: context.database, before: spendProof
         )
         return .code(.init(authorizationCode: code))

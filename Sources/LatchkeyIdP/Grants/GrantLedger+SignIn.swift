@@ -31,6 +31,7 @@ extension GrantLedger {
     /// the refusal tells it to.
     ///
     /// The sign-in's `signin.succeeded` event is written with it, in the same unit.
+    /// `tickets` seal the code the one-statement write issues (``newCode(for:tickets:)``).
     ///
     /// On PostgreSQL the four steps are one statement (``sqlStatement(_:code:familyID:event:now:)``)
     /// that commits by itself: one round trip where a transaction took six (docs/PERFORMANCE.md,
@@ -38,7 +39,8 @@ extension GrantLedger {
     /// statements of one transaction, which cost no round trip. `before` (a DPoP proof
     /// to spend in the same unit) needs a transaction on both engines.
     func complete(
-        _ signIn: VerifiedSignIn, credentials: CredentialRegistry, spentError: ProviderError, now: Date, in database: any ProviderDatabase,
+        _ signIn: VerifiedSignIn, credentials: CredentialRegistry, tickets: TicketSealer, spentError: ProviderError, now: Date,
+        in database: any ProviderDatabase,
         before: (@Sendable (any SQLTransaction) async throws -> Void)? = nil
     ) async throws -> String {
         let event = AuditEntry(
@@ -59,7 +61,7 @@ extension GrantLedger {
                 return code
             }
         }
-        let code = try ProviderContext.randomToken()
+        let code = try newCode(for: signIn, tickets: tickets)
         let familyID = try ProviderContext.randomToken()
         let row = try await database.write(try sqlStatement(signIn, code: code, familyID: familyID, event: try audit.insert(event, after: "issued"), now: now)).first
         // The same refusals, in the same order, as the transaction's steps.

@@ -38,7 +38,9 @@ struct TokenEndpoint: Sendable {
         }
         switch request.grantType {
         case .authorizationCode?:
-            guard let code = request.code, code.utf8.count <= 256 else { throw ProviderError.badRequest(.invalidGrant, "unknown authorization code") }
+            guard let code = request.code, code.utf8.count <= GrantLedger.maximumCodeLength else {
+                throw ProviderError.badRequest(.invalidGrant, "unknown authorization code")
+            }
             if proof == nil, context.database.dialect == .postgres,
                let issued = try await redeemInOneStatement(code, request: request, client: client, now: now) {
                 return try await response(issued, clientID: client.id, now: now)
@@ -176,24 +178,22 @@ struct TokenEndpoint: Sendable {
         return true
     }
 
-    /// A bearer code redeemed on PostgreSQL without a transaction: the code's checks on a
-    /// read, then ``GrantLedger/issueTokensInOneStatement(for:now:in:)``. A refusal the
-    /// read finds is thrown as the transaction's would be; nil sends everything else (a
-    /// replay, which must revoke the family in a transaction; a grant bound to a DPoP key;
-    /// a code spent or revoked between the read and the write) down the transactional path.
+    /// A sealed bearer code (``CodeTicket``) redeemed on PostgreSQL in one statement
+    /// (``GrantLedger/redeemInOneStatement(_:ticket:client:redirectURI:codeChallenge:now:in:)``).
+    /// Nil, for the transaction to redeem or refuse, when the code does not open as a
+    /// ticket, the verifier is not one (RFC 7636 §4.1), or the statement found nothing to
+    /// spend: the transaction then finds why, refuses with that reason and, for a replay,
+    /// revokes the family.
     private func redeemInOneStatement(_ code: String, request: TokenRequest, client: RegisteredClient, now: Date) async throws -> Issued? {
-        let check = try await context.database.read { transaction in
-            try await self.grants.checkCode(code, client: client, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, in: transaction)
-        }
-        switch check {
-        case .refused(let error): throw error
-        case .replayed: return nil
-        case .redeemable(let grant):
-            guard grant.dpopJKT == nil,
-                  let tokens = try await grants.issueTokensInOneStatement(for: grant, now: now, in: context.database)
-            else { return nil }
-            return Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: false)
-        }
+        guard let ticket = try context.tickets.open(CodeTicket.self, from: code),
+              let verifier = request.codeVerifier, let challenge = try? PKCE(verifier: verifier).challenge,
+              let redeemed = try await grants.redeemInOneStatement(
+                  code, ticket: ticket, client: client, redirectURI: request.redirectURI ?? "", codeChallenge: challenge, now: now, in: context.database
+              )
+        else { return nil }
+        return Issued(
+            identityID: ticket.identityID, scope: ticket.scope, nonce: redeemed.nonce, authTime: redeemed.authTime, tokens: redeemed.tokens, dpopBound: false
+        )
     }
 
     /// The token response with a fresh ID token (OIDC Core §3.1.3.3, §3.1.3.6).

@@ -153,7 +153,7 @@ struct SignIns: Sendable {
             clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
         )
         let code = try await grants.complete(
-            signIn, credentials: credentials, spentError: .notFound("unknown, used or expired authentication session"), now: now, in: context.database
+            signIn, credentials: credentials, tickets: try context.tickets, spentError: .notFound("unknown, used or expired authentication session"), now: now, in: context.database
         )
         let answer = AuthorizationResponseParameters(code: code, state: session.state, issuer: context.issuer.absoluteString)
         guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {

@@ -53,7 +53,7 @@ struct SignInWriteTests {
             let spent = ProviderError.notFound("spent")
             let stale = try await read()
 
-            let code = try await provider.grants.complete(Self.signIn("s1", stale, signCount: 5, now: now), credentials: provider.credentials, spentError: spent, now: now, in: database)
+            let code = try await provider.grants.complete(Self.signIn("s1", stale, signCount: 5, now: now), credentials: provider.credentials, tickets: try provider.context.tickets, spentError: spent, now: now, in: database)
             #expect(try await read().record.signCount == 5)
             let stored = try await database.read { transaction in
                 try await transaction.first("SELECT redirect_uri, nonce FROM authorization_codes WHERE code_hash = \(try ProviderContext.hash(code))")
@@ -63,20 +63,20 @@ struct SignInWriteTests {
 
             // The same session again, even with a fresh counter: spent.
             let replay = await Self.refusal {
-                _ = try await provider.grants.complete(Self.signIn("s1", try await read(), signCount: 6, now: now), credentials: provider.credentials, spentError: spent, now: now, in: database)
+                _ = try await provider.grants.complete(Self.signIn("s1", try await read(), signCount: 6, now: now), credentials: provider.credentials, tickets: try provider.context.tickets, spentError: spent, now: now, in: database)
             }
             #expect(replay?.reason == "spent")
             // A new session whose assertion was checked against the old counter (4): another
             // sign-in wrote 5 meanwhile.
             let moved = await Self.refusal {
-                _ = try await provider.grants.complete(Self.signIn("s2", stale, signCount: 5, now: now), credentials: provider.credentials, spentError: spent, now: now, in: database)
+                _ = try await provider.grants.complete(Self.signIn("s2", stale, signCount: 5, now: now), credentials: provider.credentials, tickets: try provider.context.tickets, spentError: spent, now: now, in: database)
             }
             #expect(moved?.code == .invalidAssertion)
             // Revoked between the check and the write.
             let current = try await read()
             _ = try await database.transaction { try await provider.credentials.revoke(record.id, now: now, in: $0) }
             let revoked = await Self.refusal {
-                _ = try await provider.grants.complete(Self.signIn("s3", current, signCount: 6, now: now), credentials: provider.credentials, spentError: spent, now: now, in: database)
+                _ = try await provider.grants.complete(Self.signIn("s3", current, signCount: 6, now: now), credentials: provider.credentials, tickets: try provider.context.tickets, spentError: spent, now: now, in: database)
             }
             #expect(revoked?.code == .invalidAssertion)
             #expect(try await Self.count("grant_families", provider) == 1)

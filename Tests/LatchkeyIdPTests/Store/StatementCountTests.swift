@@ -76,12 +76,12 @@ struct StatementCountTests {
 
     /// The token: the code with its family read, then the code spent, the grants capped,
     /// both tokens issued and the `token.issued` audit event written. On PostgreSQL a
-    /// bearer code is read outside any transaction and redeemed by one statement that
-    /// commits by itself (`GrantLedger.issueTokensInOneStatement`): two round trips, each
-    /// counted as a transaction of its own. On SQLite, five statements in one transaction
+    /// sealed bearer code (`CodeTicket`) is redeemed by one statement that commits by
+    /// itself, with no read before it (`GrantLedger.redeemInOneStatement`): one round
+    /// trip, counted as a transaction. On SQLite, five statements in one transaction
     /// (`GrantLedger.issueTokens(for:now:in:)`).
     static func tokenBudget(_ engine: TestStore) -> Cost {
-        engine == .postgres ? Cost(statements: 2, transactions: 2) : Cost(statements: 5, transactions: 1)
+        engine == .postgres ? Cost(statements: 1, transactions: 1) : Cost(statements: 5, transactions: 1)
     }
 
     @Test("a redirect-flow sign-in: authorize, options, assertion and token each run at most their budget of statements", arguments: TestStore.available)
