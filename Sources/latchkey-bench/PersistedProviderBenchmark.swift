@@ -83,7 +83,7 @@ struct PersistedProviderBenchmark {
             for instances in [1, 2] {
                 let database = try await PostgresBenchDatabase.create(url)
                 let servers = try (0..<instances).map { _ in
-                    try ServeProcess.start(["--port", "0", "--database", database.url, "--store-key-file", keyFile.path])
+                    try ServeProcess.start(["--port", "0", "--store-key-file", keyFile.path], environment: database.environment)
                 }
                 let run = try await measure(label: "postgres \(instances)", servers: servers, scratch: scratch)
                 add(run, label: "PostgreSQL, \(instances) instance\(instances == 1 ? "" : "s")", to: &report, reference: memory)
@@ -92,8 +92,8 @@ struct PersistedProviderBenchmark {
                     let on = try await PostgresBenchDatabase.create(url), off = try await PostgresBenchDatabase.create(url)
                     try await auditCost(
                         label: "PostgreSQL",
-                        on: ServeProcess.start(["--port", "0", "--database", on.url, "--store-key-file", keyFile.path]),
-                        off: ServeProcess.start(["--port", "0", "--database", off.url, "--store-key-file", keyFile.path, "--no-audit"]),
+                        on: ServeProcess.start(["--port", "0", "--store-key-file", keyFile.path], environment: on.environment),
+                        off: ServeProcess.start(["--port", "0", "--store-key-file", keyFile.path, "--no-audit"], environment: off.environment),
                         scratch: scratch, to: &report
                     )
                     try await on.drop()

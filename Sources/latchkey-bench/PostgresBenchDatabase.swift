@@ -7,9 +7,12 @@ import PostgresNIO
 struct PostgresBenchDatabase {
     let server: PostgresLocation
     let name: String
-    /// The URL `latchkey serve --database` takes (the password stays in it: a benchmark's
-    /// throw-away server, never a deployment).
+    /// The database's URL, its password included.
     let url: String
+
+    /// What `latchkey serve` is started with to use it: the URL in `LATCHKEY_DATABASE_URL`,
+    /// since `--database` refuses a password (a command line is readable by every local user).
+    var environment: [String: String] { ["LATCHKEY_DATABASE_URL": url] }
 
     static func create(_ serverURL: String) async throws -> PostgresBenchDatabase {
         let server = try PostgresLocation(url: serverURL)

@@ -79,9 +79,15 @@ public enum ChildProcess {
     /// (``Blocking``): a Python script can take seconds under load, and waiting for it on
     /// one of the cooperative pool's two threads stalled every other test in a CI run (a
     /// PostgreSQL store test then timed out for want of a thread to read its answer).
-    public static func tool(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+    /// `environment` is added to this process's own (a password for `psql`, which must not
+    /// go in its arguments).
+    public static func tool(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         let pipe = Pipe()
-        let process = try SpawnedProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments, stdout: .pipe(pipe), stderr: .pipe(pipe))
+        let process = try SpawnedProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), arguments,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdout: .pipe(pipe), stderr: .pipe(pipe)
+        )
         let output = await drain(pipe)
         let status = await waitForExit(process)
         return (status, String(decoding: output, as: UTF8.self))

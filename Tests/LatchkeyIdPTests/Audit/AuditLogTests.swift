@@ -128,26 +128,33 @@ struct AuditLogTests {
         case .sqlite(let directory):
             run = try await ChildProcess.tool(["sqlite3", directory.appendingPathComponent("latchkey.sqlite3").path, sql])
         case .postgres(let location):
-            run = try await ChildProcess.tool(["psql", Self.url(location), "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            run = try await ChildProcess.tool(
+                ["psql", Self.url(location), "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], environment: ["PGPASSWORD": location.password ?? ""]
+            )
         case .memory:
             throw TestSupportError("a memory store cannot be edited from outside")
         }
         try #require(run.status == 0, "\(sql): \(run.output)")
     }
 
+    /// The store's URL without its password, which goes in `PGPASSWORD`: a command line is
+    /// readable by every local user, and `latchkey` refuses a password there.
     static func url(_ location: PostgresLocation) -> String {
-        "postgresql://\(location.user):\(location.password ?? "")@\(location.host):\(location.port)/\(location.database)?sslmode=disable"
+        "postgresql://\(location.user)@\(location.host):\(location.port)/\(location.database)?sslmode=disable"
     }
 
     /// `latchkey admin events verify` on the store itself: exit status and output.
     static func verifyOffline(_ storage: ProviderConfiguration.Storage, keyFile: URL) async throws -> (Int32, String) {
         var arguments = ["admin", "events", "verify", "--store-key-file", keyFile.path]
+        var environment: [String: String] = [:]
         switch storage {
         case .sqlite(let directory): arguments += ["--data-dir", directory.path]
-        case .postgres(let location): arguments += ["--database", Self.url(location)]
+        case .postgres(let location):
+            arguments += ["--database", Self.url(location)]
+            environment["PGPASSWORD"] = location.password ?? ""
         case .memory: throw TestSupportError("a memory store cannot be read from outside")
         }
-        let run = try await LatchkeyCommand.run(arguments)
+        let run = try await LatchkeyCommand.run(arguments, environment: environment)
         return (run.status, run.stdout + run.stderr)
     }
 

@@ -103,6 +103,49 @@ extension HostileInputSuite {
         ]
     }
 
+    @Test("a database password on the command line is refused by serve and admin events verify, without echoing it; the same URL from $LATCHKEY_DATABASE_URL is taken, and --database without one")
+    func databasePasswordNotFromArgv() async throws {
+        let secret = "s3cret-db-pw"
+        // A port nothing listens on: a URL that is taken fails to connect, later.
+        let urls = [
+            "postgres://latchkey:\(secret)@127.0.0.1:1/latchkey",
+            "postgresql://latchkey:\(secret)@127.0.0.1:1/latchkey?sslmode=disable",
+            "postgres://latchkey:@127.0.0.1:1/latchkey",
+            // Not a URL URLComponents takes, a password in it all the same.
+            "postgres://latchkey:\(secret)@[127.0.0.1:1/latchkey",
+        ]
+        let directory = try TemporaryDirectory()
+        let keyFile = directory.url.appendingPathComponent("store.key")
+        try Data(repeating: 7, count: 32).write(to: keyFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
+        for url in urls {
+            let refusal = try #require(try await Self.serveRefusal(["--database", url], environment: [:]), "serve started with \(url)")
+            #expect(refusal.status != 0)
+            #expect(refusal.output.contains("--database must not carry a password"), "\(refusal.output)")
+            #expect(!refusal.output.contains(secret), "the password was echoed: \(refusal.output)")
+            let verify = try await LatchkeyCommand.run(["admin", "events", "verify", "--database", url, "--store-key-file", keyFile.path])
+            #expect(verify.status != 0)
+            #expect(verify.stderr.contains("--database must not carry a password"), "\(verify.stderr)")
+            #expect(!(verify.stdout + verify.stderr).contains(secret))
+        }
+        // From the environment the URL is taken: serve comes up (answering 503 until the
+        // database answers), and says nothing of the password.
+        let transcript = try await Self.serveTranscript(
+            ["--json", "--store-key-file", keyFile.path],
+            environment: ["LATCHKEY_DATABASE_URL": urls[0], "LATCHKEY_ADMIN_TOKEN": try AdminTokenCases.strong()]
+        )
+        #expect(!transcript.contains("must not carry a password"), "\(transcript)")
+        #expect(!transcript.contains(secret), "\(transcript)")
+        // Without a password in it, --database is taken too; the password comes from $PGPASSWORD.
+        let withoutPassword = try await LatchkeyCommand.run(
+            ["admin", "events", "verify", "--database", "postgres://latchkey@127.0.0.1:1/latchkey", "--store-key-file", keyFile.path],
+            environment: ["PGPASSWORD": secret]
+        )
+        #expect(withoutPassword.status != 0, "nothing listens on port 1")
+        #expect(!withoutPassword.stderr.contains("must not carry a password"), "\(withoutPassword.stderr)")
+        #expect(!(withoutPassword.stdout + withoutPassword.stderr).contains(secret))
+    }
+
     @Test("serve refuses low-entropy admin tokens (a repeated unit, a run, a keyboard sequence, a common word repeated); admin generate-token prints one it takes")
     func weakAdminTokens() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary.path), "latchkey is built with the tests")
