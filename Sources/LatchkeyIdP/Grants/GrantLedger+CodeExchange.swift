@@ -44,7 +44,7 @@ extension GrantLedger {
     }
 
     /// The longest authorization code the token endpoint reads: a random code is 43
-    /// characters, a sealed one (``CodeTicket``) about 160.
+    /// characters, a sealed one (``CodeTicket``) 127 for a UUID identity and the scope `openid`.
     static let maximumCodeLength = 256
 
     /// The code a sign-in's one-statement write issues on PostgreSQL
