@@ -5,6 +5,7 @@ import LatchkeyProtocol
 @testable import LatchkeyIdP
 import LatchkeyTestSupport
 import LatchkeyWebAuthn
+import Synchronization
 import Testing
 
 /// An authorization code's redemption (RFC 6749 §4.1.3, RFC 7636 §4.6) on both engines.
@@ -16,10 +17,8 @@ import Testing
 @Suite("Provider store: an authorization code's redemption")
 struct CodeRedemptionTests {
     static let redirectURI = "https://app.example/cb"
-    static let client = try! RegisteredClient(
-        id: "client", name: "client", jwks: nil, grantTypes: [.authorizationCode, .refreshToken], redirectURIs: [redirectURI],
-        scopes: nil, registration: nil
-    )
+    /// A public client, as configured (no registration stamp).
+    static let client = RegisteredClient(configured: .init(id: "client", redirectURIs: [redirectURI]))
 
     /// A provider with one identity and credential; `body` gets a function that signs in
     /// (a fresh session each time, with a nonce and the client's registration stamp) and
@@ -57,10 +56,10 @@ struct CodeRedemptionTests {
         }
     }
 
-    final class Counter: @unchecked Sendable {
-        private var value: UInt32 = 0
-        private let lock = NSLock()
-        func next() -> UInt32 { lock.withLock { value += 1; return value } }
+    /// The sign-ins' counters, each above the one before.
+    final class Counter: Sendable {
+        private let value = Mutex<UInt32>(0)
+        func next() -> UInt32 { value.withLock { $0 += 1; return $0 } }
     }
 
     static func exchange(_ code: String, verifier: String?, redirectURI: String? = redirectURI) -> TokenRequest {
