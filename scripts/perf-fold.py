@@ -3,6 +3,7 @@
 
     perf record -F 999 -g -p <PID of latchkey serve> -o perf.data -- sleep 10
     perf script -i perf.data | scripts/perf-fold.py [--top 25] [--folded out.folded]
+        [--from S] [--to S] [--unit-ms MS]
 
 Prints two tables of the samples' shares:
   - by area: the first marker found walking each stack from its innermost frame out
@@ -12,6 +13,15 @@ Prints two tables of the samples' shares:
     demangled with `swift demangle --simplified`.
 With --folded it also writes the stacks folded one per line (frames outermost first,
 joined by ';', then the count), the input flamegraph tools take.
+
+--from and --to keep the samples taken that many seconds after the first one, so one
+recording of a whole `latchkey-bench --only store` round splits into its sign-ins and
+its floor (the sign-ins come first; where the floor's begin shows in `perf script`'s
+timestamps, or as the first samples under HealthRoutes). With --unit-ms, the CPU
+milliseconds one unit cost in that window (the benchmark's "server CPU ms/sign-in", or
+its floor), the area table also gives each area in microseconds per unit, which is how
+a sign-in's areas compare with four bare requests' (docs/PERFORMANCE.md, "Persisted
+provider").
 """
 import argparse
 import collections
@@ -43,24 +53,38 @@ AREAS = [
 ]
 
 
-def samples(lines):
-    """Yields each sample's frames, innermost first, as 'symbol (dso)'."""
+TIME = re.compile(r"\s(\d+\.\d+):")
+
+
+def timed_samples(lines):
+    """Yields each sample's time (seconds, as perf printed it; None when its header
+    carries none) and its frames, innermost first, as 'symbol (dso)'."""
     frames = []
+    time = None
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip():
             if frames:
-                yield frames
+                yield time, frames
             frames = []
             continue
         if line.startswith((" ", "\t")):
             parts = line.strip().split(" ", 1)
             if len(parts) == 2:
                 frames.append(parts[1])
-        elif frames:
-            yield frames
-            frames = []
+        else:
+            if frames:
+                yield time, frames
+                frames = []
+            found = TIME.search(" " + line)
+            time = float(found.group(1)) if found else None
     if frames:
+        yield time, frames
+
+
+def samples(lines):
+    """Yields each sample's frames, innermost first, as 'symbol (dso)'."""
+    for _, frames in timed_samples(lines):
         yield frames
 
 
@@ -91,13 +115,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--top", type=int, default=25, help="rows of the by-frame table")
     parser.add_argument("--folded", help="also write folded stacks here")
+    parser.add_argument("--from", dest="start", type=float, help="keep samples taken at least this many seconds after the first")
+    parser.add_argument("--to", dest="end", type=float, help="keep samples taken less than this many seconds after the first")
+    parser.add_argument("--unit-ms", type=float, help="CPU ms of one unit (a sign-in, four bare requests) in the window: areas also in µs per unit")
     arguments = parser.parse_args()
 
     areas = collections.Counter()
     ours = collections.Counter()
     folded = collections.Counter()
     total = 0
-    for frames in samples(sys.stdin):
+    first = None
+    for time, frames in timed_samples(sys.stdin):
+        if time is not None and first is None:
+            first = time
+        if arguments.start is not None or arguments.end is not None:
+            if time is None:
+                sys.exit("perf-fold: --from and --to need perf script's timestamps (its default output has them)")
+            offset = time - first
+            if (arguments.start is not None and offset < arguments.start) or (arguments.end is not None and offset >= arguments.end):
+                continue
         total += 1
         areas[area_of(frames)] += 1
         innermost = next((symbol(f) for f in frames if OURS.match(symbol(f))), "(no Latchkey frame)")
@@ -108,9 +144,14 @@ def main():
         sys.exit("perf-fold: no samples on stdin")
 
     print(f"{total} samples\n")
-    print("| area | share |\n|---|---:|")
-    for area, count in areas.most_common():
-        print(f"| {area} | {100 * count / total:.1f}% |")
+    if arguments.unit_ms:
+        print("| area | share | µs per unit |\n|---|---:|---:|")
+        for area, count in areas.most_common():
+            print(f"| {area} | {100 * count / total:.1f}% | {1000 * arguments.unit_ms * count / total:.0f} |")
+    else:
+        print("| area | share |\n|---|---:|")
+        for area, count in areas.most_common():
+            print(f"| {area} | {100 * count / total:.1f}% |")
     names = demangle([name for name, _ in ours.most_common(arguments.top)])
     print("\n| innermost Latchkey frame | share |\n|---|---:|")
     for name, count in ours.most_common(arguments.top):
