@@ -56,6 +56,18 @@ struct FormEncodingTests {
         }
     }
 
+    @Test("encoding: unreserved characters kept, space as +, every other byte as upper-case %XX, pairs joined by & in order")
+    func encoding() {
+        let cases: [([(String, String)], String)] = [
+            ([("a", "b c")], "a=b+c"), ([("k", "AZaz09-._~")], "k=AZaz09-._~"), ([("k", "+&=%/?#")], "k=%2B%26%3D%25%2F%3F%23"),
+            ([("k", "é\u{0}\u{1B}\u{7F}")], "k=%C3%A9%00%1B%7F"), ([("k", "{\"a\":[1]}")], "k=%7B%22a%22%3A%5B1%5D%7D"),
+            ([("a b", "1"), ("c", ""), ("", "2")], "a+b=1&c=&=2"), ([], ""), ([("k", "😀")], "k=%F0%9F%98%80"),
+        ]
+        for (parameters, expected) in cases {
+            #expect(String(decoding: FormEncoding.encode(parameters), as: UTF8.self) == expected, "\(parameters)")
+        }
+    }
+
     @Test("random forms decode as the reference decodes them, and encoded parameters round-trip")
     func random() {
         var generator = SystemRandomNumberGenerator()
