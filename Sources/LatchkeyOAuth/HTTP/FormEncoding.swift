@@ -17,7 +17,7 @@ public enum FormEncoding {
     /// by byte into one buffer: a sign-in's assertion is a kilobyte of JSON, a hundred or so
     /// of whose bytes need escapes, and formatting each escape through Foundation was the
     /// client's costliest step of a sign-in after its transport (docs/PERFORMANCE.md,
-    /// "Less per request").
+    /// "The in-process provider since the store").
     public static func encode(_ parameters: [(String, String)]) -> Data {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(parameters.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 })
