@@ -15,10 +15,32 @@ final class ProviderContext: Sendable {
     let configuration: ProviderConfiguration
     let database: any ProviderDatabase
     let logger: Logger
-    /// The issuer and the relying party it makes, kept together: the relying party is
-    /// read by every assertion and options answer, and parsing the issuer's origin each
-    /// time showed in profiles (docs/PERFORMANCE.md, "Less per request").
-    private let issuerURL: Mutex<(url: URL, relyingParty: RelyingParty)>
+    /// The issuer and what is made of it, kept together: the relying party is read by
+    /// every assertion and options answer, the token and challenge endpoints' URLs by
+    /// every request to them, and parsing the issuer's origin or appending a path to it
+    /// each time showed in profiles (docs/PERFORMANCE.md, "Less per request").
+    private let issuerURL: Mutex<IssuerURLs>
+
+    private struct IssuerURLs {
+        var url: URL
+        var relyingParty: RelyingParty
+        /// ``ProviderContext/endpointPaths`` under `url`: a fixed set, never one a request names.
+        var endpoints: [String: URL]
+
+        init(_ url: URL) {
+            self.url = url
+            relyingParty = RelyingParty(id: url.host ?? "", origins: [WebOrigin(url)?.description ?? ""])
+            endpoints = Dictionary(uniqueKeysWithValues: ProviderContext.endpointPaths.map { ($0, url.appendingPathComponent($0)) })
+        }
+    }
+
+    /// The endpoints whose URLs requests read (a client assertion's audience, a DPoP
+    /// proof's `htu`, the discovery document), made once per issuer.
+    static let endpointPaths = [
+        ProtocolPath.token, ProtocolPath.authorizationChallenge, ProtocolPath.revocation, ProtocolPath.introspection,
+        ProtocolPath.userInfo, ProtocolPath.authorization, ProtocolPath.jwks, ProtocolPath.deviceAuthorization,
+        ProtocolPath.deviceVerification, ProtocolPath.deviceApproval, ProtocolPath.sshCertificates,
+    ]
     /// Seals the store's secrets (signing keys, the decoy key) at rest.
     let sealing: StoreSealing
     let signingKeys: SigningKeys
@@ -52,7 +74,7 @@ final class ProviderContext: Sendable {
         self.database = MeteredDatabase(database: database, metrics: metrics)
         self.logger = logger
         let issuer = configuration.issuer ?? URL(fileURLWithPath: "/")
-        issuerURL = Mutex((issuer, Self.relyingParty(of: issuer)))
+        issuerURL = Mutex(IssuerURLs(issuer))
         sealing = StoreSealing(key: storeKey)
         audit = AuditLog(enabled: configuration.auditLog)
         signingKeys = SigningKeys(database: self.database, sealing: sealing, configuration: configuration)
@@ -61,8 +83,8 @@ final class ProviderContext: Sendable {
     var issuer: URL { issuerURL.withLock { $0.url } }
 
     func setIssuer(_ url: URL) {
-        let relyingParty = Self.relyingParty(of: url)
-        issuerURL.withLock { $0 = (url, relyingParty) }
+        let urls = IssuerURLs(url)
+        issuerURL.withLock { $0 = urls }
     }
 
     /// The RP ID is the issuer's host; the origin is the issuer's origin, serialised as
@@ -70,12 +92,10 @@ final class ProviderContext: Sendable {
     /// the scheme's default).
     var relyingParty: RelyingParty { issuerURL.withLock { $0.relyingParty } }
 
-    private static func relyingParty(of issuer: URL) -> RelyingParty {
-        RelyingParty(id: issuer.host ?? "", origins: [WebOrigin(issuer)?.description ?? ""])
-    }
-
+    /// `path` under the issuer; one of ``endpointPaths`` from the URLs made with the issuer.
     func url(_ path: String) -> URL {
-        issuer.appendingPathComponent(path)
+        let (issuer, endpoint) = issuerURL.withLock { ($0.url, $0.endpoints[path]) }
+        return endpoint ?? issuer.appendingPathComponent(path)
     }
 
     /// `path?token=token`.

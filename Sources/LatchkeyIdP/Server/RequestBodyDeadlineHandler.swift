@@ -10,10 +10,14 @@ import NIOHTTPTypes
 /// hold its connection and a task for as long as it likes: the idle timeout only needs one
 /// byte now and then.
 ///
-/// A timer on the connection's event loop, armed at the head and cancelled at the end,
-/// where the deadline used to be a task per `POST` that read the body while a timer
-/// cancelled it: a task's creation, its hop and its cancellation handler on every sign-in
-/// request (docs/PERFORMANCE.md, "Less per request").
+/// One timer per connection, not one per request: a `POST` records its deadline, and
+/// its end clears it. The timer, armed by the first request with a body, checks the
+/// deadline when it fires: none (the body arrived) lets it lapse, a later one (a newer
+/// request's) sets it again for then, a passed one fails the request. Scheduling and
+/// cancelling a timer on every sign-in request (a task, a promise, the event loop's
+/// heap under its lock) showed in profiles (docs/PERFORMANCE.md, "Less per request");
+/// a deadline in a field costs a clock read. A body is still cut off exactly `timeout`
+/// after its head.
 final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -22,8 +26,10 @@ final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelH
     struct Expired: Error {}
 
     let timeout: TimeAmount
-    /// The armed deadline of the request being read, if it has a body.
-    private var deadline: Scheduled<Void>?
+    /// When the body of the request being read must have ended; nil when no body is due.
+    private var deadline: NIODeadline?
+    /// The connection's timer, while one is armed.
+    private var timer: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -32,15 +38,15 @@ final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelH
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            disarm()
             if Self.announcesBody(head.headerFields) {
-                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                deadline = context.eventLoop.scheduleTask(in: timeout) {
-                    bound.value.fireErrorCaught(Expired())
-                }
+                let due = NIODeadline.now() + timeout
+                deadline = due
+                if timer == nil { arm(context: context, at: due) }
+            } else {
+                deadline = nil
             }
         case .end:
-            disarm()
+            deadline = nil
         case .body:
             break
         }
@@ -56,11 +62,30 @@ final class RequestBodyDeadlineHandler: ChannelInboundHandler, RemovableChannelH
         disarm()
     }
 
-    private func disarm() {
-        deadline?.cancel()
-        deadline = nil
+    private func arm(context: ChannelHandlerContext, at due: NIODeadline) {
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: due) {
+            bound.value.handler.fired(context: bound.value.context)
+        }
     }
 
+    /// The timer's check, on the connection's event loop.
+    private func fired(context: ChannelHandlerContext) {
+        timer = nil
+        guard let deadline else { return }
+        if deadline <= NIODeadline.now() {
+            self.deadline = nil
+            context.fireErrorCaught(Expired())
+        } else {
+            arm(context: context, at: deadline)
+        }
+    }
+
+    private func disarm() {
+        timer?.cancel()
+        timer = nil
+        deadline = nil
+    }
     /// Whether an HTTP/1.1 request with these fields has a body (RFC 9112 §6.3): without
     /// `Content-Length` or `Transfer-Encoding` it has none, so most `GET`s arm nothing.
     /// One walk over the fields: their subscript joins every value of a name into a new

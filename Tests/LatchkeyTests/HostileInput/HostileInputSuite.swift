@@ -362,6 +362,20 @@ struct HostileInputSuite {
             try await context.send("GET", "health")
             throw outcome
         },
+        Attack("a second request's body trickled on a kept-alive connection, after a prompt one", "status(408)") { context in
+            // The prompt body arms the connection's one timer and ends at once; the second
+            // request starts while that timer is pending, so only its second look, at the
+            // second request's own deadline, can answer 408 (`RequestBodyDeadlineHandler`).
+            let connection = try await RawConnection.open(port: context.provider.port)
+            let prompt = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 12\r\n\r\ngrant_type=x"
+            let first = await connection.trickle([prompt], interval: 2, thenWait: 10)
+            guard case .status(let status) = first, status != 408 else { throw first }
+            try await Task.sleep(for: .seconds(2))
+            let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
+            let outcome = await connection.trickle([head] + Array(repeating: "a", count: 40), interval: 0.25, thenWait: 10)
+            try await context.send("GET", "health")
+            throw outcome
+        },
         Attack("a chunked request body trickled slower than the body deadline (no Content-Length)", "status(408)") { context in
             let connection = try await RawConnection.open(port: context.provider.port)
             let head = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
