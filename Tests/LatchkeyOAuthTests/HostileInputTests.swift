@@ -93,6 +93,13 @@ struct HostileInputTests {
             try await context.validate(String(repeating: "A", count: 70_000) + ".e30.AAAA")
         },
         // ID token: claims
+        Attack(name: "a claim named twice (RFC 7519 §4), signed by the provider's key", expected: .malformedResponse) { context in
+            // A second `sub` ahead of the real one: a reader that kept either could be
+            // steered, so the claims set is refused whole.
+            let claims = String(decoding: try await context.validClaims().json(), as: UTF8.self)
+            let payload = Data((#"{"sub":"attacker","# + claims.dropFirst()).utf8)
+            try await context.validate(try JWS.sign(payload: payload, with: await context.provider.signingKey, keyID: "key-1", type: "JWT"))
+        },
         Attack(name: "wrong iss", expected: .invalidIssuer) { context in
             try await context.validate(try await context.token { $0["iss"] = "https://evil.example" })
         },

@@ -7,6 +7,10 @@ protocol VaultRecordMetadata: Codable {
     /// The `kind` this type's records carry.
     static var kind: String { get }
     var kind: String { get }
+    /// The metadata to store (`Codable`'s unless the type writes its own).
+    func encoded() throws -> Data
+    /// The record's metadata, or nil when the entry is another kind of record.
+    static func decode(_ data: Data) -> Self?
 }
 
 extension VaultRecordMetadata {

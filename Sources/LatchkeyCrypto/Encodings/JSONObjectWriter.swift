@@ -44,6 +44,32 @@ public struct JSONObjectWriter: Sendable {
         integer(key, value)
     }
 
+    /// `"key":n` for a finite `value` (``appendNumber(_:to:)``).
+    public mutating func number(_ key: String, _ value: Double) throws {
+        guard value.isFinite else { throw CryptoError.invalidParameter(reason: "JSON has no number for \(key)'s value \(value)") }
+        member(key)
+        Self.appendNumber(value, to: &bytes)
+    }
+
+    /// `"key":n`, or nothing when `value` is nil.
+    public mutating func number(_ key: String, ifPresent value: Double?) throws {
+        guard let value else { return }
+        try number(key, value)
+    }
+
+    /// `"key":{"a":"x","b":"y"}`, the members in the order of their names' UTF-8 bytes.
+    public mutating func strings(_ key: String, _ values: [String: String]) {
+        member(key)
+        bytes.append(UInt8(ascii: "{"))
+        for (index, name) in values.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendQuoted(name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            Self.appendQuoted(values[name]!, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// `"key":["a","b"]`, or nothing when `values` is nil.
     public mutating func strings(_ key: String, ifPresent values: [String]?) {
         guard let values else { return }
@@ -108,7 +134,21 @@ public struct JSONObjectWriter: Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+    /// A finite `value` as a JSON number (RFC 8259 §6) that reads back as the same
+    /// `Double`: a whole number below 2^53 without a fraction, as `JSONEncoder` writes it,
+    /// anything else in Swift's shortest round-trip form (`0.5`, `1e-07`, `1e+20`), which
+    /// is within JSON's grammar.
+    public static func appendNumber(_ value: Double, to bytes: inout [UInt8]) {
+        precondition(value.isFinite, "JSON has no number for \(value)")
+        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
+            bytes.append(contentsOf: String(Int64(value)).utf8)
+        } else {
+            bytes.append(contentsOf: value.description.utf8)
+        }
+    }
+
+    /// `text` as a JSON string, appended (``quoted(_:)``).
+    public static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyCrypto
 
 /// What the software authenticator keeps about a credential, as the vault entry's
 /// metadata (JSON, integrity-protected by the vault).
@@ -33,18 +34,42 @@ public struct CredentialMetadata: Codable, Hashable, Sendable {
         attributes = [:]
     }
 
+    /// The metadata as the vault keeps it, written member by member (``JSONObjectWriter``):
+    /// every assertion reads, bumps and writes back its counter, and `JSONEncoder` cost
+    /// several times the write itself (docs/PERFORMANCE.md, "Less per request"). The text
+    /// is what `JSONEncoder` with `.sortedKeys` and `.secondsSince1970` writes, but for `/`,
+    /// which it leaves unescaped, and numbers, which read back as the same `Double`.
     func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return try encoder.encode(self)
+        var writer = JSONObjectWriter(capacity: 512)
+        writer.strings("attributes", attributes)
+        try writer.number("createdAt", createdAt.timeIntervalSince1970)
+        writer.string("credentialID", credentialID.description)
+        writer.string("kind", kind)
+        try writer.number("lastUsedAt", ifPresent: lastUsedAt?.timeIntervalSince1970)
+        writer.string("rpID", rpID)
+        writer.integer("signCount", signCount)
+        writer.string("userDisplayName", userDisplayName)
+        writer.string("userHandle", userHandle.description)
+        writer.string("userName", userName)
+        return writer.finished()
     }
 
-    /// The metadata of a vault entry, or nil when the entry is not a WebAuthn credential.
+    /// The metadata of a vault entry, or nil when the entry is not a WebAuthn credential
+    /// (``JSONMembers``, which reads what `JSONDecoder` reads, names given twice aside).
     static func decode(_ data: Data) -> CredentialMetadata? {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        guard let metadata = try? decoder.decode(CredentialMetadata.self, from: data), metadata.kind == kind else { return nil }
-        return metadata
+        guard let members = try? JSONMembers.parse(data), (try? members.string("kind")) == kind else { return nil }
+        do {
+            var metadata = CredentialMetadata(
+                credentialID: try members.bytes("credentialID").data, rpID: try members.string("rpID"), userHandle: try members.bytes("userHandle").data,
+                userName: try members.string("userName"), userDisplayName: try members.string("userDisplayName"),
+                createdAt: Date(timeIntervalSince1970: try members.number("createdAt"))
+            )
+            metadata.signCount = try members.unsigned32("signCount")
+            metadata.lastUsedAt = try members.optionalNumber("lastUsedAt").map(Date.init(timeIntervalSince1970:))
+            metadata.attributes = try members.stringMap("attributes")
+            return metadata
+        } catch {
+            return nil
+        }
     }
 }

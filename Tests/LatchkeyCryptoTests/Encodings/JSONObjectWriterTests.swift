@@ -73,4 +73,50 @@ struct JSONObjectWriterTests {
         empty.jsonArray("list", [])
         #expect(String(decoding: empty.finishedBytes(), as: UTF8.self) == #"{"list":[]}"#)
     }
+
+    private struct Numbers: Encodable {
+        var n: Double
+    }
+
+    @Test("a number reads back as the same Double; a whole one is spelled as JSONEncoder spells it; one JSON cannot spell is refused")
+    func numbers() throws {
+        let values: [Double] = [
+            0, 1, -1, 0.5, -2.25, 1e-7, 1e20, 1e300, 9_007_199_254_740_991, 9_007_199_254_740_992, -9_007_199_254_740_993,
+            1_796_000_000.123456, Date(timeIntervalSince1970: 1_796_000_000.5).timeIntervalSince1970, .ulpOfOne, .leastNonzeroMagnitude,
+            .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 0.1 + 0.2,
+        ]
+        for value in values {
+            var writer = JSONObjectWriter()
+            try writer.number("n", value)
+            let bytes = writer.finished()
+            let text = String(decoding: bytes, as: UTF8.self)
+            // Grammar (RFC 8259 §6) and value: both JSON readers take it back exactly.
+            guard case .object(let members) = try JSONReader.parse(bytes), case .number(let spelled)? = members["n"] else {
+                Issue.record("\(text) does not read back as a number")
+                continue
+            }
+            #expect(Double(spelled) == value, "\(value) written as \(text)")
+            #expect(try JSONDecoder().decode([String: Double].self, from: bytes)["n"] == value, "\(text)")
+            if value == value.rounded(), abs(value) < 1e15 {
+                #expect(text == (try Self.reference(Numbers(n: value))), "\(value)")
+            }
+        }
+        for value in [Double.nan, .infinity, -.infinity] {
+            var writer = JSONObjectWriter()
+            #expect(throws: CryptoError.self, "\(value)") { try writer.number("n", value) }
+        }
+        var absent = JSONObjectWriter()
+        try absent.number("n", ifPresent: nil)
+        #expect(absent.finished() == Data("{}".utf8))
+    }
+
+    @Test("a map of strings is written with its names in byte order, as JSONEncoder sorts them, hostile names and values included")
+    func stringMaps() throws {
+        let map = Dictionary(uniqueKeysWithValues: Self.hostile.enumerated().map { ($0.element, Self.hostile[($0.offset + 7) % Self.hostile.count]) })
+        for values in [map, [:], ["b": "2", "a": "1", "B": "0", "é": "x", "e": "y"]] {
+            var writer = JSONObjectWriter()
+            writer.strings("m", values)
+            #expect(String(decoding: writer.finishedBytes(), as: UTF8.self) == (try Self.reference(["m": values])))
+        }
+    }
 }

@@ -223,4 +223,45 @@ struct TokenCacheTests {
         #expect(data.count <= KeyVault.maximumMetadataByteCount)
         #expect(try record.encoded().count <= KeyVault.maximumMetadataByteCount && record.tokens.last?.clientID == "larger")
     }
+
+    @Test("the token cache's record reads back what Codable wrote, and Codable reads what it writes, an ID token's claims included")
+    func recordEncoding() throws {
+        let callback = try ProviderHarness.callback
+        let issuer = try #require(URL(string: "https://id.example.com/a/b"))
+        let set = TokenSet(accessToken: "at/+=", tokenType: "DPoP", expiresAt: nil, refreshToken: nil, scope: nil, idToken: nil, idTokenClaims: nil)
+        var signIn = CachedTokens(Tokens(tokenSet: set, issuer: issuer, clientID: "cli\"ent", redirectURI: callback), issuer: issuer.absoluteString, scopes: ["openid", "x\"y\u{7}"])
+        signIn.claims = [
+            "sub": .string("alice"), "aud": .array([.string("a"), .string("b/c")]), "exp": .number(1_796_000_000), "auth_time": .number(1.5),
+            "tiny": .number(1e-7), "huge": .number(1e300), "nested": .object(["t": .bool(true), "f": .bool(false), "n": .null, "deep": .array([.object([:]), .array([])])]),
+            "\u{E9}\"\\": .string("\u{0}\u{1B}[2J\u{202E}"), "B": .string(""), "a": .string("</script>"),
+        ]
+        signIn.expiresAt = 1_796_000_000.25
+        signIn.idToken = "h.p.s"
+        signIn.scope = "openid"
+        signIn.refreshToken = "rt"
+        let own = CachedTokens(clientCredentials: Tokens(tokenSet: set, issuer: issuer, clientID: "service", redirectURI: callback), issuer: issuer.absoluteString, scopes: ["b", "a"])
+        var record = DPoPKeyRecord(owner: "0123456789abcdef0123456789abcdef")
+        record.tokens = [signIn, own]
+        func codable(_ record: DPoPKeyRecord) throws -> Data {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return try encoder.encode(record)
+        }
+        let written = try codable(record)
+        #expect(try codable(try #require(DPoPKeyRecord.decode(written))) == written)
+        #expect(try codable(try JSONDecoder().decode(DPoPKeyRecord.self, from: try record.encoded())) == written)
+        #expect(try codable(try #require(DPoPKeyRecord.decode(try record.encoded()))) == written)
+        // Not a DPoP key record, or one missing what an entry needs: nil, as before.
+        let text = String(decoding: try record.encoded(), as: UTF8.self)
+        for broken in [
+            text.replacingOccurrences(of: #""kind":"dpop""#, with: #""kind":"webauthn""#),
+            text.replacingOccurrences(of: #""accessToken":"at/+=","#, with: ""),
+            text.replacingOccurrences(of: #""storedAt":"#, with: #""storedAt":"x","y":"#),
+            text.replacingOccurrences(of: #""claims":{"#, with: #""claims":[],"z":{"#),
+            "{}", "",
+        ] {
+            #expect(broken != text)
+            #expect(DPoPKeyRecord.decode(Data(broken.utf8)) == nil, "\(broken)")
+        }
+    }
 }
