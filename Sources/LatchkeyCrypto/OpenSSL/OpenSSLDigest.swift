@@ -74,3 +74,61 @@ final class PreparedHMAC: @unchecked Sendable {
         return ConstantTime.isEqual(expected, code)
     }
 }
+
+/// An HMAC context that holds only its digest; each code is computed on a duplicate keyed
+/// with `EVP_MAC_init`, so a call pays for hashing the key and the message, not for looking
+/// the digest up. For HKDF (``OpenSSLKDF/hkdfSHA256(inputKeyMaterial:salt:info:outputByteCount:)``),
+/// whose HMAC keys (a salt, then the pseudorandom key) change on every call. The context is
+/// only read, so one instance serves many threads.
+final class KeylessHMAC: @unchecked Sendable {
+    static let sha256ByteCount = 32
+    private static let sharedSHA256 = Result<KeylessHMAC, any Error> { try KeylessHMAC(digest: .sha256) }
+
+    /// The process's SHA-256 instance, made on first use.
+    static func sha256() throws -> KeylessHMAC {
+        try sharedSHA256.get()
+    }
+
+    private let prepared: OpaquePointer
+    private let byteCount: Int
+
+    private init(digest: DigestAlgorithm) throws {
+        guard let context = EVP_MAC_CTX_new(try FetchedAlgorithms.hmac.get()) else {
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate an HMAC context")
+        }
+        let ok = digest.openSSLName.withCString { name in
+            var params = [
+                OSSL_PARAM_construct_utf8_string(OSSLParameterName.macDigest.pointer, UnsafeMutablePointer(mutating: name), 0),
+                CLatchkey_OSSL_PARAM_END(),
+            ]
+            return EVP_MAC_CTX_set_params(context, &params) == 1
+        }
+        guard ok else {
+            EVP_MAC_CTX_free(context)
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot prepare HMAC")
+        }
+        prepared = context
+        byteCount = digest.byteCount
+    }
+
+    deinit { EVP_MAC_CTX_free(prepared) }
+
+    /// HMAC under `key` of the concatenation of `parts`, written into `output` (the
+    /// digest's length). `key` must not be empty.
+    func code(key: UnsafeRawBufferPointer, _ parts: [UnsafeRawBufferPointer], into output: UnsafeMutableRawBufferPointer) throws {
+        precondition(!key.isEmpty && output.count == byteCount, "an HMAC key and an output of the digest's length")
+        guard let context = EVP_MAC_CTX_dup(prepared) else {
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot duplicate an HMAC context")
+        }
+        defer { EVP_MAC_CTX_free(context) }
+        var ok = EVP_MAC_init(context, key.bindMemory(to: UInt8.self).baseAddress, key.count, nil) == 1
+        for part in parts where ok && !part.isEmpty {
+            ok = EVP_MAC_update(context, part.bindMemory(to: UInt8.self).baseAddress, part.count) == 1
+        }
+        var length = 0
+        ok = ok && EVP_MAC_final(context, output.bindMemory(to: UInt8.self).baseAddress, &length, output.count) == 1
+        guard ok, length == byteCount else {
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "HMAC failed")
+        }
+    }
+}

@@ -270,8 +270,9 @@ struct GrantLedger: Sendable {
     /// token after its lifetime, the refresh token after its idle lifetime but never past
     /// the family's absolute end.
     func newTokens(familyExpiresAt: Date, now: Date) throws -> (access: String, refresh: String, expiresAt: Date, refreshExpiresAt: Date) {
-        (
-            try ProviderContext.randomToken(), try ProviderContext.randomToken(), now.addingTimeInterval(configuration.accessTokenLifetime),
+        let (access, refresh) = try ProviderContext.randomTokenPair()
+        return (
+            access, refresh, now.addingTimeInterval(configuration.accessTokenLifetime),
             min(now.addingTimeInterval(configuration.refreshTokenIdleLifetime), familyExpiresAt)
         )
     }

@@ -190,6 +190,14 @@ final class ProviderContext: Sendable {
         Base64URL.encode(try SecureRandom.bytes(count: 32))
     }
 
+    /// Two tokens as ``randomToken()`` makes them, from one draw: each draw from
+    /// OpenSSL's generator costs its locking and fork check again, and a sign-in made
+    /// ten (docs/PERFORMANCE.md, "Less per request").
+    static func randomTokenPair() throws -> (String, String) {
+        let bytes = try SecureRandom.bytes(count: 64)
+        return (Base64URL.encode(bytes.prefix(32)), Base64URL.encode(bytes.suffix(32)))
+    }
+
     /// Tokens, codes and capability ids are stored as their SHA-256 only.
     static func hash(_ token: String) throws -> Data {
         try DigestAlgorithm.sha256.hash(Data(token.utf8))

@@ -80,10 +80,12 @@ struct SignIns: Sendable {
         }
         let tickets = try context.tickets
         let allowed = try await allowedCredentials(loginHint: parameters.loginHint)
+        // The session's id and its WebAuthn challenge (32 bytes each) from one draw.
+        let fresh = try SecureRandom.bytes(count: 64)
         let session = SignInSession(
-            id: try ProviderContext.randomToken(), clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
+            id: Base64URL.encode(fresh.prefix(32)), clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
             nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope, context.configuration),
-            challenge: try SecureRandom.bytes(count: 32), allowedCredentials: allowed,
+            challenge: Data(fresh.suffix(32)), allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
         return try tickets.seal(session)

@@ -40,9 +40,12 @@ struct TicketSealer: Sendable {
     }
 
     private func seal(bytes: some DataProtocol, purpose: String) throws -> String {
-        let salt = try SecureRandom.bytes(count: Self.saltByteCount)
+        // The salt and the GCM nonce in one draw: each draw from OpenSSL's generator costs
+        // its locking and fork check again (docs/PERFORMANCE.md, "Less per request").
+        let fresh = try SecureRandom.bytes(count: Self.saltByteCount + AESGCM.nonceByteCount)
+        let salt = fresh.prefix(Self.saltByteCount)
         let key = try HKDF.deriveKey(inputKeyMaterial: secret, salt: salt, info: Data("latchkey ticket: \(purpose)".utf8), outputByteCount: 32)
-        let box = try AESGCM.seal(bytes, using: key, authenticating: Data([Self.version]))
+        let box = try AESGCM.seal(bytes, using: key, nonce: Data(fresh.suffix(AESGCM.nonceByteCount)), authenticating: Data([Self.version]))
         return Base64URL.encode(Data([Self.version]) + salt + box.combined)
     }
 

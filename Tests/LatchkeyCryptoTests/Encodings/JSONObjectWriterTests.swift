@@ -81,7 +81,7 @@ struct JSONObjectWriterTests {
     @Test("a number reads back as the same Double; a whole one is spelled as JSONEncoder spells it; one JSON cannot spell is refused")
     func numbers() throws {
         let values: [Double] = [
-            0, 1, -1, 0.5, -2.25, 1e-7, 1e20, 1e300, 9_007_199_254_740_991, 9_007_199_254_740_992, -9_007_199_254_740_993,
+            0, 1, -1, 0.5, -2.25, 1e-7, 1e20, 1e300, 9_007_199_254_740_991, 9_007_199_254_740_992, -9_007_199_254_740_994,
             1_796_000_000.123456, Date(timeIntervalSince1970: 1_796_000_000.5).timeIntervalSince1970, .ulpOfOne, .leastNonzeroMagnitude,
             .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 0.1 + 0.2,
         ]

@@ -77,6 +77,22 @@ struct TicketLayoutTests {
         #expect(TicketSealer(secret: try SymmetricKey.random()).open(SignInSession.self, from: signIn) == nil)
     }
 
+    @Test("each seal draws a fresh salt and nonce: the same session sealed 200 times gives 200 salts and 200 nonces, none the other's")
+    func freshSaltAndNonce() throws {
+        let sealer = TicketSealer(secret: try SymmetricKey.random())
+        let session = Self.challenges()[0]
+        var salts = Set<Data>()
+        var nonces = Set<Data>()
+        for _ in 0..<200 {
+            // version (1) ‖ salt (16) ‖ nonce (12) ‖ ciphertext ‖ tag
+            let bytes = try Base64URL.decode(try sealer.seal(session))
+            salts.insert(Data(bytes.dropFirst(1).prefix(16)))
+            nonces.insert(Data(bytes.dropFirst(17).prefix(12)))
+        }
+        #expect(salts.count == 200 && nonces.count == 200)
+        #expect(salts.allSatisfy { salt in !nonces.contains(salt.prefix(12)) && !nonces.contains(salt.suffix(12)) })
+    }
+
     @Test("every truncation, one byte more, a bad optional flag, a forged length or count, and a non-finite date read as nothing")
     func strictReading() throws {
         let whole = Self.bytes(Self.signIns()[3])
