@@ -86,6 +86,9 @@ struct HostileInputTests {
         Attack(name: "header not JSON", expected: .malformedJWS) { context in
             try await context.validate(Base64URL.encode(Data("alg".utf8)) + ".e30.AAAA")
         },
+        Attack(name: "alg named twice in the header (RFC 7515 §4)", expected: .malformedJWS) { context in
+            try await context.validate(try Context.forge(header: #"{"alg":"none","kid":"key-1","alg":"ES256"}"#, payload: await context.validClaims()))
+        },
         Attack(name: "padded base64", expected: .malformedJWS) { context in
             try await context.validate("eyJhbGciOiJFUzI1NiJ9.e30=.AAAA")
         },

@@ -28,7 +28,9 @@ public struct JWS: Sendable {
         guard let headerBytes = try? Base64URL.decode(parts[0]), let payload = try? Base64URL.decode(parts[1]),
               let signature = try? Base64URL.decode(parts[2])
         else { throw malformed("a part is not base64url") }
-        guard let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerBytes) else {
+        // Read strictly (``JSONValue/object(from:maximumSize:what:)``): a header parameter
+        // named twice is refused, as RFC 7515 §4 lets a parser do.
+        guard let header = try? JSONValue.object(from: headerBytes, maximumSize: Self.maximumSize, what: "the JWS header") else {
             throw malformed("the header is not a JSON object")
         }
         guard let name = header["alg"]?.stringValue else { throw malformed("the header has no alg") }
