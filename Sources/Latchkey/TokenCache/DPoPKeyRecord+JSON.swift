@@ -8,10 +8,10 @@ import LatchkeyWebAuthn
 /// its entry and writes it back, and `JSONDecoder`/`JSONEncoder` with an ID token's claims
 /// tree cost more than the vault's own write (docs/PERFORMANCE.md, "Less per request").
 ///
-/// The text is what `JSONEncoder` with `.sortedKeys` writes, but for `/`, which it leaves
-/// unescaped, and numbers, which read back as the same `Double`; records written by
-/// either read back alike (the tests decode each with the other). Members it does not
-/// know are ignored, as `Decodable` ignores them.
+/// The text is what `JSONEncoder` with `.sortedKeys` writes, but for `/`, which this writer
+/// leaves as it is where `JSONEncoder` writes `\/`, and for numbers, which read back as the
+/// same `Double`; records written by either read back alike (the tests decode each with
+/// the other). Members it does not know are ignored, as `Decodable` ignores them.
 extension DPoPKeyRecord {
     func encoded() throws -> Data {
         var writer = JSONObjectWriter(capacity: 1024 * tokens.count + 128)

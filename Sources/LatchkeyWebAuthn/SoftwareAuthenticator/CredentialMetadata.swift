@@ -38,7 +38,8 @@ public struct CredentialMetadata: Codable, Hashable, Sendable {
     /// every assertion reads, bumps and writes back its counter, and `JSONEncoder` cost
     /// several times the write itself (docs/PERFORMANCE.md, "Less per request"). The text
     /// is what `JSONEncoder` with `.sortedKeys` and `.secondsSince1970` writes, but for `/`,
-    /// which it leaves unescaped, and numbers, which read back as the same `Double`.
+    /// which this writer leaves as it is where `JSONEncoder` writes `\/`, and for numbers,
+    /// which read back as the same `Double`.
     func encoded() throws -> Data {
         var writer = JSONObjectWriter(capacity: 512)
         writer.strings("attributes", attributes)
