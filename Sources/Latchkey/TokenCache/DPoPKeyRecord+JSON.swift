@@ -15,17 +15,17 @@ import LatchkeyWebAuthn
 extension DPoPKeyRecord {
     func encoded() throws -> Data {
         var writer = JSONObjectWriter(capacity: 1024 * tokens.count + 128)
-        writer.string("credential", credential)
-        writer.string("kind", kind)
-        writer.jsonArray("tokens", try tokens.map { try $0.json() })
+        writer.string(Member.credential.rawValue, credential)
+        writer.string(Member.kind.rawValue, kind)
+        writer.jsonArray(Member.tokens.rawValue, try tokens.map { try $0.json() })
         return writer.finished()
     }
 
     static func decode(_ data: Data) -> DPoPKeyRecord? {
-        guard let members = try? JSONMembers.parse(data), (try? members.string("kind")) == kind else { return nil }
+        guard let members = try? JSONMembers.parse(data), (try? members.string(Member.kind.rawValue)) == kind else { return nil }
         do {
-            var record = DPoPKeyRecord(owner: try members.string("credential"))
-            record.tokens = try members.objects("tokens").map { try CachedTokens(json: $0) }
+            var record = DPoPKeyRecord(owner: try members.string(Member.credential.rawValue))
+            record.tokens = try members.objects(Member.tokens.rawValue).map { try CachedTokens(json: $0) }
             return record
         } catch {
             return nil
@@ -37,45 +37,52 @@ extension CachedTokens {
     /// The entry as a JSON object, its members in their names' byte order.
     func json() throws -> [UInt8] {
         var writer = JSONObjectWriter(capacity: 1024)
-        writer.string("accessToken", accessToken)
+        writer.string(Member.accessToken.rawValue, accessToken)
         if let claims {
             var object: [UInt8] = []
             try JSONValue.appendObject(claims, to: &object)
-            writer.json("claims", object)
+            writer.json(Member.claims.rawValue, object)
         }
-        writer.string("clientID", clientID)
-        try writer.number("expiresAt", ifPresent: expiresAt)
-        writer.string("grant", ifPresent: grant)
-        writer.string("idToken", ifPresent: idToken)
-        writer.string("issuer", issuer)
-        writer.string("redirectURI", redirectURI)
-        writer.string("refreshToken", ifPresent: refreshToken)
-        writer.string("scope", ifPresent: scope)
-        writer.strings("scopes", scopes)
-        try writer.number("storedAt", storedAt)
-        writer.string("tokenType", tokenType)
+        writer.string(Member.clientID.rawValue, clientID)
+        try writer.number(Member.expiresAt.rawValue, ifPresent: expiresAt)
+        writer.string(Member.grant.rawValue, ifPresent: grant)
+        writer.string(Member.idToken.rawValue, ifPresent: idToken)
+        writer.string(Member.issuer.rawValue, issuer)
+        writer.string(Member.redirectURI.rawValue, redirectURI)
+        writer.string(Member.refreshToken.rawValue, ifPresent: refreshToken)
+        writer.string(Member.scope.rawValue, ifPresent: scope)
+        writer.strings(Member.scopes.rawValue, scopes)
+        try writer.number(Member.storedAt.rawValue, storedAt)
+        writer.string(Member.tokenType.rawValue, tokenType)
         return writer.finishedBytes()
     }
 
     /// The entry `members` hold; throws when one it needs is missing or of the wrong kind.
     init(json members: JSONMembers) throws {
-        issuer = try members.string("issuer")
-        clientID = try members.string("clientID")
-        redirectURI = try members.string("redirectURI")
-        scopes = try members.strings("scopes")
-        accessToken = try members.string("accessToken")
-        tokenType = try members.string("tokenType")
-        expiresAt = try members.optionalNumber("expiresAt")
-        refreshToken = try members.optionalString("refreshToken")
-        scope = try members.optionalString("scope")
-        idToken = try members.optionalString("idToken")
-        if let value = members.optionalValue("claims") {
-            guard case .object(let claims)? = JSONValue(value) else { throw JSONMembers.bad("claims", "not an object") }
+        issuer = try members.string(Member.issuer.rawValue)
+        clientID = try members.string(Member.clientID.rawValue)
+        redirectURI = try members.string(Member.redirectURI.rawValue)
+        scopes = try members.strings(Member.scopes.rawValue)
+        accessToken = try members.string(Member.accessToken.rawValue)
+        tokenType = try members.string(Member.tokenType.rawValue)
+        expiresAt = try members.optionalNumber(Member.expiresAt.rawValue)
+        refreshToken = try members.optionalString(Member.refreshToken.rawValue)
+        scope = try members.optionalString(Member.scope.rawValue)
+        idToken = try members.optionalString(Member.idToken.rawValue)
+        if let value = members.optionalValue(Member.claims.rawValue) {
+            guard case .object(let claims)? = JSONValue(value) else { throw JSONMembers.bad(Member.claims.rawValue, "not an object") }
             self.claims = claims
         } else {
             claims = nil
         }
-        storedAt = try members.number("storedAt")
-        grant = try members.optionalString("grant")
+        storedAt = try members.number(Member.storedAt.rawValue)
+        grant = try members.optionalString(Member.grant.rawValue)
     }
+}
+
+/// The members' names in the token cache's record, each spelled once: `Codable`'s
+/// names for the same properties, which the records written before kept.
+private enum Member: String {
+    case accessToken, claims, clientID, credential, expiresAt, grant, idToken, issuer, kind, redirectURI, refreshToken, scope, scopes, storedAt
+    case tokenType, tokens
 }

@@ -147,6 +147,16 @@ public struct JSONObjectWriter: Sendable {
         }
     }
 
+    /// JSON's `true` or `false` (RFC 8259 §3), appended.
+    public static func appendBool(_ value: Bool, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    /// JSON's `null` (RFC 8259 §3), appended.
+    public static func appendNull(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: "null".utf8)
+    }
+
     /// `text` as a JSON string, appended (``quoted(_:)``).
     public static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))

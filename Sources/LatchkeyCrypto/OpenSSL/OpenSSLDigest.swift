@@ -28,17 +28,9 @@ final class PreparedHMAC: @unchecked Sendable {
     private let byteCount: Int
 
     init(key: SymmetricKey, digest: DigestAlgorithm = .sha256) throws {
-        guard let context = EVP_MAC_CTX_new(try FetchedAlgorithms.hmac.get()) else {
-            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate an HMAC context")
-        }
-        let ok = digest.openSSLName.withCString { name in
-            key.withUnsafeBytes { keyBytes in
-                var params = [
-                    OSSL_PARAM_construct_utf8_string(OSSLParameterName.macDigest.pointer, UnsafeMutablePointer(mutating: name), 0),
-                    CLatchkey_OSSL_PARAM_END(),
-                ]
-                return EVP_MAC_init(context, keyBytes.bindMemory(to: UInt8.self).baseAddress, keyBytes.count, &params) == 1
-            }
+        let context = try Self.context(digest: digest)
+        let ok = key.withUnsafeBytes { keyBytes in
+            EVP_MAC_init(context, keyBytes.bindMemory(to: UInt8.self).baseAddress, keyBytes.count, nil) == 1
         }
         guard ok else {
             EVP_MAC_CTX_free(context)
@@ -46,6 +38,25 @@ final class PreparedHMAC: @unchecked Sendable {
         }
         prepared = context
         byteCount = digest.byteCount
+    }
+
+    /// A new `EVP_MAC_CTX` for HMAC with `digest` set and no key yet; the caller frees it.
+    static func context(digest: DigestAlgorithm) throws -> OpaquePointer {
+        guard let context = EVP_MAC_CTX_new(try FetchedAlgorithms.hmac.get()) else {
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate an HMAC context")
+        }
+        let ok = digest.openSSLName.withCString { name in
+            var params = [
+                OSSL_PARAM_construct_utf8_string(OSSLParameterName.macDigest.pointer, UnsafeMutablePointer(mutating: name), 0),
+                CLatchkey_OSSL_PARAM_END(),
+            ]
+            return EVP_MAC_CTX_set_params(context, &params) == 1
+        }
+        guard ok else {
+            EVP_MAC_CTX_free(context)
+            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot set HMAC's digest")
+        }
+        return context
     }
 
     deinit { EVP_MAC_CTX_free(prepared) }
@@ -93,21 +104,7 @@ final class KeylessHMAC: @unchecked Sendable {
     private let byteCount: Int
 
     private init(digest: DigestAlgorithm) throws {
-        guard let context = EVP_MAC_CTX_new(try FetchedAlgorithms.hmac.get()) else {
-            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot allocate an HMAC context")
-        }
-        let ok = digest.openSSLName.withCString { name in
-            var params = [
-                OSSL_PARAM_construct_utf8_string(OSSLParameterName.macDigest.pointer, UnsafeMutablePointer(mutating: name), 0),
-                CLatchkey_OSSL_PARAM_END(),
-            ]
-            return EVP_MAC_CTX_set_params(context, &params) == 1
-        }
-        guard ok else {
-            EVP_MAC_CTX_free(context)
-            throw CryptoError.fromOpenSSL(.openSSLFailure, "cannot prepare HMAC")
-        }
-        prepared = context
+        prepared = try PreparedHMAC.context(digest: digest)
         byteCount = digest.byteCount
     }
 

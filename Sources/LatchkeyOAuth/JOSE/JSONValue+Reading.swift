@@ -45,8 +45,8 @@ extension JSONValue {
         case .number(let number):
             guard number.isFinite else { throw OAuthError.malformedResponse(reason: "a JSON number that is not finite") }
             JSONObjectWriter.appendNumber(number, to: &bytes)
-        case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .null: bytes.append(contentsOf: "null".utf8)
+        case .bool(let flag): JSONObjectWriter.appendBool(flag, to: &bytes)
+        case .null: JSONObjectWriter.appendNull(to: &bytes)
         case .array(let elements):
             bytes.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
