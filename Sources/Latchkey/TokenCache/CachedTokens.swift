@@ -35,6 +35,12 @@ struct CachedTokens: Codable, Sendable {
     /// in its client key's record; nil for a person's sign-in.
     var grant: String?
 
+    /// The members' names, written out so `Codable` and the record's own reader and writer
+    /// (`DPoPKeyRecord+JSON.swift`) share them: records written by either read back alike.
+    enum CodingKeys: String, CodingKey {
+        case issuer, clientID, redirectURI, scopes, accessToken, tokenType, expiresAt, refreshToken, scope, idToken, claims, storedAt, grant
+    }
+
     init(_ tokens: Tokens, issuer: String, scopes: [String]) {
         self.issuer = issuer
         clientID = tokens.clientID

@@ -24,6 +24,11 @@ struct DPoPKeyRecord: VaultRecordMetadata, Sendable {
     var credential: String
     var tokens: [CachedTokens]
 
+    /// The members' names, shared by `Codable` and the record's own reader and writer.
+    enum CodingKeys: String, CodingKey {
+        case kind, credential, tokens
+    }
+
     init(owner: String) {
         kind = Self.kind
         credential = owner

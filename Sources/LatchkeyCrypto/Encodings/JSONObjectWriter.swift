@@ -46,9 +46,10 @@ public struct JSONObjectWriter: Sendable {
 
     /// `"key":n` for a finite `value` (``appendNumber(_:to:)``).
     public mutating func number(_ key: String, _ value: Double) throws {
-        guard value.isFinite else { throw CryptoError.invalidParameter(reason: "JSON has no number for \(key)'s value \(value)") }
+        // Checked before the member is begun, so a refused value leaves the object whole.
+        guard value.isFinite else { throw Self.notANumber(value) }
         member(key)
-        Self.appendNumber(value, to: &bytes)
+        try Self.appendNumber(value, to: &bytes)
     }
 
     /// `"key":n`, or nothing when `value` is nil.
@@ -137,14 +138,19 @@ public struct JSONObjectWriter: Sendable {
     /// A finite `value` as a JSON number (RFC 8259 §6) that reads back as the same
     /// `Double`: a whole number below 2^53 without a fraction, as `JSONEncoder` writes it,
     /// anything else in Swift's shortest round-trip form (`0.5`, `1e-07`, `1e+20`), which
-    /// is within JSON's grammar.
-    public static func appendNumber(_ value: Double, to bytes: inout [UInt8]) {
-        precondition(value.isFinite, "JSON has no number for \(value)")
+    /// is within JSON's grammar. A value that is not finite, which JSON cannot spell, throws
+    /// ``CryptoError/Code/invalidParameter``.
+    public static func appendNumber(_ value: Double, to bytes: inout [UInt8]) throws {
+        guard value.isFinite else { throw notANumber(value) }
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
             bytes.append(contentsOf: String(Int64(value)).utf8)
         } else {
             bytes.append(contentsOf: value.description.utf8)
         }
+    }
+
+    private static func notANumber(_ value: Double) -> CryptoError {
+        CryptoError.invalidParameter(reason: "JSON has no number for \(value)")
     }
 
     /// JSON's `true` or `false` (RFC 8259 §3), appended.

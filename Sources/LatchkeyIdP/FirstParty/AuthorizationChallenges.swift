@@ -107,11 +107,10 @@ struct AuthorizationChallenges: Sendable {
         }
         let challenge = try SignIns.codeChallenge(request.codeChallenge, method: request.codeChallengeMethod)
         guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
-        // The session's id and its WebAuthn challenge (32 bytes each) from one draw.
-        let fresh = try SecureRandom.bytes(count: 64)
+        let fresh = try ProviderContext.sessionIDAndChallenge()
         let session = ChallengeSession(
-            id: Base64URL.encode(fresh.prefix(32)), clientID: client.id, clientRegistration: client.registration, scope: SignIns.grantedScope(request.scope, context.configuration), codeChallenge: challenge,
-            dpopJKT: proof?.thumbprint, challenge: Data(fresh.suffix(32)),
+            id: fresh.id, clientID: client.id, clientRegistration: client.registration, scope: SignIns.grantedScope(request.scope, context.configuration), codeChallenge: challenge,
+            dpopJKT: proof?.thumbprint, challenge: fresh.challenge,
             allowedCredentials: try await signIns.allowedCredentials(loginHint: request.loginHint),
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )

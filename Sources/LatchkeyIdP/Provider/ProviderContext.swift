@@ -198,6 +198,13 @@ final class ProviderContext: Sendable {
         return (Base64URL.encode(bytes.prefix(32)), Base64URL.encode(bytes.suffix(32)))
     }
 
+    /// A sign-in session's id (as ``randomToken()`` makes one) and its 32-byte WebAuthn
+    /// challenge, from one draw (``randomTokenPair()``).
+    static func sessionIDAndChallenge() throws -> (id: String, challenge: Data) {
+        let bytes = try SecureRandom.bytes(count: 64)
+        return (Base64URL.encode(bytes.prefix(32)), Data(bytes.suffix(32)))
+    }
+
     /// Tokens, codes and capability ids are stored as their SHA-256 only.
     static func hash(_ token: String) throws -> Data {
         try DigestAlgorithm.sha256.hash(Data(token.utf8))

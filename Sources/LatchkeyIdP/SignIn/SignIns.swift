@@ -80,12 +80,11 @@ struct SignIns: Sendable {
         }
         let tickets = try context.tickets
         let allowed = try await allowedCredentials(loginHint: parameters.loginHint)
-        // The session's id and its WebAuthn challenge (32 bytes each) from one draw.
-        let fresh = try SecureRandom.bytes(count: 64)
+        let fresh = try ProviderContext.sessionIDAndChallenge()
         let session = SignInSession(
-            id: Base64URL.encode(fresh.prefix(32)), clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
+            id: fresh.id, clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
             nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope, context.configuration),
-            challenge: Data(fresh.suffix(32)), allowedCredentials: allowed,
+            challenge: fresh.challenge, allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
         return try tickets.seal(session)

@@ -38,13 +38,11 @@ extension JSONValue {
     /// This value as JSON text, appended: objects' members in the order of their names'
     /// UTF-8 bytes, as `JSONEncoder` with `.sortedKeys` writes them, strings escaped as
     /// ``JSONObjectWriter/appendQuoted(_:to:)`` escapes them. Throws for a number that
-    /// is not finite, which JSON cannot spell.
+    /// is not finite, which JSON cannot spell (``JSONObjectWriter/appendNumber(_:to:)``).
     package func appendJSON(to bytes: inout [UInt8]) throws {
         switch self {
         case .string(let text): JSONObjectWriter.appendQuoted(text, to: &bytes)
-        case .number(let number):
-            guard number.isFinite else { throw OAuthError.malformedResponse(reason: "a JSON number that is not finite") }
-            JSONObjectWriter.appendNumber(number, to: &bytes)
+        case .number(let number): try JSONObjectWriter.appendNumber(number, to: &bytes)
         case .bool(let flag): JSONObjectWriter.appendBool(flag, to: &bytes)
         case .null: JSONObjectWriter.appendNull(to: &bytes)
         case .array(let elements):

@@ -22,6 +22,11 @@ public struct CredentialMetadata: Codable, Hashable, Sendable {
     /// Room for the layers above (the provider's issuer, last use, state).
     public var attributes: [String: String]
 
+    /// The members' names, shared by `Codable` and the metadata's own reader and writer.
+    enum CodingKeys: String, CodingKey {
+        case kind, credentialID, rpID, userHandle, userName, userDisplayName, signCount, createdAt, lastUsedAt, attributes
+    }
+
     public init(credentialID: Data, rpID: String, userHandle: Data, userName: String, userDisplayName: String, createdAt: Date) {
         kind = Self.kind
         self.credentialID = Base64URLBytes(credentialID)
@@ -42,32 +47,32 @@ public struct CredentialMetadata: Codable, Hashable, Sendable {
     /// which read back as the same `Double`.
     func encoded() throws -> Data {
         var writer = JSONObjectWriter(capacity: 512)
-        writer.strings("attributes", attributes)
-        try writer.number("createdAt", createdAt.timeIntervalSince1970)
-        writer.string("credentialID", credentialID.description)
-        writer.string("kind", kind)
-        try writer.number("lastUsedAt", ifPresent: lastUsedAt?.timeIntervalSince1970)
-        writer.string("rpID", rpID)
-        writer.integer("signCount", signCount)
-        writer.string("userDisplayName", userDisplayName)
-        writer.string("userHandle", userHandle.description)
-        writer.string("userName", userName)
+        writer.strings(CodingKeys.attributes.rawValue, attributes)
+        try writer.number(CodingKeys.createdAt.rawValue, createdAt.timeIntervalSince1970)
+        writer.string(CodingKeys.credentialID.rawValue, credentialID.description)
+        writer.string(CodingKeys.kind.rawValue, kind)
+        try writer.number(CodingKeys.lastUsedAt.rawValue, ifPresent: lastUsedAt?.timeIntervalSince1970)
+        writer.string(CodingKeys.rpID.rawValue, rpID)
+        writer.integer(CodingKeys.signCount.rawValue, signCount)
+        writer.string(CodingKeys.userDisplayName.rawValue, userDisplayName)
+        writer.string(CodingKeys.userHandle.rawValue, userHandle.description)
+        writer.string(CodingKeys.userName.rawValue, userName)
         return writer.finished()
     }
 
     /// The metadata of a vault entry, or nil when the entry is not a WebAuthn credential
     /// (``JSONMembers``, which reads what `JSONDecoder` reads, names given twice aside).
     static func decode(_ data: Data) -> CredentialMetadata? {
-        guard let members = try? JSONMembers.parse(data), (try? members.string("kind")) == kind else { return nil }
+        guard let members = try? JSONMembers.parse(data), (try? members.string(CodingKeys.kind.rawValue)) == kind else { return nil }
         do {
             var metadata = CredentialMetadata(
-                credentialID: try members.bytes("credentialID").data, rpID: try members.string("rpID"), userHandle: try members.bytes("userHandle").data,
-                userName: try members.string("userName"), userDisplayName: try members.string("userDisplayName"),
-                createdAt: Date(timeIntervalSince1970: try members.number("createdAt"))
+                credentialID: try members.bytes(CodingKeys.credentialID.rawValue).data, rpID: try members.string(CodingKeys.rpID.rawValue), userHandle: try members.bytes(CodingKeys.userHandle.rawValue).data,
+                userName: try members.string(CodingKeys.userName.rawValue), userDisplayName: try members.string(CodingKeys.userDisplayName.rawValue),
+                createdAt: Date(timeIntervalSince1970: try members.number(CodingKeys.createdAt.rawValue))
             )
-            metadata.signCount = try members.unsigned32("signCount")
-            metadata.lastUsedAt = try members.optionalNumber("lastUsedAt").map(Date.init(timeIntervalSince1970:))
-            metadata.attributes = try members.stringMap("attributes")
+            metadata.signCount = try members.unsigned32(CodingKeys.signCount.rawValue)
+            metadata.lastUsedAt = try members.optionalNumber(CodingKeys.lastUsedAt.rawValue).map(Date.init(timeIntervalSince1970:))
+            metadata.attributes = try members.stringMap(CodingKeys.attributes.rawValue)
             return metadata
         } catch {
             return nil
