@@ -12,16 +12,18 @@ import Logging
 /// binds the session, the code and the tokens (§9.5.1, §9.6.1).
 extension SignInService {
     /// Tokens from the challenge endpoint, and the credential that signed; nil when the
-    /// provider's discovery names no such endpoint.
+    /// provider's discovery names no such endpoint. `requested` signs; the user name of
+    /// `named` (the credential the caller asked for, when it did) goes with the first
+    /// request as `login_hint` (OIDC Core §3.1.2.1).
     func challengeSignIn(
-        _ flow: FlowContext, session: ProviderSession, scopes: [String], credential requested: String?, dpop: DPoPSigner?,
+        _ flow: FlowContext, session: ProviderSession, scopes: [String], credential requested: String?, hinting named: String?, dpop: DPoPSigner?,
         listed: [SoftwareAuthenticator.Credential]? = nil
     ) async throws -> (TokenSet, Credential)? {
         let client = session.client
         let provider = session.provider
         guard let endpoint = try await client.metadata().authorizationChallengeEndpoint else { return nil }
         let pkce = try PKCE.generate()
-        let hint = try requested.flatMap { id in
+        let hint = try named.flatMap { id in
             try (listed ?? SoftwareAuthenticator.credentials(in: authenticator.vault.entries())).lazy.map(Credential.init).first { $0.id == id }?.user.name
         }
         let first = AuthorizationChallengeRequest(

@@ -56,6 +56,11 @@ extension SignInService {
         proofOfPossession: ProofOfPossession
     ) async throws -> Tokens {
         let provider = session.provider
+        // The credential the caller named, if any: only that is hinted to the provider
+        // (`login_hint`). A bound sign-in's own choice below is not: the provider would
+        // answer a hint with sixteen IDs among decoys that this client does not need,
+        // since it already knows which credential signs (docs/PERFORMANCE.md, "DPoP sign-ins and the token cache").
+        let named = requested
         var requested = requested
         var dpopKey: VaultEntry?
         // A bound sign-in chooses its credential first (its DPoP key signs from the first
@@ -75,7 +80,7 @@ extension SignInService {
         let signer = try dpopKey.map(dpopKeys.dpopSigner)
         let tokenSet: TokenSet
         let signedBy: Credential
-        if let challenged = try await challengeFlow(flow, session: session, scopes: scopes, credential: requested, dpop: signer, listed: listed) {
+        if let challenged = try await challengeFlow(flow, session: session, scopes: scopes, credential: requested, hinting: named, dpop: signer, listed: listed) {
             (tokenSet, signedBy) = challenged
         } else {
             let (request, code, redirectSigner) = try await authorization(
@@ -99,11 +104,13 @@ extension SignInService {
     /// The sign-in over the authorization challenge endpoint when ``Configuration/signInFlow``
     /// allows it and the provider offers one; nil for the redirect flow.
     private func challengeFlow(
-        _ flow: FlowContext, session: ProviderSession, scopes: [String], credential: String?, dpop: DPoPSigner?,
+        _ flow: FlowContext, session: ProviderSession, scopes: [String], credential: String?, hinting named: String?, dpop: DPoPSigner?,
         listed: [SoftwareAuthenticator.Credential]?
     ) async throws -> (TokenSet, Credential)? {
         guard configuration.signInFlow != .redirect else { return nil }
-        guard let (tokens, signedBy) = try await challengeSignIn(flow, session: session, scopes: scopes, credential: credential, dpop: dpop, listed: listed) else {
+        guard let (tokens, signedBy) = try await challengeSignIn(
+            flow, session: session, scopes: scopes, credential: credential, hinting: named, dpop: dpop, listed: listed
+        ) else {
             if configuration.signInFlow == .challenge {
                 throw LatchkeyError.oauth(reason: "\(session.provider.issuer) offers no authorization challenge endpoint (draft-ietf-oauth-first-party-apps); use the redirect flow")
             }

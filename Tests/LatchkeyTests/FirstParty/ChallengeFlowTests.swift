@@ -35,4 +35,36 @@ struct ChallengeFlowTests {
             #expect(!redirectRecording.requests.contains { $0.url.path.hasSuffix("/authorize-challenge") })
         }
     }
+
+    /// The `login_hint` of each challenge sign-in's first request, by its form body.
+    static func loginHints(_ recording: RecordingTransport) throws -> [String?] {
+        try recording.requests.filter { $0.url.path.hasSuffix("/authorize-challenge") }.compactMap { request -> String?? in
+            let form = try FormEncoding.decode(Substring(decoding: request.body ?? Data(), as: UTF8.self))
+            guard form["auth_session"] == nil else { return nil }
+            return .some(form["login_hint"])
+        }
+    }
+
+    @Test("login_hint names only a credential the caller named: a bound sign-in that chose its own sends none, and signs with it; one naming a credential sends its user's name")
+    func loginHintOnlyWhenNamed() async throws {
+        try await ProviderHarness.withVault { provider, vault in
+            let recording = RecordingTransport()
+            let embedded = try vault.embedded(allowing: [provider.host], transport: recording)
+            let bound = try await embedded.registerCredential(from: try await provider.createIdentity("grace").bindURL)
+            for proofOfPossession in [ProofOfPossession.dpop, .none] {
+                let chosen = try await embedded.authenticate(
+                    issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, proofOfPossession: proofOfPossession
+                )
+                #expect(chosen.credentialID == bound.credential.id)
+                let named = try await embedded.authenticate(
+                    issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback, credential: bound.credential.id,
+                    proofOfPossession: proofOfPossession
+                )
+                #expect(named.credentialID == bound.credential.id)
+                #expect(named.claims?.subject == chosen.claims?.subject)
+            }
+            // Four sign-ins, each one first request: hinted only where the credential was named.
+            #expect(try Self.loginHints(recording) == [nil, "grace", nil, "grace"])
+        }
+    }
 }
