@@ -17,7 +17,7 @@ struct RFCVectorTests {
         }
     }
 
-    @Test("RFC 4231: HMAC-SHA-256 cases 1-7")
+    @Test("RFC 4231: HMAC-SHA-256 cases 1-7, one-shot and with a prepared key")
     func hmac() throws {
         let cases = try TestData.vector("rfc4231-hmac-sha256.json").objects("cases")
         #expect(cases.count == 7)
@@ -27,6 +27,11 @@ struct RFCVectorTests {
             let expected = try vector.hex("mac")
             let mac = try HMAC.authenticationCode(for: vector.hex("data"), using: key)
             #expect(mac.prefix(expected.count) == expected, "\(id)")
+            // A prepared key gives the same code, every time it is used.
+            let prepared = try HMAC.PreparedKey(key)
+            for _ in 0..<2 {
+                #expect(try prepared.authenticationCode(for: vector.hex("data")).prefix(expected.count) == expected, "\(id), prepared")
+            }
             if expected.count == 32 {
                 #expect(HMAC.isValidAuthenticationCode(expected, for: try vector.hex("data"), using: key))
             }

@@ -50,7 +50,7 @@ final class ProviderContext: Sendable {
 
     private struct Readiness {
         var ready = false
-        var decoyKey: SymmetricKey?
+        var decoyKey: HMAC.PreparedKey?
         var tickets: TicketSealer?
         var dpopNonces: DPoPNonces?
         var auditSigningKey: SigningKey?
@@ -117,7 +117,7 @@ final class ProviderContext: Sendable {
     private func load() async throws {
         try await Migrations.run(on: database)
         try await SkeletonRefresh.run(on: database)
-        let decoy = try await sealing.secret(named: "login-hint-decoy", in: database)
+        let decoy = try HMAC.PreparedKey(try await sealing.secret(named: "login-hint-decoy", in: database))
         let tickets = TicketSealer(secret: try await sealing.secret(named: "ticket-secret", in: database))
         let nonces = DPoPNonces(key: try await sealing.secret(named: "dpop-nonce", in: database))
         audit.load(key: try await sealing.secret(named: AuditChain.macKeyName, in: database))
@@ -152,8 +152,9 @@ final class ProviderContext: Sendable {
     }
 
     /// Keys the stable decoy credential IDs answered for unknown login hints; the same on
-    /// every instance, so a decoy does not change with the instance that answers.
-    var decoyKey: SymmetricKey {
+    /// every instance, so a decoy does not change with the instance that answers. Prepared
+    /// once, since every hinted request computes sixteen decoys under it.
+    var decoyKey: HMAC.PreparedKey {
         get throws {
             guard let key = readiness.withLock({ $0.decoyKey }) else {
                 throw ProviderError.temporarilyUnavailable("the provider's store is not ready")

@@ -22,21 +22,24 @@ enum LoginHintCredentials {
     /// `live` (most recently used first) cut to ``count``, filled up with `hint`'s decoys,
     /// sorted. Every decoy is computed whatever `live` holds, so the work does not depend
     /// on it either.
-    static func list(hint: String, live: [Data], key: SymmetricKey) throws -> [Data] {
-        let decoys = try (0..<count).map { try decoy(hint: hint, index: $0, key: key) }
+    static func list(hint: String, live: [Data], key: HMAC.PreparedKey) throws -> [Data] {
+        // The name as names are compared, once: its normalisation (NFKC) costs more than a MAC.
+        let name = Username.key(hint)
+        let decoys = try (0..<count).map { try decoy(name: name, index: $0, key: key) }
         let real = Array(live.prefix(count))
         return (real + decoys.prefix(count - real.count)).sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    /// The `index`th decoy ID for `hint`.
-    static func decoy(hint: String, index: Int, key: SymmetricKey) throws -> Data {
-        let label = "login_hint:\(Username.key(hint)):\(index)"
-        let first = try HMAC.authenticationCode(for: Data((label + ":0").utf8), using: key)
+    /// The `index`th decoy ID for the name `name` (already ``Username/key(_:)``), under the
+    /// decoy key prepared once for the process.
+    static func decoy(name: String, index: Int, key: HMAC.PreparedKey) throws -> Data {
+        let label = "login_hint:\(name):\(index)"
+        let first = try key.authenticationCode(for: Data((label + ":0").utf8))
         let length = decoyLengths[Int(first[first.startIndex]) % decoyLengths.count]
         var bytes = first
         var block = 1
         while bytes.count < length {
-            bytes += try HMAC.authenticationCode(for: Data((label + ":\(block)").utf8), using: key)
+            bytes += try key.authenticationCode(for: Data((label + ":\(block)").utf8))
             block += 1
         }
         return Data(bytes.prefix(length))
