@@ -59,7 +59,8 @@ extension SignInService {
         // The credential the caller named, if any: only that is hinted to the provider
         // (`login_hint`). A bound sign-in's own choice below is not: the provider would
         // answer a hint with sixteen IDs among decoys that this client does not need,
-        // since it already knows which credential signs (docs/PERFORMANCE.md, "DPoP sign-ins and the token cache").
+        // since it already knows which credential signs (docs/PERFORMANCE.md, "DPoP
+        // sign-ins and the token cache").
         let named = requested
         var requested = requested
         var dpopKey: VaultEntry?

@@ -71,10 +71,10 @@ final class SQLiteProviderDatabase: ProviderDatabase {
     /// Statement journals and temporary tables in memory, not in files. Every transaction
     /// of a group runs in a savepoint, and SQLite keeps the pages that a savepoint (or a
     /// statement that may fail halfway) would have to restore in a statement journal, by
-    /// default an unnamed file it creates, writes and closes in `/var/tmp`: measured at 16
-    /// clients, about fifteen `pwrite`s and an `open` per sign-in, and copies of the
-    /// database's pages outside its 0700 directory (docs/SECURITY.md, "The provider's
-    /// store"). In memory a journal holds at most one group's changed pages, a few MiB at
+    /// default in memory until it outgrows 64 KiB and then in an unnamed file it creates,
+    /// writes and closes in `/var/tmp`: measured at 16 clients, about fifteen `pwrite`s a
+    /// sign-in and an `open` every third or so, and copies of the database's pages outside
+    /// its 0700 directory (docs/SECURITY.md, "The provider's store"). In memory a journal holds at most one group's changed pages, a few MiB at
     /// the largest group (``maximumGroup``).
     static let temporaryStore = "PRAGMA temp_store=MEMORY"
 
