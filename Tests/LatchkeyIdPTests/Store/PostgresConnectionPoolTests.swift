@@ -219,18 +219,23 @@ struct PostgresConnectionPoolTests {
             // The only slot is free again: the pool holds no connection, and the next read gets
             // one and an answer. A saturated machine (fresh-clone CI, every suite starting at
             // once) can take longer than this database's 1-second deadline to open it, so the
-            // read may take many tries; the slot itself is checked first and directly.
+            // read may take many tries: they go on for up to two minutes (a fixed 30 tries all
+            // timed out in one CI run), and a pool that never serves again still fails here,
+            // with the last refusal named. The slot itself is checked first and directly.
             try await Self.poll(until: { database.pool.openConnections == 0 })
             #expect(database.pool.openConnections == 0, "the abandoned connection's slot is freed")
             var rows: [SQLRow] = []
-            for _ in 0..<30 where rows.isEmpty {
+            var refusals: [String] = []
+            let clock = ContinuousClock(), start = clock.now
+            while rows.isEmpty, clock.now - start < .seconds(120) {
                 do {
                     rows = try await database.read { try await $0.query("SELECT 1 AS one") }
                 } catch let error as StoreError where error.code == .unavailable {
-                    continue
+                    refusals.append(error.reason)
+                    try await Task.sleep(for: .milliseconds(100))
                 }
             }
-            #expect(rows.count == 1)
+            #expect(rows.count == 1, "\(refusals.count) refusals, the last: \(refusals.last ?? "none")")
             await database.close()
         }
     }
