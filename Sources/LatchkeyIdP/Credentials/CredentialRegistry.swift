@@ -15,14 +15,14 @@ struct CredentialRegistry: Sendable {
             .map(StoredCredential.init(row:))
     }
 
-    /// IDs of the live credentials of the identity called `name` (compared as
-    /// ``Username/key(_:)``), most recently used first and at most
+    /// IDs of the live credentials of the identity whose name compares as `key`
+    /// (``Username/key(_:)`` of a name as typed), most recently used first and at most
     /// ``LoginHintCredentials/count``, in one statement: the real part of a sign-in's
     /// `allowCredentials`.
-    func liveIDs(ofIdentityNamed name: String, in transaction: any SQLTransaction) async throws -> [Data] {
+    func liveIDs(ofUsernameKey key: String, in transaction: any SQLTransaction) async throws -> [Data] {
         try await transaction.query("""
             SELECT c.id FROM credentials c JOIN identities i ON i.id = c.identity_id
-            WHERE i.username_key = \(Username.key(name)) AND c.revoked_at IS NULL
+            WHERE i.username_key = \(key) AND c.revoked_at IS NULL
             ORDER BY COALESCE(c.last_used_at, c.created_at) DESC, c.created_at DESC
             LIMIT \(Int64(LoginHintCredentials.count))
             """).map { try $0.decode("id", as: Data.self) }

@@ -19,12 +19,10 @@ enum LoginHintCredentials {
     /// The lengths a decoy is drawn from, by the first byte of its MAC.
     static let decoyLengths = [16, 32, 32, 48, 64]
 
-    /// `live` (most recently used first) cut to ``count``, filled up with `hint`'s decoys,
-    /// sorted. Every decoy is computed whatever `live` holds, so the work does not depend
-    /// on it either.
-    static func list(hint: String, live: [Data], key: HMAC.PreparedKey) throws -> [Data] {
-        // The name as names are compared, once: its normalisation (NFKC) costs more than a MAC.
-        let name = Username.key(hint)
+    /// `live` (most recently used first) cut to ``count``, filled up with the decoys of the
+    /// name `name` (already ``Username/key(_:)``), sorted. Every decoy is computed whatever
+    /// `live` holds, so the work does not depend on it either.
+    static func list(name: String, live: [Data], key: HMAC.PreparedKey) throws -> [Data] {
         let decoys = try (0..<count).map { try decoy(name: name, index: $0, key: key) }
         let real = Array(live.prefix(count))
         return (real + decoys.prefix(count - real.count)).sorted { $0.lexicographicallyPrecedes($1) }

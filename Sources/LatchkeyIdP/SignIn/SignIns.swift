@@ -97,10 +97,13 @@ struct SignIns: Sendable {
     func allowedCredentials(loginHint hint: String?) async throws -> [Data] {
         guard let hint, hint.utf8.count <= 256 else { return [] }
         let decoyKey = try context.decoyKey
+        // The name as names are compared, once for the lookup and the decoys: its
+        // normalisation (NFKC) costs more than a MAC.
+        let name = Username.key(hint)
         let live = try await context.database.read { transaction in
-            try await self.credentials.liveIDs(ofIdentityNamed: hint, in: transaction)
+            try await self.credentials.liveIDs(ofUsernameKey: name, in: transaction)
         }
-        return try LoginHintCredentials.list(hint: hint, live: live, key: decoyKey)
+        return try LoginHintCredentials.list(name: name, live: live, key: decoyKey)
     }
 
     /// The session sealed in `ticket`, if it is one and has not expired.

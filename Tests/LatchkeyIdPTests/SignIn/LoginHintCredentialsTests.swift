@@ -21,17 +21,17 @@ struct LoginHintCredentialsTests {
         return Data(bytes.prefix(length))
     }
 
-    @Test("sixteen decoys, the name normalised once, equal to one-shot HMACs under the key; live IDs take decoys' places")
+    @Test("sixteen decoys of the normalised name, equal to one-shot HMACs under the key; live IDs take decoys' places")
     func decoysAreTheDesignsHMACs() throws {
         let key = SymmetricKey(data: Data((0..<32).map { UInt8($0) }))
         let prepared = try HMAC.PreparedKey(key)
         for hint in ["nobody", "ＮＯＢＯＤＹ", "Ada Lovelace", "ǅ\u{0301}"] {
             let expected = try (0..<LoginHintCredentials.count).map { try Self.expectedDecoy(hint, $0, key) }
-            let listed = try LoginHintCredentials.list(hint: hint, live: [], key: prepared)
+            let listed = try LoginHintCredentials.list(name: Username.key(hint), live: [], key: prepared)
             #expect(listed == expected.sorted { $0.lexicographicallyPrecedes($1) }, "\(hint)")
-            #expect(try LoginHintCredentials.list(hint: hint, live: [], key: prepared) == listed, "\(hint): stable")
+            #expect(try LoginHintCredentials.list(name: Username.key(hint), live: [], key: prepared) == listed, "\(hint): stable")
             let live = [Data(repeating: 7, count: 32), Data(repeating: 9, count: 16)]
-            let mixed = try LoginHintCredentials.list(hint: hint, live: live, key: prepared)
+            let mixed = try LoginHintCredentials.list(name: Username.key(hint), live: live, key: prepared)
             #expect(mixed.count == LoginHintCredentials.count)
             #expect(Set(mixed) == Set(live + expected.prefix(LoginHintCredentials.count - live.count)), "\(hint): live IDs first, then decoys")
         }

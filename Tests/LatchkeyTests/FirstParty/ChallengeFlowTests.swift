@@ -38,11 +38,10 @@ struct ChallengeFlowTests {
 
     /// The `login_hint` of each challenge sign-in's first request, by its form body.
     static func loginHints(_ recording: RecordingTransport) throws -> [String?] {
-        try recording.requests.filter { $0.url.path.hasSuffix("/authorize-challenge") }.compactMap { request -> String?? in
-            let form = try FormEncoding.decode(Substring(decoding: request.body ?? Data(), as: UTF8.self))
-            guard form["auth_session"] == nil else { return nil }
-            return .some(form["login_hint"])
-        }
+        try recording.requests.filter { $0.url.path.hasSuffix("/authorize-challenge") }
+            .map { try FormEncoding.decode(Substring(decoding: $0.body ?? Data(), as: UTF8.self)) }
+            .filter { $0["auth_session"] == nil }
+            .map { $0["login_hint"] }
     }
 
     @Test("login_hint names only a credential the caller named: a bound sign-in that chose its own sends none, and signs with it; one naming a credential sends its user's name")
