@@ -104,25 +104,6 @@ struct StoreTests {
         }
     }
 
-    @Test("on disk, statement journals and temporary tables stay in memory, on the writer and on the readers, so no page of the store is written outside its directory")
-    func temporaryStoreInMemory() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await SQLiteProviderDatabase.open(directory: directory, logger: Logger(label: "test"))
-        // 2 is MEMORY (SQLite's `PRAGMA temp_store`); the default, 0, lets SQLite spill a
-        // statement journal to a file in /var/tmp.
-        let written = try await database.transaction { try await $0.query("PRAGMA temp_store") }
-        #expect(try written.first?.decode("temp_store") as Int64? == 2)
-        let readers = try await withThrowingTaskGroup(of: Int64?.self) { group in
-            for _ in 0..<4 {
-                group.addTask { try await database.read { try await $0.query("PRAGMA temp_store") }.first?.decode("temp_store") }
-            }
-            return try await group.reduce(into: [Int64?]()) { $0.append($1) }
-        }
-        #expect(readers == [2, 2, 2, 2])
-        await database.close()
-    }
-
     @Test("in memory, reads run beside writes without a transaction of their own, see every committed write, and cannot write")
     func inMemoryReads() async throws {
         let database = try await SQLiteProviderDatabase.open(directory: nil, logger: Logger(label: "test"))

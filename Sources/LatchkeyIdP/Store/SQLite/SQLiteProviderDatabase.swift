@@ -68,16 +68,6 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         try await transaction(body)
     }
 
-    /// Statement journals and temporary tables in memory, not in files. Every transaction
-    /// of a group runs in a savepoint, and SQLite keeps the pages that a savepoint (or a
-    /// statement that may fail halfway) would have to restore in a statement journal, by
-    /// default in memory until it outgrows 64 KiB and then in an unnamed file it creates,
-    /// writes and closes in `/var/tmp`: measured at 16 clients, about fifteen `pwrite`s a
-    /// sign-in and an `open` every third or so, and copies of the database's pages outside
-    /// its 0700 directory (docs/SECURITY.md, "The provider's store"). In memory a journal holds at most one group's changed pages, a few MiB at
-    /// the largest group (``maximumGroup``).
-    static let temporaryStore = "PRAGMA temp_store=MEMORY"
-
     static func open(directory: URL?, logger: Logger) async throws -> SQLiteProviderDatabase {
         let statistics = StoreStatistics()
         let commits = DispatchQueue(label: "latchkey.store.sqlite.commit")
@@ -88,8 +78,8 @@ final class SQLiteProviderDatabase: ProviderDatabase {
                 let writer = try SQLiteHandle(path: path, readOnly: false, counter: statistics)
                 // busy_timeout: another process holding the file (a backup, a second
                 // `serve`) is waited for, not failed at once; the writer's inline BEGIN
-                // sets its own. temp_store: ``temporaryStore``.
-                for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON", Self.temporaryStore] {
+                // sets its own.
+                for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"] {
                     try writer.execute(pragma)
                 }
                 return writer

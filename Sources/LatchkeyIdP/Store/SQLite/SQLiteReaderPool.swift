@@ -48,7 +48,7 @@ final class SQLiteReaderPool: Sendable {
         case .open:
             do {
                 let reader = try SQLiteHandle(path: path, readOnly: false, counter: statistics)
-                for pragma in ["PRAGMA query_only=ON", "PRAGMA busy_timeout=1000", SQLiteProviderDatabase.temporaryStore] {
+                for pragma in ["PRAGMA query_only=ON", "PRAGMA busy_timeout=1000"] {
                     try reader.execute(pragma)
                 }
                 return reader
