@@ -51,6 +51,34 @@ struct PostgresConnectionPoolTests {
         }
     }
 
+    /// The store's way of sending statements on a leased connection.
+    static func statements(on connection: PostgresConnection, heartbeat: Heartbeat) -> PostgresTransactionHandle {
+        PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat, statistics: StoreStatistics(), statements: PostgresPreparedStatements())
+    }
+
+    /// How `operation` ended, or nil when it had not ended after `limit`: it is then left
+    /// running, so that a statement that waits forever fails its test, not the whole run.
+    static func outcome(within limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> Swift.Result<Void, any Error>? {
+        let (ends, end) = AsyncStream<Swift.Result<Void, any Error>?>.makeStream()
+        Task {
+            do {
+                try await operation()
+                end.yield(.success(()))
+            } catch {
+                end.yield(.failure(error))
+            }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            end.yield(nil)
+        }
+        var iterator = ends.makeAsyncIterator()
+        let first = await iterator.next() ?? nil
+        timer.cancel()
+        end.finish()
+        return first
+    }
+
     /// Two distinct event loops of the group the provider serves on.
     static func twoLoops() throws -> (any EventLoop, any EventLoop) {
         let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
@@ -246,12 +274,38 @@ struct PostgresConnectionPoolTests {
             let (loop, _) = try Self.twoLoops()
             let heartbeat = Heartbeat(eventLoop: loop)
             heartbeat.abandon()
-            await #expect(throws: PSQLError.self) {
+            // The statement goes the store's way (PostgresTransactionHandle), which sends
+            // only on an open connection: a bare `connection.query` after the close can
+            // wait forever once the channel has dropped its handlers (PostgresConnection+
+            // SendWhileOpen.swift).
+            let error = await #expect(throws: (any Error).self) {
                 try await pool.withConnection(on: loop, abandoned: heartbeat.letGo) { connection in
                     heartbeat.beat(holding: connection)
-                    _ = try await connection.query("SELECT 1", logger: Self.logger)
+                    _ = try await Self.statements(on: connection, heartbeat: heartbeat).query("SELECT 1 AS one")
                 }
             }
+            #expect(error is StoreError || error is PSQLError, "\(String(describing: error))")
+            try await Self.poll(until: { pool.openConnections == 0 })
+            #expect(pool.openConnections == 0)
+        }
+    }
+
+    @Test("a statement on a connection that has closed fails at once: postgres-nio's write to a closed channel has nobody to answer it, and would wait forever")
+    func statementAfterClose() async throws {
+        try await Self.withPool(maximum: 1) { pool, _ in
+            let (loop, _) = try Self.twoLoops()
+            let heartbeat = Heartbeat(eventLoop: loop)
+            let outcome = try await pool.withConnection(on: loop, abandoned: heartbeat.letGo) { connection in
+                heartbeat.beat(holding: connection)
+                try await connection.close()
+                // A closed channel drops its handlers on a later turn of its loop: after
+                // that, nothing hears a write.
+                try await loop.submit {}.get()
+                let statements = Self.statements(on: connection, heartbeat: heartbeat)
+                return await Self.outcome(within: .seconds(10)) { _ = try await statements.query("SELECT 1 AS one") }
+            }
+            let ended = try #require(outcome, "the statement was still waiting after 10 seconds")
+            #expect(throws: StoreError.self) { try ended.get() }
             try await Self.poll(until: { pool.openConnections == 0 })
             #expect(pool.openConnections == 0)
         }
