@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import PostgresNIO
 
@@ -30,6 +31,12 @@ extension PostgresConnection {
             guard !isClosed else { throw Self.closedBeforeSending }
             return try await send()
         }
+    }
+
+    /// `query` sent with ``sendWhileOpen(_:)``.
+    @discardableResult
+    func queryWhileOpen(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        try await sendWhileOpen { try await self.query(query, logger: logger) }
     }
 
     private static var closedBeforeSending: StoreError {

@@ -302,7 +302,7 @@ final class PostgresConnectionPool: Sendable {
             let executor = EventLoopTaskExecutor(connection.eventLoop)
             Task(executorPreference: executor) {
                 let guardTimer = connection.eventLoop.scheduleTask(in: self.upkeep.pingDeadline) { connection.closeSoon() }
-                let answered = (try? await connection.sendWhileOpen { try await connection.query("SELECT 1", logger: self.logger) }) != nil
+                let answered = (try? await connection.queryWhileOpen("SELECT 1", logger: self.logger)) != nil
                 guardTimer.cancel()
                 if answered {
                     // A ping is not use: the idle timeout still counts from the last lease.

@@ -103,7 +103,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
                     // out, while a database that stops answering is still a 503, not a hang.
                     var tries = 0
                     while true {
-                        let rows = try await connection.sendWhileOpen { try await connection.query("SELECT pg_try_advisory_lock(\(lock)) AS taken", logger: self.logger) }
+                        let rows = try await connection.queryWhileOpen("SELECT pg_try_advisory_lock(\(lock)) AS taken", logger: self.logger)
                         var taken = false
                         for try await row in rows { taken = try row.decode(Bool.self) }
                         heartbeat.beat()
@@ -119,7 +119,7 @@ final class PostgresProviderDatabase: ProviderDatabase {
                     } catch {
                         outcome = .failure(error)
                     }
-                    _ = try? await connection.sendWhileOpen { try await connection.query("SELECT pg_advisory_unlock(\(lock))", logger: self.logger) }
+                    _ = try? await connection.queryWhileOpen("SELECT pg_advisory_unlock(\(lock))", logger: self.logger)
                     return try outcome.get()
                 }
             }
@@ -132,20 +132,20 @@ final class PostgresProviderDatabase: ProviderDatabase {
         on connection: PostgresConnection, logger: Logger, heartbeat: Heartbeat, statistics: StoreStatistics, statements: PostgresPreparedStatements,
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
-        try await connection.sendWhileOpen { try await connection.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger) }
+        try await connection.queryWhileOpen("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
         heartbeat.beat()
         let transaction = PostgresTransactionHandle(connection: connection, logger: logger, heartbeat: heartbeat, statistics: statistics, statements: statements)
         let result: Result
         do {
             result = try await body(transaction)
         } catch {
-            _ = try? await connection.sendWhileOpen { try await connection.query("ROLLBACK", logger: logger) }
+            _ = try? await connection.queryWhileOpen("ROLLBACK", logger: logger)
             throw error
         }
         do {
-            try await connection.sendWhileOpen { try await connection.query("COMMIT", logger: logger) }
+            try await connection.queryWhileOpen("COMMIT", logger: logger)
         } catch {
-            _ = try? await connection.sendWhileOpen { try await connection.query("ROLLBACK", logger: logger) }
+            _ = try? await connection.queryWhileOpen("ROLLBACK", logger: logger)
             throw error
         }
         return result
@@ -308,7 +308,7 @@ struct PostgresTransactionHandle: SQLTransaction, @unchecked Sendable {
         // (``PostgresPreparedStatements``); the parameter types are those the unnamed
         // path sends with its Parse, so PostgreSQL reads the values alike.
         guard let name = statements.name(for: statement, types: types) else {
-            let rows = try await connection.sendWhileOpen { try await connection.query(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger) }
+            let rows = try await connection.queryWhileOpen(PostgresQuery(unsafeSQL: statement.text, binds: bindings), logger: logger)
             heartbeat.beat()
             return try await Self.collect(rows)
         }
