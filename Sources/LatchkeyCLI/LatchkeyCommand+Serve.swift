@@ -78,6 +78,9 @@ extension LatchkeyCommand {
         @Flag(help: "Allow self-service sign-up (POST /v1/signup).")
         var allowSignup = false
 
+        @Option(name: .customLong("reserve-username"), help: ArgumentHelp("A name no identity may take and no username becomes as an SSH principal, beyond root and Debian's system accounts and groups (repeatable).", valueName: "name"))
+        var reservedUsernames: [String] = []
+
         @Flag(help: "Turn off account recovery by e-mailed code.")
         var disableRecovery = false
 
@@ -172,6 +175,10 @@ extension LatchkeyCommand {
             configuration.requiresDPoPNonce = requireDpopNonce
             configuration.selfRegistration = allowSignup
             configuration.recovery = !disableRecovery
+            for name in reservedUsernames where name.isEmpty || name.utf8.count > 256 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw ValidationError("--reserve-username: 1 to 256 bytes without control characters")
+            }
+            configuration.reservedUsernames = ReservedUsernames(adding: reservedUsernames)
             let name = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw ValidationError("--display-name must be 1 to 64 characters, none of them control characters")

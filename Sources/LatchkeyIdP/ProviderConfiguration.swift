@@ -161,6 +161,10 @@ public struct ProviderConfiguration: Sendable {
     /// Policy: anyone may create an identity at the sign-up endpoint (a profile step,
     /// then a code to the given e-mail, then a credential). Off by default.
     public var selfRegistration = false
+    /// Names no identity may take and no username becomes as a certificate principal:
+    /// `root`, Debian's system accounts and groups, and the operator's own (`serve
+    /// --reserve-username`; docs/SECURITY.md, "Reserved names").
+    public var reservedUsernames = ReservedUsernames()
     /// Policy: a user who lost every device may recover with a code sent to the
     /// identity's e-mail; the new credential replaces (revokes) the old ones.
     public var recovery = true

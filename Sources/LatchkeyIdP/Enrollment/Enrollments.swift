@@ -100,6 +100,7 @@ struct Enrollments: Sendable {
             throw ProviderError.accessDenied("this provider does not allow self-registration")
         }
         let name = try Username.validated(username)
+        try identities.reserved.check(username)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in
             let started = try await self.begin(.signUp, username: name, clientKey: clientKey, now: now, in: transaction)
             guard case .accepted(let pair) = started else { return started.map { _ in ("", "") } }
@@ -187,6 +188,9 @@ struct Enrollments: Sendable {
             throw ProviderError.accessDenied("this provider does not offer account recovery")
         }
         let name = try Username.validated(username)
+        // A reserved name is refused by name alone, whether or not an identity holds it
+        // (one from before the name was reserved): its recovery is an admin's to make.
+        try identities.reserved.check(username)
         let code = try MailedCode.generate()
         let (lifetime, resend) = (configuration.enrollmentCodeLifetime, configuration.enrollmentCodeResendInterval)
         return try await context.database.transaction { transaction -> Verdict<(String, String)> in

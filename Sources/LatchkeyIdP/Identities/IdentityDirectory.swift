@@ -6,12 +6,16 @@ import LatchkeyOAuth
 /// by ``Username/key(_:)`` and by look-alike ``Username/skeleton(_:)``, both enforced by
 /// unique indexes, so two instances creating look-alike names at once cannot both win.
 struct IdentityDirectory: Sendable {
+    /// Names no identity may take (``ReservedUsernames``).
+    let reserved: ReservedUsernames
+
     /// Creates an identity; 409 when the name, or one that looks the same, is taken.
     func create(
         username: String, email: String?, displayName: String?, requiredAttestation: AttestationRequirement? = nil, now: Date = ProviderClock.now,
         in transaction: any SQLTransaction
     ) async throws -> Identity {
         let name = try Username.validated(username)
+        try reserved.check(username)
         if let email {
             guard email.utf8.count <= 254, !email.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw ProviderError.badRequest(.invalidRequest, "email must be at most 254 printable characters")

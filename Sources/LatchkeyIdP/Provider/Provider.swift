@@ -34,7 +34,7 @@ struct Provider: Sendable {
     init(context: ProviderContext) {
         self.context = context
         grants = GrantLedger(configuration: context.configuration, dialect: context.database.dialect, audit: context.audit)
-        identities = IdentityDirectory()
+        identities = IdentityDirectory(reserved: context.configuration.reservedUsernames)
         credentials = CredentialRegistry(grants: grants)
         outbox = Outbox()
         bindJobs = BindJobs(context: context, identities: identities, credentials: credentials, outbox: outbox)
@@ -50,7 +50,7 @@ struct Provider: Sendable {
         transfers = Transfers(context: context, identities: identities, credentials: credentials)
         enrollments = Enrollments(context: context, identities: identities, bindJobs: bindJobs, outbox: outbox)
         attestation = AttestationActivations(context: context)
-        sshPrincipals = SSHPrincipalGrants()
+        sshPrincipals = SSHPrincipalGrants(reserved: context.configuration.reservedUsernames)
         ssh = SSHCertificateIssuance(context: context, tokens: tokens, principals: sshPrincipals)
         administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)
     }

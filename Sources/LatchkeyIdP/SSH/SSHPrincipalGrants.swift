@@ -8,6 +8,10 @@ import LatchkeyOAuth
 /// granted it (`--client`), none by default. A username OpenSSH could misread in a list
 /// (a comma, a space, a control character) is never a principal.
 struct SSHPrincipalGrants: Sendable {
+    /// Names a username never becomes a principal as (``ReservedUsernames``): an identity
+    /// called `root`, from before the name was reserved, gets `root` only if granted it.
+    let reserved: ReservedUsernames
+
     /// The most principals an identity or a client may be granted.
     static let maximumPerIdentity = 64
 
@@ -19,11 +23,12 @@ struct SSHPrincipalGrants: Sendable {
         }
     }
 
-    /// The principals `identity` may have certified: its username first, then the granted
-    /// ones, sorted.
+    /// The principals `identity` may have certified: its username first, unless reserved,
+    /// then the granted ones, sorted.
     func principals(of identity: Identity, in transaction: any SQLTransaction) async throws -> [String] {
         let rows = try await transaction.query("SELECT principal FROM ssh_principals WHERE identity_id = \(identity.id) ORDER BY principal")
-        var principals = SSHCertificate.isAcceptablePrincipal(identity.username) ? [identity.username] : []
+        let own = SSHCertificate.isAcceptablePrincipal(identity.username) && !reserved.contains(identity.username)
+        var principals = own ? [identity.username] : []
         for row in rows {
             let principal = try row.decode("principal", as: String.self)
             if !principals.contains(principal) { principals.append(principal) }

@@ -23,6 +23,10 @@ extension OAuthErrorCode {
     public static let invalidRegistration = OAuthErrorCode(rawValue: "invalid_registration")
     /// The name or thing asked for is taken (a username, or one that looks like it).
     public static let conflict = OAuthErrorCode(rawValue: "conflict")
+    /// A username a Linux host keeps for its own accounts (`root`, Debian's base-passwd
+    /// names, names the operator added, and names that look like them): no identity may
+    /// take it (docs/SECURITY.md, "Reserved names").
+    public static let reservedUsername = OAuthErrorCode(rawValue: "reserved_username")
     /// An endorsement key certificate that does not chain to the TPM makers' roots the
     /// attestation CA trusts, or an attestation key that is not a restricted signing key
     /// of a TPM (section 10).
