@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyOAuth
+import LatchkeyProtocol
 
 /// An identity provider as the facade addresses it: its base URL (the issuer, for the
 /// reference provider), its WebAuthn origin, and the checks every URL it hands out must
@@ -34,6 +35,12 @@ struct ProviderAddress: Hashable, Sendable {
                 underlying: error
             )
         }
+        guard Self.isPlainPath(components.percentEncodedPath) else {
+            throw LatchkeyError.invalidArgument(reason: """
+                \(url.absoluteString.logSafe(maximumLength: 160)) is refused: a provider's path may not hold dot segments, \
+                percent-encoding or backslashes
+                """)
+        }
         components.scheme = scheme
         components.host = host
         components.query = nil
@@ -45,6 +52,20 @@ struct ProviderAddress: Hashable, Sendable {
         self.base = base
         self.host = host
         origin = Self.origin(scheme: scheme, host: host, port: components.port)
+    }
+
+    /// Whether a provider's path (as sent, percent-encoding kept) is one a server reads the
+    /// same way as we compare it: no `.` or `..` segment (RFC 3986 §5.2.4 would remove
+    /// them, so `/idp/../other` is `/other`), no percent-encoding (`%2e%2e` is a dot
+    /// segment to a server that decodes first, `%252F` a slash to one that decodes twice),
+    /// no backslash (a slash to some servers), and no empty segment inside. An allowed
+    /// provider's path is then a plain prefix check (``DeepLink/isAllowed(by:)``), and a
+    /// link cannot climb out of it. Provider paths in the wild are plain words.
+    static func isPlainPath(_ path: String) -> Bool {
+        guard !path.contains("%"), !path.contains("\\") else { return false }
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        while segments.last == "" { segments.removeLast() }
+        return segments.allSatisfy { $0 != "." && $0 != ".." && !$0.isEmpty }
     }
 
     /// `scheme://host[:port]` with the default port left out (RFC 6454 §6.1).

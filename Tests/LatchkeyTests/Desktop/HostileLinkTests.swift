@@ -187,4 +187,31 @@ struct HostileLinkTests {
         }
         #expect(try DeepLink.parse("acme://bind?api_base_url=https://id.example.com&job_id=j&token=t", schemes: ["acme"]).kind == .bind)
     }
+
+    @Test("a link cannot climb out of an allowed provider's path: dot segments, %2e%2e, %252F, backslashes and empty segments inside are refused before any request")
+    func dotSegments() throws {
+        let allowed = [try #require(URL(string: "http://127.0.0.1:8080/idp"))]
+        for text in [
+            "http://127.0.0.1:8080/idp/../device?user_code=WDJB-MJHT",
+            "http://127.0.0.1:8080/idp/%2e%2e/device?user_code=WDJB-MJHT",
+            "http://127.0.0.1:8080/idp/%2E%2E/other/v1/bind/job1?token=t1",
+            "http://127.0.0.1:8080/idp/./../v1/authenticate/s1",
+            "http://127.0.0.1:8080/idp/%252F..%252F/device?user_code=WDJB-MJHT",
+            "http://127.0.0.1:8080/idp//x/../device?user_code=WDJB-MJHT",
+            "latchkey://device?api_base_url=http://127.0.0.1:8080/idp/../other&user_code=WDJB-MJHT",
+            "latchkey://bind?api_base_url=http://127.0.0.1:8080/idp/%2e%2e/other&job_id=j&token=t",
+            "latchkey://transfer?api_base_url=http://127.0.0.1:8080/idp/%252F..%252Fother&code=7KQ-4M2-X9A",
+            "latchkey://authenticate?api_base_url=http://127.0.0.1:8080/idp/..%5Cother&session_id=s1",
+        ] {
+            let link = try? DeepLink.parse(text, schemes: ["latchkey"])
+            #expect(link == nil, "\(text) was read, as \(link?.provider.absoluteString ?? "-") allowed: \(link?.isAllowed(by: allowed) ?? false)")
+        }
+        // The honest forms under the allowed path still are.
+        for text in [
+            "http://127.0.0.1:8080/idp/device?user_code=WDJB-MJHT", "latchkey://bind?api_base_url=http://127.0.0.1:8080/idp/&job_id=j&token=t",
+            "http://127.0.0.1:8080/idp/v1/bind/job1?token=t1",
+        ] {
+            #expect(try DeepLink.parse(text, schemes: ["latchkey"]).isAllowed(by: allowed), "\(text)")
+        }
+    }
 }
