@@ -9,8 +9,17 @@
  * replies is in the helper. Any failure of the helper (it cannot start, dies, hangs,
  * writes a malformed or oversized line) fails closed: never PAM_SUCCESS.
  *
+ * It lives inside multithreaded hosts (sshd, sudo, display managers, PAM-using daemons),
+ * so it touches no process-wide state: no signal disposition (it writes with
+ * MSG_NOSIGNAL on a socket instead of ignoring SIGPIPE), no wait on a pid that a host's
+ * own SIGCHLD handler may have reaped and the kernel reused (the child is held by a
+ * pidfd), and no write that can block past the deadline (the socket is non-blocking).
+ *
  * Module arguments (each optional):
- *   helper=/absolute/path   the latchkey executable (default /usr/bin/latchkey)
+ *   helper=/absolute/path   the latchkey executable (default /usr/bin/latchkey); it and
+ *                           every directory above it must belong to root (or to the
+ *                           calling user) and be writable by nobody else, as OpenSSH asks
+ *                           of AuthorizedKeysCommand
  *   config=/absolute/path   the helper's configuration (default /etc/latchkey/pam.conf)
  *   timeout=SECONDS         the whole exchange, 1 to 900 (default 150)
  *   debug                   log each step to syslog
@@ -19,12 +28,18 @@
 #define PAM_SM_AUTH
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -93,40 +108,84 @@ static int append_escaped(char *out, size_t capacity, size_t *length, const char
     return 0;
 }
 
-/* Decodes a percent-escaped line in place and replaces what a terminal would act on
- * (control characters but newline and tab, DEL) with '?': defense in depth, since the
- * helper escapes what it shows already. */
-static void unescape_for_display(char *text) {
-    char *out = text;
-    for (char *p = text; *p; p++) {
-        if (*p == '%' && p[1] && p[2]) {
-            char digits[3] = { p[1], p[2], '\0' };
-            char *end = NULL;
-            long byte = strtol(digits, &end, 16);
-            if (end == digits + 2) {
-                *out++ = (byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7F ? '?' : (char)byte;
-                p += 2;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)*p;
-        *out++ = (c < 0x20 && c != '\t') || c == 0x7F ? '?' : (char)c;
-    }
-    *out = '\0';
+/* The value of a hex digit, or -1. */
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
 }
 
-/* Writes all of `data`, retrying short writes and EINTR. */
-static int write_all(int fd, const char *data, size_t length) {
-    while (length > 0) {
-        ssize_t written = write(fd, data, length);
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        data += written;
-        length -= (size_t)written;
+/* The code point of the UTF-8 sequence at `s` in `*point`, and its length; 0 for a byte
+ * that starts no well-formed sequence (RFC 3629 §4: no overlong form, no surrogate,
+ * nothing past U+10FFFF). `s` ends with a NUL, which is no continuation byte. */
+static size_t utf8_decode(const unsigned char *s, unsigned int *point) {
+    size_t length;
+    unsigned int smallest;
+    if (s[0] < 0x80) {
+        *point = s[0];
+        return 1;
+    } else if ((s[0] & 0xE0) == 0xC0) {
+        length = 2, smallest = 0x80, *point = s[0] & 0x1F;
+    } else if ((s[0] & 0xF0) == 0xE0) {
+        length = 3, smallest = 0x800, *point = s[0] & 0x0F;
+    } else if ((s[0] & 0xF8) == 0xF0) {
+        length = 4, smallest = 0x10000, *point = s[0] & 0x07;
+    } else {
+        return 0;
     }
-    return 0;
+    for (size_t i = 1; i < length; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        *point = (*point << 6) | (s[i] & 0x3F);
+    }
+    if (*point < smallest || *point > 0x10FFFF || (*point >= 0xD800 && *point <= 0xDFFF)) return 0;
+    return length;
+}
+
+/* Whether a terminal or a log reader would act on `point` rather than show it: C0
+ * controls but tab (and newline where `newlines`), DEL, the C1 controls U+0080 to U+009F
+ * (U+009B is CSI to a terminal that reads C1), the line and paragraph separators (where
+ * not `newlines`), and the bidi controls that reorder what follows them (U+061C, U+200E,
+ * U+200F, U+202A to U+202E, U+2066 to U+2069: UAX #9's explicit formatting). */
+static int acts_on(unsigned int point, int newlines) {
+    if (point == '\t' || (newlines && point == '\n')) return 0;
+    if (point < 0x20 || (point >= 0x7F && point <= 0x9F)) return 1;
+    if (point == 0x2028 || point == 0x2029) return !newlines;
+    return point == 0x061C || point == 0x200E || point == 0x200F || (point >= 0x202A && point <= 0x202E) || (point >= 0x2066 && point <= 0x2069);
+}
+
+/* Decodes a percent-escaped line in place, then keeps only what is safe to show
+ * (`newlines` set: the conversation) or to log (`newlines` clear: syslog, where a newline
+ * would start a forged line): well-formed UTF-8 that no terminal acts on (acts_on). Each
+ * byte that starts no well-formed sequence, and each refused character, becomes one '?'.
+ * Defense in depth: the helper escapes what it shows already. */
+static void unescape_for_display(char *text, int newlines) {
+    char *out = text;
+    for (char *p = text; *p; p++) {
+        int high = hex_value(p[1]), low = high >= 0 ? hex_value(p[2]) : -1;
+        if (*p == '%' && high >= 0 && low >= 0) {
+            int byte = high << 4 | low;
+            *out++ = byte == 0 ? '?' : (char)byte;
+            p += 2;
+        } else {
+            *out++ = *p;
+        }
+    }
+    *out = '\0';
+    unsigned char *read = (unsigned char *)text, *write = (unsigned char *)text;
+    while (*read) {
+        unsigned int point = 0;
+        size_t length = utf8_decode(read, &point);
+        if (length == 0 || acts_on(point, newlines)) {
+            *write++ = '?';
+            read += length == 0 ? 1 : length;
+        } else {
+            memmove(write, read, length);
+            write += length;
+            read += length;
+        }
+    }
+    *write = '\0';
 }
 
 /* Milliseconds left until `deadline` (CLOCK_MONOTONIC), never negative. */
@@ -137,6 +196,27 @@ static int remaining_ms(const struct timespec *deadline) {
     if (ms < 0) return 0;
     if (ms > 0x7FFFFFFF) return 0x7FFFFFFF;
     return (int)ms;
+}
+
+/* Sends all of `data` on the non-blocking socket `fd` before `deadline`, retrying short
+ * writes and EINTR. MSG_NOSIGNAL: a helper that has gone makes this fail with EPIPE
+ * instead of raising SIGPIPE, so no signal disposition of the host is touched. */
+static int send_all(int fd, const char *data, size_t length, const struct timespec *deadline) {
+    while (length > 0) {
+        ssize_t sent = send(fd, data, length, MSG_NOSIGNAL);
+        if (sent < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+            struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+            int ready = poll(&pfd, 1, remaining_ms(deadline));
+            if (ready < 0 && errno == EINTR) continue;
+            if (ready <= 0) return -1;
+            continue;
+        }
+        data += sent;
+        length -= (size_t)sent;
+    }
+    return 0;
 }
 
 struct reader {
@@ -178,14 +258,68 @@ static int read_line(struct reader *reader, char *line, const struct timespec *d
     }
 }
 
-/* The child: stdin and stdout are the pipes, stderr /dev/null, every other descriptor
- * closed, signals at their defaults, and an environment of its own: the caller's
- * (LD_PRELOAD, PATH, LATCHKEY_*) never reaches the helper. */
-static void exec_helper(const struct options *options, int to_child, int from_child) {
-    /* The caller may have closed 0, 1 or 2, so a pipe end can be one of them: move both
-     * ends above 2 first, then onto 0 and 1 (dup2 leaves the copies open across exec). */
-    int in = fcntl(to_child, F_DUPFD_CLOEXEC, 3), out = fcntl(from_child, F_DUPFD_CLOEXEC, 3);
-    if (in < 0 || out < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0) _exit(127);
+/* The directory `path` is in, written into `path` ("/" for a file at the root); 0 once
+ * `path` is "/" already. */
+static int parent_directory(char *path) {
+    if (strcmp(path, "/") == 0) return 0;
+    char *slash = strrchr(path, '/');
+    if (slash == NULL) return 0;
+    if (slash == path) slash[1] = '\0';
+    else *slash = '\0';
+    return 1;
+}
+
+/* The helper as it will be run: `path` with every link resolved (malloc'd), or NULL with
+ * the reason logged when it is not safe to run as the caller. It must be a regular file,
+ * and it and each directory above it must belong to root or to the caller's effective
+ * user and be writable by no one else; a root-owned sticky directory such as /tmp may be
+ * writable by all, since no one else can replace what is in it. OpenSSH asks the same of
+ * AuthorizedKeysCommand: otherwise whoever can write the file, or rename it away inside a
+ * writable directory, runs code as root in sshd and sudo. The resolved path is what is
+ * run, so a link swapped after the check changes nothing. */
+static char *trusted_helper(pam_handle_t *pamh, const char *path) {
+    char *resolved = realpath(path, NULL);
+    if (resolved == NULL) {
+        pam_syslog(pamh, LOG_ERR, "refused helper %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *place = strdup(resolved);
+    uid_t self = geteuid();
+    struct stat status;
+    const char *why = NULL;
+    if (place == NULL) {
+        why = "out of memory";
+    } else if (stat(place, &status) < 0 || !S_ISREG(status.st_mode)) {
+        why = "not a regular file";
+    } else if ((status.st_uid != 0 && status.st_uid != self) || (status.st_mode & (S_IWGRP | S_IWOTH))) {
+        why = "it belongs to another user or is writable by group or others";
+    }
+    while (why == NULL && parent_directory(place)) {
+        if (stat(place, &status) < 0 || !S_ISDIR(status.st_mode)) {
+            why = "a directory above it cannot be read";
+        } else if ((status.st_uid != 0 && status.st_uid != self)
+                   || ((status.st_mode & (S_IWGRP | S_IWOTH)) && !((status.st_mode & S_ISVTX) && status.st_uid == 0))) {
+            why = "a directory above it belongs to another user or is writable by group or others";
+        }
+    }
+    if (why) {
+        pam_syslog(pamh, LOG_ERR, "refused helper %s: %s (%s)", path, why, place ? place : resolved);
+        free(resolved);
+        resolved = NULL;
+    }
+    free(place);
+    return resolved;
+}
+
+/* The child: stdin and stdout are its end of the socket pair, stderr /dev/null, every
+ * other descriptor closed, signals at their defaults, and an environment of its own: the
+ * caller's (LD_PRELOAD, PATH, LATCHKEY_*) never reaches the helper. Only calls that are
+ * safe in the child of a multithreaded process. */
+static void exec_helper(const char *helper, const char *config, int end) {
+    /* The caller may have closed 0, 1 or 2, so the socket can be one of them: move it
+     * above 2 first, then onto 0 and 1 (dup2 leaves the copies open across exec). */
+    int moved = fcntl(end, F_DUPFD_CLOEXEC, 3);
+    if (moved < 0 || dup2(moved, STDIN_FILENO) < 0 || dup2(moved, STDOUT_FILENO) < 0) _exit(127);
     int null = open("/dev/null", O_WRONLY);
     if (null < 0 || (null != STDERR_FILENO && dup2(null, STDERR_FILENO) < 0)) _exit(127);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
@@ -197,10 +331,49 @@ static void exec_helper(const struct options *options, int to_child, int from_ch
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
-    char *const argv[] = { "latchkey", "pam", "helper", "--config", (char *)options->config, NULL };
+    char *const argv[] = { "latchkey", "pam", "helper", "--config", (char *)config, NULL };
     char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", NULL };
-    execve(options->helper, argv, envp);
+    execve(helper, argv, envp);
     _exit(127);
+}
+
+/* clone3's arguments (linux/sched.h, CLONE_ARGS_SIZE_VER0), spelled here so that the
+ * kernel's header and glibc's sched.h need not meet. */
+struct clone3_arguments {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+#define PAM_LATCHKEY_CLONE_PIDFD 0x00001000ULL
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Starts the helper; its pid, and in `*pidfd` a descriptor for it that stays its own
+ * even if the host's SIGCHLD handler reaps it and the pid is reused (-1 on a kernel
+ * without pidfds). clone3 with CLONE_PIDFD makes both at once; where it is refused
+ * (seccomp, an old kernel), fork and pidfd_open. */
+static pid_t spawn_helper(const char *helper, const char *config, int end, int *pidfd) {
+    *pidfd = -1;
+#ifdef SYS_clone3
+    int descriptor = -1;
+    struct clone3_arguments arguments;
+    memset(&arguments, 0, sizeof arguments);
+    arguments.flags = PAM_LATCHKEY_CLONE_PIDFD;
+    arguments.pidfd = (uint64_t)(uintptr_t)&descriptor;
+    arguments.exit_signal = SIGCHLD;
+    long pid = syscall(SYS_clone3, &arguments, sizeof arguments);
+    if (pid == 0) exec_helper(helper, config, end);
+    if (pid > 0) {
+        *pidfd = descriptor;
+        return (pid_t)pid;
+    }
+    if (errno != ENOSYS && errno != EPERM && errno != EINVAL) return -1;
+#endif
+    pid_t child = fork();
+    if (child == 0) exec_helper(helper, config, end);
+#ifdef SYS_pidfd_open
+    if (child > 0) *pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+#endif
+    return child;
 }
 
 /* One item for the request: `name=escaped value\n`; an absent item is empty. */
@@ -221,7 +394,8 @@ static int append_item(pam_handle_t *pamh, char *request, size_t capacity, size_
     return 0;
 }
 
-/* Sends one message through the conversation; the answer, if any, in `*answer` (to free). */
+/* Sends one message through the conversation; the answer, if any, in `*answer` (to free).
+ * An answer that came with an error is zeroed and freed here, never handed out. */
 static int converse(pam_handle_t *pamh, int style, const char *text, char **answer) {
     const struct pam_conv *conv = NULL;
     if (pam_get_item(pamh, PAM_CONV, (const void **)&conv) != PAM_SUCCESS || conv == NULL || conv->conv == NULL) return PAM_CONV_ERR;
@@ -230,11 +404,12 @@ static int converse(pam_handle_t *pamh, int style, const char *text, char **answ
     struct pam_response *responses = NULL;
     int status = conv->conv(1, messages, &responses, conv->appdata_ptr);
     if (responses) {
-        if (answer && responses[0].resp) {
-            *answer = responses[0].resp;
-        } else if (responses[0].resp) {
-            explicit_bzero(responses[0].resp, strlen(responses[0].resp));
-            free(responses[0].resp);
+        char *response = responses[0].resp;
+        if (response && answer && status == PAM_SUCCESS) {
+            *answer = response;
+        } else if (response) {
+            explicit_bzero(response, strlen(response));
+            free(response);
         }
         free(responses);
     }
@@ -249,25 +424,49 @@ static int result_code(const char *code) {
     return PAM_AUTH_ERR;
 }
 
+/* Whether the child has ended and been reaped: by this call (waitid on its pidfd, or on
+ * its pid where there is none), or already by the host's own SIGCHLD handler (ECHILD).
+ * `block` waits for it. */
+static int reaped(pid_t pid, int pidfd, int block) {
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        int options = WEXITED | (block ? 0 : WNOHANG);
+        int done = pidfd >= 0 ? waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, options) : waitid(P_PID, (id_t)pid, &info, options);
+        if (done == 0) return info.si_pid != 0;
+        if (errno == EINTR) continue;
+        return 1;
+    }
+}
+
 /* Stops the child: it has `grace_ms` to exit on its own, then SIGKILL, then it is reaped,
- * so no helper outlives the call. A caller whose own SIGCHLD handler reaped it first
- * (ECHILD) is fine. */
-static void stop_child(pid_t pid, int grace_ms) {
-    int status;
+ * so no helper outlives the call. With a pidfd the signal and the wait reach this child
+ * only: a host whose SIGCHLD handler reaped it first, and a process that got its pid
+ * since, are left alone. */
+static void stop_child(pid_t pid, int pidfd, int grace_ms) {
     for (int waited = 0; waited < grace_ms; waited += 10) {
-        pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid || (done < 0 && errno == ECHILD)) return;
+        if (reaped(pid, pidfd, 0)) return;
         struct timespec tick = { .tv_sec = 0, .tv_nsec = 10 * 1000000 };
         nanosleep(&tick, NULL);
     }
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (reaped(pid, pidfd, 0)) return;
+#ifdef SYS_pidfd_send_signal
+    if (pidfd >= 0) {
+        if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno == ESRCH) return;
+    } else
+#endif
+    {
+        kill(pid, SIGKILL);
+    }
+    (void)reaped(pid, pidfd, 1);
 }
 
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-    (void)flags;
     struct options options;
     if (parse_options(pamh, argc, argv, &options) < 0) return PAM_AUTH_ERR;
+    /* PAM_SILENT: no informational or error messages; prompts still go, since without
+     * them no approval can happen. */
+    int silent = (flags & PAM_SILENT) != 0;
 
     const char *user = NULL;
     if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || user == NULL || user[0] == '\0') return PAM_USER_UNKNOWN;
@@ -298,34 +497,43 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     }
     request[length++] = '\n';
 
-    int to_child[2], from_child[2];
-    if (pipe2(to_child, O_CLOEXEC) < 0) return PAM_AUTHINFO_UNAVAIL;
-    if (pipe2(from_child, O_CLOEXEC) < 0) {
-        close(to_child[0]);
-        close(to_child[1]);
+    char *helper = trusted_helper(pamh, options.helper);
+    if (helper == NULL) {
+        if (!silent) converse(pamh, PAM_ERROR_MSG, "Latchkey approval failed; see the system log.", NULL);
         return PAM_AUTHINFO_UNAVAIL;
     }
-    /* A helper that exits early must not kill the caller with SIGPIPE. */
-    struct sigaction ignore = { .sa_handler = SIG_IGN }, previous;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGPIPE, &ignore, &previous);
 
-    pid_t pid = fork();
-    if (pid == 0) exec_helper(&options, to_child[0], from_child[1]);
-    close(to_child[0]);
-    close(from_child[1]);
-    if (pid < 0) {
-        close(to_child[1]);
-        close(from_child[0]);
-        sigaction(SIGPIPE, &previous, NULL);
-        pam_syslog(pamh, LOG_ERR, "cannot start the helper: %s", strerror(errno));
+    /* One socket pair, not pipes: the module's end is written with MSG_NOSIGNAL and is
+     * non-blocking, so neither a helper that has gone nor one that reads nothing can
+     * stop this thread or signal the host. */
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) < 0) {
+        free(helper);
         return PAM_AUTHINFO_UNAVAIL;
     }
-    if (options.debug) pam_syslog(pamh, LOG_DEBUG, "helper %s started as pid %d", options.helper, (int)pid);
+    int module_end = ends[0];
+    if (fcntl(module_end, F_SETFL, fcntl(module_end, F_GETFL) | O_NONBLOCK) < 0) {
+        close(ends[0]);
+        close(ends[1]);
+        free(helper);
+        return PAM_AUTHINFO_UNAVAIL;
+    }
 
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += options.timeout;
+
+    int pidfd = -1;
+    pid_t pid = spawn_helper(helper, options.config, ends[1], &pidfd);
+    close(ends[1]);
+    if (pid < 0) {
+        close(module_end);
+        pam_syslog(pamh, LOG_ERR, "cannot start the helper: %s", strerror(errno));
+        free(helper);
+        return PAM_AUTHINFO_UNAVAIL;
+    }
+    if (options.debug) pam_syslog(pamh, LOG_DEBUG, "helper %s started as pid %d", helper, (int)pid);
+    free(helper);
 
     int verdict = PAM_AUTH_ERR;
     int finished = 0;
@@ -337,15 +545,15 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
         verdict = PAM_BUF_ERR;
         goto done;
     }
-    reader->fd = from_child[0];
+    reader->fd = module_end;
     /* A helper that ended without reading the request may still have said why: its
      * first line is read either way. */
-    int unread = write_all(to_child[1], request, length) < 0;
+    int unread = send_all(module_end, request, length, &deadline) < 0;
 
     int status = read_line(reader, line, &deadline);
     if (status != 1 || strcmp(line, PAM_LATCHKEY_PROTOCOL) != 0) {
         failure = status == 0 ? (unread ? "the helper did not take the request" : "the helper could not run (is helper= the latchkey executable?)")
-            : "the helper does not speak " PAM_LATCHKEY_PROTOCOL;
+            : status == -1 ? "the helper did not answer in time" : "the helper does not speak " PAM_LATCHKEY_PROTOCOL;
         verdict = status == 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
         goto done;
     }
@@ -364,11 +572,11 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
         if (strncmp(line, "INFO ", 5) == 0 || strncmp(line, "ERROR ", 6) == 0) {
             int error = line[0] == 'E';
             char *text = line + (error ? 6 : 5);
-            unescape_for_display(text);
-            converse(pamh, error ? PAM_ERROR_MSG : PAM_TEXT_INFO, text, NULL);
+            unescape_for_display(text, 1);
+            if (!silent) converse(pamh, error ? PAM_ERROR_MSG : PAM_TEXT_INFO, text, NULL);
         } else if (strncmp(line, "PROMPT ", 7) == 0) {
             char *text = line + 7;
-            unescape_for_display(text);
+            unescape_for_display(text, 1);
             char *answer = NULL;
             /* The answer means only "go on": it is not sent, so nothing typed leaves here. */
             if (converse(pamh, PAM_PROMPT_ECHO_ON, text, &answer) != PAM_SUCCESS) {
@@ -382,14 +590,14 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
             }
             /* The helper may have written its result and gone already: its lines are
              * still to be read, so a failed write here is not a failure. */
-            (void)write_all(to_child[1], "CONTINUE\n", 9);
+            (void)send_all(module_end, "CONTINUE\n", 9, &deadline);
         } else if (strncmp(line, "RESULT ", 7) == 0) {
             char *code = line + 7;
             char *text = strchr(code, ' ');
             if (text) *text++ = '\0';
             verdict = result_code(code);
             if (text) {
-                unescape_for_display(text);
+                unescape_for_display(text, 0);
                 pam_syslog(pamh, verdict == PAM_SUCCESS ? LOG_NOTICE : LOG_WARNING, "%s", text);
             }
             finished = 1;
@@ -404,13 +612,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     verdict = PAM_AUTH_ERR;
 
 done:
-    close(to_child[1]);
-    close(from_child[0]);
-    stop_child(pid, finished ? 2000 : 0);
-    sigaction(SIGPIPE, &previous, NULL);
+    close(module_end);
+    stop_child(pid, pidfd, finished ? 2000 : 0);
+    if (pidfd >= 0) close(pidfd);
     if (failure) {
         pam_syslog(pamh, LOG_ERR, "%s", failure);
-        converse(pamh, PAM_ERROR_MSG, "Latchkey approval failed; see the system log.", NULL);
+        if (!silent) converse(pamh, PAM_ERROR_MSG, "Latchkey approval failed; see the system log.", NULL);
     }
     free(line);
     free(reader);
