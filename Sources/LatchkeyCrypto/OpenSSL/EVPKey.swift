@@ -148,7 +148,11 @@ enum OpenSSLKeys {
             throw CryptoError.fromOpenSSL(.invalidKey, "not a well-formed SubjectPublicKeyInfo")
         }
         let key = EVPKey(taking: parsed)
-        return (key, try keyType(of: key))
+        let type = try keyType(of: key)
+        if type == .ed25519, let refusal = Ed25519PublicKeyCheck.refusal(Array(try ed25519PublicBytes(of: key))) {
+            throw CryptoError.invalidKey(reason: refusal)
+        }
+        return (key, type)
     }
 
     /// Parses a PKCS#8 PrivateKeyInfo (RFC 5208) holding a P-256 or Ed25519 key.
@@ -200,9 +204,11 @@ enum OpenSSLKeys {
         }
     }
 
-    /// Builds an Ed25519 public key from its 32 raw bytes (RFC 8032 §5.1.5).
+    /// Builds an Ed25519 public key from its 32 raw bytes (RFC 8032 §5.1.5); a point of
+    /// small order or a non-canonical encoding is refused (``Ed25519PublicKeyCheck``).
     static func importEd25519(publicKey raw: some DataProtocol) throws -> EVPKey {
-        try importEd25519(raw, half: "public", EVP_PKEY_new_raw_public_key_ex)
+        if let refusal = Ed25519PublicKeyCheck.refusal(Array(raw)) { throw CryptoError.invalidKey(reason: refusal) }
+        return try importEd25519(raw, half: "public", EVP_PKEY_new_raw_public_key_ex)
     }
 
     /// Builds an Ed25519 private key from its 32-byte seed (RFC 8032 §5.1.5).

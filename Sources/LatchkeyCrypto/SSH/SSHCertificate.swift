@@ -74,6 +74,9 @@ public struct SSHCertificate: Hashable, Sendable {
         guard !principals.isEmpty, principals.count <= maximumPrincipals, principals.allSatisfy(isAcceptablePrincipal) else {
             throw CryptoError.invalidParameter(reason: "a certificate names 1 to \(maximumPrincipals) principals, each without commas, spaces or control characters")
         }
+        guard kind != .host || principals.allSatisfy(isAcceptableHostPrincipal) else {
+            throw CryptoError.invalidParameter(reason: "a host certificate names hosts, not patterns: no *, ? or !")
+        }
         guard validAfter < validBefore else { throw CryptoError.invalidParameter(reason: "a certificate's validity ends after it begins") }
         let signatureKey = try SSHPublicKey(authority.publicKey)
         let nonce = try SecureRandom.bytes(count: 32)
@@ -94,6 +97,15 @@ public struct SSHCertificate: Hashable, Sendable {
         !principal.isEmpty && principal.utf8.count <= maximumPrincipalLength && principal.unicodeScalars.allSatisfy { scalar in
             scalar.value > 0x20 && scalar.value != 0x7F && !",\"'\\".unicodeScalars.contains(scalar) && !(0x80...0x9F).contains(scalar.value)
         }
+    }
+
+    /// Whether a host certificate may name `principal`: an acceptable principal without
+    /// the pattern characters of `ssh_config` and `known_hosts` (`*`, `?`, `!`). OpenSSH
+    /// 9.2 compares a host certificate's principals with the name it reached literally,
+    /// but other clients (and older or later OpenSSH, which match some fields as patterns)
+    /// may read `*.example.com` as every host under it, so no such name is ever signed.
+    public static func isAcceptableHostPrincipal(_ principal: String) -> Bool {
+        isAcceptablePrincipal(principal) && !principal.contains(where: { "*?!".contains($0) })
     }
 
     private static func sorted(_ options: [Option]) -> [Option] {

@@ -18,8 +18,8 @@ struct SSHHostCertificates: Sendable {
     func issue(_ request: AdminAPI.SSHHostCertificateRequest, now: Date = ProviderClock.now) async throws -> AdminAPI.SSHHostCertificate {
         let authority = try await SSHAuthority(context: context).signingKey()
         let key = try SSHAuthority.publicKey(request.publicKey, "the host key")
-        guard !request.hosts.isEmpty, request.hosts.count <= Self.maximumHosts, request.hosts.allSatisfy(SSHCertificate.isAcceptablePrincipal) else {
-            throw ProviderError.badRequest(.invalidRequest, "hosts: 1 to \(Self.maximumHosts) names without commas, spaces or control characters")
+        guard !request.hosts.isEmpty, request.hosts.count <= Self.maximumHosts, request.hosts.allSatisfy(SSHCertificate.isAcceptableHostPrincipal) else {
+            throw ProviderError.badRequest(.invalidRequest, "hosts: 1 to \(Self.maximumHosts) names without commas, spaces, control characters or the patterns *, ? and !")
         }
         let lifetime = request.lifetime ?? Self.defaultLifetime
         guard (60...Self.maximumLifetime).contains(lifetime) else {

@@ -179,4 +179,39 @@ extension SSHAuthorityTests {
             #expect(try await Self.issuedCount(issuer) == 0)
         }
     }
+
+    @Test("host certificates name hosts, not patterns: *, *.example.com, web-? and !x are refused (400); plain names and addresses are signed")
+    func hostPatterns() async throws {
+        try await Self.withCA { issuer, _ in
+            let key = try SSHPublicKey(try SigningKey.generate(.ed25519).publicKey).openSSHLine()
+            let admin = ProviderTests.admin(issuer)
+            for host in ["*", "*.example.com", "web-?", "!x", "web-1.example.com,*"] {
+                let reply = try await admin.call(AdminAPI.createSSHHostCertificate, body: .init(publicKey: key, hosts: ["web-1.example.com", host]))
+                #expect(reply.status == 400, "\(host): \(reply.status)")
+            }
+            #expect(try await Self.issuedCount(issuer) == 0)
+            let signed = try await admin.call(AdminAPI.createSSHHostCertificate, body: .init(publicKey: key, hosts: ["web-1.example.com", "192.0.2.7", "web-1"]))
+            #expect(signed.status == 201)
+        }
+    }
+
+    @Test("an Ed25519 key of small order (the identity point, with a proof anyone can forge) or in a non-canonical encoding is invalid_ssh_key, and nothing is issued")
+    func smallOrderKey() async throws {
+        try await Self.withCA { issuer, authenticator in
+            let (_, tokens) = try await Self.tokens(issuer, authenticator)
+            let identityPoint = [1] + [UInt8](repeating: 0, count: 31)
+            let nonCanonical = [0xEE] + [UInt8](repeating: 0xFF, count: 30) + [0x7F]
+            for raw in [identityPoint, nonCanonical] {
+                var blob = Data()
+                for part in [Data("ssh-ed25519".utf8), Data(raw)] {
+                    blob.append(contentsOf: withUnsafeBytes(of: UInt32(part.count).bigEndian, Array.init))
+                    blob.append(part)
+                }
+                let line = "ssh-ed25519 " + blob.base64EncodedString()
+                let request = try Self.request(issuer, key: try SigningKey.generate(.ed25519), accessToken: tokens.accessToken, publicKeyLine: line)
+                try await Self.expectRefused(issuer, request, token: tokens.accessToken, status: 400, code: "invalid_ssh_key", "\(raw.prefix(2))")
+            }
+            #expect(try await Self.issuedCount(issuer) == 0)
+        }
+    }
 }
