@@ -17,7 +17,9 @@ public enum AuditLogVerification {
                 throw StoreError.unavailable("no Latchkey store in \(directory.path)")
             }
         }
-        let opened = try await ProviderStore.open(configuration, logger: logger)
+        // Read only: verifying never creates, migrates or changes a file (not even a
+        // store key where the operator keeps it elsewhere).
+        let opened = try await ProviderStore.open(configuration, readOnly: true, logger: logger)
         do {
             let result = try await verify(opened)
             await opened.database.close()

@@ -9,18 +9,24 @@ enum ProviderStore {
         var storeKey: SymmetricKey
     }
 
-    static func open(_ configuration: ProviderConfiguration, logger: Logger) async throws -> Opened {
+    ///
+    /// `readOnly` opens a SQLite store to read it (`admin events verify --data-dir`):
+    /// nothing is created, migrated or imported, and a missing `store.key` is an error,
+    /// never made.
+    static func open(_ configuration: ProviderConfiguration, readOnly: Bool = false, logger: Logger) async throws -> Opened {
         switch configuration.storage {
         case .memory:
             let database = try await SQLiteProviderDatabase.open(directory: nil, logger: logger)
             let key = try configuration.storeKey ?? SecureRandom.bytes(count: 32)
             return Opened(database: database, storeKey: try storeKey(key))
         case .sqlite(let directory):
-            let database = try await SQLiteProviderDatabase.open(directory: directory, logger: logger)
+            let database = try await SQLiteProviderDatabase.open(directory: directory, readOnly: readOnly, logger: logger)
             do {
-                let key = try configuration.storeKey ?? localStoreKey(in: directory)
+                let key = try configuration.storeKey ?? localStoreKey(in: directory, creating: !readOnly)
                 let opened = Opened(database: database, storeKey: try storeKey(key))
-                try await LegacySnapshotImport.run(from: directory, into: database, sealing: StoreSealing(key: opened.storeKey), logger: logger)
+                if !readOnly {
+                    try await LegacySnapshotImport.run(from: directory, into: database, sealing: StoreSealing(key: opened.storeKey), logger: logger)
+                }
                 return opened
             } catch {
                 await database.close()
@@ -40,10 +46,13 @@ enum ProviderStore {
         return SymmetricKey(data: bytes)
     }
 
-    /// `store.key` beside a SQLite database, made on first start.
-    private static func localStoreKey(in directory: URL) throws -> Data {
+    /// `store.key` beside a SQLite database, made on first start when `creating`.
+    private static func localStoreKey(in directory: URL, creating: Bool) throws -> Data {
         let path = directory.appendingPathComponent(StoreFiles.storeKeyName).path
         if !FileManager.default.fileExists(atPath: path) {
+            guard creating else {
+                throw StoreError.keyUnavailable("no store.key in \(directory.path): give the store key with --store-key-file or the systemd credential latchkey-store-key")
+            }
             try StoreFiles.createKey(at: path, bytes: try SecureRandom.bytes(count: 32))
         }
         return try StoreFiles.readKey(at: path)

@@ -158,6 +158,44 @@ struct AuditLogTests {
         return (run.status, run.stdout + run.stderr)
     }
 
+    /// Every file of `directory`: its name, size, mode and contents' digest.
+    static func snapshot(_ directory: URL) throws -> [String: String] {
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let url = directory.appendingPathComponent(name)
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            let digest = try DigestAlgorithm.sha256.hash(Data(contentsOf: url)).map { String(format: "%02x", $0) }.joined()
+            files[name] = "\(attributes[.size] ?? 0) \(attributes[.posixPermissions] ?? 0) \(digest)"
+        }
+        return files
+    }
+
+    @Test("admin events verify --data-dir creates and changes nothing: with the store key kept elsewhere it fails without making a store.key, and with the key given it reads the store as it is")
+    func verifyWritesNothing() async throws {
+        try await TestStore.sqlite.with { storage, key in
+            try await ProviderHarness.run(nil, { configuration in
+                configuration.storage = storage
+                configuration.storeKey = key
+            }) { provider in
+                for name in ["ada", "grace"] { _ = try await provider.createIdentity(name) }
+                #expect(try await Self.verification(provider.issuer).checked == 2)
+            }
+            guard case .sqlite(let directory) = storage else { throw TestSupportError("not a SQLite store") }
+            let before = try Self.snapshot(directory)
+            #expect(before["store.key"] == nil, "the key is kept elsewhere: \(before.keys.sorted())")
+
+            let without = try await LatchkeyCommand.run(["admin", "events", "verify", "--data-dir", directory.path])
+            #expect(without.status != 0 && (without.stdout + without.stderr).contains("store key"), "\(without.stdout)\(without.stderr)")
+            #expect(try Self.snapshot(directory) == before, "verify without the key changed the data directory")
+
+            let scratch = try TemporaryDirectory()
+            let (status, output) = try await Self.verifyOffline(storage, keyFile: try scratch.keyFile("store.key", bytes: key))
+            #expect(status == 0 && output.contains("intact: 2 events"), "\(output)")
+            let after = try Self.snapshot(directory)
+            #expect(after == before, "verify with the key changed the data directory: \(before) → \(after)")
+        }
+    }
+
     @Test(
         "verify names the event edited, moved, inserted or deleted with sqlite3 or psql, and says intact otherwise",
         .requires(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "sqlite3 (Debian's sqlite3, which .ci/run installs) edits the store"),

@@ -34,11 +34,22 @@ final class SQLiteHandle: @unchecked Sendable {
     var onlyReads = false
 
     /// Opens `path` (":memory:" for a private in-memory database).
-    init(path: String, readOnly: Bool, counter: StoreStatistics) throws(StoreError) {
+    ///
+    /// `immutable` (read-only, for a database no process has open: no `-wal` beside it)
+    /// opens it as SQLite's `immutable=1` URI parameter says: no locks, no `-wal` or `-shm`
+    /// file made, so reading it leaves the directory exactly as it was.
+    init(path: String, readOnly: Bool, immutable: Bool = false, counter: StoreStatistics) throws(StoreError) {
         self.counter = counter
         var opened: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW
-        let result = sqlite_nio_sqlite3_open_v2(path, &opened, flags, nil)
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            // RFC 8089 file URI: every byte but the unreserved ones and / percent-encoded.
+            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+            name = "file:" + (path.addingPercentEncoding(withAllowedCharacters: unreserved) ?? path) + "?immutable=1"
+        }
+        let result = sqlite_nio_sqlite3_open_v2(name, &opened, flags, nil)
         guard result == SQLITE_OK, let opened else {
             let message = opened.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "code \(result)"
             if let opened { sqlite_nio_sqlite3_close_v2(opened) }

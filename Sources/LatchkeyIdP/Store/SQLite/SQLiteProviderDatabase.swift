@@ -68,24 +68,33 @@ final class SQLiteProviderDatabase: ProviderDatabase {
         try await transaction(body)
     }
 
-    static func open(directory: URL?, logger: Logger) async throws -> SQLiteProviderDatabase {
+    ///
+    /// `readOnly` (`admin events verify --data-dir`): the file is opened as it is, never
+    /// created, migrated or changed; every write fails.
+    static func open(directory: URL?, readOnly: Bool = false, logger: Logger) async throws -> SQLiteProviderDatabase {
         let statistics = StoreStatistics()
         let commits = DispatchQueue(label: "latchkey.store.sqlite.commit")
         let database: SQLiteProviderDatabase
         if let directory {
-            let path = try StoreFiles.prepareDatabaseFile(in: directory)
+            let path = readOnly ? directory.appendingPathComponent(StoreFiles.databaseName).path : try StoreFiles.prepareDatabaseFile(in: directory)
+            // Read only, a database whose last connection closed (no -wal beside it) is
+            // opened immutable, so nothing is made beside it; one in use is read as usual.
+            let immutable = readOnly && !FileManager.default.fileExists(atPath: path + "-wal")
             let writer = try await Self.onQueue(commits) { () throws(StoreError) -> SQLiteHandle in
-                let writer = try SQLiteHandle(path: path, readOnly: false, counter: statistics)
+                let writer = try SQLiteHandle(path: path, readOnly: readOnly, immutable: immutable, counter: statistics)
                 // busy_timeout: another process holding the file (a backup, a second
                 // `serve`) is waited for, not failed at once; the writer's inline BEGIN
                 // sets its own.
-                for pragma in ["PRAGMA busy_timeout=5000", "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"] {
+                let pragmas = readOnly ? ["PRAGMA busy_timeout=5000"]
+                    : ["PRAGMA busy_timeout=5000", "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"]
+                for pragma in pragmas {
                     try writer.execute(pragma)
                 }
                 return writer
             }
             database = SQLiteProviderDatabase(
-                writer: writer, readers: SQLiteReaderPool(path: path, statistics: statistics, files: commits), durable: true,
+                // Read only: every lookup on the one read-only connection.
+                writer: writer, readers: readOnly ? nil : SQLiteReaderPool(path: path, statistics: statistics, files: commits), durable: true,
                 statistics: statistics, commits: commits
             )
         } else {
@@ -96,6 +105,7 @@ final class SQLiteProviderDatabase: ProviderDatabase {
             try writer.execute("PRAGMA secure_delete=OFF")
             database = SQLiteProviderDatabase(writer: writer, readers: nil, durable: false, statistics: statistics, commits: commits)
         }
+        guard !readOnly else { return database }
         do {
             try await Migrations.run(on: database)
         } catch {
