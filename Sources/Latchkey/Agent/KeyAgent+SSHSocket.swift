@@ -27,7 +27,7 @@ extension KeyAgent {
             sshListening.withLock { $0 = listener }
             return listener.path
         } catch let error as UnixSocketError {
-            throw LatchkeyError.agent(reason: error.reason)
+            throw LatchkeyError.agent(reason: error.reason, underlying: error)
         }
     }
 

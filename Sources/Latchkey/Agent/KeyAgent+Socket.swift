@@ -54,7 +54,7 @@ extension KeyAgent {
                 listener = try UnixSocketListener.bind(path: chosen)
             }
         } catch let error as UnixSocketError {
-            throw LatchkeyError.agent(reason: error.reason)
+            throw LatchkeyError.agent(reason: error.reason, underlying: error)
         }
         listening.withLock { $0 = listener }
         return listener.path

@@ -50,7 +50,7 @@ public final class KeyAgentConnection: Sendable {
             socket = try UnixSocket.connect(path: socketPath)
             peer = try socket.peer()
         } catch let error as UnixSocketError {
-            throw KeyVaultError.agentUnavailable(reason: "no agent answers at \(socketPath) (\(error.reason))")
+            throw KeyVaultError.agentUnavailable(reason: "no agent answers at \(socketPath) (\(error.reason))", underlying: error)
         }
         // Root may use any user's agent that answers it (`--allow-root`): root could read
         // that user's files anyway.
@@ -109,12 +109,12 @@ public final class KeyAgentConnection: Sendable {
                 let deadline = ContinuousClock.now + Self.answerTimeout
                 try socket.write(AgentFrame.encode(request), deadline: deadline)
                 guard let body = try socket.readFrame(&state.reader, deadline: deadline) else {
-                    throw UnixSocketError("the agent closed the connection", errno: 0)
+                    throw UnixSocketError("the agent closed the connection", errno: 0, code: .peer)
                 }
                 do {
                     return try JSONDecoder().decode(AgentReply.self, from: body)
                 } catch {
-                    throw UnixSocketError("the agent's answer is malformed", errno: 0)
+                    throw UnixSocketError("the agent's answer is malformed", errno: 0, code: .peer)
                 }
             } catch {
                 let why = (error as? UnixSocketError)?.reason ?? (error as? AgentProtocolError)?.reason ?? String(describing: error)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LatchkeyCrypto
 import LatchkeyProtocol
 
 /// What the kernel says of the process at the other end of a Unix socket (`SO_PEERCRED`,
@@ -10,15 +11,47 @@ struct PeerCredentials: Sendable, Equatable {
     var gid: UInt32
 }
 
-/// A failure of the socket itself (connecting, reading, writing), with errno's text.
-struct UnixSocketError: Error, CustomStringConvertible {
-    var reason: String
+/// A failure of the agent's sockets (connecting, listening, reading, writing), after the
+/// template every Latchkey error follows: an open-ended ``code``, a reason, and the
+/// system's error (`errno`) kept as ``underlying``.
+struct UnixSocketError: LatchkeyErrorTemplate, Sendable {
+    struct Code: Hashable, Sendable, CustomStringConvertible {
+        let rawValue: String
+        init(_ rawValue: String) { self.rawValue = rawValue }
+        var description: String { rawValue }
 
-    init(_ what: String, errno code: Int32 = errno) {
-        reason = code == 0 ? what : "\(what): \(String(cString: strerror(code)))"
+        /// A system call failed; ``UnixSocketError/underlying`` holds its errno.
+        static let systemCall = Code("systemCall")
+        /// A path or a descriptor that cannot be used as asked (too long, not a socket,
+        /// taken by another agent, a directory of someone else's).
+        static let unusable = Code("unusable")
+        /// The deadline passed.
+        static let timedOut = Code("timedOut")
+        /// The other end closed the connection, or answered something malformed.
+        static let peer = Code("peer")
     }
 
-    var description: String { reason }
+    let code: Code
+    let reason: String
+    let underlying: (any Error)?
+    let file: String
+    let line: UInt
+
+    /// `what` failed; with an `errno` other than 0, a ``Code/systemCall`` whose reason
+    /// names the system's words and whose underlying error is that errno, else `code`.
+    init(_ what: String, errno number: Int32 = errno, code: Code = .unusable, file: String = #fileID, line: UInt = #line) {
+        if number != 0 {
+            self.code = .systemCall
+            reason = "\(what): \(String(cString: strerror(number)))"
+            underlying = POSIXErrorCode(rawValue: number).map { POSIXError($0) }
+        } else {
+            self.code = code
+            reason = what
+            underlying = nil
+        }
+        self.file = file
+        self.line = line
+    }
 }
 
 /// A connected Unix stream socket, closed when the last reference goes. Reads and writes
@@ -91,7 +124,7 @@ final class UnixSocket: @unchecked Sendable {
             var timeout: Int32 = -1
             if let deadline {
                 let left = deadline - ContinuousClock.now
-                guard left > .zero else { throw UnixSocketError("timed out", errno: 0) }
+                guard left > .zero else { throw UnixSocketError("timed out", errno: 0, code: .timedOut) }
                 let (seconds, attoseconds) = left.components
                 timeout = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             }

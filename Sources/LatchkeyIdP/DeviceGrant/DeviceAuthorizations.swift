@@ -48,7 +48,7 @@ struct DeviceAuthorizations: Sendable {
             }
             switch PAMLoginDetail.parse(parameter) {
             case .success(let detail): return try detail.parameter()
-            case .failure(let error): throw ProviderError.badRequest(.invalidAuthorizationDetails, error.reason)
+            case .failure(let error): throw ProviderError.badRequest(.invalidAuthorizationDetails, error.reason, underlying: error)
             }
         }
         let scope = SignIns.grantedScope(request.scope, context.configuration)

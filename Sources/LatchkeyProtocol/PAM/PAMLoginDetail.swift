@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyOAuth
+public import LatchkeyCrypto
 
 /// What a host asks a person to approve when `pam_latchkey` signs someone in to it
 /// (docs/PROTOCOL.md section 13): an authorization detail (RFC 9396 §2) of type
@@ -70,20 +71,49 @@ public struct PAMLoginDetail: Codable, Hashable, Sendable {
     /// at most 4 KiB, a JSON array of exactly one object of this type (RFC 9396 §5:
     /// anything else is `invalid_authorization_details`).
     public static func parse(_ parameter: String) -> Result<PAMLoginDetail, PAMLoginDetailError> {
-        guard parameter.utf8.count <= 4096 else { return .failure(.init("authorization_details is over 4096 bytes")) }
-        guard let details = try? JSONDecoder().decode([PAMLoginDetail].self, from: Data(parameter.utf8)), details.count == 1, let detail = details.first else {
-            return .failure(.init("authorization_details must be a JSON array of one \(Self.type) object with service and user"))
+        guard parameter.utf8.count <= 4096 else { return .failure(.init(code: .tooLarge, reason: "authorization_details is over 4096 bytes")) }
+        let details: [PAMLoginDetail]
+        do {
+            details = try JSONDecoder().decode([PAMLoginDetail].self, from: Data(parameter.utf8))
+        } catch {
+            return .failure(.init(code: .malformed, reason: "authorization_details must be a JSON array of one \(Self.type) object with service and user", underlying: error))
         }
-        if let problem = detail.problem { return .failure(.init(problem)) }
+        guard details.count == 1, let detail = details.first else {
+            return .failure(.init(code: .malformed, reason: "authorization_details must hold exactly one \(Self.type) object, not \(details.count)"))
+        }
+        if let problem = detail.problem { return .failure(.init(code: .invalidDetail, reason: problem)) }
         return .success(detail)
     }
 }
 
-/// Why an `authorization_details` parameter was refused.
-public struct PAMLoginDetailError: Error, Hashable, Sendable {
-    public var reason: String
+/// Why an `authorization_details` parameter was refused (RFC 9396 §5: the provider answers
+/// `invalid_authorization_details` with ``reason``), after the template every Latchkey
+/// error follows: an open-ended ``code``, the reason, and the decoder's error kept.
+public struct PAMLoginDetailError: LatchkeyErrorTemplate, Sendable {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    public init(_ reason: String) {
+        /// The parameter is over 4 KiB.
+        public static let tooLarge = Code("tooLarge")
+        /// Not a JSON array of exactly one object of this type.
+        public static let malformed = Code("malformed")
+        /// One object, but a field is missing, too long or holds a control character.
+        public static let invalidDetail = Code("invalidDetail")
+    }
+
+    public let code: Code
+    public let reason: String
+    public let underlying: (any Error)?
+    public let file: String
+    public let line: UInt
+
+    public init(code: Code, reason: String, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line) {
+        self.code = code
         self.reason = reason
+        self.underlying = underlying
+        self.file = file
+        self.line = line
     }
 }
