@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 import LatchkeyCrypto
 
 /// A credential as `--json` shows it (`bind`, `list`, `import`, `signup`, `recover`).
@@ -28,17 +29,16 @@ struct CredentialOutput: Encodable {
     var unusableReason: String?
 
     init(_ credential: Credential) {
-        let dates = ISO8601DateFormatter()
         id = credential.id
         rpID = credential.rpID
         user = User(id: credential.user.id, name: credential.user.name, displayName: credential.user.displayName)
-        createdAt = dates.string(from: credential.createdAt)
+        createdAt = AuditEvent.formatTime(credential.createdAt)
         signCount = Int(credential.signCount)
         state = credential.state.rawValue
         algorithm = credential.algorithm
         attestation = credential.attestation
         issuer = credential.issuer?.absoluteString
-        lastUsedAt = credential.lastUsedAt.map(dates.string(from:))
+        lastUsedAt = credential.lastUsedAt.map { AuditEvent.formatTime($0) }
         keyProtection = credential.keyProtection.rawValue
         usable = credential.unusableReason == nil
         unusableReason = credential.unusableReason

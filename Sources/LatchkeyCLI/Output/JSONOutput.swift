@@ -2,7 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyProtocol
 
-/// How `--json` output is written: `Encodable` values, keys sorted, slashes unescaped;
+/// How `--json` output is written: `Encodable` values, keys sorted, slashes unescaped,
+/// every `Date` in RFC 3339 UTC as the protocol writes times (`AuditEvent.formatTime`),
+/// so every command's `--json` names a time one way;
 /// a document pretty-printed, an event stream one object per line (written at once, so
 /// whoever reads a long-running command sees each line when it happens).
 ///
@@ -14,6 +16,10 @@ enum JSONOutput {
     static func data(_ value: some Encodable, pretty: Bool) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(AuditEvent.formatTime(date))
+        }
         return Data(escapingUnsafeScalars(String(decoding: try encoder.encode(value), as: UTF8.self)).utf8)
     }
 

@@ -18,6 +18,14 @@ final class AuditLog: Sendable {
     let enabled: Bool
     private let key = Mutex<SymmetricKey?>(nil)
     private let attachedJournal = Mutex<AuditJournal?>(nil)
+    /// Refusal events whose own write failed while the store blinked (``recordQuietly``),
+    /// oldest first, written again before the next quiet write and at every sealing tick
+    /// (``writeDeferred(in:logger:)``), each with the time of its decision.
+    private let deferred = Mutex<[AuditEntry]>([])
+
+    /// The most refusal events kept for a store that stays down; past it the oldest are
+    /// dropped (and logged): a flood of refusals cannot grow memory without bound.
+    static let maximumDeferred = 10_000
 
     /// Where sealed events are copied (`serve --audit-syslog`), if anywhere.
     var journal: AuditJournal? { attachedJournal.withLock { $0 } }
@@ -90,14 +98,54 @@ final class AuditLog: Sendable {
 
     /// ``record(_:in:)-(_,any ProviderDatabase)`` for a refusal that stands whether or not
     /// its event is written (a store that is down must not turn a 429 into a 503): a
-    /// failed write is logged.
+    /// failed write is kept and tried again (``writeDeferred(in:logger:)``), so an event the
+    /// log promises does not vanish when the store blinks (a database restart).
     func recordQuietly(_ entry: AuditEntry, in database: any ProviderDatabase, logger: Logger) async {
+        guard enabled else { return }
+        await writeDeferred(in: database, logger: logger)
         do {
             try await record(entry, in: database)
         } catch {
-            logger.error("audit event not written", metadata: ["type": .string(entry.type.rawValue), "error": .string("\(type(of: error))")])
+            logger.warning("audit event deferred: the store refused it; it is written again shortly", metadata: [
+                "type": .string(entry.type.rawValue), "error": .string("\(type(of: error))"),
+            ])
+            keep([entry], logger: logger)
         }
     }
+
+    /// Writes the refusal events a blinking store refused, oldest first; stops at the
+    /// first that fails again and keeps it and the rest.
+    func writeDeferred(in database: any ProviderDatabase, logger: Logger) async {
+        let waiting = deferred.withLock { entries -> [AuditEntry] in
+            defer { entries.removeAll() }
+            return entries
+        }
+        for (index, entry) in waiting.enumerated() {
+            do {
+                try await record(entry, in: database)
+            } catch {
+                keep(Array(waiting[index...]), logger: logger)
+                return
+            }
+        }
+        if !waiting.isEmpty { logger.notice("deferred audit events written", metadata: ["count": .stringConvertible(waiting.count)]) }
+    }
+
+    /// Puts `entries` back ahead of any deferred since, dropping the oldest past the cap.
+    private func keep(_ entries: [AuditEntry], logger: Logger) {
+        let dropped = deferred.withLock { waiting -> Int in
+            waiting = entries + waiting
+            let excess = max(0, waiting.count - Self.maximumDeferred)
+            waiting.removeFirst(excess)
+            return excess
+        }
+        if dropped > 0 {
+            logger.error("audit events dropped: the store has refused writes too long", metadata: ["count": .stringConvertible(dropped)])
+        }
+    }
+
+    /// How many refusal events wait to be written again.
+    var deferredCount: Int { deferred.withLock { $0.count } }
 
     /// The content columns, in ``AuditEntry``'s order.
     static let columns = columns(prefix: "")

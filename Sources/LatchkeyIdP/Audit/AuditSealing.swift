@@ -26,6 +26,7 @@ struct AuditSealing: Service {
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             do {
                 try await context.prepare()
+                await context.audit.writeDeferred(in: context.database, logger: context.logger)
                 guard try await sealer.hasWaiting() else { continue }
                 _ = try await context.configuration.clock.bound { try await sealer.seal() }
             } catch let error as StoreError {

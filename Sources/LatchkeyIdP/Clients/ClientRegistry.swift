@@ -58,7 +58,7 @@ struct ClientRegistry: Sendable {
             ), in: transaction)
         }
         var created = client
-        created.createdAt = Int(now.timeIntervalSince1970)
+        created.createdAt = AuditEvent.formatTime(now)
         return created
     }
 
@@ -70,7 +70,7 @@ struct ClientRegistry: Sendable {
                     let client = try Self.client(row)
                     return AdminAPI.Client(
                         id: client.id, name: client.name, jwks: client.jwks, grantTypes: client.grantTypes.map(\.rawValue),
-                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], createdAt: Int(try row.decode("created_at", as: Date.self).timeIntervalSince1970)
+                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], createdAt: AuditEvent.formatTime(try row.decode("created_at", as: Date.self))
                     )
                 }
         }

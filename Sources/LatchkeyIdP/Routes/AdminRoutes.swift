@@ -149,7 +149,7 @@ struct AdminRoutes: Sendable {
         let messages = try await admin.outboxMessages().map { message in
             AdminAPI.OutboxMessage(
                 to: message.to, subject: message.subject, body: message.body, code: message.code,
-                createdAt: Int(message.createdAt.timeIntervalSince1970)
+                createdAt: AuditEvent.formatTime(message.createdAt)
             )
         }
         return AdminAPI.Outbox(messages: messages)
@@ -161,8 +161,8 @@ struct AdminRoutes: Sendable {
             AdminAPI.Credential(
                 id: Base64URL.encode(credential.record.id), algorithm: credential.record.publicKey.algorithm.joseName,
                 signCount: credential.record.signCount, revoked: credential.revoked,
-                createdAt: Int(credential.createdAt.timeIntervalSince1970),
-                lastUsedAt: credential.lastUsedAt.map { Int($0.timeIntervalSince1970) },
+                createdAt: AuditEvent.formatTime(credential.createdAt),
+                lastUsedAt: credential.lastUsedAt.map { AuditEvent.formatTime($0) },
                 transports: credential.record.transports, backupEligible: credential.record.backupEligible,
                 backedUp: credential.record.backupState, registeredFrom: credential.registeredFrom.rawValue,
                 attestation: credential.attestation, aaguid: credential.aaguidText

@@ -16,12 +16,12 @@ extension AdminAPI {
         public var grantTypes: [String]
         public var redirectURIs: [String]
         public var scopes: [String]
-        /// Seconds since 1970; absent in a registration.
-        public var createdAt: Int?
+        /// RFC 3339, UTC; absent in a registration.
+        public var createdAt: String?
 
         public init(
             id: String, name: String? = nil, jwks: JWKSDocument? = nil, grantTypes: [String], redirectURIs: [String] = [],
-            scopes: [String] = [], createdAt: Int? = nil
+            scopes: [String] = [], createdAt: String? = nil
         ) {
             self.id = id
             self.name = name ?? id
@@ -42,7 +42,7 @@ extension AdminAPI {
             grantTypes = try container.decode([String].self, forKey: .grantTypes)
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
             scopes = try container.decodeIfPresent([String].self, forKey: .scopes) ?? []
-            createdAt = try container.decodeIfPresent(Int.self, forKey: .createdAt)
+            createdAt = try container.decodeIfPresent(String.self, forKey: .createdAt)
         }
 
         enum CodingKeys: String, CodingKey {

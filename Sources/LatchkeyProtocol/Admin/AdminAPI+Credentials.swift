@@ -7,8 +7,9 @@ extension AdminAPI {
         public var algorithm: String
         public var signCount: UInt32
         public var revoked: Bool
-        public var createdAt: Int
-        public var lastUsedAt: Int?
+        /// RFC 3339, UTC.
+        public var createdAt: String
+        public var lastUsedAt: String?
         /// The transports its registration named (WebAuthn L3 §5.2.1.1
         /// `getTransports()`): `internal` for a platform passkey, `usb`, `hybrid`, …
         public var transports: [String]?
@@ -29,7 +30,7 @@ extension AdminAPI {
         public var aaguid: String?
 
         public init(
-            id: String, algorithm: String, signCount: UInt32, revoked: Bool, createdAt: Int, lastUsedAt: Int?,
+            id: String, algorithm: String, signCount: UInt32, revoked: Bool, createdAt: String, lastUsedAt: String?,
             transports: [String]? = nil, backupEligible: Bool? = nil, backedUp: Bool? = nil, registeredFrom: String? = nil,
             attestation: String? = nil, aaguid: String? = nil
         ) {

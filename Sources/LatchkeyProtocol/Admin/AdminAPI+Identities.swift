@@ -5,11 +5,12 @@ extension AdminAPI {
         public var username: String
         public var email: String?
         public var displayName: String
-        public var createdAt: Int
+        /// RFC 3339, UTC, as every time the protocol and `--json` write.
+        public var createdAt: String
         /// The attestation its credentials must carry (`tpm`), when it demands one.
         public var requireAttestation: String?
 
-        public init(id: String, username: String, email: String?, displayName: String, createdAt: Int, requireAttestation: String? = nil) {
+        public init(id: String, username: String, email: String?, displayName: String, createdAt: String, requireAttestation: String? = nil) {
             self.id = id
             self.username = username
             self.email = email

@@ -5,9 +5,10 @@ extension AdminAPI {
         public var subject: String
         public var body: String
         public var code: String?
-        public var createdAt: Int
+        /// RFC 3339, UTC.
+        public var createdAt: String
 
-        public init(to: String, subject: String, body: String, code: String?, createdAt: Int) {
+        public init(to: String, subject: String, body: String, code: String?, createdAt: String) {
             self.to = to
             self.subject = subject
             self.body = body

@@ -158,6 +158,50 @@ struct AuditLogTests {
         return (run.status, run.stdout + run.stderr)
     }
 
+    @Test(
+        "a refusal whose event the store refused while it was locked (admin.token.refused) is written once the store is back, with the time of the refusal",
+        .requires(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "sqlite3 (Debian's sqlite3, which .ci/run installs) locks the store")
+    )
+    func refusalOutlivesABlink() async throws {
+        try await TestStore.sqlite.with { storage, key in
+            try await ProviderHarness.run(nil, { configuration in
+                configuration.storage = storage
+                configuration.storeKey = key
+            }) { provider in
+                guard case .sqlite(let directory) = storage else { throw TestSupportError("not a SQLite store") }
+                // Another process holds the write lock: the provider's writes wait out their
+                // busy timeout, then fail, as they do while a database restarts.
+                let input = Pipe()
+                let output = Pipe()
+                let locker = try SpawnedProcess(
+                    URL(fileURLWithPath: "/usr/bin/sqlite3"), [directory.appendingPathComponent("latchkey.sqlite3").path],
+                    stdin: .pipe(input), stdout: .pipe(output), stderr: .null
+                )
+                defer { locker.send(SIGKILL) }
+                try input.fileHandleForWriting.write(contentsOf: Data("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".utf8))
+                let locked = await ChildProcess.firstLine(of: output, timeout: .seconds(10)) { $0.contains("locked") }
+                try #require(locked.line != nil, "sqlite3 took the lock: \(locked.transcript)")
+
+                let refusedAt = Date()
+                let wrong = AdminAPIClient(issuer: provider.issuer, token: "not-the-admin-token-at-all-0123456789")
+                #expect(try await wrong.call(AdminAPI.listIdentities).status == 401)
+                try input.fileHandleForWriting.write(contentsOf: Data("COMMIT;\n.quit\n".utf8))
+                locker.waitUntilExit()
+
+                var refused: [AuditEvent] = []
+                let deadline = Date().addingTimeInterval(20)
+                while refused.isEmpty, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(200))
+                    refused = try await Self.events(provider.issuer, type: AuditEventType.adminTokenRefused.rawValue)
+                }
+                #expect(refused.count == 1, "the refusal's event was lost")
+                let time = try #require(refused.first?.time)
+                #expect(abs(time.timeIntervalSince(refusedAt)) < 2, "the event keeps the refusal's time: \(time) vs \(refusedAt)")
+                #expect(try await Self.verification(provider.issuer).intact)
+            }
+        }
+    }
+
     /// Every file of `directory`: its name, size, mode and contents' digest.
     static func snapshot(_ directory: URL) throws -> [String: String] {
         var files: [String: String] = [:]

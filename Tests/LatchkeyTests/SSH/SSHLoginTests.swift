@@ -149,6 +149,52 @@ struct SSHLoginTests {
         }
     }
 
+    /// Every member of `json` named like a time (`…At`, `valid…`, `time`, `expires…`), with
+    /// its value unless it is an RFC 3339 UTC string.
+    static func timesNotInRFC3339(_ json: JSONValue, path: String = "") -> [String] {
+        switch json {
+        case .object(let members):
+            return members.sorted { $0.key < $1.key }.flatMap { name, value -> [String] in
+                let timeLike = name.hasSuffix("At") || name.hasPrefix("valid") || name == "time" || name.hasPrefix("expires")
+                if timeLike, !(value.stringValue.map { $0.hasSuffix("Z") && AuditEvent.parseTime($0) != nil } ?? (value == .null)) {
+                    return ["\(path).\(name) = \(value)"]
+                }
+                return timesNotInRFC3339(value, path: path + "." + name)
+            }
+        case .array(let items):
+            return items.enumerated().flatMap { timesNotInRFC3339($1, path: path + "[\($0)]") }
+        default:
+            return []
+        }
+    }
+
+    @Test("every --json output names a time one way, RFC 3339 in UTC: ssh login, bind, admin create-identity, list-identities, list-credentials and outbox")
+    func oneTimeFormat() async throws {
+        try await ProviderHarness.run(nil, { $0.sshAuthority = true }) { provider in
+            let scratch = try TemporaryDirectory()
+            let environment = try CommandLineTests.vaultKeyEnvironment(scratch, "vault")
+            let admin = ["--idp", provider.issuer.absoluteString, "--json"]
+            let adminEnvironment = ["LATCHKEY_ADMIN_TOKEN": ProviderHarness.adminToken]
+            let created = try await LatchkeyCommand.run(["admin", "create-identity", "--username", "ada"] + admin, environment: adminEnvironment)
+            try #require(created.status == 0, "\(created.stderr)")
+            let createdJSON = try JSONValue(json: Data(created.stdout.utf8))
+            let bindURL = try #require(createdJSON["bindURL"]?.stringValue)
+            let identity = try #require(createdJSON["identity"]?["id"]?.stringValue)
+            let bound = try await LatchkeyCommand.run(["bind", bindURL, "--json"], environment: environment)
+            let login = try await LatchkeyCommand.run(["ssh", "login", "--issuer", provider.issuer.absoluteString, "--json"], environment: environment)
+            let identities = try await LatchkeyCommand.run(["admin", "list-identities"] + admin, environment: adminEnvironment)
+            let credentials = try await LatchkeyCommand.run(["admin", "list-credentials", identity] + admin, environment: adminEnvironment)
+            let outbox = try await LatchkeyCommand.run(["admin", "outbox"] + admin, environment: adminEnvironment)
+            for (name, run) in [("create-identity", created), ("bind", bound), ("ssh login", login), ("list-identities", identities), ("list-credentials", credentials), ("outbox", outbox)] {
+                try #require(run.status == 0, "\(name): \(run.stderr)")
+                let json = try JSONValue(json: Data(run.stdout.utf8))
+                #expect(Self.timesNotInRFC3339(json).isEmpty, "\(name): \(Self.timesNotInRFC3339(json))")
+            }
+            let validBefore = try #require(try JSONValue(json: Data(login.stdout.utf8))["validBefore"]?.stringValue.flatMap(AuditEvent.parseTime))
+            #expect(abs(validBefore.timeIntervalSinceNow - 8 * 3600) < 120, "\(validBefore)")
+        }
+    }
+
     @Test("latchkey ssh login --json gets a certificate ssh-keygen -L reads; latchkey ssh list shows the key, its principals and expiry; a principal with a comma is refused before any request")
     func commandLine() async throws {
         try await ProviderHarness.run(nil, { $0.sshAuthority = true }) { provider in
