@@ -110,31 +110,72 @@ extension LatchkeyCommand {
         @Flag(help: "Print JSON.")
         var json = false
 
+        @Option(help: ArgumentHelp("A head this log must still run through, as an earlier verify printed it (ID:HASH): a log cut back, put back to an older copy or emptied fails.", valueName: "id:hash"))
+        var expect: String?
+
+        @Option(help: ArgumentHelp("A file that keeps the head outside the store: checked against when it exists, rewritten with the new head after an intact verify. Keep it where the store's writers cannot write.", valueName: "file"))
+        var headFile: String?
+
         func validate() throws {
             let given = [idp != nil, store.dataDir != nil, store.database != nil].filter { $0 }.count
             guard given == 1 else { throw ValidationError("give one of --idp, --data-dir or --database") }
+            guard expect == nil || headFile == nil else { throw ValidationError("give --expect or --head-file, not both") }
+            if let expect, AuditHeadMark(expect) == nil { throw ValidationError("--expect takes ID:HASH, as verify printed it after head:") }
         }
 
         func run() async throws {
+            let expected = try expect.flatMap(AuditHeadMark.init) ?? headFile.flatMap(Self.keptHead)
             let verification: AdminAPI.EventVerification
             if let idp {
                 let options = try AdminOptions.parse(["--idp", idp] + (adminTokenFile.map { ["--admin-token-file", $0] } ?? []))
-                verification = try await options.send(AdminAPI.verifyEvents)
+                verification = try await options.send(AdminAPI.verifyEvents, query: expected.map { [(AdminAPI.EventQuery.expect, $0.description)] } ?? [])
             } else {
                 // Only the store is opened: no server runs, so no admin token is needed.
                 var configuration = ProviderConfiguration(adminToken: "")
                 // Only the store named here: no $LATCHKEY_DATABASE_URL.
                 try store.configure(&configuration, environment: [:])
-                verification = try await AuditLogVerification.verify(configuration: configuration)
+                verification = try await AuditLogVerification.verify(configuration: configuration, expecting: expected)
+            }
+            if let headFile, verification.intact, let head = verification.head {
+                try Self.keep(head, in: headFile)
             }
             if json {
                 try JSONOutput.print(verification)
             } else if verification.intact {
                 TextOutput.line("intact: \(verification.checked) events checked (ids \(verification.anchor + 1) to \(verification.newest)), \(verification.checkpoints) signed checkpoints")
+                if let head = verification.head { TextOutput.line("head: \(head)") }
             } else {
                 TextOutput.line("broken at event \(verification.firstBroken ?? 0): \(TextOutput.field(verification.problem ?? "", maximumLength: 512))")
             }
             if !verification.intact { throw ExitCode(1) }
+        }
+
+        /// The head `--head-file` keeps, when the file exists: a file only its owner (root
+        /// or whoever runs this) may write, holding one `ID:HASH` line.
+        static func keptHead(_ path: String) throws -> AuditHeadMark? {
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            let text = String(decoding: try TrustedFile.read(path, what: "the kept audit head", maximumSize: 256), as: UTF8.self)
+            guard let mark = AuditHeadMark(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw CommandFailure("\(path.displaySafe(maximumLength: 256)) does not hold a head (ID:HASH)")
+            }
+            return mark
+        }
+
+        /// Writes `head` to `path` whole or not at all: a temporary file beside it, synced,
+        /// renamed over it, 0644.
+        static func keep(_ head: String, in path: String) throws {
+            let url = URL(fileURLWithPath: path)
+            let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+            let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw CommandFailure("cannot write \(temporary.path.displaySafe(maximumLength: 256)): \(String(cString: strerror(errno)))") }
+            let bytes = Array((head + "\n").utf8)
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            let synced = fsync(descriptor) == 0
+            close(descriptor)
+            guard written == bytes.count, synced, rename(temporary.path, path) == 0 else {
+                unlink(temporary.path)
+                throw CommandFailure("cannot keep the head in \(path.displaySafe(maximumLength: 256)): \(String(cString: strerror(errno)))")
+            }
         }
     }
 }

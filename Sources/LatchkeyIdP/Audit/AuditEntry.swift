@@ -20,6 +20,14 @@ struct AuditEntry: Sendable, Equatable {
     /// ``AuditEvent/Details`` as JSON with sorted keys, made once: the hash covers these
     /// bytes as stored, never a re-encoding.
     var details: String?
+    /// 16 random bytes that make this event one of a kind: its code and its link cover
+    /// them, and no two sealed events share them (`audit_events_nonce`), so a row copied,
+    /// code and all, cannot be sealed a second time. Nil only for events written before
+    /// schema 16.
+    var nonce: Data?
+
+    /// The length of ``nonce``.
+    static let nonceLength = 16
 
     /// The longest credential id kept in an event's details, in base64url characters: an
     /// id an attacker presents may be up to 1,023 bytes.
@@ -34,13 +42,13 @@ struct AuditEntry: Sendable, Equatable {
         self.init(
             time: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)), type: type, outcome: outcome, error: error?.rawValue, actor: actor,
             subject: subject, client: client, address: requester?.address, userAgent: requester?.userAgent,
-            details: details.flatMap(Self.encode)
+            details: details.flatMap(Self.encode), nonce: Self.newNonce()
         )
     }
 
     init(
         time: Int64, type: AuditEventType, outcome: AuditEvent.Outcome, error: String?, actor: AuditEvent.Actor, subject: String?,
-        client: String?, address: String?, userAgent: String?, details: String?
+        client: String?, address: String?, userAgent: String?, details: String?, nonce: Data? = nil
     ) {
         self.time = time
         self.type = type
@@ -52,6 +60,13 @@ struct AuditEntry: Sendable, Equatable {
         self.address = address
         self.userAgent = userAgent
         self.details = details
+        self.nonce = nonce
+    }
+
+    /// A fresh ``nonce``: from OpenSSL's generator, or, should it ever fail, from the
+    /// system's through a random UUID, so no event is ever written without one.
+    static func newNonce() -> Data {
+        (try? SecureRandom.bytes(count: nonceLength)) ?? withUnsafeBytes(of: UUID().uuid) { Data($0) }
     }
 
     /// `details` as one JSON object, members in sorted order, absent ones left out, written
@@ -81,13 +96,15 @@ struct AuditEntry: Sendable, Equatable {
     /// The entry's bytes for its authentication code and its link in the chain: a version
     /// label, then each member in a fixed order, absent as one byte 0xFF, present as 0x00,
     /// its UTF-8 length (4 bytes, big-endian) and its bytes. Unambiguous without parsing:
-    /// no value can pass for the next member.
+    /// no value can pass for the next member. An event with a ``nonce`` is labelled
+    /// `latchkey-audit-event-2` and ends with the nonce in base64url; one from before
+    /// schema 16 keeps `latchkey-audit-event-1` and its bytes as they were.
     var canonical: Data {
         // One buffer, each member's UTF-8 appended in place: an entry is hashed for every
         // event, and a `Data` and an array per member cost more than the hash.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(128 + (userAgent?.utf8.count ?? 0) + (details?.utf8.count ?? 0))
-        bytes.append(contentsOf: "latchkey-audit-event-1".utf8)
+        bytes.append(contentsOf: (nonce == nil ? "latchkey-audit-event-1" : "latchkey-audit-event-2").utf8)
         func append(_ member: String?) {
             guard let member else {
                 bytes.append(0xFF)
@@ -109,6 +126,7 @@ struct AuditEntry: Sendable, Equatable {
         append(address)
         append(userAgent)
         append(details)
+        if let nonce { append(Base64URL.encode(nonce)) }
         return Data(bytes)
     }
 

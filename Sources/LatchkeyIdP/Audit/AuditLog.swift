@@ -64,7 +64,7 @@ final class AuditLog: Sendable {
         return """
             INSERT INTO audit_pending (\(raw: Self.columns), mac)
             VALUES (\(entry.time), \(entry.type.rawValue), \(entry.outcome.rawValue), \(entry.error), \(entry.actor.kind.rawValue),
-                \(entry.actor.id), \(entry.subject), \(entry.client), \(entry.address), \(entry.userAgent), \(entry.details), \(mac))
+                \(entry.actor.id), \(entry.subject), \(entry.client), \(entry.address), \(entry.userAgent), \(entry.details), \(entry.nonce), \(mac))
             """
     }
 
@@ -78,7 +78,7 @@ final class AuditLog: Sendable {
             INSERT INTO audit_pending (\(raw: Self.columns), mac)
             SELECT \(entry.time), \(entry.type.rawValue), \(entry.outcome.rawValue), CAST(\(entry.error) AS TEXT), \(entry.actor.kind.rawValue),
                 CAST(\(entry.actor.id) AS TEXT), CAST(\(entry.subject) AS TEXT), CAST(\(entry.client) AS TEXT), CAST(\(entry.address) AS TEXT),
-                CAST(\(entry.userAgent) AS TEXT), CAST(\(entry.details) AS TEXT), \(mac)
+                CAST(\(entry.userAgent) AS TEXT), CAST(\(entry.details) AS TEXT), CAST(\(entry.nonce) AS BYTEA), \(mac)
             FROM \(raw: step) LIMIT 1
             """
     }
@@ -152,7 +152,7 @@ final class AuditLog: Sendable {
 
     /// ``columns`` qualified by a table alias (`"p."`).
     static func columns(prefix: String) -> String {
-        ["occurred_at", "event_type", "outcome", "error", "actor_kind", "actor_id", "subject", "client", "address", "user_agent", "details"]
+        ["occurred_at", "event_type", "outcome", "error", "actor_kind", "actor_id", "subject", "client", "address", "user_agent", "details", "nonce"]
             .map { prefix + $0 }.joined(separator: ", ")
     }
 }
@@ -168,7 +168,7 @@ extension AuditEntry {
             error: try row.decode("error", as: String?.self), actor: AuditEvent.Actor(kind: actorKind, id: try row.decode("actor_id", as: String?.self)),
             subject: try row.decode("subject", as: String?.self), client: try row.decode("client", as: String?.self),
             address: try row.decode("address", as: String?.self), userAgent: try row.decode("user_agent", as: String?.self),
-            details: try row.decode("details", as: String?.self)
+            details: try row.decode("details", as: String?.self), nonce: try row.decode("nonce", as: Data?.self)
         )
     }
 }

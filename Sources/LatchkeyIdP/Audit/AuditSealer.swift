@@ -57,12 +57,23 @@ struct AuditSealer: Sendable {
             var link = try head?.decode("chain_hash", as: Data.self) ?? AuditChain.genesis
             var sealed: [(entry: AuditEntry, id: Int64, hash: Data)] = []
             sealed.reserveCapacity(rows.count)
+            // A waiting row whose nonce a sealed event (or an earlier row of this batch)
+            // already has is a copy, authentication code and all: it is removed, never
+            // sealed as a second event (docs/SECURITY.md, "Audit log").
+            var seen = try await Self.sealedNonces(of: rows, in: transaction)
+            var discarded = 0
             // The batch's places as a `VALUES` list (waiting row, sequence number, link):
             // one statement copies the rows, exactly as written, into the chain, and one
             // removes them from the waiting table, not a statement per event.
             var places: SQLStatement = "WITH sealed(pending, seq, chain_hash) AS (VALUES "
             var pending: SQLStatement = "WITH sealed(pending) AS (VALUES "
             for row in rows {
+                let rowID = try row.decode("id", as: Int64.self)
+                if let nonce = try? row.decode("nonce", as: Data?.self), !seen.insert(nonce).inserted {
+                    pending.append("\(raw: sealed.isEmpty && discarded == 0 ? "" : ", ")(\(rowID))")
+                    discarded += 1
+                    continue
+                }
                 // A row that does not decode is still chained, as it is: verify names it.
                 let entry = (try? AuditEntry(row: row)) ?? AuditEntry(
                     time: 0, type: AuditEventType(rawValue: "unreadable"), outcome: .failure, error: nil, actor: .anonymous, subject: nil,
@@ -70,11 +81,14 @@ struct AuditSealer: Sendable {
                 )
                 id += 1
                 link = try AuditChain.link(previous: link, id: id, entry: entry)
-                let rowID = try row.decode("id", as: Int64.self)
-                let separator = sealed.isEmpty ? "" : ", "
-                places.append("\(raw: separator)(\(rowID), \(id), \(link))")
-                pending.append("\(raw: separator)(\(rowID))")
+                places.append("\(raw: sealed.isEmpty ? "" : ", ")(\(rowID), \(id), \(link))")
+                pending.append("\(raw: sealed.isEmpty && discarded == 0 ? "" : ", ")(\(rowID))")
                 sealed.append((entry, id, link))
+            }
+            if discarded > 0 {
+                context.logger.error("audit rows discarded: each repeats an event already sealed (a copy put into the waiting table)", metadata: [
+                    "count": .stringConvertible(discarded),
+                ])
             }
             places.append("""
                 ) INSERT INTO audit_events (seq, chain_hash, \(raw: AuditLog.columns), mac)
@@ -82,8 +96,10 @@ struct AuditSealer: Sendable {
                 FROM sealed s JOIN audit_pending p ON p.id = s.pending ORDER BY s.seq
                 """)
             pending.append(") DELETE FROM audit_pending WHERE id IN (SELECT pending FROM sealed)")
-            try await transaction.execute(places)
+            // The copy first: it reads the waiting rows the second statement removes.
+            if !sealed.isEmpty { try await transaction.execute(places) }
             try await transaction.execute(pending)
+            guard !sealed.isEmpty else { return sealed }
             let signature = try AuditChain.sign(id: id, hash: link, issuer: issuer, now: now, key: key)
             if head == nil {
                 try await transaction.execute("""
@@ -104,6 +120,17 @@ struct AuditSealer: Sendable {
             }
             return sealed
         }
+    }
+
+    /// The nonces of `rows` that sealed events already carry: one lookup on the unique
+    /// index for the whole batch.
+    private static func sealedNonces(of rows: [SQLRow], in transaction: any SQLTransaction) async throws -> Set<Data> {
+        let nonces = rows.compactMap { try? $0.decode("nonce", as: Data?.self) }
+        guard !nonces.isEmpty else { return [] }
+        var query: SQLStatement = "SELECT nonce FROM audit_events WHERE nonce IN ("
+        for (index, nonce) in nonces.enumerated() { query.append("\(raw: index == 0 ? "" : ", ")\(nonce)") }
+        query.append(")")
+        return Set(try await transaction.query(query).map { try $0.decode("nonce", as: Data.self) })
     }
 
     /// Retention (`serve --audit-retention`): removes whole segments, every event up to

@@ -14,7 +14,10 @@ struct AuditVerifier: Sendable {
     let key: VerifyingKey
     static let page = 1000
 
-    func verify() async throws -> AdminAPI.EventVerification {
+    /// `expecting`: a head kept outside the store (``AuditHeadMark``); the log must still
+    /// run through it, or it was cut back, put back to an older copy, or emptied. A head
+    /// older than the checkpoint retention pruned to cannot be compared and is let be.
+    func verify(expecting expected: AuditHeadMark? = nil) async throws -> AdminAPI.EventVerification {
         let checkpoints = try await database.read { transaction in
             try await transaction.query("SELECT seq, chain_hash, signature FROM audit_checkpoints ORDER BY seq")
         }.map { row in (id: try row.decode("seq", as: Int64.self), hash: try row.decode("chain_hash", as: Data.self), signature: try row.decode("signature", as: String.self)) }
@@ -41,7 +44,7 @@ struct AuditVerifier: Sendable {
         // left (retention took them all, its record not sealed yet), the chain starts after
         // the head.
         var link = AuditChain.genesis
-        var expected: Int64 = 1
+        var next: Int64 = 1
         var pruneClaim: Int64?
         let start = try oldest ?? head.map { try $0.decode("seq", as: Int64.self) + 1 } ?? 1
         if start > 1 {
@@ -51,14 +54,17 @@ struct AuditVerifier: Sendable {
             guard AuditChain.checkpointHolds(anchor.signature, id: anchor.id, hash: anchor.hash, key: key) else {
                 return broken(anchor.id, "the checkpoint the chain starts from (event \(anchor.id)) is not signed by the audit key")
             }
+            if let kept = expected, kept.id == anchor.id, !ConstantTime.isEqual(Data(kept.hash), anchor.hash) {
+                return broken(anchor.id, "event \(anchor.id) is not the one the head kept outside the store names: the log was rewritten from there")
+            }
             link = anchor.hash
-            expected = start
+            next = start
             result.anchor = anchor.id
             result.checkpoints += 1
             pruneClaim = anchor.id
         }
 
-        var after = expected - 1
+        var after = next - 1
         var sawPruneRecord = false
         while true {
             let cursor = after
@@ -70,9 +76,9 @@ struct AuditVerifier: Sendable {
             }
             for row in rows {
                 let id = try row.decode("seq", as: Int64.self)
-                guard id == expected else {
-                    return broken(expected, id > expected
-                        ? "event \(expected) is missing: the chain jumps from \(expected - 1) to \(id)"
+                guard id == next else {
+                    return broken(next, id > next
+                        ? "event \(next) is missing: the chain jumps from \(next - 1) to \(id)"
                         : "event \(id) appears twice")
                 }
                 guard let entry = audit.authenticEntry(row) else {
@@ -81,6 +87,9 @@ struct AuditVerifier: Sendable {
                 link = try AuditChain.link(previous: link, id: id, entry: entry)
                 guard let stored = try? row.decode("chain_hash", as: Data.self), ConstantTime.isEqual(stored, link) else {
                     return broken(id, "event \(id) is out of place: its hash does not follow from the event before it")
+                }
+                if let kept = expected, kept.id == id, !ConstantTime.isEqual(Data(kept.hash), link) {
+                    return broken(id, "event \(id) is not the one the head kept outside the store names: the log was rewritten from there")
                 }
                 if let checkpoint = checkpointsByID[id], id != result.anchor {
                     guard ConstantTime.isEqual(checkpoint.hash, link), AuditChain.checkpointHolds(checkpoint.signature, id: id, hash: link, key: key) else {
@@ -93,14 +102,20 @@ struct AuditVerifier: Sendable {
                 }
                 result.checked += 1
                 result.newest = id
-                expected += 1
+                next += 1
             }
             guard let last = rows.last else { break }
             after = try last.decode("seq", as: Int64.self)
             if rows.count < Self.page { break }
         }
-        let newest = expected - 1
+        let newest = next - 1
         result.newest = newest
+        if let kept = expected, kept.id > newest {
+            return broken(newest + 1, """
+                the log ends at event \(newest), before the head kept outside the store (event \(kept.id)): events were cut from the end, \
+                or the store was put back to an older copy
+                """)
+        }
 
         if let stray = checkpoints.last(where: { $0.id > newest }) {
             return broken(newest + 1, "events \(newest + 1) to \(stray.id) are missing: a checkpoint covers them")
@@ -140,6 +155,7 @@ struct AuditVerifier: Sendable {
             let recorded = waiting.contains { audit.authenticEntry($0)?.decodedDetails?.through == pruneClaim }
             if !recorded { return broken(1, "events 1 to \(pruneClaim) are missing, and no audit.pruned event records their pruning") }
         }
+        result.head = AuditHeadMark(id: newest, hash: Array(link)).description
         return result
     }
 }

@@ -14,9 +14,15 @@ extension AdminRoutes {
         return try await AuditReader(database: provider.context.database).page(filter)
     }
 
-    @Sendable func verifyEvents(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.EventVerification {
+    @Sendable func verifyEvents(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.EventVerification {
+        let expected = try HTTPSupport.query(request)[AdminAPI.EventQuery.expect].map { text in
+            guard let mark = AuditHeadMark(text) else {
+                throw ProviderError.badRequest(.invalidRequest, "expect must be ID:HASH, as verify printed it as head")
+            }
+            return mark
+        }
         try await AuditSealer(context: provider.context).seal()
-        let verification = try await provider.context.auditVerifier().verify()
+        let verification = try await provider.context.auditVerifier().verify(expecting: expected)
         if !verification.intact {
             context.logger.error("audit log broken", metadata: [
                 "event": .stringConvertible(verification.firstBroken ?? 0), "problem": .string(verification.problem ?? ""),

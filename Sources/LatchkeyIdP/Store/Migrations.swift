@@ -439,6 +439,16 @@ enum Migrations {
         DROP INDEX IF EXISTS grant_families_owner;
         CREATE INDEX IF NOT EXISTS grant_families_live ON grant_families (identity_id, client_id, revoked_at, created_at, expires_at, id)
         """,
+        // 16: each audit event carries a random nonce its authentication code and its link
+        // cover, unique among sealed events: a sealed row copied back into the waiting
+        // table, code and all, is one the sealer has seen, and it is discarded instead of
+        // being sealed again as a new event (docs/SECURITY.md, "Audit log"). Rows from
+        // before have none, and keep their first canonical form.
+        """
+        ALTER TABLE audit_pending ADD COLUMN nonce {BLOB};
+        ALTER TABLE audit_events ADD COLUMN nonce {BLOB};
+        CREATE UNIQUE INDEX audit_events_nonce ON audit_events (nonce)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

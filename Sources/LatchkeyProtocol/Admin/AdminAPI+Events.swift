@@ -10,6 +10,9 @@ extension AdminAPI {
         public static let type = "type"
         public static let subject = "subject"
         public static let since = "since"
+        /// `GET /admin/events/verify?expect=ID:HASH`: a head kept outside the store
+        /// (``AuditHeadMark``) the log must still run through.
+        public static let expect = "expect"
         /// The largest page.
         public static let maximumLimit = 1000
     }
@@ -44,8 +47,15 @@ extension AdminAPI {
         public var problem: String?
         /// The checkpoints whose signatures were checked.
         public var checkpoints: Int
+        /// The newest event checked and its link, `ID:HASH` (``AuditHeadMark``): keep it
+        /// outside the store and pass it back as `expect`, so that a log cut back or put
+        /// back to an older copy fails. Absent when the log is not intact.
+        public var head: String?
 
-        public init(intact: Bool, checked: Int64, anchor: Int64, newest: Int64, firstBroken: Int64? = nil, problem: String? = nil, checkpoints: Int) {
+        public init(
+            intact: Bool, checked: Int64, anchor: Int64, newest: Int64, firstBroken: Int64? = nil, problem: String? = nil, checkpoints: Int,
+            head: String? = nil
+        ) {
             self.intact = intact
             self.checked = checked
             self.anchor = anchor
@@ -53,6 +63,7 @@ extension AdminAPI {
             self.firstBroken = firstBroken
             self.problem = problem
             self.checkpoints = checkpoints
+            self.head = head
         }
     }
 

@@ -358,19 +358,24 @@ struct AuditLogTests {
             try await Provider.closing(configuration) { provider in
                 try await provider.context.prepare()
                 let sealer = AuditSealer(context: provider.context)
-                let names = ["ada", "grace", "alan", "edsger"]
-                var subjects: [String] = []
-                for (index, name) in names.enumerated() {
-                    subjects.append(try await provider.administration.createIdentity(username: name, email: nil, displayName: nil).0.id)
+                // Events as schema 10 wrote them: no nonce (schema 16 added it).
+                let subjects = ["ada", "grace", "alan", "edsger"]
+                for (index, subject) in subjects.enumerated() {
+                    try await provider.context.audit.record(AuditEntry(
+                        time: Int64(Date().timeIntervalSince1970 * 1000), type: .identityCreated, outcome: .success, error: nil, actor: .admin,
+                        subject: subject, client: nil, address: nil, userAgent: nil, details: nil
+                    ), in: provider.context.database)
                     if index == 1 { try await sealer.seal() }
                 }
-                // The store as schema 10 left it: waiting rows in audit_events, no seq.
+                // The store as schema 10 left it: waiting rows in audit_events, no seq, no nonces.
                 try await provider.context.database.transaction { transaction in
                     try await transaction.execute("CREATE INDEX audit_events_waiting ON audit_events (id) WHERE seq IS NULL")
                     try await transaction.execute("""
                         INSERT INTO audit_events (\(raw: AuditLog.columns), mac) SELECT \(raw: AuditLog.columns), mac FROM audit_pending ORDER BY id
                         """)
                     try await transaction.execute("DROP TABLE audit_pending")
+                    try await transaction.execute("DROP INDEX audit_events_nonce")
+                    try await transaction.execute("ALTER TABLE audit_events DROP COLUMN nonce")
                     // And without what later steps made (12 and 13: the SSH CA's tables; 14:
                     // the device codes' authorization details).
                     for table in ["ssh_certificates", "ssh_key_holders", "ssh_principals", "ssh_client_principals"] {
