@@ -79,7 +79,7 @@ extension LatchkeyCommand {
             TextOutput.line(String(decoding: key.publicJWKSet, as: UTF8.self))
             Terminal.note("This host's client key for \(TextOutput.field(configuration.clientID)) (kid \(key.keyID), \(key.keyProtection)); configuration in \(config).")
             Terminal.note("Register it (the JWK Set above on standard input):")
-            Terminal.note("  latchkey admin create-client --idp \(configuration.issuer.absoluteString) --id \(configuration.clientID) --name \"$(hostname)\" --grant device_code --jwks -")
+            Terminal.note("  latchkey admin create-client --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) --name \"$(hostname)\" --grant device_code --jwks -")
         }
 
         /// 32 random bytes, owner-only, made once: an existing file is kept as it is.
