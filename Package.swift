@@ -21,9 +21,6 @@ let package = Package(
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
-        // The PAM module sshd, sudo and login load (README "Signing in to this host with a
-        // passkey"): C only, nothing of Swift linked or mapped.
-        .library(name: "pam_latchkey", type: .dynamic, targets: ["pam_latchkey"]),
     ],
     dependencies: [
         // The reference identity provider and the test servers run on Hummingbird.
@@ -66,13 +63,11 @@ let package = Package(
                 .linkedLibrary("tss2-esys"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-rc"), .linkedLibrary("tss2-tctildr"),
             ]
         ),
-        // pam_latchkey.so: the small C module that runs `latchkey pam helper` and relays
-        // its lines through the PAM conversation (docs/PROTOCOL.md, "The PAM module and
-        // its helper"). libpam from Debian's libpam0g-dev.
-        .target(
-            name: "pam_latchkey",
-            linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(["-static-stdlib", "-Xlinker", "--as-needed"], .when(platforms: [.linux]))]
-        ),
+        // pam_latchkey.so, the PAM module sshd, sudo and login load (Sources/pam_latchkey),
+        // is not a product here: SwiftPM links every product through the Swift driver,
+        // which puts the runtime's libraries (libstdc++, libm) ahead of any --as-needed, so
+        // the module would load them into every PAM host. scripts/build-pam-module.sh
+        // builds it with the C compiler alone (libpam and libc), and the tests load that.
         .target(
             name: "LatchkeyCrypto",
             dependencies: ["CLatchkeyOpenSSL", "CLatchkeyTSS", .product(name: "SystemPackage", package: "swift-system")],

@@ -631,21 +631,3 @@ PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const cha
     (void)argv;
     return PAM_SUCCESS;
 }
-
-/*
- * Nothing of Swift in a PAM module. SwiftPM links every dynamic library product with the
- * Swift runtime's registration object (swiftrt.o), whose constructor registers the
- * image's Swift metadata with libswiftCore and so makes the library need it. This module
- * has no Swift metadata: these two hidden definitions satisfy the object's references
- * inside the module, and `--as-needed` (Package.swift) then leaves libswiftCore out, so
- * nothing of Swift is loaded into sshd, sudo or login. Hidden: they are never exported,
- * so they cannot stand in for the runtime's own in any other library of the process.
- */
-__attribute__((visibility("hidden"))) void swift_addNewDSOImage(const void *image) {
-    (void)image;
-}
-
-__attribute__((visibility("hidden"))) _Bool _swift_backtrace_isThunkFunction(const char *name) {
-    (void)name;
-    return 0;
-}

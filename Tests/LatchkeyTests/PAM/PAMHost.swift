@@ -17,8 +17,36 @@ struct PAMHost {
     let services: URL
     let clientID: String
 
-    /// The module SwiftPM built beside the tests.
-    static var module: URL { ChildProcess.executable("libpam_latchkey.so") }
+    /// The module as scripts/build-pam-module.sh builds it (the one the README installs),
+    /// built once per test run into a directory of its own.
+    static let built: Result<URL, TestSupportError> = {
+        do {
+            let directory = try TemporaryDirectory()
+            builtFolder.withLock { $0 = directory }
+            let output = directory.url.appendingPathComponent("pam_latchkey.so")
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("scripts/build-pam-module.sh")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [script.path, output.path]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let said = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                return .failure(TestSupportError("scripts/build-pam-module.sh failed: \(String(decoding: said, as: UTF8.self))"))
+            }
+            return .success(output)
+        } catch {
+            return .failure(TestSupportError("cannot run scripts/build-pam-module.sh: \(error)"))
+        }
+    }()
+    static let builtFolder = Mutex<TemporaryDirectory?>(nil)
+
+    /// The module the tests load (``built``).
+    static var module: URL { (try? built.get()) ?? URL(fileURLWithPath: "/nonexistent/pam_latchkey.so") }
     /// Debian's libpam-wrapper, in the multiarch directory of this machine.
     static let pamWrapper = ["x86_64-linux-gnu", "aarch64-linux-gnu"].map { "/usr/lib/\($0)/libpam_wrapper.so" }
         .first { FileManager.default.fileExists(atPath: $0) } ?? "/usr/lib/x86_64-linux-gnu/libpam_wrapper.so"
@@ -28,7 +56,7 @@ struct PAMHost {
         for tool in ["/usr/bin/pamtester", pamWrapper] where !FileManager.default.fileExists(atPath: tool) {
             try TestEnvironment.unavailable("\(tool) is missing (.ci/run installs pamtester and libpam-wrapper)")
         }
-        try #require(FileManager.default.fileExists(atPath: module.path), "libpam_latchkey.so was not built beside the tests")
+        _ = try built.get()
     }
 
     /// Enrolls a host as `clientID` at `provider` (registered unless `register` is false),

@@ -50,7 +50,7 @@ struct PAMModuleTests {
             // Read to its end (a /proc file reports no size, and Foundation stops at a page).
             let maps = try await ChildProcess.run(URL(fileURLWithPath: "/bin/cat"), ["/proc/\(run.process.processIdentifier)/maps"]).stdout
             let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
-            #expect(mapped.contains { $0.hasSuffix("/libpam_latchkey.so") }, "the module is loaded: \(mapped.sorted())")
+            #expect(mapped.contains { $0.hasSuffix("/pam_latchkey.so") }, "the module is loaded: \(mapped.sorted())")
             let swift = mapped.filter { $0.contains("libswift") || $0.contains("Foundation") || $0.contains("/swift/") }
             #expect(swift.isEmpty, "nothing of Swift in the PAM process: \(swift.sorted())")
 
@@ -309,11 +309,16 @@ struct PAMModuleHostileTests {
 /// The module as built: what it needs to load, and what it exports.
 @Suite("PAM: pam_latchkey.so as SwiftPM builds it")
 struct PAMModuleBuildTests {
-    @Test("ldd lists no Swift library and the module exports only pam_sm_authenticate and pam_sm_setcred")
+    @Test("the module needs libpam and libc alone (no Swift, no libstdc++ or libm), and exports only pam_sm_authenticate and pam_sm_setcred")
     func linkage() async throws {
         try PAMHost.requireTools()
         let ldd = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ldd"), [PAMHost.module.path])
         #expect(ldd.status == 0 && ldd.stdout.contains("libpam.so") && !ldd.stdout.contains("swift") && !ldd.stdout.contains("Foundation"), "\(ldd.stdout)")
+        let dynamic = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/readelf"), ["-d", PAMHost.module.path])
+        let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+            line.split(separator: "[").last?.split(separator: "]").first.map(String.init)
+        }
+        #expect(needed == ["libpam.so.0", "libc.so.6"], "\(needed)")
         let symbols = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/nm"), ["-D", "--defined-only", PAMHost.module.path])
         let exported = Set(symbols.stdout.split(separator: "\n").compactMap { line -> String? in
             let fields = line.split(separator: " ")
