@@ -81,6 +81,8 @@ final class DemoRun {
         provider.logLevel = .critical
         // The device sign-in step polls every second instead of every five.
         provider.deviceCodeInterval = 1
+        // The SSH step: certificates for keys that never leave the vault.
+        provider.sshAuthority = true
         let adminToken = provider.adminToken
         guard let redirectURI = Self.redirectURI else { throw CommandFailure("bad redirect URI") }
         try await withReferenceProvider(configuration: provider) { issuer in
@@ -167,6 +169,19 @@ final class DemoRun {
                         "  amr \(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "-"), expires \(ISO8601DateFormatter().string(from: claims.expiresAt)).",
                     ],
                     details: ["subject": .string(claims.subject), "issuer": .string(claims.issuer), "audience": .array(claims.audiences.map(JSONValue.string))]
+                ))
+            }
+
+            try await step("ssh-certificate", "An SSH certificate for a key in device 1's vault, after a passkey sign-in (the provider's SSH CA)") {
+                let login = try await deviceOne.sshLogin(issuer: issuer, clientID: Self.clientID, redirectURI: redirectURI)
+                let shown = try Self.sshKeygenListing(login.certificate)
+                return ((), Report(
+                    lines: [
+                        "Device 1 made an SSH key in its vault, signed in with its passkey for scope ssh, proved it holds the key,",
+                        "and got a user certificate for principals \(login.principals.joined(separator: ", ")) until \(AuditEvent.formatTime(login.validBefore))",
+                        "(serial \(login.serial)). `latchkey ssh login` does this; the agent then serves key and certificate to ssh.",
+                    ] + (shown.map { ["ssh-keygen -L reads it:"] + $0.map { "  " + $0 } } ?? ["(ssh-keygen is not installed: apt-get install openssh-client to read it with ssh-keygen -L.)"]),
+                    details: ["serial": .string(login.serial), "principals": .array(login.principals.map(JSONValue.string)), "keyID": .string(login.keyID)]
                 ))
             }
 
@@ -276,6 +291,45 @@ final class DemoRun {
                 "Next: `swift run latchkey serve` and the commands in README.md.",
             ]))
         }
+    }
+}
+
+extension DemoRun {
+    /// What `ssh-keygen -L` says of `certificate` (its type, key id, serial, principals and
+    /// validity lines), or nil when OpenSSH's ssh-keygen is not installed.
+    static func sshKeygenListing(_ certificate: String) throws -> [String]? {
+        let keygen = URL(fileURLWithPath: "/usr/bin/ssh-keygen")
+        guard FileManager.default.isExecutableFile(atPath: keygen.path) else { return nil }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("id-cert.pub")
+        try Data((certificate + "\n").utf8).write(to: file)
+        let process = Process()
+        process.executableURL = keygen
+        process.arguments = ["-L", "-f", file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CommandFailure("ssh-keygen -L could not read the certificate") }
+        // The certificate's own lines; the principals follow their heading, one a line.
+        var lines: [String] = []
+        var inPrincipals = false
+        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.isEmpty {
+            if line.hasPrefix("Principals:") {
+                inPrincipals = true
+                lines.append("Principals:")
+            } else if line.contains(":") {
+                inPrincipals = false
+                if ["Type:", "Signing CA:", "Key ID:", "Serial:", "Valid:"].contains(where: line.hasPrefix) { lines.append(line) }
+            } else if inPrincipals {
+                lines.append("  " + line)
+            }
+        }
+        return lines
     }
 }
 

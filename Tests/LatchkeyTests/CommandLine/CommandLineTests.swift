@@ -175,12 +175,14 @@ struct CommandLineTests {
         #expect(run.status == 0, "\(run.stderr)")
         let steps = run.stdout.split(separator: "\n").compactMap { try? Self.object(String($0)) }
         #expect(steps.compactMap { $0["name"]?.stringValue } == [
-            "provider", "create-identity", "register", "list", "authenticate", "policy-step",
+            "provider", "create-identity", "register", "list", "authenticate", "ssh-certificate", "policy-step",
             "export", "import", "authenticate-imported", "client-credentials", "device-grant", "delete", "clean-up",
         ])
         #expect(steps.allSatisfy { $0["ok"]?.boolValue == true })
         let text = try await Self.latchkey(["demo"], environment: [:])
-        #expect(text.status == 0 && text.stdout.contains("Step 13: Clean up") && text.stdout.contains("ID token claims: sub "))
+        #expect(text.status == 0 && text.stdout.contains("Step 14: Clean up") && text.stdout.contains("ID token claims: sub "), "\(text.stdout)")
+        // OpenSSH's own reading of the certificate (.ci/run installs openssh-client).
+        #expect(text.stdout.contains("ssh-keygen -L reads it:") && text.stdout.contains("user certificate") && text.stdout.contains("Signing CA: ECDSA SHA256:"), "\(text.stdout)")
     }
 
     /// Runs `latchkey arguments… --code -` and, once the provider has e-mailed a new code
