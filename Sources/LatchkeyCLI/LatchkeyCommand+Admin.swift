@@ -13,7 +13,7 @@ extension LatchkeyCommand {
                 CreateIdentity.self, ListIdentities.self, FindIdentity.self, DeleteIdentity.self,
                 ListCredentials.self, RevokeCredential.self, CreateBindJob.self, RotateSigningKey.self, Outbox.self,
                 CreateClient.self, ListClients.self, DeleteClient.self, Events.self, GenerateToken.self,
-                SSHAuthorityKeys.self, SetSSHPrincipals.self, SSHHostCertificateCommand.self,
+                SSHAuthorityKeys.self, RotateSSHAuthority.self, SetSSHPrincipals.self, SSHHostCertificateCommand.self,
             ]
         )
     }

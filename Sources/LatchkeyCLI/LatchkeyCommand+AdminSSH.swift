@@ -28,6 +28,38 @@ extension LatchkeyCommand {
         }
     }
 
+    /// `latchkey admin rotate-ssh-ca`: a rotation of the SSH CA in two steps (docs/PROTOCOL.md
+    /// section 12, "Rotating the CA"): first a next key published beside the current one,
+    /// then, once every host trusts both lines, `--activate`.
+    struct RotateSSHAuthority: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-ssh-ca",
+            abstract: "Rotate the SSH CA: make a next key and publish it beside the current one; with --activate, let it sign and retire the old one.",
+            discussion: """
+                Step 1: latchkey admin rotate-ssh-ca --idp URL, then put every line latchkey admin ssh-ca prints into each \
+                host's TrustedUserCAKeys. Step 2: latchkey admin rotate-ssh-ca --idp URL --activate. The retired key stays \
+                published, and its certificates on the KRL, until they have all expired (24 hours at most).
+                """
+        )
+
+        @OptionGroup var options: AdminOptions
+
+        @Flag(help: "Finish the rotation: the next key signs from now on, the current one is retired.")
+        var activate = false
+
+        func run() async throws {
+            let answer = try await options.send(AdminAPI.rotateSSHAuthority, body: AdminAPI.SSHAuthorityRotation(activate: activate ? true : nil))
+            if options.json { return try options.print(json: answer) }
+            for key in answer.keys {
+                let retired = key.retiredAt.map { " retired \($0.displaySafe(maximumLength: 40))" } ?? ""
+                TextOutput.line("\(key.state)\(retired)\(key.published ? "" : " (no longer published)"): \(key.fingerprint.displaySafe(maximumLength: 128))")
+            }
+            TextOutput.line(activate
+                ? "The next key signs now. Keep the old line in TrustedUserCAKeys until its certificates expire (24 hours at most)."
+                : "Put every line of `latchkey admin ssh-ca --idp \(options.idp.displaySafe(maximumLength: 256))` into each host's TrustedUserCAKeys, then run this again with --activate.")
+        }
+    }
+
     /// `latchkey admin set-ssh-principals`: the principals an identity's certificates may
     /// name beyond its username.
     struct SetSSHPrincipals: AsyncParsableCommand {

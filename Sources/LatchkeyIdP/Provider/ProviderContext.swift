@@ -54,8 +54,10 @@ final class ProviderContext: Sendable {
         var tickets: TicketSealer?
         var dpopNonces: DPoPNonces?
         var auditSigningKey: SigningKey?
-        var sshAuthorityKey: SigningKey?
     }
+
+    /// The SSH CA's keys (``SSHAuthorityKeyRing``).
+    let sshKeys: SSHAuthorityKeyRing
 
     /// The attestation CA, once loaded (``attestationAuthority()``).
     let loadedAttestationAuthority = Mutex<AttestationAuthority?>(nil)
@@ -78,6 +80,7 @@ final class ProviderContext: Sendable {
         sealing = StoreSealing(key: storeKey)
         audit = AuditLog(enabled: configuration.auditLog)
         signingKeys = SigningKeys(database: self.database, sealing: sealing, configuration: configuration)
+        sshKeys = SSHAuthorityKeyRing(database: self.database, sealing: sealing)
     }
 
     var issuer: URL { issuerURL.withLock { $0.url } }
@@ -122,11 +125,10 @@ final class ProviderContext: Sendable {
         let nonces = DPoPNonces(key: try await sealing.secret(named: "dpop-nonce", in: database))
         audit.load(key: try await sealing.secret(named: AuditChain.macKeyName, in: database))
         let auditKey = try await sealing.signingKey(named: AuditChain.signingKeyName, in: database)
-        let sshKey = configuration.sshAuthority ? try await sealing.signingKey(named: SSHAuthority.keyName, in: database) : nil
+        if configuration.sshAuthority { try await sshKeys.ensureCurrent(now: ProviderClock.now) }
         try await signingKeys.reload()
         readiness.withLock {
             $0.auditSigningKey = auditKey
-            $0.sshAuthorityKey = sshKey
             $0.decoyKey = decoy
             $0.tickets = tickets
             $0.dpopNonces = nonces
@@ -137,11 +139,6 @@ final class ProviderContext: Sendable {
     /// Signs the audit log's checkpoints (``AuditChain``); the same on every instance.
     func auditSigningKey() async throws -> SigningKey {
         try await loadedKey(\.auditSigningKey, "the provider's store is not ready")
-    }
-
-    /// Signs SSH certificates (``SSHAuthority``); the same on every instance.
-    func sshAuthorityKey() async throws -> SigningKey {
-        try await loadedKey(\.sshAuthorityKey, "the provider's SSH CA is not ready")
     }
 
     /// A key ``prepare()`` loaded from the store; `unavailable` until it has.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyCrypto
 import LatchkeyProtocol
 
 /// The SSH CA's admin endpoints (docs/PROTOCOL.md section 12): the principals an identity
@@ -38,6 +39,26 @@ extension AdminRoutes {
             ), in: transaction)
             return AdminAPI.SSHPrincipals(principals: granted)
         }
+    }
+
+    /// A rotation step of the SSH CA (``SSHAuthorityKeyRing``); every key after it.
+    @Sendable func rotateSSHAuthority(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHAuthorityKeys {
+        let asked = try await HTTPSupport.decode(AdminAPI.SSHAuthorityRotation.self, from: request, expected: "a JSON object, {} or {\"activate\": true}")
+        let ring = provider.context.sshKeys
+        try await SSHAuthority(context: provider.context).ready()
+        let now = ProviderClock.now
+        if asked.activate == true {
+            try await ring.activate(now: now, audit: provider.context.audit)
+        } else {
+            _ = try await ring.stage(now: now, audit: provider.context.audit)
+        }
+        let published = Set(try await ring.published(now: now).map(\.name))
+        return AdminAPI.SSHAuthorityKeys(keys: try await ring.keys().map { key in
+            AdminAPI.SSHAuthorityKey(
+                state: key.state.rawValue, publicKey: key.publicKey.openSSHLine(comment: nil), fingerprint: key.publicKey.fingerprint,
+                retiredAt: key.retiredAt.map { AuditEvent.formatTime($0) }, published: published.contains(key.name)
+            )
+        })
     }
 
     @Sendable func createSSHHostCertificate(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHHostCertificate {

@@ -37,6 +37,7 @@ struct AdminRoutes: Sendable {
         on(router, AdminAPI.setSSHPrincipals, setSSHPrincipals)
         on(router, AdminAPI.setClientSSHPrincipals, setClientSSHPrincipals)
         on(router, AdminAPI.createSSHHostCertificate, status: .created, createSSHHostCertificate)
+        on(router, AdminAPI.rotateSSHAuthority, rotateSSHAuthority)
     }
 
     /// Registers `endpoint` behind the admin token; the handler answers its typed answer.

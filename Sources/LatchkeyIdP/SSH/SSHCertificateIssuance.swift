@@ -29,7 +29,7 @@ struct SSHCertificateIssuance: Sendable {
     func issue(
         _ request: SSHCertificateExchange.Request, presentation: TokenEndpoint.Presentation, now: Date = ProviderClock.now
     ) async throws -> SSHCertificateExchange.Issued {
-        let authority = try await SSHAuthority(context: context).signingKey()
+        try await SSHAuthority(context: context).ready()
         let key = try SSHAuthority.publicKey(request.publicKey, "the public key")
         let cap = min(context.configuration.sshCertificateLifetime, ProviderConfiguration.maximumSSHCertificateLifetime)
         let lifetime = request.lifetime.map(TimeInterval.init) ?? cap
@@ -48,7 +48,7 @@ struct SSHCertificateIssuance: Sendable {
         let serial = UInt64.random(in: 1...UInt64(Int64.max))
         let validAfter = now.addingTimeInterval(-Self.backdating)
         let validBefore = now.addingTimeInterval(lifetime)
-        let (holder, granted) = try await context.database.transaction { transaction in
+        let (holder, granted, caKey) = try await context.database.transaction { transaction in
             let token = try await self.tokens.resourceHolder(presentation, method: HTTPMethod.post, url: url, acceptingClients: true, now: now, in: transaction)
             guard token.scope.split(separator: " ").contains(Substring(SSHCertificateExchange.scope)) else {
                 throw ProviderError.insufficientScope(SSHCertificateExchange.scope)
@@ -68,10 +68,12 @@ struct SSHCertificateIssuance: Sendable {
             }
             try await self.claim(key, for: holder, now: now, in: transaction)
             let clientID = token.clientID
+            // The key that signs now, recorded with the certificate for the KRL's sections.
+            let caKey = try await SSHAuthorityKeyRing.currentName(in: transaction)
             try await transaction.execute("""
-                INSERT INTO ssh_certificates (serial, identity_id, credential_id, client_id, client_registration, key_fingerprint, principals, valid_after, valid_before, issued_at)
+                INSERT INTO ssh_certificates (serial, identity_id, credential_id, client_id, client_registration, key_fingerprint, principals, valid_after, valid_before, issued_at, ca_key)
                 VALUES (\(Int64(bitPattern: serial)), \(holder.identityID), \(holder.credentialID), \(clientID), \(holder.clientRegistration),
-                    \(key.fingerprint), \(granted.joined(separator: ",")), \(validAfter), \(validBefore), \(now))
+                    \(key.fingerprint), \(granted.joined(separator: ",")), \(validAfter), \(validBefore), \(now), \(caKey))
                 """)
             try await self.context.audit.record(AuditEntry(
                 .sshCertificateIssued, actor: holder.actor, subject: holder.identityID, client: clientID,
@@ -81,8 +83,9 @@ struct SSHCertificateIssuance: Sendable {
                     validBefore: AuditEvent.formatTime(validBefore), attestation: attestation?.rawValue
                 ), now: now
             ), in: transaction)
-            return (holder, granted)
+            return (holder, granted, caKey)
         }
+        let authority = try await context.sshKeys.signingKey(named: caKey)
         let keyID = holder.keyID(serial: serial) + (attestation.map { " attested=\($0.rawValue)" } ?? "")
         var critical: [SSHCertificate.Option] = []
         if let command = context.configuration.sshForceCommand { critical.append(.init("force-command", command)) }

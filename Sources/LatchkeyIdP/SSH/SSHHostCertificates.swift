@@ -16,7 +16,7 @@ struct SSHHostCertificates: Sendable {
     static let maximumHosts = 32
 
     func issue(_ request: AdminAPI.SSHHostCertificateRequest, now: Date = ProviderClock.now) async throws -> AdminAPI.SSHHostCertificate {
-        let authority = try await SSHAuthority(context: context).signingKey()
+        let authority = try await SSHAuthority(context: context).signingKey().key
         let key = try SSHAuthority.publicKey(request.publicKey, "the host key")
         guard !request.hosts.isEmpty, request.hosts.count <= Self.maximumHosts, request.hosts.allSatisfy(SSHCertificate.isAcceptableHostPrincipal) else {
             throw ProviderError.badRequest(.invalidRequest, "hosts: 1 to \(Self.maximumHosts) names without commas, spaces, control characters or the patterns *, ? and !")

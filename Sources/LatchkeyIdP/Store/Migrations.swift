@@ -449,6 +449,22 @@ enum Migrations {
         ALTER TABLE audit_events ADD COLUMN nonce {BLOB};
         CREATE UNIQUE INDEX audit_events_nonce ON audit_events (nonce)
         """,
+        // 17: the SSH CA's keys and their rotation (docs/PROTOCOL.md section 12): which
+        // sealed key signs (`current`), which waits to (`next`), which were retired and
+        // when (`previous`); and the key each certificate was signed by, for the KRL's
+        // sections per CA key (NULL: the first key, the only one before this step).
+        """
+        CREATE TABLE ssh_ca_keys (
+            name TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            public_key TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            activated_at BIGINT,
+            retired_at BIGINT
+        );
+        CREATE UNIQUE INDEX ssh_ca_keys_one_current ON ssh_ca_keys (state) WHERE state <> 'previous';
+        ALTER TABLE ssh_certificates ADD COLUMN ca_key TEXT
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -52,4 +52,47 @@ extension AdminAPI {
     }
 
     public static let createSSHHostCertificate = Endpoint<SSHHostCertificateRequest, SSHHostCertificate>(HTTPMethod.post, "admin/ssh/host-certificates")
+
+    /// `POST /admin/ssh/ca/rotation`: without `activate`, begin a rotation (a next key,
+    /// published beside the current one); with `activate: true`, finish it (the next key
+    /// signs, the old one is retired). Docs/PROTOCOL.md section 12, "Rotating the CA".
+    public struct SSHAuthorityRotation: Codable, Hashable, Sendable {
+        public var activate: Bool?
+
+        public init(activate: Bool? = nil) {
+            self.activate = activate
+        }
+    }
+
+    /// One of the SSH CA's keys.
+    public struct SSHAuthorityKey: Codable, Hashable, Sendable {
+        /// `current` (signs), `next` (waits to) or `previous` (retired).
+        public var state: String
+        /// The OpenSSH public key line.
+        public var publicKey: String
+        public var fingerprint: String
+        /// When a previous key was retired (RFC 3339).
+        public var retiredAt: String?
+        /// Whether `GET /v1/ssh/ca` lists it now.
+        public var published: Bool
+
+        public init(state: String, publicKey: String, fingerprint: String, retiredAt: String?, published: Bool) {
+            self.state = state
+            self.publicKey = publicKey
+            self.fingerprint = fingerprint
+            self.retiredAt = retiredAt
+            self.published = published
+        }
+    }
+
+    /// The SSH CA's keys after a rotation step, the one that signs first.
+    public struct SSHAuthorityKeys: Codable, Hashable, Sendable {
+        public var keys: [SSHAuthorityKey]
+
+        public init(keys: [SSHAuthorityKey]) {
+            self.keys = keys
+        }
+    }
+
+    public static let rotateSSHAuthority = Endpoint<SSHAuthorityRotation, SSHAuthorityKeys>(HTTPMethod.post, "admin/ssh/ca/rotation")
 }

@@ -75,12 +75,18 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
     /// An admin set the SSH principals an identity or a client may have certified
     /// (details: `principals`, the full list after the change).
     public static let sshPrincipalsGranted = AuditEventType(rawValue: "ssh.principals.granted")
+    /// An admin began a rotation of the SSH CA: a next key is published beside the
+    /// current one (details: `fingerprint` of the next key).
+    public static let sshAuthorityStaged = AuditEventType(rawValue: "ssh.ca.staged")
+    /// An admin finished it: the next key signs from now on, the old one is retired
+    /// (details: `fingerprint` of the key that now signs).
+    public static let sshAuthorityActivated = AuditEventType(rawValue: "ssh.ca.activated")
 
     /// Every type this version of the provider writes.
     public static let known: Set<AuditEventType> = [
         .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
         .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
         .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
-        .sshCertificateIssued, .sshPrincipalsGranted, .pamApproved, .pamDenied,
+        .sshCertificateIssued, .sshPrincipalsGranted, .pamApproved, .pamDenied, .sshAuthorityStaged, .sshAuthorityActivated,
     ]
 }

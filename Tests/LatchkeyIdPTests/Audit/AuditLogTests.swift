@@ -376,9 +376,9 @@ struct AuditLogTests {
                     try await transaction.execute("DROP TABLE audit_pending")
                     try await transaction.execute("DROP INDEX audit_events_nonce")
                     try await transaction.execute("ALTER TABLE audit_events DROP COLUMN nonce")
-                    // And without what later steps made (12 and 13: the SSH CA's tables; 14:
+                    // And without what later steps made (12, 13 and 17: the SSH CA's tables; 14:
                     // the device codes' authorization details).
-                    for table in ["ssh_certificates", "ssh_key_holders", "ssh_principals", "ssh_client_principals"] {
+                    for table in ["ssh_certificates", "ssh_key_holders", "ssh_principals", "ssh_client_principals", "ssh_ca_keys"] {
                         try await transaction.execute(SQLStatement(stringLiteral: "DROP TABLE \(table)"))
                     }
                     try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")

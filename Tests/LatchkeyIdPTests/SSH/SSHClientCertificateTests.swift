@@ -150,8 +150,14 @@ struct SSHClientCertificateTests {
                         """)
                     try await transaction.execute("INSERT INTO ssh_key_holders (key_fingerprint, identity_id, first_certified_at) VALUES ('SHA256:abc', 'identity-1', \(Date()))")
                     try await transaction.execute("INSERT INTO ssh_principals (identity_id, principal) VALUES ('identity-1', 'deploy')")
-                    // Without what step 14 added.
+                    // Without what steps 14, 16 and 17 added.
                     try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")
+                    for statement in [
+                        "DROP INDEX audit_events_nonce", "ALTER TABLE audit_events DROP COLUMN nonce", "ALTER TABLE audit_pending DROP COLUMN nonce",
+                        "DROP TABLE ssh_ca_keys",
+                    ] {
+                        try await transaction.execute(SQLStatement(stringLiteral: statement))
+                    }
                     try await transaction.execute("UPDATE latchkey_schema SET version = 12")
                 }
                 try await Migrations.run(on: database)
