@@ -70,6 +70,11 @@ extension LatchkeyCommand {
             try Self.makeKeyFile(configuration.vaultKeyFile)
             let embedded = try PAMApproval.embedded(configuration, keyProtection: protection.setting())
             let key = try await embedded.clientKey(issuer: configuration.issuer, clientID: configuration.clientID)
+            // A key in the TPM: the configuration says which TPM, since the helper gets no
+            // TPM2OPENSSL_TCTI from whoever runs sshd or sudo.
+            if key.keyProtection == .tpm, configuration.tpm == nil, PAMConfiguration.isTPMLocation(TPM.configuredLocation) {
+                configuration.tpm = TPM.configuredLocation
+            }
             if !FileManager.default.fileExists(atPath: config) {
                 try FileManager.default.createDirectory(at: URL(fileURLWithPath: config).deletingLastPathComponent(), withIntermediateDirectories: true)
                 guard FileManager.default.createFile(atPath: config, contents: Data(configuration.rendered().utf8), attributes: [.posixPermissions: 0o644]) else {

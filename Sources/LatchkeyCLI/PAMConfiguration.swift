@@ -16,8 +16,14 @@ import LatchkeyProtocol
 /// vault-key-file = /etc/latchkey/pam-vault.key
 /// timeout = 120
 /// prompt-services = sshd
+/// tpm = device:/dev/tpmrm0
 /// map root = ada
 /// ```
+///
+/// `tpm` names the TPM that holds the host's client key when `pam enroll
+/// --key-protection tpm` made it there: the module starts the helper with an environment
+/// of its own, so the TPM cannot come from the caller's `TPM2OPENSSL_TCTI`
+/// (``TPMEnvironment``).
 ///
 /// The helper runs as root for sshd, sudo and login, so the file is believed only when
 /// root (or the user running the helper) owns it and no one else may write it; the same
@@ -42,6 +48,28 @@ struct PAMConfiguration: Sendable, Equatable {
     var promptServices: Set<String> = ["sshd"]
     /// PAM user → the identities (usernames) that may approve it.
     var maps: [String: [String]] = [:]
+    /// Where the TPM is (a `TPM2OPENSSL_TCTI` value), for a client key kept in it.
+    var tpm: String?
+
+    /// Whether `location` is a TCTI this file may name: the kernel's device, a TPM
+    /// simulator or the resource manager's daemon, in at most 256 printable bytes.
+    static func isTPMLocation(_ location: String) -> Bool {
+        location.utf8.count <= 256 && ["device:", "swtpm:", "mssim:", "tabrmd:"].contains(where: location.hasPrefix)
+            && location.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+    }
+
+    /// The TPM a `latchkey pam helper` or `pam test` run must use: the `tpm` of the
+    /// configuration its arguments name (`--config`, else the default), when that file is
+    /// one to believe and names one. Read before anything else runs (``TPMEnvironment``);
+    /// any problem with the file is left for the command itself to report.
+    static func tpmLocation(forArguments arguments: [String]) -> String? {
+        let words = Array(arguments.dropFirst())
+        guard words.count >= 2, words[0] == "pam", ["helper", "test"].contains(words[1]) else { return nil }
+        var path = defaultPath
+        if let index = words.firstIndex(of: "--config"), index + 1 < words.count { path = words[index + 1] }
+        if let given = words.first(where: { $0.hasPrefix("--config=") }) { path = String(given.dropFirst("--config=".count)) }
+        return (try? load(path))?.tpm
+    }
 
     /// The identities whose approval lets `user` in.
     func identities(for user: String) -> [String] {
@@ -72,7 +100,7 @@ struct PAMConfiguration: Sendable, Equatable {
                 maps[user, default: []].append(value)
                 continue
             }
-            guard ["issuer", "client-id", "vault", "vault-key-file", "timeout", "prompt-services"].contains(key) else {
+            guard ["issuer", "client-id", "vault", "vault-key-file", "timeout", "prompt-services", "tpm"].contains(key) else {
                 throw refuse("unknown key \(key.displaySafe(maximumLength: 64))")
             }
             guard values[key] == nil else { throw refuse("\(key) given twice") }
@@ -101,6 +129,12 @@ struct PAMConfiguration: Sendable, Equatable {
         if let services = values["prompt-services"] {
             configuration.promptServices = Set(services.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
         }
+        if let tpm = values["tpm"] {
+            guard isTPMLocation(tpm) else {
+                throw CommandFailure("\(path.displaySafe(maximumLength: 256)): tpm is a TCTI: device:/dev/tpmrm0, swtpm:host=…,port=…, mssim:… or tabrmd:…")
+            }
+            configuration.tpm = tpm
+        }
         return configuration
     }
 
@@ -114,6 +148,7 @@ struct PAMConfiguration: Sendable, Equatable {
             "vault-key-file = \(vaultKeyFile.path)",
             "timeout = \(timeout)",
             "prompt-services = \(promptServices.sorted().joined(separator: " "))",
+        ] + (tpm.map { ["# The TPM that holds this host's client key:", "tpm = \($0)"] } ?? []) + [
             "# A PAM user is approved by the identity of the same username; root by no one unless mapped:",
             "# map root = ada",
         ]

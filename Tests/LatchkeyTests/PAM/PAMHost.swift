@@ -61,10 +61,15 @@ struct PAMHost {
 
     /// Enrolls a host as `clientID` at `provider` (registered unless `register` is false),
     /// with `extra` configuration lines.
+    /// `enrollArguments` and `environment` go to `latchkey pam enroll` (`--key-protection
+    /// tpm` with a software TPM's `TPM2OPENSSL_TCTI`).
     static func enroll(
-        _ provider: ProviderHarness, clientID: String = "web-1", register: Bool = true, issuer: URL? = nil, extra: [String] = []
+        _ provider: ProviderHarness, clientID: String = "web-1", register: Bool = true, issuer: URL? = nil, extra: [String] = [],
+        enrollArguments: [String] = [], environment: [String: String] = [:]
     ) async throws -> PAMHost {
-        let (host, jwks) = try await enrolled(issuer: issuer ?? provider.issuer, clientID: clientID, extra: extra)
+        let (host, jwks) = try await enrolled(
+            issuer: issuer ?? provider.issuer, clientID: clientID, extra: extra, arguments: enrollArguments, environment: environment
+        )
         if register {
             let reply = try await provider.admin.call(AdminAPI.createClient, body: AdminAPI.Client(
                 id: clientID, name: "web-1.example.com", jwks: try JSONDecoder().decode(JWKSDocument.self, from: jwks), grantTypes: [GrantType.deviceCode.rawValue]
@@ -80,14 +85,16 @@ struct PAMHost {
     }
 
     /// Runs `latchkey pam enroll`; the host and the JWK Set it printed.
-    private static func enrolled(issuer: URL, clientID: String, extra: [String]) async throws -> (host: PAMHost, jwks: Data) {
+    private static func enrolled(
+        issuer: URL, clientID: String, extra: [String], arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> (host: PAMHost, jwks: Data) {
         try requireTools()
         let directory = try TemporaryDirectory()
         let config = directory.url.appendingPathComponent("pam.conf")
         let enrolled = try await LatchkeyCommand.run([
             "pam", "enroll", "--issuer", issuer.absoluteString, "--client-id", clientID, "--config", config.path,
             "--vault", directory.url.appendingPathComponent("vault").path, "--vault-key-file", directory.url.appendingPathComponent("vault.key").path,
-        ])
+        ] + arguments, environment: environment)
         try #require(enrolled.status == 0, "\(enrolled.stderr)")
         #expect(enrolled.stderr.contains("latchkey admin create-client"), "\(enrolled.stderr)")
         if !extra.isEmpty {

@@ -90,6 +90,34 @@ struct PAMModuleTests {
         }
     }
 
+    @Test(
+        "the host's client key in a TPM (swtpm): pam enroll --key-protection tpm names the TPM in pam.conf, and the helper, started with no TPM2OPENSSL_TCTI of its own, signs with it",
+        .requires(if: SoftwareTPM.available, "skipped: swtpm or tpm2-openssl is not installed (.ci/run installs them)")
+    )
+    func clientKeyInTPM() async throws {
+        let tpm = try await SoftwareTPM()
+        try await ProviderHarness.run { provider in
+            let host = try await PAMHost.enroll(provider, enrollArguments: ["--key-protection", "tpm"], environment: tpm.environment)
+            let configuration = try String(contentsOf: host.config, encoding: .utf8)
+            #expect(configuration.contains("\ntpm = \(tpm.tcti)\n"), "\(configuration)")
+            let (alice, vault) = try await Self.approver(provider, "alice")
+            defer { vault.cleanUp() }
+            // pamtester's own environment names no TPM; the module passes none to the helper.
+            let run = try host.start(service: try host.service(), user: "alice")
+            let code = try await run.userCode()
+            _ = try await alice.approveDevice(issuer: provider.issuer, userCode: code) { _ in true }
+            let (status, output) = try await run.finish()
+            #expect(status == 0 && output.contains("successfully authenticated"), "\(output)")
+            let approved = try await provider.auditEvents().filter { $0.type == .pamApproved }
+            #expect(approved.count == 1 && approved.first?.client == host.clientID)
+
+            // The same file naming a TPM nothing answers at: no approval is asked for.
+            try Data(configuration.replacingOccurrences(of: tpm.tcti, with: "swtpm:host=127.0.0.1,port=1").utf8).write(to: host.config)
+            let (refused, refusedOutput) = try await host.start(service: try host.service(), user: "alice").finish()
+            #expect(refused != 0 && !refusedOutput.contains("latchkey approve"), "\(refusedOutput)")
+        }
+    }
+
     @Test("denied on the approving device: PAM_AUTH_ERR with the reason in the module's log, and one pam.denied event")
     func deny() async throws {
         try await ProviderHarness.run { provider in
