@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// A power cut for one child process's files, simulated: `Tests/PowerCut/powercut.c`,
 /// preloaded into the child, logs what each write to the named files replaces and forgets
@@ -86,25 +85,9 @@ public final class PowerCut: Sendable {
         return records
     }
 
-    static let built = Mutex<URL?>(nil)
-    static let buildFolder = Mutex<TemporaryDirectory?>(nil)
-
     static func compiledLibrary() async throws -> URL {
-        if let known = built.withLock({ $0 }) { return known }
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("PowerCut/powercut.c")
-        let folder = try TemporaryDirectory()
-        let library = folder.url.appendingPathComponent("powercut.so")
-        var failures: [String] = []
-        for compiler in ["clang", "cc"] {
-            let (status, output) = try await ChildProcess.tool([compiler, "-shared", "-fPIC", "-O1", "-Wall", "-o", library.path, source.path, "-ldl", "-lpthread"])
-            if status == 0 {
-                buildFolder.withLock { $0 = folder }
-                built.withLock { $0 = library }
-                return library
-            }
-            failures.append("\(compiler): \(output)")
-        }
-        throw TestSupportError("could not compile the power-cut shim: \(failures.joined(separator: "; "))")
+        return try await CompiledC.build(source, as: "powercut.so", flags: ["-shared", "-fPIC", "-O1", "-Wall"], libraries: ["-ldl", "-lpthread"])
     }
 }

@@ -13,21 +13,6 @@ import Testing
 /// outside the store (`--expect`, `--head-file`) where the store alone cannot tell.
 @Suite("Audit log: cut back, replayed, emptied, keys taken")
 struct AuditHeadTests {
-    /// `latchkey admin events verify` on the store itself with `extra` arguments.
-    static func verifyOffline(_ storage: ProviderConfiguration.Storage, keyFile: URL, _ extra: [String]) async throws -> (Int32, String) {
-        var arguments = ["admin", "events", "verify", "--store-key-file", keyFile.path] + extra
-        var environment: [String: String] = [:]
-        switch storage {
-        case .sqlite(let directory): arguments += ["--data-dir", directory.path]
-        case .postgres(let location):
-            arguments += ["--database", AuditLogTests.url(location)]
-            environment["PGPASSWORD"] = location.password ?? ""
-        case .memory: throw TestSupportError("a memory store cannot be read from outside")
-        }
-        let run = try await LatchkeyCommand.run(arguments, environment: environment)
-        return (run.status, run.stdout + run.stderr)
-    }
-
     static func verifyOnline(_ issuer: URL, expect: String) async throws -> AdminAPI.EventVerification {
         let reply = try await ProviderTests.admin(issuer).call(AdminAPI.verifyEvents, query: [(AdminAPI.EventQuery.expect, expect)])
         return try #require(reply.answer, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
@@ -92,10 +77,10 @@ struct AuditHeadTests {
                 UPDATE audit_head SET seq = \(checkpoint), chain_hash = (SELECT chain_hash FROM audit_checkpoints WHERE seq = \(checkpoint)),
                     signature = (SELECT signature FROM audit_checkpoints WHERE seq = \(checkpoint)) WHERE singleton = 1
                 """)
-            let (alone, aloneOutput) = try await Self.verifyOffline(storage, keyFile: keyFile, [])
+            let (alone, aloneOutput) = try await AuditLogTests.verifyOffline(storage, keyFile: keyFile, [])
             #expect(alone == 0 && aloneOutput.contains("intact"), "without a kept head a cut-back log verifies: \(aloneOutput)")
             for extra in [["--expect", head], ["--head-file", headFile.path]] {
-                let (status, output) = try await Self.verifyOffline(storage, keyFile: keyFile, extra)
+                let (status, output) = try await AuditLogTests.verifyOffline(storage, keyFile: keyFile, extra)
                 #expect(status == 1 && output.contains("before the head kept outside the store"), "\(extra[0]): \(output)")
             }
             #expect(try String(contentsOf: headFile, encoding: .utf8).trimmingCharacters(in: .newlines) == head, "a broken verify keeps the old head")
@@ -109,14 +94,14 @@ struct AuditHeadTests {
 
             // The keys taken away, the events left: never intact.
             try await AuditLogTests.tamper(storage, "DELETE FROM provider_secrets WHERE name IN ('audit-mac', 'audit-signing-key')")
-            let (keyless, keylessOutput) = try await Self.verifyOffline(storage, keyFile: keyFile, [])
+            let (keyless, keylessOutput) = try await AuditLogTests.verifyOffline(storage, keyFile: keyFile, [])
             #expect(keyless == 1 && keylessOutput.contains("not its keys"), "\(keylessOutput)")
 
             // Emptied as well: a store that looks new, but not to the kept head.
             try await AuditLogTests.tamper(storage, "DELETE FROM audit_events; DELETE FROM audit_checkpoints; DELETE FROM audit_head; DELETE FROM audit_pending")
-            let (empty, emptyOutput) = try await Self.verifyOffline(storage, keyFile: keyFile, [])
+            let (empty, emptyOutput) = try await AuditLogTests.verifyOffline(storage, keyFile: keyFile, [])
             #expect(empty == 0 && emptyOutput.contains("intact: 0 events"), "\(emptyOutput)")
-            let (emptied, emptiedOutput) = try await Self.verifyOffline(storage, keyFile: keyFile, ["--head-file", headFile.path])
+            let (emptied, emptiedOutput) = try await AuditLogTests.verifyOffline(storage, keyFile: keyFile, ["--head-file", headFile.path])
             #expect(emptied == 1 && emptiedOutput.contains("emptied"), "\(emptiedOutput)")
         }
     }

@@ -143,9 +143,10 @@ struct AuditLogTests {
         "postgresql://\(location.user)@\(location.host):\(location.port)/\(location.database)?sslmode=disable"
     }
 
-    /// `latchkey admin events verify` on the store itself: exit status and output.
-    static func verifyOffline(_ storage: ProviderConfiguration.Storage, keyFile: URL) async throws -> (Int32, String) {
-        var arguments = ["admin", "events", "verify", "--store-key-file", keyFile.path]
+    /// `latchkey admin events verify` on the store itself, with `extra` arguments: exit
+    /// status and output.
+    static func verifyOffline(_ storage: ProviderConfiguration.Storage, keyFile: URL, _ extra: [String] = []) async throws -> (Int32, String) {
+        var arguments = ["admin", "events", "verify", "--store-key-file", keyFile.path] + extra
         var environment: [String: String] = [:]
         switch storage {
         case .sqlite(let directory): arguments += ["--data-dir", directory.path]

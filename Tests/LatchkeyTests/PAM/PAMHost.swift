@@ -201,12 +201,28 @@ final class PAMRun: Sendable {
         return String(shown[range].suffix(9))
     }
 
+    /// pam_wrapper copies the services into `/tmp/pam.X` (X one character, so at most 62
+    /// at once), writes the pid of the process that made it there, and under `stdbuf`
+    /// does not remove it at exit: the directory of `pid`, which has ended, is removed
+    /// here, so the suite leaves /tmp as it found it.
+    static func removeWrapperDirectory(of pid: Int32) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/tmp") else { return }
+        for name in names where name.hasPrefix("pam.") && name.count == 5 {
+            let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent(name)
+            guard let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
+                  Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == pid
+            else { continue }
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
     /// Waits for the end (up to `seconds`): the exit status and everything printed.
     func finish(seconds: Double = 60) async throws -> (Int32, String) {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning { process.send(SIGKILL) }
         process.waitUntilExit()
+        Self.removeWrapperDirectory(of: process.processIdentifier)
         // The reader ends at the pipe's end of file, once every holder closed it.
         let readDeadline = Date().addingTimeInterval(5)
         while done.text.withLock({ $0.isEmpty }), Date() < readDeadline { try await Task.sleep(for: .milliseconds(20)) }

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import LatchkeyTestSupport
-import Synchronization
 import Testing
 
 /// `pam_latchkey.so` inside a multithreaded host of the tests' own (`Tests/PAMThreads/
@@ -11,27 +10,11 @@ import Testing
 @Suite("PAM: pam_latchkey in a multithreaded host", .serialized)
 struct PAMThreadedHostTests {
     /// The host program, compiled once with the machine's C compiler against libpam.
-    static let built = Mutex<URL?>(nil)
-    static let buildFolder = Mutex<TemporaryDirectory?>(nil)
-
     static func host() async throws -> URL {
-        if let known = built.withLock({ $0 }) { return known }
         try PAMHost.requireTools()
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("PAMThreads/pam_threads.c")
-        let folder = try TemporaryDirectory()
-        let program = folder.url.appendingPathComponent("pam_threads")
-        var failures: [String] = []
-        for compiler in ["cc", "clang"] {
-            let (status, output) = try await ChildProcess.tool([compiler, "-O1", "-Wall", "-o", program.path, source.path, "-lpam", "-lpthread"])
-            if status == 0 {
-                buildFolder.withLock { $0 = folder }
-                built.withLock { $0 = program }
-                return program
-            }
-            failures.append("\(compiler): \(output)")
-        }
-        throw TestSupportError("could not compile the threaded PAM host: \(failures.joined(separator: "; "))")
+        return try await CompiledC.build(source, as: "pam_threads", flags: ["-O1", "-Wall"], libraries: ["-lpam", "-lpthread"])
     }
 
     /// A private directory with PAM service files and helper scripts.
