@@ -144,9 +144,6 @@ final class AuditLog: Sendable {
         }
     }
 
-    /// How many refusal events wait to be written again.
-    var deferredCount: Int { deferred.withLock { $0.count } }
-
     /// The content columns, in ``AuditEntry``'s order.
     static let columns = columns(prefix: "")
 
