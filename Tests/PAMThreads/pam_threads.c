@@ -6,7 +6,9 @@
  * default, so a module that raises it kills this process; a watcher thread samples
  * SIGPIPE's disposition the whole time. With `silent`, pam_authenticate is called with
  * PAM_SILENT; with `show`, each message the conversation is given is printed as it came,
- * `message: TEXT`, before the summary line:
+ * `message: TEXT`, before the summary line; with `conv-error`, the conversation answers
+ * each prompt with an allocated answer and returns PAM_CONV_ERR all the same, as a
+ * conversation that fails halfway may (the module must free that answer):
  *
  *   success=N failure=M messages=K sigpipe-ignored-seen=0|1 sigpipe-at-end=default|ignored|handled bystander=alive|gone
  *
@@ -30,7 +32,7 @@
 static const char *service, *user;
 static int rounds;
 static atomic_int successes, failures, messages_shown, ignored_seen, stop_watching;
-static int authenticate_flags, show;
+static int authenticate_flags, show, conversation_error;
 static pid_t bystander;
 
 /* Answers each prompt with an empty line; shows nothing. */
@@ -39,12 +41,12 @@ static int conversation(int count, const struct pam_message **messages, struct p
     struct pam_response *answers = calloc((size_t)count, sizeof *answers);
     if (answers == NULL) return PAM_BUF_ERR;
     for (int i = 0; i < count; i++) {
-        if (messages[i]->msg_style == PAM_PROMPT_ECHO_ON || messages[i]->msg_style == PAM_PROMPT_ECHO_OFF) answers[i].resp = strdup("");
+        if (messages[i]->msg_style == PAM_PROMPT_ECHO_ON || messages[i]->msg_style == PAM_PROMPT_ECHO_OFF) answers[i].resp = strdup("an answer");
         else atomic_fetch_add(&messages_shown, 1);
         if (show) printf("message: %s\n", messages[i]->msg);
     }
     *responses = answers;
-    return PAM_SUCCESS;
+    return conversation_error ? PAM_CONV_ERR : PAM_SUCCESS;
 }
 
 static void *authenticate(void *unused) {
@@ -92,7 +94,7 @@ static void reap_all(int signal_number) {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s SERVICE USER THREADS ROUNDS [reap] [silent] [show]\n", argv[0]);
+        fprintf(stderr, "usage: %s SERVICE USER THREADS ROUNDS [reap] [silent] [show] [conv-error]\n", argv[0]);
         return 2;
     }
     service = argv[1];
@@ -111,6 +113,7 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "reap") == 0) reap = 1;
         else if (strcmp(argv[i], "silent") == 0) authenticate_flags = PAM_SILENT;
         else if (strcmp(argv[i], "show") == 0) show = 1;
+        else if (strcmp(argv[i], "conv-error") == 0) conversation_error = 1;
         else return 2;
     }
     if (reap) {

@@ -44,8 +44,11 @@ struct PAMThreadedHostTests {
 
         /// Runs the host: its exit status, its summary's fields, its `message:` lines, and
         /// what pam_wrapper printed of the module's syslog.
-        func run(_ service: String, threads: Int = 1, rounds: Int = 1, options: [String] = []) async throws -> Run {
-            let output = try await ChildProcess.run(try await PAMThreadedHostTests.host(), [service, "alice", String(threads), String(rounds)] + options, environment: [
+        /// `under`: a program the host runs inside, with its arguments (valgrind).
+        func run(_ service: String, threads: Int = 1, rounds: Int = 1, options: [String] = [], under wrapper: [String] = []) async throws -> Run {
+            let host = try await PAMThreadedHostTests.host()
+            let command = wrapper + [host.path, service, "alice", String(threads), String(rounds)] + options
+            let output = try await ChildProcess.run(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: [
                 "LD_PRELOAD": PAMHost.pamWrapper, "PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": services.path, "PAM_WRAPPER_DEBUGLEVEL": "3",
             ])
             return Run(status: output.status, stdout: output.stdout, log: output.stderr)
@@ -159,5 +162,22 @@ struct PAMThreadedHostTests {
         let trusted = try stage.helper("trusted", body)
         let run = try await stage.run(try stage.service("trusted", helper: trusted))
         #expect(run["success"] == "1" && FileManager.default.fileExists(atPath: marker.path), "\(run.stdout) \(run.log)")
+    }
+
+    @Test("an answer the conversation returned together with an error is zeroed and freed: valgrind finds no block the conversation allocated lost")
+    func answerWithConversationError() async throws {
+        let valgrind = "/usr/bin/valgrind"
+        try #require(FileManager.default.isExecutableFile(atPath: valgrind), "valgrind is missing (.ci/run installs it)")
+        let stage = try Stage()
+        let helper = try stage.helper("prompter", "while read -r l; do [ -z \"$l\" ] && break; done\necho LATCHKEY-PAM/1\necho 'PROMPT press Enter'\nread -r c\necho 'RESULT auth_err no'")
+        let run = try await stage.run(
+            try stage.service("prompter", helper: helper), options: ["conv-error"],
+            under: [valgrind, "--leak-check=full", "--show-leak-kinds=definite", "--trace-children=no"]
+        )
+        #expect(run.status == 0 && run["failure"] == "1", "\(run.stdout) \(run.log.suffix(2000))")
+        #expect(run.log.contains("ERROR SUMMARY"), "valgrind ran: \(run.log.suffix(2000))")
+        // Each lost block is reported with the stack that allocated it.
+        let lost = run.log.components(separatedBy: "definitely lost in").dropFirst().map { $0.prefix(1500) }
+        #expect(!lost.contains { $0.contains("conversation") }, "the conversation's answer was lost: \(lost)")
     }
 }
