@@ -44,10 +44,14 @@ struct AuditHeadTests {
                 configuration.storeKey = key
             }) { provider in
                 for name in ["ada", "grace"] { _ = try await provider.createIdentity(name) }
-                let checkpoint = try await AuditLogTests.verification(provider.issuer).newest
+                _ = try await AuditLogTests.verification(provider.issuer)
+                // The newest signed checkpoint (the sealer may have made the first after any
+                // of these events, or after each).
+                let signed = try await ProviderTests.admin(provider.issuer).call(AdminAPI.eventCheckpoints)
+                let checkpoint = try #require(signed.answer?.checkpoints.map(\.id).max())
                 for name in ["alan", "edsger", "barbara", "donald", "frances", "john", "niklaus", "tony", "leslie"] { _ = try await provider.createIdentity(name) }
                 let sealed = try await AuditLogTests.verification(provider.issuer)
-                #expect(sealed.intact && sealed.newest == checkpoint + 9, "\(sealed)")
+                #expect(sealed.intact && sealed.newest >= checkpoint + 9, "\(sealed)")
 
                 // A sealed event copied, code and nonce and all, into the waiting table.
                 let columns = AuditLog.columns
