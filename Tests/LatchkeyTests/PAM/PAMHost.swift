@@ -108,6 +108,28 @@ struct PAMHost {
         return (PAMHost(directory: directory, config: config, services: services, clientID: clientID), Data(enrolled.stdout.utf8))
     }
 
+    /// Removes the `/tmp/pam.X` copies pam_wrapper made of `services` for processes that
+    /// have ended without removing them (sshd's per-connection children end with `_exit`):
+    /// a directory is removed only when each of its service files is one of ours, byte for
+    /// byte, and the process its `pid` names is gone.
+    static func removeWrapperDirectories(copying services: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/tmp") else { return }
+        for name in names where name.hasPrefix("pam.") && name.count == 5 {
+            let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent(name)
+            guard let files = try? FileManager.default.contentsOfDirectory(atPath: directory.path),
+                  let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
+                  let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            let ours = files.filter { $0 != "pid" }.allSatisfy { file in
+                guard let copy = try? Data(contentsOf: directory.appendingPathComponent(file)),
+                      let original = try? Data(contentsOf: services.appendingPathComponent(file))
+                else { return false }
+                return copy == original
+            }
+            if ours, files.count > 1 { try? FileManager.default.removeItem(at: directory) }
+        }
+    }
+
     /// Sets the configuration's `timeout` (10 is the shortest it allows).
     func setTimeout(_ seconds: Int) throws {
         let text = try String(contentsOf: config, encoding: .utf8)

@@ -85,7 +85,10 @@ struct PAMSSHTests {
             let (alice, vault) = try await PAMModuleTests.approver(provider, "alice")
             _ = vault
             let (server, port) = try await Self.startServer(host)
-            defer { ChildProcess.stop(server) }
+            defer {
+                ChildProcess.stop(server)
+                PAMHost.removeWrapperDirectories(copying: host.services)
+            }
 
             for decision in [DeviceDecision.approve, .deny] {
                 let (client, output, prompt, go) = try Self.ssh(host, port: port)
