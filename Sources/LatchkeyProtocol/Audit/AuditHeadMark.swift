@@ -1,4 +1,4 @@
-public import LatchkeyCrypto
+import LatchkeyCrypto
 
 /// A point of the audit log's chain kept outside the store: an event's id and its link,
 /// written `ID:HASH` (the hash in base64url; docs/PROTOCOL.md, "Audit log"). Every

@@ -107,18 +107,18 @@ struct DocumentedCommandTests {
                 return commands
             case "|", ";", "&", "(", ")":
                 endCommand()
-            case ">", "<" where !(character == "<" && characters.contains(">") && characters.prefix { $0 != ">" }.allSatisfy { $0.isLetter || $0 == " " }):
-                // A redirection: its target is the next word (or the rest of this one).
-                if word.allSatisfy(\.isNumber) { word = ""; hasWord = false }
-                endWord()
-                if characters.first == ">" || characters.first == "&" { characters = characters.dropFirst() }
-                if characters.first == " " { skipNext = true } else { skipNext = true; hasWord = false }
-            case "<":
+            case "<" where characters.contains(">") && characters.prefix(while: { $0 != ">" }).allSatisfy({ $0.isLetter || $0 == " " }):
                 // A placeholder, `<credential id>`: one word.
                 let inside = characters.prefix { $0 != ">" }
                 characters = characters.dropFirst(inside.count + 1)
                 word += "<" + String(inside) + ">"
                 hasWord = true
+            case ">", "<":
+                // A redirection: its target is the next word (or the rest of this one).
+                if word.allSatisfy(\.isNumber) { word = ""; hasWord = false }
+                endWord()
+                if characters.first == ">" || characters.first == "&" { characters = characters.dropFirst() }
+                if characters.first == " " { skipNext = true } else { skipNext = true; hasWord = false }
             case "$" where characters.first == "(":
                 let (inner, rest) = Self.substitution(characters)
                 commands += simpleCommands(inner)
