@@ -108,25 +108,30 @@ struct PAMHost {
         return (PAMHost(directory: directory, config: config, services: services, clientID: clientID), Data(enrolled.stdout.utf8))
     }
 
-    /// Removes the `/tmp/pam.X` copies pam_wrapper made of `services` for processes that
-    /// have ended without removing them (sshd's per-connection children end with `_exit`):
-    /// a directory is removed only when each of its service files is one of ours, byte for
-    /// byte, and the process its `pid` names is gone.
-    static func removeWrapperDirectories(copying services: URL) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/tmp") else { return }
+    /// Removes the `/tmp/pam.X` directories pam_wrapper made for processes that have ended
+    /// without removing them (pamtester under stdbuf; sshd's per-connection children, which
+    /// end with `_exit`) and that `ours` says are the test's own. pam_wrapper names them with
+    /// one character (at most 62 at once) and writes the pid of the process that made each.
+    static func removeWrapperDirectories(_ ours: (_ pid: Int32, _ directory: URL) -> Bool) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
         for name in names where name.hasPrefix("pam.") && name.count == 5 {
             let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent(name)
-            guard let files = try? FileManager.default.contentsOfDirectory(atPath: directory.path),
-                  let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
-                  let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) != 0, errno == ESRCH
+            guard let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
+                  let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) != 0, errno == ESRCH, ours(pid, directory)
             else { continue }
-            let ours = files.filter { $0 != "pid" }.allSatisfy { file in
-                guard let copy = try? Data(contentsOf: directory.appendingPathComponent(file)),
-                      let original = try? Data(contentsOf: services.appendingPathComponent(file))
-                else { return false }
-                return copy == original
-            }
-            if ours, files.count > 1 { try? FileManager.default.removeItem(at: directory) }
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// Whether every service file in `directory` (pam_wrapper's copy) is one of `services`,
+    /// byte for byte.
+    static func copies(_ services: URL, in directory: URL) -> Bool {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0 != "pid" }
+        return !files.isEmpty && files.allSatisfy { file in
+            guard let copy = try? Data(contentsOf: directory.appendingPathComponent(file)),
+                  let original = try? Data(contentsOf: services.appendingPathComponent(file))
+            else { return false }
+            return copy == original
         }
     }
 
@@ -223,28 +228,14 @@ final class PAMRun: Sendable {
         return String(shown[range].suffix(9))
     }
 
-    /// pam_wrapper copies the services into `/tmp/pam.X` (X one character, so at most 62
-    /// at once), writes the pid of the process that made it there, and under `stdbuf`
-    /// does not remove it at exit: the directory of `pid`, which has ended, is removed
-    /// here, so the suite leaves /tmp as it found it.
-    static func removeWrapperDirectory(of pid: Int32) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/tmp") else { return }
-        for name in names where name.hasPrefix("pam.") && name.count == 5 {
-            let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent(name)
-            guard let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
-                  Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == pid
-            else { continue }
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
-
     /// Waits for the end (up to `seconds`): the exit status and everything printed.
     func finish(seconds: Double = 60) async throws -> (Int32, String) {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning { process.send(SIGKILL) }
         process.waitUntilExit()
-        Self.removeWrapperDirectory(of: process.processIdentifier)
+        let pid = process.processIdentifier
+        PAMHost.removeWrapperDirectories { owner, _ in owner == pid }
         // The reader ends at the pipe's end of file, once every holder closed it.
         let readDeadline = Date().addingTimeInterval(5)
         while done.text.withLock({ $0.isEmpty }), Date() < readDeadline { try await Task.sleep(for: .milliseconds(20)) }

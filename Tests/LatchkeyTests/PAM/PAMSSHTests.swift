@@ -87,7 +87,7 @@ struct PAMSSHTests {
             let (server, port) = try await Self.startServer(host)
             defer {
                 ChildProcess.stop(server)
-                PAMHost.removeWrapperDirectories(copying: host.services)
+                PAMHost.removeWrapperDirectories { _, directory in PAMHost.copies(host.services, in: directory) }
             }
 
             for decision in [DeviceDecision.approve, .deny] {

@@ -51,6 +51,9 @@ struct PAMThreadedHostTests {
             let output = try await ChildProcess.run(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: [
                 "LD_PRELOAD": PAMHost.pamWrapper, "PAM_WRAPPER": "1", "PAM_WRAPPER_SERVICE_DIR": services.path, "PAM_WRAPPER_DEBUGLEVEL": "3",
             ])
+            // The host has ended; pam_wrapper may have left its copy of these services.
+            let services = services
+            PAMHost.removeWrapperDirectories { _, directory in PAMHost.copies(services, in: directory) }
             return Run(status: output.status, stdout: output.stdout, log: output.stderr)
         }
     }
