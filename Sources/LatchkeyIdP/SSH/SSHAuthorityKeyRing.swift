@@ -44,7 +44,8 @@ final class SSHAuthorityKeyRing: Sendable {
     /// Makes sure a current key exists: the provider's first key (made now if the store
     /// has none), recorded as current. Called when the store is prepared.
     func ensureCurrent(now: Date) async throws {
-        let key = try await signingKey(named: SSHAuthority.keyName)
+        if try await database.read({ try await $0.first("SELECT name FROM ssh_ca_keys WHERE state = \(State.current.rawValue)") }) != nil { return }
+        let key = try await signingKey(named: SSHAuthority.keyName, creating: true)
         let line = try SSHPublicKey(key.publicKey).openSSHLine(comment: nil)
         try await database.transaction { transaction in
             guard try await transaction.first("SELECT name FROM ssh_ca_keys WHERE state = \(State.current.rawValue)") == nil else { return }
@@ -55,10 +56,21 @@ final class SSHAuthorityKeyRing: Sendable {
         }
     }
 
-    /// The sealed key `name`, parsed once.
-    func signingKey(named name: String) async throws -> SigningKey {
+    /// The sealed key `name`, parsed once; made only when `creating` (the first key, a
+    /// staged one). A key the ring records but the store no longer holds is an error, never
+    /// silently replaced: a new key under the old name would sign certificates no host
+    /// trusts while the old line stays published.
+    func signingKey(named name: String, creating: Bool = false) async throws -> SigningKey {
         if let known = parsed.withLock({ $0[name] }) { return known }
-        let key = try await sealing.signingKey(named: name, in: database)
+        let key: SigningKey
+        if creating {
+            key = try await sealing.signingKey(named: name, in: database)
+        } else {
+            guard let der = try await sealing.existingValue(named: name, in: database) else {
+                throw ProviderError.temporarilyUnavailable("the SSH CA key \(name) is missing from the store; restore it, or rotate to a new one")
+            }
+            key = try SigningKey(pkcs8DER: der)
+        }
         parsed.withLock { $0[name] = key }
         return key
     }
@@ -108,7 +120,7 @@ final class SSHAuthorityKeyRing: Sendable {
     func stage(now: Date, audit: AuditLog) async throws -> Key {
         if let waiting = try await keys().first(where: { $0.state == .next }) { return waiting }
         let name = SSHAuthority.keyName + "-" + UUID().uuidString.lowercased()
-        let key = try await signingKey(named: name)
+        let key = try await signingKey(named: name, creating: true)
         let publicKey = try SSHPublicKey(key.publicKey)
         try await database.transaction { transaction in
             // Another instance may have staged one meanwhile: that one stays, this key is unused.
