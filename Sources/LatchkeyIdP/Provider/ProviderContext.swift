@@ -47,6 +47,8 @@ final class ProviderContext: Sendable {
     /// Whether the store was migrated and the secrets loaded (done once, lazily again if
     /// the database was unreachable at start).
     private let readiness = Mutex<Readiness>(Readiness())
+    /// The preparation under way or done (``prepare()``); nil before the first and after a failed one.
+    private let preparation = Mutex<Task<Void, any Error>?>(nil)
 
     private struct Readiness {
         var ready = false
@@ -110,11 +112,57 @@ final class ProviderContext: Sendable {
 
     /// Migrates the store and loads its secrets, once. A database that cannot be reached
     /// is a 503 for this request and is tried again on the next.
+    ///
+    /// One preparation runs at a time, whoever asks (requests, housekeeping, sealing,
+    /// mail): callers arriving meanwhile wait for it rather than each migrating and
+    /// loading in turn behind the migration lock. A failed one is forgotten, so the next
+    /// caller tries again.
     func prepare() async throws {
         if readiness.withLock({ $0.ready }) { return }
-        // By the provider's clock wherever it is called from (the first signing key's
-        // validity starts now).
-        try await configuration.clock.bound { try await load() }
+        try await preparationTask().value
+    }
+
+    /// ``prepare()`` for a request: waits at most `wait` for a preparation under way,
+    /// then answers 503 while it goes on. A store coming back after an outage may take
+    /// long to migrate and load on a loaded server; a client is told to come back rather
+    /// than held past its own timeout, and the requests piling up meanwhile do not each
+    /// start one.
+    func prepareForRequest(wait: Duration = ProviderContext.requestPreparationWait) async throws {
+        if readiness.withLock({ $0.ready }) { return }
+        let task = preparationTask()
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            // Cancelling the waiter below does not cancel the preparation: it is not a child.
+            group.addTask { try await task.value; return true }
+            group.addTask { try await Task.sleep(for: wait); return false }
+            defer { group.cancelAll() }
+            guard try await group.next() == true else {
+                throw ProviderError.temporarilyUnavailable("the provider's store is being prepared; try again shortly")
+            }
+        }
+    }
+
+    /// How long a request waits for the store's preparation before it is answered 503.
+    static let requestPreparationWait = Duration.seconds(10)
+
+    /// The preparation under way, started if there is none.
+    private func preparationTask() -> Task<Void, any Error> {
+        preparation.withLock { current in
+            if let current { return current }
+            let clock = configuration.clock
+            let task = Task {
+                do {
+                    // By the provider's clock wherever it is called from (the first
+                    // signing key's validity starts now).
+                    try await clock.bound { try await self.load() }
+                } catch {
+                    // The only preparation under way is this one: the next caller starts anew.
+                    self.preparation.withLock { $0 = nil }
+                    throw error
+                }
+            }
+            current = task
+            return task
+        }
     }
 
     private func load() async throws {

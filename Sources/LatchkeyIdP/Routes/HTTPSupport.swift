@@ -269,14 +269,15 @@ struct ProviderErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
 /// Makes sure the store is migrated and its secrets loaded before a route runs: once at
 /// start, or later, request by request, when the database was unreachable then (503
-/// meanwhile). The liveness probe answers regardless.
+/// meanwhile, and while a preparation takes longer than a request should wait:
+/// ``ProviderContext/prepareForRequest(wait:)``). The liveness probe answers regardless.
 struct ReadinessMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let context: ProviderContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if !HealthRoutes.livenessPaths.contains(request.uri.path) {
-            try await self.context.prepare()
+            try await self.context.prepareForRequest()
         }
         return try await next(request, context)
     }
