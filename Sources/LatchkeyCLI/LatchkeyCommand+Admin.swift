@@ -14,6 +14,8 @@ extension LatchkeyCommand {
                 ListCredentials.self, RevokeCredential.self, CreateBindJob.self, RotateSigningKey.self, Outbox.self,
                 CreateClient.self, ListClients.self, DeleteClient.self, Events.self, GenerateToken.self,
                 SSHAuthorityKeys.self, RotateSSHAuthority.self, SetSSHPrincipals.self, SSHHostCertificateCommand.self,
+                RenameIdentity.self, SetPOSIX.self, UnsetPOSIX.self, CreateGroup.self, DeleteGroup.self, AddMember.self, RemoveMember.self,
+                ListGroups.self, SetHostLabels.self, GrantHostAccess.self, RevokeHostAccess.self,
             ]
         )
     }

@@ -81,6 +81,9 @@ extension LatchkeyCommand {
         @Option(name: .customLong("reserve-username"), help: ArgumentHelp("A name no identity may take and no username becomes as an SSH principal, beyond root and Debian's system accounts and groups (repeatable).", valueName: "name"))
         var reservedUsernames: [String] = []
 
+        @Option(help: ArgumentHelp("Where POSIX user and group IDs are allocated (default 65536-99999, clear of Debian's, systemd's and useradd's subordinate ranges; a range overlapping them is refused).", valueName: "FIRST-LAST"))
+        var posixUidRange: String?
+
         @Flag(help: "Turn off account recovery by e-mailed code.")
         var disableRecovery = false
 
@@ -179,6 +182,13 @@ extension LatchkeyCommand {
                 throw ValidationError("--reserve-username: 1 to 256 bytes without control characters")
             }
             configuration.reservedUsernames = ReservedUsernames(adding: reservedUsernames)
+            if let posixUidRange {
+                do {
+                    configuration.posixIDRange = try POSIXIDRange(parsing: posixUidRange)
+                } catch {
+                    throw ValidationError("--posix-uid-range: \(error.reason)")
+                }
+            }
             let name = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw ValidationError("--display-name must be 1 to 64 characters, none of them control characters")

@@ -49,6 +49,7 @@ public func buildApplication(
     PageRoutes.add(to: routes, provider: provider)
     AttestationRoutes.add(to: routes, provider: provider)
     SSHRoutes.add(to: routes, provider: provider)
+    HostRoutes.add(to: routes, provider: provider)
     // A service group stops its services in reverse order, each after the one behind it
     // has ended: the store's closer comes first so it closes the store last, once the
     // server, the mail delivery, the audit sealing and the housekeeping are done with it.

@@ -165,6 +165,9 @@ public struct ProviderConfiguration: Sendable {
     /// `root`, Debian's system accounts and groups, and the operator's own (`serve
     /// --reserve-username`; docs/SECURITY.md, "Reserved names").
     public var reservedUsernames = ReservedUsernames()
+    /// Where POSIX user and group IDs are allocated (``POSIXIDRange``; `serve
+    /// --posix-uid-range`). Checked against the host's own ranges when it is made.
+    public var posixIDRange = POSIXIDRange.default
     /// Policy: a user who lost every device may recover with a code sent to the
     /// identity's e-mail; the new credential replaces (revokes) the old ones.
     public var recovery = true

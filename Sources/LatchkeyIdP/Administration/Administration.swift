@@ -40,6 +40,32 @@ struct Administration: Sendable {
         }
     }
 
+    /// Renames an identity (``IdentityDirectory/rename(_:to:in:)``); a POSIX account
+    /// keeps its `uid` and home, and hosts see the new name.
+    func renameIdentity(_ idOrName: String, to username: String, now: Date = ProviderClock.now) async throws -> (Identity, uid: Int64?) {
+        try await context.database.transaction { transaction in
+            guard let identity = try await self.identities.resolve(idOrName, in: transaction) else { throw ProviderError.notFound("no such identity") }
+            let account = try await transaction.first("SELECT uid FROM posix_accounts WHERE identity_id = \(identity.id)")
+            let uid = try account?.decode("uid", as: Int64.self)
+            let renamed = try await self.identities.rename(identity, to: username, in: transaction)
+            if uid != nil {
+                try POSIXAccounts.checkName(renamed.username, reserved: self.identities.reserved)
+                try await POSIXAccounts.checkNoGroup(named: renamed.username, in: transaction)
+                try await HostDirectoryVersion.bump(in: transaction)
+            }
+            try await self.context.audit.record(AuditEntry(
+                .identityRenamed, actor: .admin, subject: identity.id, details: AuditEvent.Details(username: renamed.username), now: now
+            ), in: transaction)
+            if let uid {
+                try await self.context.audit.record(AuditEntry(
+                    .posixChanged, actor: .admin, subject: identity.id,
+                    details: AuditEvent.Details(username: renamed.username, change: "renamed", uid: uid), now: now
+                ), in: transaction)
+            }
+            return (renamed, uid)
+        }
+    }
+
     /// Deletes an identity, its credentials and its tokens; false when there was none.
     func deleteIdentity(_ id: String, now: Date = ProviderClock.now) async throws -> Bool {
         try await context.database.transaction { transaction in

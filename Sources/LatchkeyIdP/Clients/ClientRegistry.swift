@@ -92,6 +92,7 @@ struct ClientRegistry: Sendable {
             // Its SSH principals: an id registered again starts with none. Its
             // certificates go on the KRL (their registration is gone).
             try await transaction.execute("DELETE FROM ssh_client_principals WHERE client_id = \(id)")
+            try await HostAccessPolicy.forget(client: id, in: transaction)
             try await self.context.audit.record(AuditEntry(.clientDeleted, actor: .admin, client: id, now: now), in: transaction)
             return true
         }

@@ -82,6 +82,40 @@ struct IdentityDirectory: Sendable {
     func delete(_ id: String, in transaction: any SQLTransaction) async throws -> Bool {
         guard try await transaction.first("DELETE FROM identities WHERE id = \(id) RETURNING id") != nil else { return false }
         try await transaction.execute("DELETE FROM ssh_principals WHERE identity_id = \(id)")
+        // Hosts stop seeing it; its uid stays in the ledger, never handed out again.
+        _ = try await POSIXAccounts.forget(id, in: transaction)
         return true
+    }
+
+    /// The identity `idOrName` names: an identity id first, else a username (as names
+    /// are compared). What every admin command taking `ID|USERNAME` means.
+    func resolve(_ idOrName: String, in transaction: any SQLTransaction) async throws -> Identity? {
+        guard idOrName.utf8.count <= 256 else { return nil }
+        if let identity = try await identity(idOrName, in: transaction) { return identity }
+        return try await named(idOrName, in: transaction)
+    }
+
+    /// Gives `identity` a new username, under the rules of ``create(username:email:displayName:requiredAttestation:now:in:)``:
+    /// reserved names and names taken by another identity (or looking like one) are
+    /// refused. Its id, credentials, grants and POSIX `uid` stay; an identity with a POSIX
+    /// account may take only a POSIX name no group has.
+    func rename(_ identity: Identity, to username: String, in transaction: any SQLTransaction) async throws -> Identity {
+        let name = try Username.validated(username)
+        try reserved.check(name)
+        for skeleton in Username.skeletons(ofTyped: name) {
+            let holders = try await transaction.query("SELECT id FROM identities WHERE username_skeleton = \(skeleton)")
+            if try holders.contains(where: { try $0.decode("id", as: String.self) != identity.id }) { throw Self.taken }
+        }
+        do {
+            try await transaction.execute("""
+                UPDATE identities SET username = \(name), username_key = \(Username.key(name)), username_skeleton = \(Username.skeleton(name))
+                WHERE id = \(identity.id)
+                """)
+        } catch let error as StoreError where error.code == .duplicate {
+            throw Self.taken
+        }
+        var renamed = identity
+        renamed.username = name
+        return renamed
     }
 }

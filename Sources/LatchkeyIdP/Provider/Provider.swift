@@ -30,6 +30,11 @@ struct Provider: Sendable {
     /// The SSH CA's user certificates (docs/PROTOCOL.md section 12).
     let ssh: SSHCertificateIssuance
     let sshPrincipals: SSHPrincipalGrants
+    /// What a fleet of hosts knows of its people (docs/PROTOCOL.md section 14).
+    let posixAccounts: POSIXAccounts
+    let posixGroups: POSIXGroups
+    let hostAccess: HostAccessPolicy
+    let hostDirectory: HostDirectory
 
     init(context: ProviderContext) {
         self.context = context
@@ -52,6 +57,11 @@ struct Provider: Sendable {
         attestation = AttestationActivations(context: context)
         sshPrincipals = SSHPrincipalGrants(reserved: context.configuration.reservedUsernames)
         ssh = SSHCertificateIssuance(context: context, tokens: tokens, principals: sshPrincipals)
+        let ledger = POSIXIDLedger(range: context.configuration.posixIDRange)
+        posixAccounts = POSIXAccounts(context: context, identities: identities, ledger: ledger)
+        posixGroups = POSIXGroups(context: context, identities: identities, ledger: ledger)
+        hostAccess = HostAccessPolicy(context: context, groups: posixGroups)
+        hostDirectory = HostDirectory(context: context, tokens: tokens)
         administration = Administration(context: context, identities: identities, credentials: credentials, bindJobs: bindJobs, outbox: outbox)
     }
 }

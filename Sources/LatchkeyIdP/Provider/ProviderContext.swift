@@ -39,7 +39,7 @@ final class ProviderContext: Sendable {
     static let endpointPaths = [
         ProtocolPath.token, ProtocolPath.authorizationChallenge, ProtocolPath.revocation, ProtocolPath.introspection,
         ProtocolPath.userInfo, ProtocolPath.authorization, ProtocolPath.jwks, ProtocolPath.deviceAuthorization,
-        ProtocolPath.deviceVerification, ProtocolPath.deviceApproval, ProtocolPath.sshCertificates,
+        ProtocolPath.deviceVerification, ProtocolPath.deviceApproval, ProtocolPath.sshCertificates, ProtocolPath.hostDirectory,
     ]
     /// Seals the store's secrets (signing keys, the decoy key) at rest.
     let sealing: StoreSealing

@@ -31,5 +31,7 @@ public struct ReferenceProviderError: LatchkeyErrorTemplate, Sendable {
 
         /// The server ended without an error before it listened.
         public static let stoppedBeforeListening = Code("stoppedBeforeListening")
+        /// A setting the provider cannot start with (a POSIX ID range over the system's).
+        public static let invalidConfiguration = Code("invalidConfiguration")
     }
 }

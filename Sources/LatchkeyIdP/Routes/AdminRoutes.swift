@@ -10,7 +10,7 @@ import LatchkeyOAuth
 /// "Admin API"): identities (create, list, find, delete), their credentials (list,
 /// revoke), bind jobs for an existing identity, registered clients, the outbox,
 /// signing-key rotation, the audit log (`AdminRoutes+Events.swift`), SSH principals
-/// (`AdminRoutes+SSH.swift`).
+/// (`AdminRoutes+SSH.swift`), POSIX accounts, groups and host access (`AdminRoutes+POSIX.swift`).
 struct AdminRoutes: Sendable {
     let provider: Provider
     let authorization: AdminAuthorization
@@ -38,10 +38,11 @@ struct AdminRoutes: Sendable {
         on(router, AdminAPI.setClientSSHPrincipals, setClientSSHPrincipals)
         on(router, AdminAPI.createSSHHostCertificate, status: .created, createSSHHostCertificate)
         on(router, AdminAPI.rotateSSHAuthority, rotateSSHAuthority)
+        addFleet(to: router)
     }
 
     /// Registers `endpoint` behind the admin token; the handler answers its typed answer.
-    private func on<Body, Answer>(
+    func on<Body, Answer>(
         _ router: Router<ProviderRequestContext>, _ endpoint: AdminAPI.Endpoint<Body, Answer>, status: HTTPResponse.Status = .ok,
         _ handle: @escaping @Sendable (Request, ProviderRequestContext) async throws -> Answer
     ) {

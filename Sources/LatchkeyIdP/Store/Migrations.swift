@@ -465,6 +465,53 @@ enum Migrations {
         CREATE UNIQUE INDEX ssh_ca_keys_one_current ON ssh_ca_keys (state) WHERE state <> 'previous';
         ALTER TABLE ssh_certificates ADD COLUMN ca_key TEXT
         """,
+        // 18: what a fleet of hosts knows of its people (docs/PROTOCOL.md section 14):
+        // every POSIX ID ever handed out, kept for good so none is handed out twice; the
+        // identities' POSIX accounts; named groups and their members; the hosts' labels
+        // (a host is a registered client) and which groups may log in, and use sudo, on
+        // a label's hosts; and the version hosts compare to know nothing changed.
+        """
+        CREATE TABLE posix_ids (
+            id BIGINT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            allocated_at BIGINT NOT NULL
+        );
+        CREATE INDEX posix_ids_owner ON posix_ids (owner, kind);
+        CREATE TABLE posix_accounts (
+            identity_id TEXT PRIMARY KEY,
+            uid BIGINT NOT NULL UNIQUE,
+            home TEXT NOT NULL,
+            shell TEXT NOT NULL,
+            gecos TEXT,
+            changed_at BIGINT NOT NULL
+        );
+        CREATE TABLE posix_groups (
+            gid BIGINT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE posix_group_members (
+            gid BIGINT NOT NULL,
+            identity_id TEXT NOT NULL,
+            PRIMARY KEY (gid, identity_id)
+        );
+        CREATE INDEX posix_group_members_identity ON posix_group_members (identity_id);
+        CREATE TABLE host_labels (
+            client_id TEXT NOT NULL,
+            label TEXT NOT NULL,
+            PRIMARY KEY (client_id, label)
+        );
+        CREATE TABLE host_access (
+            label TEXT NOT NULL,
+            gid BIGINT NOT NULL,
+            sudo BIGINT NOT NULL,
+            PRIMARY KEY (label, gid)
+        );
+        CREATE INDEX host_access_group ON host_access (gid);
+        CREATE TABLE host_directory_version (version BIGINT NOT NULL);
+        INSERT INTO host_directory_version (version) VALUES (1)
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -6,4 +6,5 @@ public enum HTTPMethod {
     public static let post = "POST"
     public static let put = "PUT"
     public static let delete = "DELETE"
+    public static let patch = "PATCH"
 }

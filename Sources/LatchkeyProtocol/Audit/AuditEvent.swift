@@ -121,12 +121,32 @@ public struct AuditEvent: Codable, Hashable, Sendable {
         /// address it named.
         public var service: String?
         public var remoteHost: String?
+        /// `posix.changed`, `group.changed`, `host.access.changed`: what was done (`set`,
+        /// `unset`, `renamed`, `created`, `deleted`, `member.added`, `member.removed`,
+        /// `labels.set`, `granted`, `revoked`).
+        public var change: String?
+        /// `posix.changed`: the account's `uid` (its private group's `gid` too).
+        public var uid: Int64?
+        /// `group.changed`, `host.access.changed`: the group and its `gid`.
+        public var group: String?
+        public var gid: Int64?
+        /// `host.access.changed`: the host label granted or revoked, or a host's labels now.
+        public var labels: [String]?
+        /// `host.access.changed`: whether the grant includes `sudo`.
+        public var sudo: Bool?
 
         public init(
             credential: String? = nil, grantType: String? = nil, scope: String? = nil, username: String? = nil, limit: String? = nil,
             windowSeconds: Int? = nil, through: Int64? = nil, serial: String? = nil, fingerprint: String? = nil, principals: [String]? = nil,
-            validAfter: String? = nil, validBefore: String? = nil, attestation: String? = nil, service: String? = nil, remoteHost: String? = nil
+            validAfter: String? = nil, validBefore: String? = nil, attestation: String? = nil, service: String? = nil, remoteHost: String? = nil,
+            change: String? = nil, uid: Int64? = nil, group: String? = nil, gid: Int64? = nil, labels: [String]? = nil, sudo: Bool? = nil
         ) {
+            self.change = change
+            self.uid = uid
+            self.group = group
+            self.gid = gid
+            self.labels = labels
+            self.sudo = sudo
             self.credential = credential
             self.grantType = grantType
             self.scope = scope

@@ -82,11 +82,25 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
     /// (details: `fingerprint` of the key that now signs).
     public static let sshAuthorityActivated = AuditEventType(rawValue: "ssh.ca.activated")
 
+    /// An admin renamed an identity (details: `username`, the new name).
+    public static let identityRenamed = AuditEventType(rawValue: "identity.renamed")
+    /// An admin gave an identity a POSIX account, changed it, took it away, or renamed an
+    /// identity that has one (details: `change`, `uid`, `username`).
+    public static let posixChanged = AuditEventType(rawValue: "posix.changed")
+    /// An admin created or deleted a POSIX group, or changed its members (details:
+    /// `change`, `group`, `gid`; the member is the subject).
+    public static let groupChanged = AuditEventType(rawValue: "group.changed")
+    /// An admin set a host's labels (the host is the client), or granted or revoked a
+    /// group's login (and `sudo`) on a label's hosts (details: `change`, `labels`,
+    /// `group`, `gid`, `sudo`).
+    public static let hostAccessChanged = AuditEventType(rawValue: "host.access.changed")
+
     /// Every type this version of the provider writes.
     public static let known: Set<AuditEventType> = [
         .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
         .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
         .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
         .sshCertificateIssued, .sshPrincipalsGranted, .pamApproved, .pamDenied, .sshAuthorityStaged, .sshAuthorityActivated,
+        .identityRenamed, .posixChanged, .groupChanged, .hostAccessChanged,
     ]
 }

@@ -54,6 +54,8 @@ public enum ProtocolPath {
     public static let sshCertificates = "v1/ssh/certificates"
     /// `GET`: the key revocation list (`PROTOCOL.krl`) for `sshd`'s `RevokedKeys` (section 12).
     public static let sshRevocations = "v1/ssh/krl"
+    /// A host's view of the accounts and groups it may see (section 14).
+    public static let hostDirectory = "v1/hosts/directory"
 
     /// The media type of every message, requested with `Accept` and sent as `Content-Type`.
     public static let jsonMediaType = "application/json"

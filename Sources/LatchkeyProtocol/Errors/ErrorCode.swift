@@ -27,6 +27,16 @@ extension OAuthErrorCode {
     /// names, names the operator added, and names that look like them): no identity may
     /// take it (docs/SECURITY.md, "Reserved names").
     public static let reservedUsername = OAuthErrorCode(rawValue: "reserved_username")
+    /// A user or group name a POSIX host cannot take (section 14): not 1 to 32 bytes of
+    /// lower-case letters, digits, `_`, `.` and `-`, starting with a letter or `_`; or a
+    /// shell, home or GECOS value a passwd line cannot hold.
+    public static let invalidPOSIXName = OAuthErrorCode(rawValue: "invalid_posix_name")
+    /// The provider's POSIX ID range (`serve --posix-uid-range`) has no ID left: IDs are
+    /// never reused, so the range must be widened (section 14).
+    public static let posixIDsExhausted = OAuthErrorCode(rawValue: "posix_ids_exhausted")
+    /// The host directory changed while a host walked its pages: start again from the
+    /// first page (section 14).
+    public static let directoryChanged = OAuthErrorCode(rawValue: "directory_changed")
     /// An endorsement key certificate that does not chain to the TPM makers' roots the
     /// attestation CA trusts, or an attestation key that is not a restricted signing key
     /// of a TPM (section 10).

@@ -1,0 +1,157 @@
+import Foundation
+import LatchkeyOAuth
+import LatchkeyProtocol
+
+/// What a host reads at `GET /v1/hosts/directory` (docs/PROTOCOL.md section 14): the
+/// POSIX accounts and groups its labels are granted, paged, at one version.
+///
+/// A host authenticates with its registered client's own token (client credentials,
+/// scope `host`, DPoP-bound when it asked so); a person's token is refused. Its view is
+/// computed from the policy on every page: the groups granted on any of its labels, and
+/// the accounts of their members. Nothing else of the directory reaches it, not a group
+/// it is not granted, not an account of no such group, not a member without an account.
+struct HostDirectory: Sendable {
+    let context: ProviderContext
+    let tokens: TokenEndpoint
+
+    enum Answer: Sendable {
+        /// The host has this version already (`If-None-Match`).
+        case notModified(version: Int64)
+        case page(HostDirectoryPage, version: Int64)
+    }
+
+    /// The quoted entity tag of `version` (RFC 9110 §8.8.3).
+    static func entityTag(_ version: Int64) -> String { "\"\(version)\"" }
+
+    func read(
+        _ presentation: TokenEndpoint.Presentation, cursor: String?, limit: Int?, ifNoneMatch: String?, now: Date = ProviderClock.now
+    ) async throws -> Answer {
+        let position: HostDirectoryCursor?
+        if let cursor {
+            guard let parsed = HostDirectoryCursor(cursor) else { throw ProviderError.badRequest(.invalidRequest, "cursor is not a next of this endpoint") }
+            position = parsed
+        } else {
+            position = nil
+        }
+        let limit = min(max(limit ?? HostDirectoryPage.defaultLimit, 10), HostDirectoryPage.maximumLimit)
+        let url = context.url(ProtocolPath.hostDirectory)
+        return try await context.database.transaction { transaction in
+            let holder = try await tokens.resourceHolder(presentation, method: HTTPMethod.get, url: url, acceptingClients: true, now: now, in: transaction)
+            guard case .client(let grant) = holder else {
+                throw ProviderError(.scopeInsufficient, code: .insufficientScope, reason: "the host directory is for hosts: present a registered client's client credentials token with scope host")
+            }
+            guard grant.scope.split(separator: " ").contains(Substring(HostDirectoryPage.scope)) else {
+                throw ProviderError.insufficientScope(HostDirectoryPage.scope)
+            }
+            let version = try await HostDirectoryVersion.current(in: transaction)
+            if let position {
+                guard position.version == version else {
+                    throw ProviderError(.conflict, code: .directoryChanged, reason: "the directory changed during the walk: start again without a cursor")
+                }
+            } else if let ifNoneMatch, Self.matches(ifNoneMatch, Self.entityTag(version)) {
+                return .notModified(version: version)
+            }
+            let page = try await Self.page(for: grant.clientID, version: version, from: position, limit: limit, in: transaction)
+            return .page(page, version: version)
+        }
+    }
+
+    /// RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly.
+    static func matches(_ header: String, _ tag: String) -> Bool {
+        guard header.utf8.count <= 1024 else { return false }
+        return header.split(separator: ",").contains { candidate in
+            var text = candidate.trimmingCharacters(in: .whitespaces)
+            if text == "*" { return true }
+            if text.hasPrefix("W/") { text.removeFirst(2) }
+            return text == tag
+        }
+    }
+
+    /// The groups the host `clientID`'s labels are granted (a subquery of every page).
+    private static func visibleGroups(_ clientID: String) -> SQLStatement {
+        "SELECT a.gid FROM host_access a JOIN host_labels l ON l.label = a.label WHERE l.client_id = \(clientID)"
+    }
+
+    static func page(
+        for clientID: String, version: Int64, from position: HostDirectoryCursor?, limit: Int, in transaction: any SQLTransaction
+    ) async throws -> HostDirectoryPage {
+        var budget = limit
+        var accounts: [HostDirectoryPage.Account] = []
+        var groups: [HostDirectoryPage.Group] = []
+        var fromGID: Int64 = 0
+        var afterMember: Int64 = -1
+        switch position {
+        case .groups(_, let gid, let member):
+            fromGID = gid
+            afterMember = member
+        case .accounts(_, let after):
+            if let next = try await readAccounts(for: clientID, after: after, budget: &budget, into: &accounts, version: version, in: transaction) {
+                return HostDirectoryPage(version: String(version), accounts: accounts, groups: [], next: next.text)
+            }
+        case nil:
+            if let next = try await readAccounts(for: clientID, after: -1, budget: &budget, into: &accounts, version: version, in: transaction) {
+                return HostDirectoryPage(version: String(version), accounts: accounts, groups: [], next: next.text)
+            }
+        }
+        let rows = try await transaction.query("""
+            SELECT g.gid, g.name, max(a.sudo) AS sudo FROM posix_groups g
+            JOIN host_access a ON a.gid = g.gid JOIN host_labels l ON l.label = a.label
+            WHERE l.client_id = \(clientID) AND g.gid >= \(fromGID)
+            GROUP BY g.gid, g.name ORDER BY g.gid
+            """)
+        for row in rows {
+            let gid = try row.decode("gid", as: Int64.self)
+            let after = gid == fromGID ? afterMember : -1
+            guard budget > 0 else {
+                return HostDirectoryPage(version: String(version), accounts: accounts, groups: groups, next: HostDirectoryCursor.groups(version: version, fromGID: gid, afterMember: after).text)
+            }
+            budget -= 1
+            let members = try await transaction.query("""
+                SELECT p.uid, i.username FROM posix_group_members m
+                JOIN posix_accounts p ON p.identity_id = m.identity_id JOIN identities i ON i.id = m.identity_id
+                WHERE m.gid = \(gid) AND p.uid > \(after) ORDER BY p.uid LIMIT \(Int64(budget + 1))
+                """)
+            let kept = members.prefix(budget)
+            groups.append(HostDirectoryPage.Group(
+                name: try row.decode("name"), gid: gid, sudo: try row.decode("sudo", as: Int64.self) != 0,
+                members: try kept.map { try $0.decode("username", as: String.self) }
+            ))
+            budget -= kept.count
+            if members.count > kept.count, let last = kept.last {
+                let next = HostDirectoryCursor.groups(version: version, fromGID: gid, afterMember: try last.decode("uid", as: Int64.self))
+                return HostDirectoryPage(version: String(version), accounts: accounts, groups: groups, next: next.text)
+            } else if members.count > kept.count {
+                return HostDirectoryPage(version: String(version), accounts: accounts, groups: groups, next: HostDirectoryCursor.groups(version: version, fromGID: gid, afterMember: after).text)
+            }
+        }
+        return HostDirectoryPage(version: String(version), accounts: accounts, groups: groups, next: nil)
+    }
+
+    /// Reads up to `budget` accounts after `uid`; the cursor of the next page when more
+    /// remain than fit, nil when the accounts are done (and `budget` says what is left).
+    private static func readAccounts(
+        for clientID: String, after uid: Int64, budget: inout Int, into accounts: inout [HostDirectoryPage.Account], version: Int64,
+        in transaction: any SQLTransaction
+    ) async throws -> HostDirectoryCursor? {
+        let rows = try await transaction.query("""
+            SELECT p.uid, i.username, i.display_name, p.home, p.shell, p.gecos FROM posix_accounts p JOIN identities i ON i.id = p.identity_id
+            WHERE p.uid > \(uid) AND EXISTS (
+                SELECT 1 FROM posix_group_members m WHERE m.identity_id = p.identity_id AND m.gid IN (\(statement: visibleGroups(clientID)))
+            )
+            ORDER BY p.uid LIMIT \(Int64(budget + 1))
+            """)
+        for row in rows.prefix(budget) {
+            let uid = try row.decode("uid", as: Int64.self)
+            let gecos = try row.decode("gecos", as: String?.self) ?? POSIXName.gecos(fromDisplayName: try row.decode("display_name", as: String.self))
+            accounts.append(HostDirectoryPage.Account(
+                name: try row.decode("username"), uid: uid, gid: uid, gecos: gecos, home: try row.decode("home"), shell: try row.decode("shell")
+            ))
+        }
+        if rows.count > budget, let last = accounts.last {
+            budget = 0
+            return .accounts(version: version, afterUID: last.uid)
+        }
+        budget -= rows.count
+        return nil
+    }
+}
