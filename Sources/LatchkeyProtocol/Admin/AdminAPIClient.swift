@@ -47,7 +47,14 @@ public struct AdminAPIClient: Sendable {
             headers["Content-Type"] = "application/json"
             data = try JSONEncoder().encode(body)
         }
-        var url = issuer.appendingPathComponent(path)
+        // The path is escaped already (``AdminAPI/Endpoint/path(_:)-(String...)``):
+        // `appendingPathComponent` would escape its `%` again, and a username with a `.` or
+        // a non-ASCII letter would reach the provider as another name.
+        var base = issuer.absoluteString
+        if !base.hasSuffix("/") { base += "/" }
+        guard var url = URL(string: base + path) else {
+            throw OAuthError.malformedResponse(reason: "\(endpoint.template) with these parameters is not a URL")
+        }
         if !query.isEmpty, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
             url = FormEncoding.url(components, appending: query) ?? url
         }

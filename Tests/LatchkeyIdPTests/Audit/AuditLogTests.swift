@@ -332,7 +332,7 @@ struct AuditLogTests {
             credential: hostile, grantType: "urn:ietf:params:oauth:grant-type:device_code", scope: "openid ssh", username: hostile,
             limit: "token", windowSeconds: 60, through: Int64.max, serial: "0a", fingerprint: "SHA256:x", principals: [hostile, "ada", ""],
             validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z", attestation: hostile,
-            service: hostile, remoteHost: hostile
+            service: hostile, remoteHost: hostile, change: hostile, uid: 65536, group: hostile, gid: -1, labels: [hostile, "web"], sudo: true
         )
         let encoded = try #require(AuditEntry.encode(details))
         #expect(try JSONDecoder().decode(AuditEvent.Details.self, from: Data(encoded.utf8)) == details)
@@ -341,7 +341,7 @@ struct AuditLogTests {
         let plain = AuditEvent.Details(
             credential: "abc", grantType: "authorization_code", scope: "openid", windowSeconds: 60, serial: "7", fingerprint: "SHA256:y",
             principals: ["ada", "deploy"], validAfter: "2026-11-27T10:00:00Z", validBefore: "2026-11-27T18:00:00Z", attestation: "tpm",
-            service: "sshd", remoteHost: "203.0.113.5"
+            service: "sshd", remoteHost: "203.0.113.5", change: "granted", uid: 99999, group: "ops", gid: 70000, labels: ["web"], sudo: false
         )
         #expect(AuditEntry.encode(plain) == String(decoding: try reference.encode(plain), as: UTF8.self))
         #expect(encoded == String(decoding: try reference.encode(details), as: UTF8.self), "hostile strings escaped as JSONEncoder escapes them")
@@ -383,6 +383,8 @@ struct AuditLogTests {
                         try await transaction.execute(SQLStatement(stringLiteral: "DROP TABLE \(table)"))
                     }
                     try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")
+                    // 18: the fleet's tables.
+                    try await FleetSchema.drop(in: transaction)
                     try await transaction.execute("UPDATE latchkey_schema SET version = 10")
                 }
                 try await Migrations.run(on: provider.context.database)

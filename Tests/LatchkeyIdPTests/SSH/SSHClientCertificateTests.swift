@@ -150,7 +150,7 @@ struct SSHClientCertificateTests {
                         """)
                     try await transaction.execute("INSERT INTO ssh_key_holders (key_fingerprint, identity_id, first_certified_at) VALUES ('SHA256:abc', 'identity-1', \(Date()))")
                     try await transaction.execute("INSERT INTO ssh_principals (identity_id, principal) VALUES ('identity-1', 'deploy')")
-                    // Without what steps 14, 16 and 17 added.
+                    // Without what steps 14, 16, 17 and 18 added.
                     try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")
                     for statement in [
                         "DROP INDEX audit_events_nonce", "ALTER TABLE audit_events DROP COLUMN nonce", "ALTER TABLE audit_pending DROP COLUMN nonce",
@@ -158,6 +158,7 @@ struct SSHClientCertificateTests {
                     ] {
                         try await transaction.execute(SQLStatement(stringLiteral: statement))
                     }
+                    try await FleetSchema.drop(in: transaction)
                     try await transaction.execute("UPDATE latchkey_schema SET version = 12")
                 }
                 try await Migrations.run(on: database)
