@@ -20,6 +20,9 @@ struct HostDirectory: Sendable {
         case page(HostDirectoryPage, version: Int64)
     }
 
+    /// About how many bytes of accounts a page holds at most.
+    static let maximumPageBytes = 512 * 1024
+
     /// The quoted entity tag of `version` (RFC 9110 §8.8.3).
     static func entityTag(_ version: Int64) -> String { "\"\(version)\"" }
 
@@ -35,14 +38,19 @@ struct HostDirectory: Sendable {
         }
         let limit = min(max(limit ?? HostDirectoryPage.defaultLimit, 10), HostDirectoryPage.maximumLimit)
         let url = context.url(ProtocolPath.hostDirectory)
+        // A bearer token's host asking whether anything changed is answered from a
+        // lookup that waits for no writer: the token and the version are one statement
+        // each. A page, and any DPoP proof (spent: a write), take a transaction, so a
+        // page is of one version.
+        if presentation.scheme == .bearer, position == nil, let ifNoneMatch {
+            let version = try await context.database.read { transaction in
+                _ = try await authorize(presentation, url: url, now: now, in: transaction)
+                return try await HostDirectoryVersion.current(in: transaction)
+            }
+            if Self.matches(ifNoneMatch, Self.entityTag(version)) { return .notModified(version: version) }
+        }
         return try await context.database.transaction { transaction in
-            let holder = try await tokens.resourceHolder(presentation, method: HTTPMethod.get, url: url, acceptingClients: true, now: now, in: transaction)
-            guard case .client(let grant) = holder else {
-                throw ProviderError(.scopeInsufficient, code: .insufficientScope, reason: "the host directory is for hosts: present a registered client's client credentials token with scope host")
-            }
-            guard grant.scope.split(separator: " ").contains(Substring(HostDirectoryPage.scope)) else {
-                throw ProviderError.insufficientScope(HostDirectoryPage.scope)
-            }
+            let clientID = try await authorize(presentation, url: url, now: now, in: transaction)
             let version = try await HostDirectoryVersion.current(in: transaction)
             if let position {
                 guard position.version == version else {
@@ -51,9 +59,22 @@ struct HostDirectory: Sendable {
             } else if let ifNoneMatch, Self.matches(ifNoneMatch, Self.entityTag(version)) {
                 return .notModified(version: version)
             }
-            let page = try await Self.page(for: grant.clientID, version: version, from: position, limit: limit, in: transaction)
+            let page = try await Self.page(for: clientID, version: version, from: position, limit: limit, in: transaction)
             return .page(page, version: version)
         }
+    }
+
+    /// The host (a registered client) a token of scope `host` was issued to; anything
+    /// else is refused.
+    private func authorize(_ presentation: TokenEndpoint.Presentation, url: URL, now: Date, in transaction: any SQLTransaction) async throws -> String {
+        let holder = try await tokens.resourceHolder(presentation, method: HTTPMethod.get, url: url, acceptingClients: true, now: now, in: transaction)
+        guard case .client(let grant) = holder else {
+            throw ProviderError(.scopeInsufficient, code: .insufficientScope, reason: "the host directory is for hosts: present a registered client's client credentials token with scope host")
+        }
+        guard grant.scope.split(separator: " ").contains(Substring(HostDirectoryPage.scope)) else {
+            throw ProviderError.insufficientScope(HostDirectoryPage.scope)
+        }
+        return grant.clientID
     }
 
     /// RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly.
@@ -140,12 +161,21 @@ struct HostDirectory: Sendable {
             )
             ORDER BY p.uid LIMIT \(Int64(budget + 1))
             """)
+        var bytes = 0
         for row in rows.prefix(budget) {
             let uid = try row.decode("uid", as: Int64.self)
             let gecos = try row.decode("gecos", as: String?.self) ?? POSIXName.gecos(fromDisplayName: try row.decode("display_name", as: String.self))
-            accounts.append(HostDirectoryPage.Account(
+            let account = HostDirectoryPage.Account(
                 name: try row.decode("username"), uid: uid, gid: uid, gecos: gecos, home: try row.decode("home"), shell: try row.decode("shell")
-            ))
+            )
+            // Long homes, shells and GECOS fields end a page early: it stays within what a
+            // client reads (1 MiB by default) whatever the admin wrote.
+            bytes += account.name.utf8.count + account.gecos.utf8.count * 6 + account.home.utf8.count + account.shell.utf8.count + 96
+            if bytes > maximumPageBytes, let last = accounts.last {
+                budget = 0
+                return .accounts(version: version, afterUID: last.uid)
+            }
+            accounts.append(account)
         }
         if rows.count > budget, let last = accounts.last {
             budget = 0

@@ -65,6 +65,33 @@ struct FleetScaleTests {
         }
     }
 
+    @Test("accounts with the longest homes, shells and GECOS fields end a page early: every page of the largest limit stays under 1 MiB, the default most a client reads")
+    func longFields() async throws {
+        try await TestStore.sqlite.withProvider { provider in
+            try await provider.context.prepare()
+            try await Self.seed(3000, in: provider.context.database)
+            let home = "/" + String(repeating: "h", count: 255)
+            let gecos = String(repeating: "\u{00E9}", count: 128)
+            try await provider.context.database.transaction { transaction in
+                try await transaction.execute("UPDATE posix_accounts SET home = \(home), shell = \(home), gecos = \(gecos)")
+            }
+            var cursor: HostDirectoryCursor?
+            var accounts = 0
+            var pages = 0
+            repeat {
+                let from = cursor
+                let page = try await provider.context.database.transaction { transaction in
+                    try await HostDirectory.page(for: "web-1", version: try HostDirectoryVersion.current(in: transaction), from: from, limit: HostDirectoryPage.maximumLimit, in: transaction)
+                }
+                #expect(try JSONEncoder().encode(page).count < 1 << 20, "page \(pages)")
+                accounts += page.accounts.count
+                cursor = try page.next.map { try #require(HostDirectoryCursor($0)) }
+                pages += 1
+            } while cursor != nil && pages < 100
+            #expect(accounts == 3000 && pages > 3)
+        }
+    }
+
     @Test(
         "1,000 identities and 100 groups created by two PostgreSQL instances at once get 1,100 distinct IDs",
         .requires(if: TestStore.postgresURL != nil, "LATCHKEY_TEST_POSTGRES_URL is not set")
