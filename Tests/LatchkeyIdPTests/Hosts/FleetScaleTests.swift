@@ -65,6 +65,34 @@ struct FleetScaleTests {
         }
     }
 
+    @Test("IDs survive a restart and its migrations: the same uids and gids, the ledger goes on past them", arguments: TestStore.available)
+    func restart(engine: TestStore) async throws {
+        try await engine.with { storage, key in
+            var configuration = ProviderConfiguration(adminToken: "t")
+            configuration.storage = storage
+            configuration.storeKey = key
+            configuration.logLevel = .critical
+            var before: [String: Int64] = [:]
+            try await Provider.closing(configuration) { provider in
+                for name in ["ada", "grace"] {
+                    _ = try await provider.administration.createIdentity(username: name, email: nil, displayName: nil)
+                    before[name] = try await provider.posixAccounts.set(name, AdminAPI.POSIXAccountChange()).uid
+                }
+                before["ops"] = try await provider.posixGroups.create("ops").gid
+                _ = try await provider.posixAccounts.unset("grace")
+            }
+            try await Provider.closing(configuration) { provider in
+                try await Migrations.run(on: provider.context.database)
+                #expect(try await provider.posixAccounts.set("ada", AdminAPI.POSIXAccountChange()).uid == before["ada"])
+                #expect(try await provider.posixAccounts.set("grace", AdminAPI.POSIXAccountChange()).uid == before["grace"])
+                let groups = try await provider.posixGroups.list(after: nil, limit: 10)
+                #expect(groups.map(\.gid) == [before["ops"]].compactMap { $0 })
+                let next = try await provider.posixGroups.create("dev").gid
+                #expect(next > before.values.max() ?? 0)
+            }
+        }
+    }
+
     @Test("accounts with the longest homes, shells and GECOS fields end a page early: every page of the largest limit stays under 1 MiB, the default most a client reads")
     func longFields() async throws {
         try await TestStore.sqlite.withProvider { provider in
