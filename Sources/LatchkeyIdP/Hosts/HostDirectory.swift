@@ -77,15 +77,26 @@ struct HostDirectory: Sendable {
         return grant.clientID
     }
 
-    /// RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly.
+    /// RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (`W/` ignored),
+    /// compared as bytes: every poll of every host runs it.
     static func matches(_ header: String, _ tag: String) -> Bool {
-        guard header.utf8.count <= 1024 else { return false }
-        return header.split(separator: ",").contains { candidate in
-            var text = candidate.trimmingCharacters(in: .whitespaces)
-            if text == "*" { return true }
-            if text.hasPrefix("W/") { text.removeFirst(2) }
-            return text == tag
+        let bytes = Array(header.utf8)
+        guard bytes.count <= 1024 else { return false }
+        let wanted = Array(tag.utf8)
+        var index = 0
+        while index < bytes.count {
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+            var start = index
+            var stop = end
+            while start < stop, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+            while stop > start, bytes[stop - 1] == UInt8(ascii: " ") || bytes[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
+            if stop - start == 1, bytes[start] == UInt8(ascii: "*") { return true }
+            if stop - start >= 2, bytes[start] == UInt8(ascii: "W"), bytes[start + 1] == UInt8(ascii: "/") { start += 2 }
+            if bytes[start..<stop].elementsEqual(wanted) { return true }
+            index = end + 1
         }
+        return false
     }
 
     /// The groups the host `clientID`'s labels are granted (a subquery of every page).

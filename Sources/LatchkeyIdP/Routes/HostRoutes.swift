@@ -22,7 +22,7 @@ enum HostRoutes {
             case .notModified(let version):
                 return try TokenRoutes.withNonce(Response(status: .notModified, headers: [.eTag: HostDirectory.entityTag(version), .cacheControl: "private, no-cache"]), provider)
             case .page(let page, let version):
-                var response = HTTPSupport.json(page)
+                var response = HTTPSupport.json(data: page.encodedJSON())
                 response.headers[.eTag] = HostDirectory.entityTag(version)
                 response.headers[.cacheControl] = "private, no-cache"
                 return try TokenRoutes.withNonce(response, provider)
