@@ -66,7 +66,7 @@ public struct HostDirectoryPage: Codable, Hashable, Sendable {
         public static let limit = "limit"
     }
 
-    public static let defaultLimit = 1000
+    public static let defaultLimit = 5000
     public static let maximumLimit = 5000
     /// The scope a host's client credentials token needs.
     public static let scope = "host"
