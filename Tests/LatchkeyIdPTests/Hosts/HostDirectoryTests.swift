@@ -155,6 +155,21 @@ struct HostDirectoryTests {
             let none = try await HTTPExchange.send("GET", issuer.appendingPathComponent(ProtocolPath.hostDirectory))
             #expect(none.status == 401)
             #expect(try await Self.directory(issuer, token: "made-up").status == 401)
+            // DPoP when the host offers it: the token is bound, a proof is needed on every
+            // request, and the token alone (as bearer) is refused.
+            let dpop = try DPoPSigner(key: SigningKey.generate(.es256))
+            let client = try OAuthClient(configuration: .init(
+                issuer: issuer, clientID: "web-1", redirectURI: try ProviderHarness.callback, authentication: .privateKeyJWT(web.signer, audience: .issuer)
+            ))
+            let bound = try await client.clientCredentials(scopes: ["host"], dpop: dpop)
+            #expect(bound.tokenType == "DPoP")
+            let url = issuer.appendingPathComponent(ProtocolPath.hostDirectory)
+            let proved = try await HTTPExchange.send("GET", url, headers: try dpop.headers(method: "GET", url: url, accessToken: bound.accessToken))
+            #expect(proved.status == 200 && (try JSONDecoder().decode(HostDirectoryPage.self, from: proved.body)).accounts.isEmpty)
+            #expect(try await Self.directory(issuer, token: bound.accessToken).status == 401, "a bound token without its proof")
+            let otherKey = try DPoPSigner(key: SigningKey.generate(.es256))
+            let stolen = try await HTTPExchange.send("GET", url, headers: try otherKey.headers(method: "GET", url: url, accessToken: bound.accessToken))
+            #expect(stolen.status == 401, "a proof by another key")
             // Deleted: 401 on the next request.
             #expect(try await admin.call(AdminAPI.deleteClient, "web-1").status == 200)
             #expect(try await Self.directory(issuer, token: web.token).status == 401)
