@@ -52,7 +52,9 @@ extension AdminRoutes {
     @Sendable func listGroups(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.GroupPage {
         let query = try HTTPSupport.query(request)
         let limit = query[AdminAPI.GroupQuery.limit].flatMap(Int.init) ?? 100
-        let page = try await provider.posixGroups.list(after: query[AdminAPI.GroupQuery.after], limit: limit)
+        let after = query[AdminAPI.GroupQuery.after]
+        guard (after?.utf8.count ?? 0) <= POSIXName.maximumBytes else { throw ProviderError.badRequest(.invalidRequest, "after must be a group name") }
+        let page = try await provider.posixGroups.list(after: after, limit: limit)
         return AdminAPI.GroupPage(groups: page, next: page.count == min(max(limit, 1), 500) ? page.last?.name : nil)
     }
 
