@@ -26,6 +26,15 @@ extension LatchkeyCommand {
         }
     }
 
+    /// A label and a group, as `grant-host-access` and `revoke-host-access` take them.
+    struct HostAccessArguments: ParsableArguments {
+        @Option(help: "The host label.")
+        var label: String
+
+        @Option(help: "The group.")
+        var group: String
+    }
+
     /// `latchkey admin grant-host-access`: a group may log in on a label's hosts.
     struct GrantHostAccess: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -33,18 +42,13 @@ extension LatchkeyCommand {
         )
 
         @OptionGroup var options: AdminOptions
-
-        @Option(help: "The host label.")
-        var label: String
-
-        @Option(help: "The group.")
-        var group: String
+        @OptionGroup var access: HostAccessArguments
 
         @Flag(help: "Its members may use sudo on those hosts too.")
         var sudo = false
 
         func run() async throws {
-            let answer = try await options.send(AdminAPI.grantHostAccess, label, group, body: AdminAPI.HostAccessGrant(sudo: sudo))
+            let answer = try await options.send(AdminAPI.grantHostAccess, access.label, access.group, body: AdminAPI.HostAccessGrant(sudo: sudo))
             if options.json { return try options.print(json: answer) }
             TextOutput.line("\(answer.group) may log in\(answer.sudo ? " and use sudo" : "") on hosts labelled \(answer.label)".displaySafe(maximumLength: 512))
         }
@@ -57,17 +61,12 @@ extension LatchkeyCommand {
         )
 
         @OptionGroup var options: AdminOptions
-
-        @Option(help: "The host label.")
-        var label: String
-
-        @Option(help: "The group.")
-        var group: String
+        @OptionGroup var access: HostAccessArguments
 
         func run() async throws {
-            let answer = try await options.send(AdminAPI.revokeHostAccess, label, group)
+            let answer = try await options.send(AdminAPI.revokeHostAccess, access.label, access.group)
             if options.json { return try options.print(json: answer) }
-            TextOutput.line("\(group) no longer logs in on hosts labelled \(label)".displaySafe(maximumLength: 512))
+            TextOutput.line("\(access.group) no longer logs in on hosts labelled \(access.label)".displaySafe(maximumLength: 512))
         }
     }
 }

@@ -108,22 +108,24 @@ extension LatchkeyCommand {
         }
     }
 
-    /// `latchkey admin add-member` and `remove-member`.
-    struct AddMember: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add-member", abstract: "Add an identity to a POSIX group.")
-
-        @OptionGroup var options: AdminOptions
-
+    /// A group and an identity, as `add-member` and `remove-member` take them.
+    struct MemberArguments: ParsableArguments {
         @Argument(help: "The group's name.")
         var group: String
 
         @Argument(help: "The identity's id or username (after `--` when it starts with '-').")
         var identity: String
+    }
+
+    /// `latchkey admin add-member` and `remove-member`.
+    struct AddMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add-member", abstract: "Add an identity to a POSIX group.")
+
+        @OptionGroup var options: AdminOptions
+        @OptionGroup var member: MemberArguments
 
         func run() async throws {
-            let answer = try await options.send(AdminAPI.addGroupMember, group, identity)
-            if options.json { return try options.print(json: answer) }
-            TextOutput.line(GroupLine.text(answer))
+            try GroupLine.print(try await options.send(AdminAPI.addGroupMember, member.group, member.identity), options)
         }
     }
 
@@ -131,17 +133,10 @@ extension LatchkeyCommand {
         static let configuration = CommandConfiguration(commandName: "remove-member", abstract: "Remove an identity from a POSIX group.")
 
         @OptionGroup var options: AdminOptions
-
-        @Argument(help: "The group's name.")
-        var group: String
-
-        @Argument(help: "The identity's id or username (after `--` when it starts with '-').")
-        var identity: String
+        @OptionGroup var member: MemberArguments
 
         func run() async throws {
-            let answer = try await options.send(AdminAPI.removeGroupMember, group, identity)
-            if options.json { return try options.print(json: answer) }
-            TextOutput.line(GroupLine.text(answer))
+            try GroupLine.print(try await options.send(AdminAPI.removeGroupMember, member.group, member.identity), options)
         }
     }
 
@@ -169,6 +164,12 @@ extension LatchkeyCommand {
 
 /// One group as `latchkey admin` prints it.
 enum GroupLine {
+    /// The answer as `--json` asks, else as a line.
+    static func print(_ group: AdminAPI.Group, _ options: LatchkeyCommand.AdminOptions) throws {
+        if options.json { return try options.print(json: group) }
+        TextOutput.line(text(group))
+    }
+
     static func text(_ group: AdminAPI.Group) -> String {
         let login = group.loginLabels.isEmpty ? "no host access" : "login on " + group.loginLabels.joined(separator: ",")
         let sudo = group.sudoLabels.isEmpty ? "" : ", sudo on " + group.sudoLabels.joined(separator: ",")
