@@ -59,7 +59,7 @@ struct Administration: Sendable {
             if let uid {
                 try await self.context.audit.record(AuditEntry(
                     .posixChanged, actor: .admin, subject: identity.id,
-                    details: AuditEvent.Details(username: renamed.username, change: "renamed", uid: uid), now: now
+                    details: AuditEvent.Details(username: renamed.username, change: AuditChange.renamed.rawValue, uid: uid), now: now
                 ), in: transaction)
             }
             return (renamed, uid)

@@ -46,7 +46,7 @@ struct HostAccessPolicy: Sendable {
             }
             try await HostDirectoryVersion.bump(in: transaction)
             try await context.audit.record(AuditEntry(
-                .hostAccessChanged, actor: .admin, client: clientID, details: AuditEvent.Details(change: "labels.set", labels: wanted), now: now
+                .hostAccessChanged, actor: .admin, client: clientID, details: AuditEvent.Details(change: AuditChange.labelsSet.rawValue, labels: wanted), now: now
             ), in: transaction)
             return wanted
         }
@@ -62,7 +62,7 @@ struct HostAccessPolicy: Sendable {
             try await HostDirectoryVersion.bump(in: transaction)
             try await context.audit.record(AuditEntry(
                 .hostAccessChanged, actor: .admin,
-                details: AuditEvent.Details(change: "granted", group: group.name, gid: group.gid, labels: [label], sudo: sudo), now: now
+                details: AuditEvent.Details(change: AuditChange.granted.rawValue, group: group.name, gid: group.gid, labels: [label], sudo: sudo), now: now
             ), in: transaction)
             return AdminAPI.HostAccess(label: label, group: group.name, sudo: sudo)
         }
@@ -77,7 +77,7 @@ struct HostAccessPolicy: Sendable {
             }
             try await HostDirectoryVersion.bump(in: transaction)
             try await context.audit.record(AuditEntry(
-                .hostAccessChanged, actor: .admin, details: AuditEvent.Details(change: "revoked", group: group.name, gid: group.gid, labels: [label]), now: now
+                .hostAccessChanged, actor: .admin, details: AuditEvent.Details(change: AuditChange.revoked.rawValue, group: group.name, gid: group.gid, labels: [label]), now: now
             ), in: transaction)
             return true
         }

@@ -72,7 +72,7 @@ struct POSIXAccounts: Sendable {
             try await HostDirectoryVersion.bump(in: transaction)
             try await context.audit.record(AuditEntry(
                 .posixChanged, actor: .admin, subject: found.id,
-                details: AuditEvent.Details(username: found.username, change: "set", uid: account.uid), now: now
+                details: AuditEvent.Details(username: found.username, change: AuditChange.set.rawValue, uid: account.uid), now: now
             ), in: transaction)
             return account.view
         }
@@ -86,7 +86,7 @@ struct POSIXAccounts: Sendable {
             try await HostDirectoryVersion.bump(in: transaction)
             try await context.audit.record(AuditEntry(
                 .posixChanged, actor: .admin, subject: found.id,
-                details: AuditEvent.Details(username: found.username, change: "unset", uid: try row.decode("uid", as: Int64.self)), now: now
+                details: AuditEvent.Details(username: found.username, change: AuditChange.unset.rawValue, uid: try row.decode("uid", as: Int64.self)), now: now
             ), in: transaction)
             return true
         }

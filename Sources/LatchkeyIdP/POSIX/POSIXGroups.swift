@@ -39,7 +39,7 @@ struct POSIXGroups: Sendable {
                 throw ProviderError.conflict("a group is named \(name) already")
             }
             try await HostDirectoryVersion.bump(in: transaction)
-            try await record("created", group: Group(gid: gid, name: name, createdAt: now), member: nil, now: now, in: transaction)
+            try await record(.created, group: Group(gid: gid, name: name, createdAt: now), member: nil, now: now, in: transaction)
             return try await view(of: Group(gid: gid, name: name, createdAt: now), in: transaction)
         }
     }
@@ -52,7 +52,7 @@ struct POSIXGroups: Sendable {
             try await transaction.execute("DELETE FROM posix_group_members WHERE gid = \(group.gid)")
             try await transaction.execute("DELETE FROM host_access WHERE gid = \(group.gid)")
             try await HostDirectoryVersion.bump(in: transaction)
-            try await record("deleted", group: group, member: nil, now: now, in: transaction)
+            try await record(.deleted, group: group, member: nil, now: now, in: transaction)
             return true
         }
     }
@@ -72,7 +72,7 @@ struct POSIXGroups: Sendable {
                     try await transaction.execute("DELETE FROM posix_group_members WHERE gid = \(group.gid) AND identity_id = \(found.id)")
                 }
                 try await HostDirectoryVersion.bump(in: transaction)
-                try await record(member ? "member.added" : "member.removed", group: group, member: found, now: now, in: transaction)
+                try await record(member ? .memberAdded : .memberRemoved, group: group, member: found, now: now, in: transaction)
             }
             return try await view(of: group, in: transaction)
         }
@@ -110,10 +110,10 @@ struct POSIXGroups: Sendable {
         )
     }
 
-    private func record(_ change: String, group: Group, member: Identity?, now: Date, in transaction: any SQLTransaction) async throws {
+    private func record(_ change: AuditChange, group: Group, member: Identity?, now: Date, in transaction: any SQLTransaction) async throws {
         try await context.audit.record(AuditEntry(
             .groupChanged, actor: .admin, subject: member?.id,
-            details: AuditEvent.Details(username: member?.username, change: change, group: group.name, gid: group.gid), now: now
+            details: AuditEvent.Details(username: member?.username, change: change.rawValue, group: group.name, gid: group.gid), now: now
         ), in: transaction)
     }
 }

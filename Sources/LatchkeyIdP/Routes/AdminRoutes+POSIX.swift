@@ -20,15 +20,6 @@ extension AdminRoutes {
         on(router, AdminAPI.revokeHostAccess, revokeHostAccess)
     }
 
-    /// A path parameter as the client escaped it (``AdminAPI/Endpoint/path(_:)-(String...)``), decoded; at most 256 bytes.
-    private func parameter(_ name: String, _ context: ProviderRequestContext) throws -> String {
-        let raw = try context.parameters.require(name)
-        guard let decoded = raw.removingPercentEncoding, !decoded.isEmpty, decoded.utf8.count <= 256 else {
-            throw ProviderError.badRequest(.invalidRequest, "\(name) must be 1 to 256 bytes, percent-encoded")
-        }
-        return decoded
-    }
-
     @Sendable func setPOSIXAccount(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.POSIXAccount {
         let change = try await HTTPSupport.decode(AdminAPI.POSIXAccountChange.self, from: request, expected: "a JSON object (shell, home, gecos)")
         return try await provider.posixAccounts.set(try parameter("identity", context), change)

@@ -7,7 +7,7 @@ import LatchkeyProtocol
 /// may have certified beyond its username, and host certificates.
 extension AdminRoutes {
     @Sendable func setSSHPrincipals(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHPrincipals {
-        let identityID = try context.parameters.require("identity")
+        let identityID = try parameter("identity", context)
         let asked = try await HTTPSupport.decode(AdminAPI.SSHPrincipals.self, from: request, expected: "a JSON object with principals")
         let grants = provider.sshPrincipals
         let identities = provider.identities
@@ -25,7 +25,7 @@ extension AdminRoutes {
     /// A registered client's principals; a configured client (from the provider's
     /// configuration, with no registration) is 404: its id could be registered by no one.
     @Sendable func setClientSSHPrincipals(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.SSHPrincipals {
-        let clientID = try context.parameters.require("client")
+        let clientID = try parameter("client", context)
         let asked = try await HTTPSupport.decode(AdminAPI.SSHPrincipals.self, from: request, expected: "a JSON object with principals")
         let grants = provider.sshPrincipals
         return try await provider.context.database.transaction { transaction in

@@ -54,6 +54,18 @@ struct AdminRoutes: Sendable {
         }
     }
 
+    /// A path parameter, percent-decoded: ``AdminAPI/Endpoint/path(_:)-(String...)``
+    /// escapes every byte but letters, digits, `-` and `_`, and the router matches the path
+    /// as sent, so a username with a `.` or a client id with a `:` arrives escaped. At most
+    /// 256 bytes once decoded.
+    func parameter(_ name: String, _ context: ProviderRequestContext) throws -> String {
+        let raw = try context.parameters.require(name)
+        guard raw.utf8.count <= 3 * 256, let decoded = raw.removingPercentEncoding, !decoded.isEmpty, decoded.utf8.count <= 256 else {
+            throw ProviderError.badRequest(.invalidRequest, "\(name) must be 1 to 256 bytes, percent-encoded")
+        }
+        return decoded
+    }
+
     @Sendable func createIdentity(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.IdentityCreated {
         let creation = try await HTTPSupport.decode(AdminAPI.IdentityCreation.self, from: request, expected: "a JSON object with a username")
         let required = try creation.requireAttestation.map { text in
@@ -82,21 +94,21 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func findIdentity(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.IdentityAnswer {
-        guard let identity = try await admin.find(try context.parameters.require("identity")) else {
+        guard let identity = try await admin.find(try parameter("identity", context)) else {
             throw ProviderError.notFound("no such identity")
         }
         return AdminAPI.IdentityAnswer(identity: identity.adminView)
     }
 
     @Sendable func deleteIdentity(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Deletion {
-        let id = try context.parameters.require("identity")
+        let id = try parameter("identity", context)
         guard try await admin.deleteIdentity(id) else { throw ProviderError.notFound("no such identity") }
         context.logger.info("identity deleted", metadata: ["identity": .string(id)])
         return AdminAPI.Deletion(deleted: true)
     }
 
     @Sendable func createBindJob(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.BindJobCreated {
-        let identity = try context.parameters.require("identity")
+        let identity = try parameter("identity", context)
         let body = try await HTTPSupport.body(request)
         let job = try body.isEmpty
             ? AdminAPI.BindJobRequest()
@@ -121,7 +133,7 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func deleteResourceServer(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Deletion {
-        guard try await provider.resourceServers.delete(try context.parameters.require("server")) else {
+        guard try await provider.resourceServers.delete(try parameter("server", context)) else {
             throw ProviderError.notFound("no such resource server")
         }
         return AdminAPI.Deletion(deleted: true)
@@ -141,7 +153,7 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func deleteClient(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.Deletion {
-        let id = try context.parameters.require("client")
+        let id = try parameter("client", context)
         guard try await provider.clients.delete(id) else { throw ProviderError.notFound("no such client") }
         context.logger.info("client deleted", metadata: ["client": .string(id)])
         return AdminAPI.Deletion(deleted: true)
@@ -158,7 +170,7 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func listCredentials(_: Request, context: ProviderRequestContext) async throws -> AdminAPI.CredentialList {
-        let identity = try context.parameters.require("identity")
+        let identity = try parameter("identity", context)
         let list = try await admin.credentials(of: identity).map { credential in
             AdminAPI.Credential(
                 id: Base64URL.encode(credential.record.id), algorithm: credential.record.publicKey.algorithm.joseName,

@@ -178,6 +178,22 @@ struct HostDirectoryTests {
         }
     }
 
+    @Test("admin path parameters arrive as named: a username with a dot or a non-ASCII letter, a client id with a dot and a colon")
+    func escapedParameters() async throws {
+        try await ProviderTests.withProvider(.sqlite) { issuer, _ in
+            let admin = ProviderTests.admin(issuer)
+            for name in ["ada.l", "zoë"] {
+                #expect(try await admin.call(AdminAPI.createIdentity, body: .init(username: name)).status == 201)
+                #expect(try await admin.call(AdminAPI.identity, name).answer?.identity.username == name, "\(name)")
+            }
+            let host = try await Self.host(issuer, "web-1.example.com:22", labels: ["web"])
+            #expect(try await Self.directory(issuer, token: host.token).status == 200)
+            #expect(try await admin.call(AdminAPI.setClientSSHPrincipals, "web-1.example.com:22", body: .init(principals: ["deploy"])).status == 200)
+            #expect(try await admin.call(AdminAPI.deleteClient, "web-1.example.com:22").status == 200)
+            #expect(try await Self.directory(issuer, token: host.token).status == 401)
+        }
+    }
+
     @Test("a walk is of one version: a page after a change is directory_changed, and the walk starts again; malformed cursors and limits are refused", arguments: TestStore.available)
     func pagedWalk(engine: TestStore) async throws {
         try await ProviderTests.withProvider(engine) { issuer, _ in
