@@ -91,7 +91,8 @@ final class PostgresProviderDatabase: ProviderDatabase {
     /// The session advisory lock is taken on the connection the transaction then runs on,
     /// before its `BEGIN`, and released after its `COMMIT` or `ROLLBACK` (a connection
     /// that dies releases it too). A retried conflict keeps the lock. While another holds
-    /// it, the lock is tried again after a short, growing, random pause (at most 50 ms).
+    /// it, the waiter queues for it in PostgreSQL, first come first served
+    /// (``waitForLock(_:on:heartbeat:logger:)``).
     func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         statistics.countTransaction()
         do {
