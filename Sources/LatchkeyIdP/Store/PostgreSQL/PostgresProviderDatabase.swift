@@ -91,15 +91,26 @@ final class PostgresProviderDatabase: ProviderDatabase {
     /// The session advisory lock is taken on the connection the transaction then runs on,
     /// before its `BEGIN`, and released after its `COMMIT` or `ROLLBACK` (a connection
     /// that dies releases it too). A retried conflict keeps the lock. While another holds
-    /// it, the waiter queues for it in PostgreSQL, first come first served
-    /// (``waitForLock(_:on:heartbeat:logger:)``).
+    /// it, the lock is tried again after a short, growing, random pause (at most 50 ms).
     func exclusiveTransaction<Result: Sendable>(lock: Int64, _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws -> Result {
         statistics.countTransaction()
         do {
             return try await withDeadline { heartbeat in
                 try await self.pool.withConnection(on: heartbeat.eventLoop, abandoned: heartbeat.letGo) { connection in
                     heartbeat.beat(holding: connection)
-                    try await Self.waitForLock(lock, on: connection, heartbeat: heartbeat, logger: self.logger)
+                    // Tried, not waited for: every try is an answer (the deadline's heartbeat),
+                    // so a holder that takes long (a migration on a loaded server) is waited
+                    // out, while a database that stops answering is still a 503, not a hang.
+                    var tries = 0
+                    while true {
+                        let rows = try await connection.queryWhileOpen("SELECT pg_try_advisory_lock(\(lock)) AS taken", logger: self.logger)
+                        var taken = false
+                        for try await row in rows { taken = try row.decode(Bool.self) }
+                        heartbeat.beat()
+                        if taken { break }
+                        tries += 1
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 1...min(50, 2 << min(tries, 5)))))
+                    }
                     let outcome: Swift.Result<Result, any Error>
                     do {
                         outcome = .success(try await Self.retryingConflicts {
@@ -115,33 +126,6 @@ final class PostgresProviderDatabase: ProviderDatabase {
         } catch let error as PSQLError {
             throw Self.storeError(error)
         }
-    }
-
-    /// Takes the session advisory lock `lock`, waiting in PostgreSQL's own queue for it,
-    /// first come first served, a second at a time (`lock_timeout`): each second a waiter
-    /// is answered (the deadline's heartbeat), so a holder that takes long (a migration on
-    /// a loaded server) is waited out while a database that stops answering is still a 503,
-    /// not a hang. Tried in a loop with pauses instead, a waiter could lose every try to
-    /// the others for longer than any client waits: one device start in a crowd of 1,000
-    /// went unanswered for 20 s so. The connection's `lock_timeout` is reset before it is
-    /// used for anything else; a connection that fails meanwhile is not lent again.
-    private static func waitForLock(_ lock: Int64, on connection: PostgresConnection, heartbeat: Heartbeat, logger: Logger) async throws {
-        try await connection.queryWhileOpen("SET lock_timeout = '1s'", logger: logger)
-        while true {
-            do {
-                let rows = try await connection.queryWhileOpen("SELECT pg_advisory_lock(\(lock))", logger: logger)
-                for try await _ in rows {}
-                heartbeat.beat()
-                break
-            } catch let error as PSQLError where error.code == .server && error.serverInfo?[.sqlState] == "55P03" {
-                // lock_not_available: a second went by in the queue; wait on.
-                heartbeat.beat()
-            } catch {
-                _ = try? await connection.queryWhileOpen("SET lock_timeout = 0", logger: logger)
-                throw error
-            }
-        }
-        try await connection.queryWhileOpen("SET lock_timeout = 0", logger: logger)
     }
 
     private static func runTransaction<Result: Sendable>(
