@@ -152,11 +152,14 @@ extension HostileInputSuite {
     }
 
     /// `count` device authorization requests for `clientID`, 8 at a time, the `i`th from
-    /// the address `source(i)`: how many got each status.
+    /// the address `source(i)`: how many got each status. Each may take a minute: the
+    /// starts of one client take turns at its pool's lock, and in a full suite on
+    /// PostgreSQL one of a thousand waited past 20 s (the lock is tried in a loop, not
+    /// queued, so a start can lose several tries in a row).
     static func deviceStarts(_ provider: ProviderHarness, count: Int, clientID: String = "latchkey-cli", from source: @escaping @Sendable (Int) -> String) async -> [Int: Int] {
         await RawConnection.flood(count: count) { index in
             let form = DeviceAuthorizationRequest(clientID: clientID).formItems
-            return try await RawConnection.open(port: provider.port, source: source(index)).exchange("POST", "/" + ProtocolPath.deviceAuthorization, form: form).status
+            return try await RawConnection.open(port: provider.port, source: source(index)).exchange("POST", "/" + ProtocolPath.deviceAuthorization, form: form, within: 60).status
         }
     }
 
