@@ -112,16 +112,14 @@ struct HostDirectory: Sendable {
         var groups: [HostDirectoryPage.Group] = []
         var fromGID: Int64 = 0
         var afterMember: Int64 = -1
-        switch position {
-        case .groups(_, let gid, let member):
+        if case .groups(_, let gid, let member) = position {
             fromGID = gid
             afterMember = member
-        case .accounts(_, let after):
+        } else {
+            // A walk's first page, or one of accounts: the accounts after the cursor's.
+            var after: Int64 = -1
+            if case .accounts(_, let uid) = position { after = uid }
             if let next = try await readAccounts(for: clientID, after: after, budget: &budget, into: &accounts, version: version, in: transaction) {
-                return HostDirectoryPage(version: String(version), accounts: accounts, groups: [], next: next.text)
-            }
-        case nil:
-            if let next = try await readAccounts(for: clientID, after: -1, budget: &budget, into: &accounts, version: version, in: transaction) {
                 return HostDirectoryPage(version: String(version), accounts: accounts, groups: [], next: next.text)
             }
         }
