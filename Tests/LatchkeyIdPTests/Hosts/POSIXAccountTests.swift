@@ -91,6 +91,11 @@ struct POSIXAccountTests {
             #expect(Self.status(try await admin.call(AdminAPI.addGroupMember, "ops", "nobody-here")) == "404 not_found")
             #expect(Self.status(try await admin.call(AdminAPI.setPOSIXAccount, "nobody-here", body: .init())) == "404 not_found")
             #expect(Self.status(try await admin.call(AdminAPI.grantHostAccess, "web", "nope", body: .init())) == "404 not_found")
+            // More labels than a host may have, a label a host may not have, a group cursor past any name.
+            _ = try await HostDirectoryTests.host(issuer, "web-1", labels: [])
+            #expect(Self.status(try await admin.call(AdminAPI.setHostLabels, "web-1", body: .init(labels: (0..<33).map { "l\($0)" }))) == "400 invalid_request")
+            #expect(Self.status(try await admin.call(AdminAPI.setHostLabels, "web-1", body: .init(labels: ["web", "Web"]))) == "400 invalid_request")
+            #expect(Self.status(try await admin.call(AdminAPI.listGroups, query: [(AdminAPI.GroupQuery.after, String(repeating: "g", count: 33))])) == "400 invalid_request")
             for label in ["Web", "web label", "-web", "we:b", String(repeating: "w", count: 64)] {
                 #expect(Self.status(try await admin.call(AdminAPI.grantHostAccess, label, "ops", body: .init())) == "400 invalid_request", "\(label)")
             }
