@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "LatchkeyProtocol", targets: ["LatchkeyProtocol"]),
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
+        .library(name: "LatchkeyHost", targets: ["LatchkeyHost"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
     ],
@@ -102,6 +103,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // `latchkey host`: a host's copy of the provider's directory, served to NSS through
+        // systemd's User/Group Record Lookup API (varlink).
+        .target(
+            name: "LatchkeyHost",
+            dependencies: [
+                "Latchkey",
+                "LatchkeyProtocol",
+                "LatchkeyCrypto",
+                "LatchkeyOAuth",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "LatchkeyIdP",
             dependencies: [
@@ -132,6 +146,7 @@ let package = Package(
             name: "LatchkeyCLI",
             dependencies: [
                 "Latchkey",
+                "LatchkeyHost",
                 "LatchkeyIdP",
                 "LatchkeyProtocol",
                 "LatchkeyOAuth",

@@ -173,14 +173,10 @@ enum PAMApproval {
     static func embedded(_ configuration: PAMConfiguration, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
         var logger = Logger(label: "latchkey-pam") { TextLogHandler(label: $0) }
         logger.logLevel = .critical
-        var settings = Embedded.Configuration(
-            vaultDirectory: configuration.vault, keySource: .keyFile(configuration.vaultKeyFile),
-            allowedDomains: [configuration.issuer.host ?? ""], stepHandler: nil, logger: logger
+        return try HostVault.embedded(
+            issuer: configuration.issuer, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile, keyProtection: keyProtection,
+            cachesTokens: false, logger: logger
         )
-        settings.cachesTokens = false
-        settings.agentSocket = nil
-        settings.keyProtection = keyProtection
-        return try Embedded(configuration: settings)
     }
 
     static func run(

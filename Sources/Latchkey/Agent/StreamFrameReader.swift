@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 import LatchkeyProtocol
 
 /// Cuts the bytes of a stream into frames, for ``UnixSocket/readFrame(_:deadline:)``: the
 /// agent's own protocol (``AgentFrameReader``) and the ssh-agent protocol
 /// (``SSHAgentFrameReader``) on its second socket.
-protocol StreamFrameReader {
+package protocol StreamFrameReader {
     /// Adds bytes read; throws as soon as a header is wrong.
     mutating func append(_ bytes: some DataProtocol) throws
     /// The next complete frame body, or nil until more bytes arrive.

@@ -1,45 +1,45 @@
-import Foundation
+package import Foundation
 import Glibc
 import LatchkeyCrypto
 import LatchkeyProtocol
 
 /// What the kernel says of the process at the other end of a Unix socket (`SO_PEERCRED`,
 /// unix(7)): taken when the connection was made, so a peer cannot change it afterwards.
-struct PeerCredentials: Sendable, Equatable {
-    var pid: Int32
-    var uid: UInt32
-    var gid: UInt32
+package struct PeerCredentials: Sendable, Equatable {
+    package var pid: Int32
+    package var uid: UInt32
+    package var gid: UInt32
 }
 
 /// A failure of the agent's sockets (connecting, listening, reading, writing), after the
 /// template every Latchkey error follows: an open-ended ``code``, a reason, and the
 /// system's error (`errno`) kept as ``underlying``.
-struct UnixSocketError: LatchkeyErrorTemplate, Sendable {
-    struct Code: Hashable, Sendable, CustomStringConvertible {
-        let rawValue: String
-        init(_ rawValue: String) { self.rawValue = rawValue }
-        var description: String { rawValue }
+package struct UnixSocketError: LatchkeyErrorTemplate, Sendable {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
+        package let rawValue: String
+        package init(_ rawValue: String) { self.rawValue = rawValue }
+        package var description: String { rawValue }
 
         /// A system call failed; ``UnixSocketError/underlying`` holds its errno.
-        static let systemCall = Code("systemCall")
+        package static let systemCall = Code("systemCall")
         /// A path or a descriptor that cannot be used as asked (too long, not a socket,
         /// taken by another agent, a directory of someone else's).
-        static let unusable = Code("unusable")
+        package static let unusable = Code("unusable")
         /// The deadline passed.
-        static let timedOut = Code("timedOut")
+        package static let timedOut = Code("timedOut")
         /// The other end closed the connection, or answered something malformed.
-        static let peer = Code("peer")
+        package static let peer = Code("peer")
     }
 
-    let code: Code
-    let reason: String
-    let underlying: (any Error)?
-    let file: String
-    let line: UInt
+    package let code: Code
+    package let reason: String
+    package let underlying: (any Error)?
+    package let file: String
+    package let line: UInt
 
     /// `what` failed; with an `errno` other than 0, a ``Code/systemCall`` whose reason
     /// names the system's words and whose underlying error is that errno, else `code`.
-    init(_ what: String, errno number: Int32 = errno, code: Code = .unusable, file: String = #fileID, line: UInt = #line) {
+    package init(_ what: String, errno number: Int32 = errno, code: Code = .unusable, file: String = #fileID, line: UInt = #line) {
         if number != 0 {
             self.code = .systemCall
             reason = "\(what): \(String(cString: strerror(number)))"
@@ -57,13 +57,13 @@ struct UnixSocketError: LatchkeyErrorTemplate, Sendable {
 /// A connected Unix stream socket, closed when the last reference goes. Reads and writes
 /// block the calling thread, each bounded by a deadline through poll(2): the agent gives
 /// each connection a thread of its own, and a client has one request in flight.
-final class UnixSocket: @unchecked Sendable {
-    let descriptor: Int32
+package final class UnixSocket: @unchecked Sendable {
+    package let descriptor: Int32
     /// Where ``readFrame(_:deadline:)`` receives into: one per socket, which one thread
     /// reads at a time, rather than one per read.
     private var received = [UInt8](repeating: 0, count: 16 * 1024)
 
-    init(descriptor: Int32) {
+    package init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
@@ -94,7 +94,7 @@ final class UnixSocket: @unchecked Sendable {
     }
 
     /// Connects to the socket at `path`.
-    static func connect(path: String) throws -> UnixSocket {
+    package static func connect(path: String) throws -> UnixSocket {
         var address = try address(path)
         let socket = UnixSocket(descriptor: try newDescriptor())
         let result = withUnsafePointer(to: &address) {
@@ -107,7 +107,7 @@ final class UnixSocket: @unchecked Sendable {
     }
 
     /// The peer's credentials as the kernel recorded them.
-    func peer() throws -> PeerCredentials {
+    package func peer() throws -> PeerCredentials {
         // struct ucred { pid_t pid; uid_t uid; gid_t gid; }, which Glibc's Swift module
         // does not export.
         var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
@@ -136,7 +136,7 @@ final class UnixSocket: @unchecked Sendable {
     }
 
     /// Writes all of `data`.
-    func write(_ data: Data, deadline: ContinuousClock.Instant?) throws {
+    package func write(_ data: Data, deadline: ContinuousClock.Instant?) throws {
         try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var offset = 0
             while offset < raw.count {
@@ -153,7 +153,7 @@ final class UnixSocket: @unchecked Sendable {
 
     /// The next frame body, or nil when the peer closed the connection between frames.
     /// A connection that ends inside a frame, or a bad header, throws.
-    func readFrame(_ reader: inout some StreamFrameReader, deadline: ContinuousClock.Instant?) throws -> Data? {
+    package func readFrame(_ reader: inout some StreamFrameReader, deadline: ContinuousClock.Instant?) throws -> Data? {
         while true {
             if let body = try reader.next() { return body }
             try wait(for: Int16(POLLIN), until: deadline)

@@ -1,13 +1,13 @@
 import Foundation
-import Glibc
+package import Glibc
 import Synchronization
 
 /// The agent's listening socket: bound at a path with mode 0600, or handed over by systemd
 /// (socket activation, sd_listen_fds(3)). Closed when the last reference goes; the path is
 /// unlinked by ``remove()`` only while it is still this socket.
-final class UnixSocketListener: @unchecked Sendable {
-    let descriptor: Int32
-    let path: String
+package final class UnixSocketListener: @unchecked Sendable {
+    package let descriptor: Int32
+    package let path: String
     /// The bound file's device and inode, to tell it from a socket another agent bound
     /// at the same path later.
     private let identity: (dev_t, ino_t)?
@@ -37,7 +37,12 @@ final class UnixSocketListener: @unchecked Sendable {
 
     /// Binds at `path`, replacing a stale socket (a killed agent's: nothing accepts on it)
     /// and refusing to replace a live one or anything that is not a socket.
-    static func bind(path: String) throws -> UnixSocketListener {
+    /// `mode` is 0600 by default (the owner alone may connect; the host's user database
+    /// socket is 0666, since every process's NSS lookups connect); `whenTaken` is what the
+    /// error for a live socket at `path` advises.
+    package static func bind(
+        path: String, mode: mode_t = 0o600, whenTaken: String = "stop it with latchkey agent --stop, or choose another --socket"
+    ) throws -> UnixSocketListener {
         var address = try UnixSocket.address(path)
         var status = stat()
         if lstat(path, &status) == 0 {
@@ -46,7 +51,7 @@ final class UnixSocketListener: @unchecked Sendable {
             }
             if let live = try? UnixSocket.connect(path: path) {
                 let pid = (try? live.peer().pid).map { " (pid \($0))" } ?? ""
-                throw UnixSocketError("an agent already serves \(path)\(pid); stop it with latchkey agent --stop, or choose another --socket", errno: 0)
+                throw UnixSocketError("a process already serves \(path)\(pid); \(whenTaken)", errno: 0)
             }
             guard unlink(path) == 0 || errno == ENOENT else {
                 throw UnixSocketError("cannot remove the stale socket \(path)")
@@ -58,7 +63,7 @@ final class UnixSocketListener: @unchecked Sendable {
         // again after bind, in case the file system ignored it. The process umask is left
         // alone: it is shared by every thread, and a library that narrows it for a moment
         // makes another thread's mkdir(0700) come out 0600 (issue 49).
-        guard fchmod(descriptor, 0o600) == 0 else {
+        guard fchmod(descriptor, mode) == 0 else {
             let failure = UnixSocketError("cannot set the mode of the socket for \(path)")
             close(descriptor)
             throw failure
@@ -73,7 +78,7 @@ final class UnixSocketListener: @unchecked Sendable {
             close(descriptor)
             throw UnixSocketError("cannot bind \(path)", errno: bindError)
         }
-        guard chmod(path, 0o600) == 0, listen(descriptor, 64) == 0, lstat(path, &status) == 0 else {
+        guard chmod(path, mode) == 0, listen(descriptor, 64) == 0, lstat(path, &status) == 0 else {
             let failure = UnixSocketError("cannot listen at \(path)")
             close(descriptor)
             unlink(path)
@@ -111,7 +116,7 @@ final class UnixSocketListener: @unchecked Sendable {
     }
 
     /// The next connection, or nil when none came within `timeout` milliseconds.
-    func accept(timeout: Int32) throws -> UnixSocket? {
+    package func accept(timeout: Int32) throws -> UnixSocket? {
         var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let count = poll(&ready, 1, timeout)
         if count < 0, errno != EINTR { throw UnixSocketError("poll") }
@@ -148,7 +153,7 @@ final class UnixSocketListener: @unchecked Sendable {
     }
 
     /// Unlinks the socket file if it is still the one bound here.
-    func remove() {
+    package func remove() {
         guard let identity else { return }
         var status = stat()
         if lstat(path, &status) == 0, status.st_dev == identity.0, status.st_ino == identity.1 {

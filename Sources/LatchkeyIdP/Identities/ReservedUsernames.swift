@@ -14,26 +14,11 @@ import LatchkeyProtocol
 /// Compared as ``Username/key(_:)`` (NFKC, lowercase) and by look-alike
 /// ``Username/skeleton(_:)``, so `Root`, `ＲＯＯＴ` and `rооt` in Cyrillic are refused too.
 public struct ReservedUsernames: Sendable, Hashable {
-    /// Debian's base-passwd users and groups (`/usr/share/base-passwd/passwd.master` and
-    /// `group.master` of base-passwd 3.6, with `gnats` from older releases), the names
-    /// other distributions and common packages use for their administrators and daemons,
-    /// and groups that hand out root by another door (`docker`, `lxd`, `libvirt`, `disk`).
-    public static let system: Set<String> = [
-        // base-passwd users
-        "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp", "proxy", "www-data",
-        "backup", "list", "irc", "gnats", "nobody",
-        // base-passwd groups
-        "adm", "tty", "disk", "kmem", "dialout", "fax", "voice", "cdrom", "floppy", "tape", "sudo", "audio", "dip",
-        "operator", "src", "shadow", "utmp", "video", "sasl", "plugdev", "staff", "users", "nogroup",
-        // administrators elsewhere, and groups as good as root
-        "admin", "administrator", "wheel", "toor", "halt", "shutdown", "docker", "lxd", "libvirt", "kvm", "input",
-        "render", "netdev", "sgx", "ssl-cert", "crontab", "messagebus", "polkitd", "sshd", "ntp", "tss", "postgres",
-        "nslcd", "sssd", "latchkey",
-    ]
+    /// The names every host keeps (``SystemAccountNames/names``).
+    public static var system: Set<String> { SystemAccountNames.names }
 
-    /// Prefixes Debian and systemd give their own accounts: `_apt`, `_chrony`,
-    /// `systemd-network`, `systemd-journal`, ….
-    public static let systemPrefixes = ["_", "systemd-"]
+    /// Prefixes Debian and systemd give their own accounts (``SystemAccountNames/prefixes``).
+    public static var systemPrefixes: [String] { SystemAccountNames.prefixes }
 
     /// The names an operator reserved beyond ``system`` (`serve --reserve-username`), as keys.
     public let added: Set<String>

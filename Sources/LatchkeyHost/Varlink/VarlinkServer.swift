@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import Latchkey
+import Logging
+import Synchronization
+
+/// A varlink service on a Unix socket: each connection answered on a thread of its own,
+/// calls one after another, every reply written before the next call is read.
+///
+/// Every process on the host connects to the user database socket (nss-systemd asks it
+/// for each lookup), so the server trusts no peer: at most ``maximumConnections`` at once
+/// (one more is closed at once, never queued), ``idleTimeout`` for a peer to send its
+/// next call and for a reply to be taken, ``maximumCallsPerConnection`` calls, a message
+/// at most 64 KiB (``VarlinkFrameReader``). A malformed call ends its connection; the
+/// daemon goes on.
+final class VarlinkServer: Sendable {
+    typealias Handler = @Sendable (VarlinkCall, PeerCredentials, (VarlinkReply) throws -> Void) throws -> Void
+
+    static let maximumConnections = 256
+    static let idleTimeout: Duration = .seconds(5)
+    static let maximumCallsPerConnection = 4096
+
+    private let listener: UnixSocketListener
+    private let admits: @Sendable (PeerCredentials) -> Bool
+    private let handler: Handler
+    private let logger: Logger
+    private let state = Mutex<(stopping: Bool, connections: Int)>((false, 0))
+
+    /// Serves `listener`; `admits` decides from the peer's credentials whether it may ask
+    /// anything (a refused peer's connection is closed with no reply).
+    init(listener: UnixSocketListener, logger: Logger, admits: @escaping @Sendable (PeerCredentials) -> Bool = { _ in true }, handler: @escaping Handler) {
+        self.listener = listener
+        self.logger = logger
+        self.admits = admits
+        self.handler = handler
+    }
+
+    var path: String { listener.path }
+
+    /// Starts the accept loop on a thread of its own.
+    func start() {
+        let thread = Thread { [self] in acceptLoop() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Stops accepting and removes the socket file; open connections end at their next
+    /// call.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        listener.remove()
+    }
+
+    private func acceptLoop() {
+        while !state.withLock({ $0.stopping }) {
+            let connection: UnixSocket?
+            do {
+                connection = try listener.accept(timeout: 250)
+            } catch {
+                logger.error("cannot accept a connection", metadata: ["socket": .string(listener.path), "error": .string(String(describing: error))])
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+            guard let connection else { continue }
+            admit(connection)
+        }
+    }
+
+    private func admit(_ connection: UnixSocket) {
+        guard let peer = try? connection.peer() else { return }
+        guard admits(peer) else {
+            logger.warning("refused a connection from a user who may not ask", metadata: ["socket": .string(listener.path), "uid": .stringConvertible(peer.uid), "pid": .stringConvertible(peer.pid)])
+            return
+        }
+        let admitted = state.withLock { state in
+            guard !state.stopping, state.connections < Self.maximumConnections else { return false }
+            state.connections += 1
+            return true
+        }
+        guard admitted else { return }
+        let thread = Thread { [self] in
+            defer { state.withLock { $0.connections -= 1 } }
+            converse(with: connection, peer: peer)
+        }
+        thread.stackSize = 512 << 10
+        thread.start()
+    }
+
+    private func converse(with connection: UnixSocket, peer: PeerCredentials) {
+        var reader = VarlinkFrameReader()
+        for _ in 0..<Self.maximumCallsPerConnection {
+            guard !state.withLock({ $0.stopping }) else { return }
+            do {
+                guard let message = try connection.readFrame(&reader, deadline: .now + Self.idleTimeout) else { return }
+                let call = try VarlinkCall(message)
+                try handler(call, peer) { reply in
+                    guard !call.oneway else { return }
+                    try connection.write(reply.encoded, deadline: .now + Self.idleTimeout)
+                }
+            } catch {
+                return
+            }
+        }
+    }
+}
