@@ -16,7 +16,7 @@ extension LatchkeyCommand {
         static let configuration = CommandConfiguration(
             commandName: "host",
             abstract: "Serve the provider's directory of accounts and groups to this host's NSS (systemd userdb), offline too.",
-            subcommands: [HostEnroll.self, HostRun.self, HostStatusCommand.self, HostSync.self, HostPrincipals.self]
+            subcommands: [HostEnroll.self, HostRun.self, HostStatusCommand.self, HostSync.self, HostPrincipals.self, HostPAMAccount.self, HostPAMSession.self]
         )
     }
 

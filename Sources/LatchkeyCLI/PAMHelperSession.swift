@@ -29,6 +29,12 @@ struct PAMHelperSession {
         case authError = "auth_err"
         case unavailable = "authinfo_unavail"
         case userUnknown = "user_unknown"
+        /// Not this module's account (a local one): the other modules decide.
+        case ignore
+        /// The account step's refusal.
+        case permissionDenied = "perm_denied"
+        /// The session step's failure.
+        case sessionError = "session_err"
     }
 
     private var buffered: [UInt8] = []

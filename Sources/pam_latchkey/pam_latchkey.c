@@ -1,11 +1,12 @@
 /*
  * pam_latchkey.so: sshd, sudo and login approved with a passkey on another device
  * (README "Signing in to this host with a passkey"; docs/PROTOCOL.md section 13;
- * docs/SECURITY.md, "PAM").
+ * docs/SECURITY.md, "PAM"), and a fleet's directory accounts checked and given a home
+ * (docs/PROTOCOL.md section 15).
  *
- * The module does one thing: run the helper as a child with a clean environment, send it
- * the PAM items, relay what the helper says through the conversation, and return the
- * helper's verdict. Everything that needs a network, a key or a parser of provider
+ * The module does one thing in each step (auth, account, session): run the helper as a
+ * child with a clean environment, send it the PAM items, relay what the helper says
+ * through the conversation, and return the helper's verdict. Everything that needs a network, a key or a parser of provider
  * replies is in the helper. Any failure of the helper (it cannot start, dies, hangs,
  * writes a malformed or oversized line) fails closed: never PAM_SUCCESS.
  *
@@ -20,12 +21,15 @@
  *                           every directory above it must belong to root (or to the
  *                           calling user) and be writable by nobody else, as OpenSSH asks
  *                           of AuthorizedKeysCommand
- *   config=/absolute/path   the helper's configuration (default /etc/latchkey/pam.conf)
+ *   config=/absolute/path   the helper's configuration (default /etc/latchkey/pam.conf for
+ *                           auth, /etc/latchkey/host.conf for account and session)
  *   timeout=SECONDS         the whole exchange, 1 to 900 (default 150)
  *   debug                   log each step to syslog
  */
 #define _GNU_SOURCE
 #define PAM_SM_AUTH
+#define PAM_SM_ACCOUNT
+#define PAM_SM_SESSION
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -61,7 +65,7 @@ struct options {
 /* Reads the module arguments; an unknown or malformed one is refused (fail closed). */
 static int parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *options) {
     options->helper = "/usr/bin/latchkey";
-    options->config = "/etc/latchkey/pam.conf";
+    options->config = NULL;
     options->timeout = PAM_LATCHKEY_DEFAULT_TIMEOUT;
     options->debug = 0;
     for (int i = 0; i < argc; i++) {
@@ -315,7 +319,7 @@ static char *trusted_helper(pam_handle_t *pamh, const char *path) {
  * other descriptor closed, signals at their defaults, and an environment of its own: the
  * caller's (LD_PRELOAD, PATH, LATCHKEY_*) never reaches the helper. Only calls that are
  * safe in the child of a multithreaded process. */
-static void exec_helper(const char *helper, const char *config, int end) {
+static void exec_helper(const char *helper, char *const argv[], int end) {
     /* The caller may have closed 0, 1 or 2, so the socket can be one of them: move it
      * above 2 first, then onto 0 and 1 (dup2 leaves the copies open across exec). */
     int moved = fcntl(end, F_DUPFD_CLOEXEC, 3);
@@ -331,7 +335,6 @@ static void exec_helper(const char *helper, const char *config, int end) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
-    char *const argv[] = { "latchkey", "pam", "helper", "--config", (char *)config, NULL };
     char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", NULL };
     execve(helper, argv, envp);
     _exit(127);
@@ -351,7 +354,7 @@ struct clone3_arguments {
  * even if the host's SIGCHLD handler reaps it and the pid is reused (-1 on a kernel
  * without pidfds). clone3 with CLONE_PIDFD makes both at once; where it is refused
  * (seccomp, an old kernel), fork and pidfd_open. */
-static pid_t spawn_helper(const char *helper, const char *config, int end, int *pidfd) {
+static pid_t spawn_helper(const char *helper, char *const argv[], int end, int *pidfd) {
     *pidfd = -1;
 #ifdef SYS_clone3
     int descriptor = -1;
@@ -361,7 +364,7 @@ static pid_t spawn_helper(const char *helper, const char *config, int end, int *
     arguments.pidfd = (uint64_t)(uintptr_t)&descriptor;
     arguments.exit_signal = SIGCHLD;
     long pid = syscall(SYS_clone3, &arguments, sizeof arguments);
-    if (pid == 0) exec_helper(helper, config, end);
+    if (pid == 0) exec_helper(helper, argv, end);
     if (pid > 0) {
         *pidfd = descriptor;
         return (pid_t)pid;
@@ -369,7 +372,7 @@ static pid_t spawn_helper(const char *helper, const char *config, int end, int *
     if (errno != ENOSYS && errno != EPERM && errno != EINVAL) return -1;
 #endif
     pid_t child = fork();
-    if (child == 0) exec_helper(helper, config, end);
+    if (child == 0) exec_helper(helper, argv, end);
 #ifdef SYS_pidfd_open
     if (child > 0) *pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 #endif
@@ -416,12 +419,15 @@ static int converse(pam_handle_t *pamh, int style, const char *text, char **answ
     return status;
 }
 
-/* The helper's verdict: `RESULT <code> [text]`. */
-static int result_code(const char *code) {
+/* The helper's verdict: `RESULT <code> [text]`; anything else is `failure`. */
+static int result_code(const char *code, int failure) {
     if (strcmp(code, "success") == 0) return PAM_SUCCESS;
     if (strcmp(code, "authinfo_unavail") == 0) return PAM_AUTHINFO_UNAVAIL;
     if (strcmp(code, "user_unknown") == 0) return PAM_USER_UNKNOWN;
-    return PAM_AUTH_ERR;
+    if (strcmp(code, "ignore") == 0) return PAM_IGNORE;
+    if (strcmp(code, "perm_denied") == 0) return PAM_PERM_DENIED;
+    if (strcmp(code, "session_err") == 0) return PAM_SESSION_ERR;
+    return failure;
 }
 
 /* Whether the child has ended and been reaped: by this call (waitid on its pidfd, or on
@@ -461,9 +467,30 @@ static void stop_child(pid_t pid, int pidfd, int grace_ms) {
     (void)reaped(pid, pidfd, 1);
 }
 
-PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+/* What each step runs, and what it answers when anything goes wrong. */
+struct step {
+    const char *words[3];      /* the helper's subcommand */
+    const char *config;        /* the configuration unless config= names one */
+    int failure;               /* the verdict for a helper that fails */
+    const char *message;       /* what the person is told then */
+};
+
+static const struct step authentication = {
+    { "pam", "helper", NULL }, "/etc/latchkey/pam.conf", PAM_AUTH_ERR, "Latchkey approval failed; see the system log."
+};
+static const struct step account = {
+    { "host", "pam-account", NULL }, "/etc/latchkey/host.conf", PAM_PERM_DENIED, "Latchkey could not check this account; see the system log."
+};
+static const struct step session = {
+    { "host", "pam-session", NULL }, "/etc/latchkey/host.conf", PAM_SESSION_ERR, "Latchkey could not prepare this session; see the system log."
+};
+
+/* One exchange with the helper for `step`: the request, the lines it writes relayed
+ * through the conversation, and its verdict. */
+static int run_step(pam_handle_t *pamh, int flags, int argc, const char **argv, const struct step *step) {
     struct options options;
-    if (parse_options(pamh, argc, argv, &options) < 0) return PAM_AUTH_ERR;
+    if (parse_options(pamh, argc, argv, &options) < 0) return step->failure;
+    if (options.config == NULL) options.config = step->config;
     /* PAM_SILENT: no informational or error messages; prompts still go, since without
      * them no approval can happen. */
     int silent = (flags & PAM_SILENT) != 0;
@@ -493,13 +520,13 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
         || append_item(pamh, request, sizeof request, &length, "tty", PAM_TTY, PAM_LATCHKEY_MAX_ITEM) < 0
         || length + 2 >= sizeof request) {
         pam_syslog(pamh, LOG_WARNING, "refused: a PAM item is too long");
-        return PAM_AUTH_ERR;
+        return step->failure;
     }
     request[length++] = '\n';
 
     char *helper = trusted_helper(pamh, options.helper);
     if (helper == NULL) {
-        if (!silent) converse(pamh, PAM_ERROR_MSG, "Latchkey approval failed; see the system log.", NULL);
+        if (!silent) converse(pamh, PAM_ERROR_MSG, step->message, NULL);
         return PAM_AUTHINFO_UNAVAIL;
     }
 
@@ -523,8 +550,9 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += options.timeout;
 
+    char *const words[] = { "latchkey", (char *)step->words[0], (char *)step->words[1], "--config", (char *)options.config, NULL };
     int pidfd = -1;
-    pid_t pid = spawn_helper(helper, options.config, ends[1], &pidfd);
+    pid_t pid = spawn_helper(helper, words, ends[1], &pidfd);
     close(ends[1]);
     if (pid < 0) {
         close(module_end);
@@ -535,7 +563,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     if (options.debug) pam_syslog(pamh, LOG_DEBUG, "helper %s started as pid %d", helper, (int)pid);
     free(helper);
 
-    int verdict = PAM_AUTH_ERR;
+    int verdict = step->failure;
     int finished = 0;
     const char *failure = NULL;
     struct reader *reader = calloc(1, sizeof *reader);
@@ -554,19 +582,19 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
     if (status != 1 || strcmp(line, PAM_LATCHKEY_PROTOCOL) != 0) {
         failure = status == 0 ? (unread ? "the helper did not take the request" : "the helper could not run (is helper= the latchkey executable?)")
             : status == -1 ? "the helper did not answer in time" : "the helper does not speak " PAM_LATCHKEY_PROTOCOL;
-        verdict = status == 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
+        verdict = status == 0 ? PAM_AUTHINFO_UNAVAIL : step->failure;
         goto done;
     }
     if (unread) {
         failure = "the helper did not take the request";
-        verdict = PAM_AUTH_ERR;
+        verdict = step->failure;
         goto done;
     }
     for (int lines = 0; lines < PAM_LATCHKEY_MAX_LINES; lines++) {
         status = read_line(reader, line, &deadline);
         if (status != 1) {
             failure = status == -1 ? "the helper did not answer in time" : status == -2 ? "the helper wrote a malformed line" : "the helper ended without a result";
-            verdict = status == 0 ? PAM_AUTHINFO_UNAVAIL : PAM_AUTH_ERR;
+            verdict = status == 0 ? PAM_AUTHINFO_UNAVAIL : step->failure;
             goto done;
         }
         if (strncmp(line, "INFO ", 5) == 0 || strncmp(line, "ERROR ", 6) == 0) {
@@ -595,7 +623,7 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
             char *code = line + 7;
             char *text = strchr(code, ' ');
             if (text) *text++ = '\0';
-            verdict = result_code(code);
+            verdict = result_code(code, step->failure);
             if (text) {
                 unescape_for_display(text, 0);
                 pam_syslog(pamh, verdict == PAM_SUCCESS ? LOG_NOTICE : LOG_WARNING, "%s", text);
@@ -604,12 +632,12 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
             goto done;
         } else {
             failure = "the helper wrote a line this module does not know";
-            verdict = PAM_AUTH_ERR;
+            verdict = step->failure;
             goto done;
         }
     }
     failure = "the helper wrote too many lines";
-    verdict = PAM_AUTH_ERR;
+    verdict = step->failure;
 
 done:
     close(module_end);
@@ -617,11 +645,36 @@ done:
     if (pidfd >= 0) close(pidfd);
     if (failure) {
         pam_syslog(pamh, LOG_ERR, "%s", failure);
-        if (!silent) converse(pamh, PAM_ERROR_MSG, "Latchkey approval failed; see the system log.", NULL);
+        if (!silent) converse(pamh, PAM_ERROR_MSG, step->message, NULL);
     }
     free(line);
     free(reader);
     return verdict;
+}
+
+PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+    return run_step(pamh, flags, argc, argv, &authentication);
+}
+
+/* The account step (`latchkey host pam-account`): a directory account may log in only
+ * while this host's daemon serves it (its group still has access here, the cache within
+ * the offline limit); a local account is left to the other modules (PAM_IGNORE). */
+PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+    return run_step(pamh, flags, argc, argv, &account);
+}
+
+/* The session step (`latchkey host pam-session`): a directory account's home is made
+ * from /etc/skel when missing, owned by its uid, mode 0700. */
+PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+    return run_step(pamh, flags, argc, argv, &session);
+}
+
+PAM_EXTERN int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+    (void)pamh;
+    (void)flags;
+    (void)argc;
+    (void)argv;
+    return PAM_SUCCESS;
 }
 
 PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv) {

@@ -6,8 +6,8 @@ import Glibc
 /// local account always wins (docs/SECURITY.md, "A host's directory"). Read again
 /// whenever either file changes (another inode, size or modification time), which
 /// `useradd`, `vipw` and package scripts all cause.
-struct LocalAccounts: Sendable, Equatable {
-    var userNames: Set<String> = []
+public struct LocalAccounts: Sendable, Equatable {
+    public var userNames: Set<String> = []
     var uids: Set<Int64> = []
     var groupNames: Set<String> = []
     var gids: Set<Int64> = []
@@ -19,7 +19,7 @@ struct LocalAccounts: Sendable, Equatable {
     static let maximumFileSize = 64 << 20
 
     /// Reads both files.
-    static func read(passwd: String, group: String) -> LocalAccounts {
+    public static func read(passwd: String = "/etc/passwd", group: String = "/etc/group") -> LocalAccounts {
         var local = LocalAccounts()
         local.stamp = stamp(passwd) + stamp(group)
         for fields in lines(passwd) where fields.count >= 3 {
