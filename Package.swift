@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "latchkey-vault-stress",
+                "Latchkey", "LatchkeyHost", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyIdP", "LatchkeyOAuth", "LatchkeyCrypto", "LatchkeyWebAuthn", "latchkey-vault-stress",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
