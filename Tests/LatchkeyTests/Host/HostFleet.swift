@@ -73,8 +73,9 @@ struct HostFleet {
         )
         let started = try await Self.eventually(30) { journal().contains(ready) || !process.isRunning }
         guard started, process.isRunning else {
+            let ended = process.isRunning ? "still running" : "exited with status \(process.terminationStatus.map(String.init) ?? "?")"
             ChildProcess.stop(process)
-            throw TestSupportError("latchkey host run did not start: \(journal())")
+            throw TestSupportError("latchkey host run did not start (\(ended)): \(journal())")
         }
         return process
     }
