@@ -71,7 +71,7 @@ struct HostFleet {
         let process = try SpawnedProcess(
             LatchkeyCommand.binary, ["host", "run", "--config", config.path, "--interval", "1"] + arguments, stdout: .file(handle), stderr: .file(handle)
         )
-        let started = try await Self.eventually(30) { journal().contains(ready) || !process.isRunning }
+        let started = try await Self.eventually(30, every: .milliseconds(5)) { journal().contains(ready) || !process.isRunning }
         guard started, process.isRunning else {
             let ended = process.isRunning ? "still running" : "exited with status \(process.terminationStatus.map(String.init) ?? "?")"
             ChildProcess.stop(process)
@@ -125,12 +125,12 @@ struct HostFleet {
         try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/id"), [user])
     }
 
-    /// Waits up to `seconds` for `condition`.
-    static func eventually(_ seconds: Double = 15, _ condition: () async throws -> Bool) async throws -> Bool {
+    /// Waits up to `seconds` for `condition`, asking every `every`.
+    static func eventually(_ seconds: Double = 15, every: Duration = .milliseconds(100), _ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: every)
         }
         return try await condition()
     }
