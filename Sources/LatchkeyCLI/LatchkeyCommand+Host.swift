@@ -27,20 +27,10 @@ extension LatchkeyCommand {
             abstract: "Make this host's client key (the vault pam enroll uses) and /etc/latchkey/host.conf; print the JWK Set to register."
         )
 
-        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
-        var issuer: String
-
-        @Option(help: ArgumentHelp("This host's client id at the provider.", valueName: "id"))
-        var clientID: String
+        @OptionGroup var enrollment: HostEnrollmentOptions
 
         @Option(help: ArgumentHelp("Where the configuration goes.", valueName: "file"))
         var config: String = HostConfiguration.defaultPath
-
-        @Option(help: ArgumentHelp("The host's vault directory (shared with latchkey pam).", valueName: "directory"))
-        var vault: String = "/var/lib/latchkey/pam"
-
-        @Option(help: ArgumentHelp("The vault's key file (32 random bytes, made when missing).", valueName: "file"))
-        var vaultKeyFile: String = "/etc/latchkey/pam-vault.key"
 
         @Option(help: ArgumentHelp("Where the daemon keeps its cache.", valueName: "directory"))
         var stateDir: String = HostConfiguration.defaultStateDirectory
@@ -54,21 +44,18 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("The userdb service name: the socket /run/systemd/userdb/NAME.", valueName: "name"))
         var userdbService: String = HostConfiguration.defaultService
 
-        @OptionGroup var protection: KeyProtectionOptions
-
         func validate() throws {
             guard HostConfiguration.isServiceName(userdbService) else { throw ValidationError("--userdb-service is a plain name such as io.latchkey") }
-            guard ProtocolIdentifier.isValid(clientID) else { throw ValidationError("--client-id: 1 to 128 letters, digits or -._") }
             guard HostConfiguration.idRange(idRange) != nil else { throw ValidationError("--id-range: FIRST-LAST outside every range a host keeps, such as 65536-99999") }
-            for (name, path) in [("--config", config), ("--vault", vault), ("--vault-key-file", vaultKeyFile), ("--state-dir", stateDir)] + (sudoersFile.map { [("--sudoers-file", $0)] } ?? [])
-            where !path.hasPrefix("/") {
+            for (name, path) in [("--config", config), ("--state-dir", stateDir)] + (sudoersFile.map { [("--sudoers-file", $0)] } ?? []) where !path.hasPrefix("/") {
                 throw ValidationError("\(name) must be an absolute path")
             }
         }
 
         func run() async throws {
-            let (issuerURL, _) = try ClientOptions.issuer(issuer)
-            var configuration = HostConfiguration(issuer: issuerURL, clientID: clientID, vault: URL(fileURLWithPath: vault), vaultKeyFile: URL(fileURLWithPath: vaultKeyFile))
+            var configuration = HostConfiguration(
+                issuer: try enrollment.issuerURL(), clientID: enrollment.clientID, vault: enrollment.vaultURL, vaultKeyFile: enrollment.vaultKeyURL
+            )
             configuration.stateDirectory = stateDir
             configuration.idRange = HostConfiguration.idRange(idRange) ?? configuration.idRange
             configuration.sudoersFile = sudoersFile
@@ -80,34 +67,16 @@ extension LatchkeyCommand {
                 }
                 configuration = existing
             }
-            try FileManager.default.createDirectory(at: configuration.vault, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try FileManager.default.createDirectory(at: configuration.vaultKeyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try PAMEnroll.makeKeyFile(configuration.vaultKeyFile)
-            let embedded = try HostVault.embedded(
-                issuer: configuration.issuer, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile, keyProtection: try protection.setting(),
-                cachesTokens: false, logger: Self.quietLogger()
+            let (key, tpm) = try await HostVault.enroll(
+                issuer: configuration.issuer, clientID: configuration.clientID, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile,
+                keyProtection: try enrollment.protection.setting()
             )
-            let key = try await embedded.clientKey(issuer: configuration.issuer, clientID: configuration.clientID)
-            if key.keyProtection == .tpm, configuration.tpm == nil, PAMConfiguration.isTPMLocation(TPM.configuredLocation) {
-                configuration.tpm = TPM.configuredLocation
-            }
-            if !FileManager.default.fileExists(atPath: config) {
-                try FileManager.default.createDirectory(at: URL(fileURLWithPath: config).deletingLastPathComponent(), withIntermediateDirectories: true)
-                guard FileManager.default.createFile(atPath: config, contents: Data(configuration.rendered().utf8), attributes: [.posixPermissions: 0o644]) else {
-                    throw CommandFailure("cannot write \(config)")
-                }
-            }
-            TextOutput.line(String(decoding: key.publicJWKSet, as: UTF8.self))
-            Terminal.note("This host's client key for \(TextOutput.field(configuration.clientID)) (kid \(key.keyID), \(key.keyProtection)); configuration in \(config).")
-            Terminal.note("Register it (the JWK Set above on standard input), then give the host labels:")
-            Terminal.note("  latchkey admin create-client --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) --name \"$(hostname)\" --grant client_credentials --scope host --jwks -")
-            Terminal.note("  latchkey admin set-host-labels --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) LABEL…")
-        }
-
-        static func quietLogger() -> Logger {
-            var logger = Logger(label: "latchkey-host") { TextLogHandler(label: $0) }
-            logger.logLevel = .critical
-            return logger
+            if configuration.tpm == nil { configuration.tpm = tpm }
+            try HostVault.writeConfiguration(configuration.rendered(), to: config)
+            HostVault.printRegistration(
+                key, issuer: configuration.issuer, clientID: configuration.clientID, config: config, register: "--grant client_credentials --scope host",
+                then: ["latchkey admin set-host-labels --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) LABEL…"]
+            )
         }
     }
 
@@ -155,7 +124,7 @@ extension LatchkeyCommand {
             }
             logger.logLevel = .info
             let embedded = try HostVault.embedded(
-                issuer: host.issuer, vault: host.vault, vaultKeyFile: host.vaultKeyFile, cachesTokens: true, logger: HostEnroll.quietLogger()
+                issuer: host.issuer, vault: host.vault, vaultKeyFile: host.vaultKeyFile, cachesTokens: true, logger: HostVault.quietLogger("latchkey-host")
             )
             var settings = HostDaemon.Configuration(
                 issuer: host.issuer, clientID: host.clientID, embedded: embedded, stateDirectory: URL(fileURLWithPath: host.stateDirectory), logger: logger
@@ -211,15 +180,13 @@ extension LatchkeyCommand {
                 status = written
                 status.daemonPID = nil
             }
-            if json {
-                TextOutput.line(String(decoding: try status.json(), as: UTF8.self))
-            } else {
-                Self.show(status, running: running)
-            }
+            try Self.print(status, json: json, running: running)
             if !running { throw ExitCode(3) }
         }
 
-        static func show(_ status: HostStatus, running: Bool) {
+        /// As JSON, or as lines for a person.
+        static func print(_ status: HostStatus, json: Bool, running: Bool) throws {
+            guard !json else { return TextOutput.line(String(decoding: try status.json(), as: UTF8.self)) }
             let when = { (date: Date?) in date.map { ISO8601DateFormatter().string(from: $0) } ?? "never" }
             TextOutput.line("daemon: \(running ? "running (pid \(status.daemonPID.map(String.init) ?? "?"))" : "not running (last status written shown)")")
             TextOutput.line("provider: \(TextOutput.field(status.issuer)) as \(TextOutput.field(status.clientID)), \(status.providerReachable ? "reachable" : "not reachable")")
@@ -256,11 +223,7 @@ extension LatchkeyCommand {
             } catch let error as HostError {
                 throw CommandFailure(error.reason)
             }
-            if json {
-                TextOutput.line(String(decoding: try status.json(), as: UTF8.self))
-            } else {
-                HostStatusCommand.show(status, running: true)
-            }
+            try HostStatusCommand.print(status, json: json, running: true)
             if status.lastError != nil { throw ExitCode(1) }
         }
     }

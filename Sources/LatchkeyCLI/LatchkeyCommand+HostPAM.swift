@@ -24,10 +24,7 @@ extension LatchkeyCommand {
         var config: String = HostConfiguration.defaultPath
 
         func run() async throws {
-            var session = PAMHelperSession()
-            guard let request = HostPAMStep.request(&session) else { return }
-            let (verdict, log) = HostPAMStep.account(request, config: config)
-            session.result(verdict, log)
+            HostPAMStep.answer(config: config, HostPAMStep.account)
         }
     }
 
@@ -44,26 +41,25 @@ extension LatchkeyCommand {
         var config: String = HostConfiguration.defaultPath
 
         func run() async throws {
-            var session = PAMHelperSession()
-            guard let request = HostPAMStep.request(&session) else { return }
-            let (verdict, log) = HostPAMStep.session(request, config: config)
-            session.result(verdict, log)
+            HostPAMStep.answer(config: config, HostPAMStep.session)
         }
     }
 }
 
 /// The account and session steps' decisions, each a verdict and one journal line.
 enum HostPAMStep {
-    /// The module's request, or nil after answering a malformed one.
-    static func request(_ session: inout PAMHelperSession) -> PAMHelperSession.Request? {
+    /// Reads the module's request and answers it with `decide`'s verdict and journal line;
+    /// a malformed request is refused.
+    static func answer(config: String, _ decide: (PAMHelperSession.Request, String) -> (PAMHelperSession.Verdict, String)) {
+        var session = PAMHelperSession()
         do {
             let request = try session.readRequest()
             session.start()
-            return request
+            let (verdict, log) = decide(request, config)
+            session.result(verdict, log)
         } catch {
             session.start()
             session.result(.permissionDenied, "latchkey: refused a malformed request from pam_latchkey: \(error)")
-            return nil
         }
     }
 

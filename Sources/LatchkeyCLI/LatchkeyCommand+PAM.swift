@@ -27,36 +27,18 @@ extension LatchkeyCommand {
             abstract: "Make this host's client key (in a root-only vault) and /etc/latchkey/pam.conf; print the JWK Set to register with admin create-client."
         )
 
-        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
-        var issuer: String
-
-        @Option(help: ArgumentHelp("This host's client id at the provider (letters, digits, -._:).", valueName: "id"))
-        var clientID: String
+        @OptionGroup var enrollment: HostEnrollmentOptions
 
         @Option(help: ArgumentHelp("Where the configuration goes.", valueName: "file"))
         var config: String = PAMConfiguration.defaultPath
 
-        @Option(help: ArgumentHelp("The host's vault directory.", valueName: "directory"))
-        var vault: String = "/var/lib/latchkey/pam"
-
-        @Option(help: ArgumentHelp("The vault's key file (32 random bytes, made when missing).", valueName: "file"))
-        var vaultKeyFile: String = "/etc/latchkey/pam-vault.key"
-
-        @OptionGroup var protection: KeyProtectionOptions
-
         func validate() throws {
-            guard !clientID.isEmpty, clientID.utf8.count <= 128,
-                  clientID.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._:".unicodeScalars.contains($0)) })
-            else { throw ValidationError("--client-id: 1 to 128 letters, digits or -._:") }
-            for (name, path) in [("--config", config), ("--vault", vault), ("--vault-key-file", vaultKeyFile)] where !path.hasPrefix("/") {
-                throw ValidationError("\(name) must be an absolute path")
-            }
+            guard config.hasPrefix("/") else { throw ValidationError("--config must be an absolute path") }
         }
 
         func run() async throws {
-            let (issuerURL, _) = try ClientOptions.issuer(issuer)
             var configuration = PAMConfiguration(
-                issuer: issuerURL, clientID: clientID, vault: URL(fileURLWithPath: vault), vaultKeyFile: URL(fileURLWithPath: vaultKeyFile)
+                issuer: try enrollment.issuerURL(), clientID: enrollment.clientID, vault: enrollment.vaultURL, vaultKeyFile: enrollment.vaultKeyURL
             )
             if FileManager.default.fileExists(atPath: config) {
                 let existing = try PAMConfiguration.load(config)
@@ -65,38 +47,13 @@ extension LatchkeyCommand {
                 }
                 configuration = existing
             }
-            try FileManager.default.createDirectory(at: configuration.vault, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try FileManager.default.createDirectory(at: configuration.vaultKeyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Self.makeKeyFile(configuration.vaultKeyFile)
-            let embedded = try PAMApproval.embedded(configuration, keyProtection: protection.setting())
-            let key = try await embedded.clientKey(issuer: configuration.issuer, clientID: configuration.clientID)
-            // A key in the TPM: the configuration says which TPM, since the helper gets no
-            // TPM2OPENSSL_TCTI from whoever runs sshd or sudo.
-            if key.keyProtection == .tpm, configuration.tpm == nil, PAMConfiguration.isTPMLocation(TPM.configuredLocation) {
-                configuration.tpm = TPM.configuredLocation
-            }
-            if !FileManager.default.fileExists(atPath: config) {
-                try FileManager.default.createDirectory(at: URL(fileURLWithPath: config).deletingLastPathComponent(), withIntermediateDirectories: true)
-                guard FileManager.default.createFile(atPath: config, contents: Data(configuration.rendered().utf8), attributes: [.posixPermissions: 0o644]) else {
-                    throw CommandFailure("cannot write \(config)")
-                }
-            }
-            TextOutput.line(String(decoding: key.publicJWKSet, as: UTF8.self))
-            Terminal.note("This host's client key for \(TextOutput.field(configuration.clientID)) (kid \(key.keyID), \(key.keyProtection)); configuration in \(config).")
-            Terminal.note("Register it (the JWK Set above on standard input):")
-            Terminal.note("  latchkey admin create-client --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) --name \"$(hostname)\" --grant device_code --jwks -")
-        }
-
-        /// 32 random bytes, owner-only, made once: an existing file is kept as it is.
-        static func makeKeyFile(_ url: URL) throws {
-            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if descriptor < 0, errno == EEXIST { return }
-            guard descriptor >= 0 else { throw CommandFailure("cannot make \(url.path): \(String(cString: strerror(errno)))") }
-            defer { close(descriptor) }
-            var bytes = try SecureRandom.bytes(count: 32)
-            defer { bytes.resetBytes(in: 0..<bytes.count) }
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            guard written == 32, fsync(descriptor) == 0 else { throw CommandFailure("cannot write \(url.path)") }
+            let (key, tpm) = try await HostVault.enroll(
+                issuer: configuration.issuer, clientID: configuration.clientID, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile,
+                keyProtection: try enrollment.protection.setting()
+            )
+            if configuration.tpm == nil { configuration.tpm = tpm }
+            try HostVault.writeConfiguration(configuration.rendered(), to: config)
+            HostVault.printRegistration(key, issuer: configuration.issuer, clientID: configuration.clientID, config: config, register: "--grant device_code")
         }
     }
 
@@ -171,11 +128,9 @@ enum PAMApproval {
     /// The facade over the host's vault: the configuration's directory and key file, the
     /// provider's host only, tokens never kept, no agent, no prompts.
     static func embedded(_ configuration: PAMConfiguration, keyProtection: KeyProtectionSetting = .software) throws -> Embedded {
-        var logger = Logger(label: "latchkey-pam") { TextLogHandler(label: $0) }
-        logger.logLevel = .critical
-        return try HostVault.embedded(
+        try HostVault.embedded(
             issuer: configuration.issuer, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile, keyProtection: keyProtection,
-            cachesTokens: false, logger: logger
+            cachesTokens: false, logger: HostVault.quietLogger("latchkey-pam")
         )
     }
 

@@ -40,7 +40,7 @@ struct FleetBenchmark {
     }
 
     /// The accounts and groups, through the admin API, eight requests at a time.
-    private func seed(_ issuer: URL, transport: URLSessionTransport) async throws {
+    func seed(_ issuer: URL, transport: URLSessionTransport) async throws {
         let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport)
         @Sendable func require<Answer>(_ reply: AdminAPIClient.Reply<Answer>, _ what: String) throws {
             guard (200..<300).contains(reply.status) else { throw BenchmarkError("\(what): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }

@@ -62,7 +62,7 @@ struct ReadmeTests {
 
     @Test(
         "systemd-analyze verifies the units", .requires(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "systemd-analyze not found: skipped"),
-        arguments: ["latchkey-serve.service", "sign-in-agent-tpm.service"]
+        arguments: ["latchkey-serve.service", "sign-in-agent-tpm.service", "latchkey-host.service"]
     )
     func systemdUnitVerifies(_ name: String) async throws {
         let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/" + name), encoding: .utf8)

@@ -337,7 +337,7 @@ struct PAMModuleHostileTests {
 /// The module as built: what it needs to load, and what it exports.
 @Suite("PAM: pam_latchkey.so as SwiftPM builds it")
 struct PAMModuleBuildTests {
-    @Test("the module needs libpam and libc alone (no Swift, no libstdc++ or libm), and exports only pam_sm_authenticate and pam_sm_setcred")
+    @Test("the module needs libpam and libc alone (no Swift, no libstdc++ or libm), and exports only the PAM entry points: authenticate and setcred, acct_mgmt, open and close session")
     func linkage() async throws {
         try PAMHost.requireTools()
         let ldd = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ldd"), [PAMHost.module.path])
@@ -352,6 +352,6 @@ struct PAMModuleBuildTests {
             let fields = line.split(separator: " ")
             return fields.count == 3 && fields[1] == "T" ? String(fields[2]) : nil
         })
-        #expect(exported == ["pam_sm_authenticate", "pam_sm_setcred"], "\(exported.sorted())")
+        #expect(exported == ["pam_sm_authenticate", "pam_sm_setcred", "pam_sm_acct_mgmt", "pam_sm_open_session", "pam_sm_close_session"], "\(exported.sorted())")
     }
 }
