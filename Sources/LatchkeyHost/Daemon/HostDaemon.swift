@@ -110,7 +110,13 @@ public final class HostDaemon: Sendable {
         let userDatabase = try UnixSocketListener.bind(
             path: configuration.userDatabaseSocket, mode: 0o666, whenTaken: "another latchkey host run serves it; stop that one first"
         )
-        let control = try UnixSocketListener.bind(path: configuration.controlSocketPath, mode: 0o600, whenTaken: "another latchkey host run serves it")
+        let control: UnixSocketListener
+        do {
+            control = try UnixSocketListener.bind(path: configuration.controlSocketPath, mode: 0o600, whenTaken: "another latchkey host run serves it")
+        } catch {
+            userDatabase.remove()
+            throw error
+        }
         let service = UserDatabaseService(service: configuration.userDatabaseService, index: { [self] in currentIndex() })
         let own = getuid()
         let servers = [

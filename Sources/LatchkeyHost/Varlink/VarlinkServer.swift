@@ -9,7 +9,9 @@ import Synchronization
 ///
 /// Every process on the host connects to the user database socket (nss-systemd asks it
 /// for each lookup), so the server trusts no peer: at most ``maximumConnections`` at once
-/// (one more is closed at once, never queued), ``idleTimeout`` for a peer to send its
+/// and ``maximumConnectionsPerUser`` of any one user but root (one more is closed at once,
+/// never queued, so one user holding connections open cannot starve the others' lookups,
+/// nor `sshd`'s), ``idleTimeout`` for a peer to send its
 /// next call and for a reply to be taken, ``maximumCallsPerConnection`` calls, a message
 /// at most 64 KiB (``VarlinkFrameReader``). A malformed call ends its connection; the
 /// daemon goes on.
@@ -17,6 +19,7 @@ final class VarlinkServer: Sendable {
     typealias Handler = @Sendable (VarlinkCall, PeerCredentials, (VarlinkReply) throws -> Void) throws -> Void
 
     static let maximumConnections = 256
+    static let maximumConnectionsPerUser = 32
     static let idleTimeout: Duration = .seconds(5)
     static let maximumCallsPerConnection = 4096
 
@@ -24,7 +27,13 @@ final class VarlinkServer: Sendable {
     private let admits: @Sendable (PeerCredentials) -> Bool
     private let handler: Handler
     private let logger: Logger
-    private let state = Mutex<(stopping: Bool, connections: Int)>((false, 0))
+    private struct State {
+        var stopping = false
+        var connections = 0
+        var byUser: [UInt32: Int] = [:]
+    }
+
+    private let state = Mutex(State())
 
     /// Serves `listener`; `admits` decides from the peer's credentials whether it may ask
     /// anything (a refused peer's connection is closed with no reply).
@@ -73,13 +82,22 @@ final class VarlinkServer: Sendable {
             return
         }
         let admitted = state.withLock { state in
-            guard !state.stopping, state.connections < Self.maximumConnections else { return false }
+            guard !state.stopping, state.connections < Self.maximumConnections,
+                  peer.uid == 0 || state.byUser[peer.uid, default: 0] < Self.maximumConnectionsPerUser
+            else { return false }
             state.connections += 1
+            state.byUser[peer.uid, default: 0] += 1
             return true
         }
         guard admitted else { return }
         let thread = Thread { [self] in
-            defer { state.withLock { $0.connections -= 1 } }
+            defer {
+                state.withLock { state in
+                    state.connections -= 1
+                    state.byUser[peer.uid, default: 1] -= 1
+                    if state.byUser[peer.uid] == 0 { state.byUser[peer.uid] = nil }
+                }
+            }
             converse(with: connection, peer: peer)
         }
         thread.stackSize = 512 << 10

@@ -16,7 +16,7 @@ extension HostNSSTests {
         func nss() async throws {
             try HostFleet.requireNSS()
             try await ProviderHarness.run { provider in
-                let host = try await HostFleet.enroll(provider)
+                let host = try await HostFleet.enroll(provider, sudoers: true)
                 let alice = try await host.account(provider, "alice")
                 let bob = try await host.account(provider, "bob")
                 // A local account the directory also has: the local one wins.
@@ -55,6 +55,16 @@ extension HostNSSTests {
                 let all = try await HostFleet.getent(["passwd"])
                 #expect(all.stdout.contains("\nalice:x:\(alice.account.uid):") && !all.stdout.contains("\nbob:x:"))
 
+                // sudo for ops on this host, as a sudoers drop-in the daemon keeps.
+                let sudoers = try String(contentsOf: host.sudoersFile, encoding: .utf8)
+                #expect(sudoers.hasSuffix("\n%ops ALL=(ALL:ALL) ALL\n") && !sudoers.contains("dev"), "\(sudoers)")
+                let mode = try FileManager.default.attributesOfItem(atPath: host.sudoersFile.path)[.posixPermissions] as? Int
+                #expect(mode == 0o440)
+                if FileManager.default.isExecutableFile(atPath: "/usr/sbin/visudo") {
+                    let checked = try await ChildProcess.run(URL(fileURLWithPath: "/usr/sbin/visudo"), ["-c", "-f", host.sudoersFile.path])
+                    #expect(checked.status == 0, "\(checked)")
+                }
+
                 let status = try await host.command(["status", "--json"])
                 try #require(status.status == 0, "\(status.stderr)")
                 let decoder = JSONDecoder()
@@ -68,6 +78,8 @@ extension HostNSSTests {
                 let synced = try await host.command(["sync", "--now"])
                 #expect(synced.status == 0, "\(synced.stderr)")
                 #expect(try await HostFleet.getent(["passwd", "alice"]).status == 2, "alice left ops: she is gone from this host")
+                // ops has no member here now, but keeps its sudo line: the grant is the group's.
+                #expect(try String(contentsOf: host.sudoersFile, encoding: .utf8).contains("%ops ALL=(ALL:ALL) ALL"))
             }
         }
     }

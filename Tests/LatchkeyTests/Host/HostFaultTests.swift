@@ -77,6 +77,19 @@ extension HostNSSTests {
             ])
             #expect(connect.stdout == "refused\n", "\(connect)")
 
+            // nobody holding 300 connections to the lookup socket takes at most 32 of its
+            // 256: root's lookups (sshd's) go on.
+            let flood = Pipe()
+            let flooding = try SpawnedProcess(URL(fileURLWithPath: "/usr/bin/setpriv"), asNobody + [
+                python, "-c", "import socket,sys,time\nopen=[]\nfor i in range(300):\n s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); open.append(s)\nprint('open', flush=True)\ntime.sleep(4)",
+                host.socket,
+            ], stdout: .pipe(flood))
+            let (line, said) = await ChildProcess.firstLine(of: flood) { $0.contains("open") }
+            try #require(line != nil, "the flood did not start: \(said)")
+            let during = try await HostFleet.getent(["passwd", "alice"])
+            #expect(during.status == 0 && during.stdout.hasPrefix("alice:"), "\(during)")
+            ChildProcess.stop(flooding)
+
             // Killed: the socket file stays, nothing answers on it; lookups end at once.
             kill(daemon.processIdentifier, SIGKILL)
             daemon.waitUntilExit()

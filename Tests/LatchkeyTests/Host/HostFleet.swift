@@ -19,6 +19,7 @@ struct HostFleet {
     var homeBase: URL { directory.url.appendingPathComponent("home") }
     var stateDirectory: URL { directory.url.appendingPathComponent("state") }
     var socket: String { "/run/systemd/userdb/\(service)" }
+    var sudoersFile: URL { directory.url.appendingPathComponent("sudoers") }
 
     /// Stops the test (failing it under CI) unless this host can serve NSS: root, for the
     /// socket under /run/systemd/userdb; nss-systemd installed and named in nsswitch.conf.
@@ -35,7 +36,10 @@ struct HostFleet {
     }
 
     /// Enrolls a host as `clientID` with `labels`; `extra` goes to `host enroll`.
-    static func enroll(_ provider: ProviderHarness, clientID: String = "web-1", labels: [String] = ["web"], extra: [String] = []) async throws -> HostFleet {
+    /// With `sudoers`, the daemon keeps ``sudoersFile``.
+    static func enroll(
+        _ provider: ProviderHarness, clientID: String = "web-1", labels: [String] = ["web"], sudoers: Bool = false, extra: [String] = []
+    ) async throws -> HostFleet {
         let directory = try TemporaryDirectory(reachableByOtherUsers: true)
         // Homes below it are entered by their owners, and sshd's principals command runs as nobody.
         chmod(directory.url.path, 0o755)
@@ -46,7 +50,7 @@ struct HostFleet {
             "host", "enroll", "--issuer", provider.issuer.absoluteString, "--client-id", clientID, "--config", config.path,
             "--vault", directory.url.appendingPathComponent("vault").path, "--vault-key-file", directory.url.appendingPathComponent("vault.key").path,
             "--state-dir", directory.url.appendingPathComponent("state").path, "--userdb-service", service,
-        ] + extra)
+        ] + (sudoers ? ["--sudoers-file", directory.url.appendingPathComponent("sudoers").path] : []) + extra)
         try #require(enrolled.status == 0, "host enroll: \(enrolled.stderr)")
         // The directory's homes are under this test's folder.
         let text = try String(contentsOf: config, encoding: .utf8).replacingOccurrences(of: "home-base = /home", with: "home-base = \(directory.url.path)/home")
