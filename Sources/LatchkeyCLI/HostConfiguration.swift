@@ -19,6 +19,8 @@ import LatchkeyProtocol
 /// id-range = 65536-99999
 /// home-base = /home
 /// sudoers-file = /etc/sudoers.d/latchkey
+/// ssh-ca-file = /etc/ssh/latchkey_ca.pub
+/// ssh-krl-file = /etc/ssh/latchkey.krl
 /// ```
 ///
 /// The vault is the one `latchkey pam enroll` makes: one client key serves both. Like
@@ -41,6 +43,8 @@ struct HostConfiguration: Sendable, Equatable {
     var idRange: ClosedRange<Int64> = 65536...99999
     var homeBase = "/home"
     var sudoersFile: String?
+    var sshCAFile: String?
+    var sshKRLFile: String?
     var tpm: String?
 
     var userDatabaseSocket: String { Self.userDatabaseDirectory + "/" + userDatabaseService }
@@ -68,7 +72,7 @@ struct HostConfiguration: Sendable, Equatable {
 
     static func parse(_ text: String, path: String = defaultPath) throws -> HostConfiguration {
         var values: [String: String] = [:]
-        let keys = ["issuer", "client-id", "vault", "vault-key-file", "state-dir", "userdb-service", "interval", "offline-max-age", "id-range", "home-base", "sudoers-file", "tpm"]
+        let keys = ["issuer", "client-id", "vault", "vault-key-file", "state-dir", "userdb-service", "interval", "offline-max-age", "id-range", "home-base", "sudoers-file", "ssh-ca-file", "ssh-krl-file", "tpm"]
         for line in try KeyValueLine.parse(text, path: path, maximumValueLength: 1024) {
             guard keys.contains(line.key) else { throw line.refusal("unknown key \(line.key.displaySafe(maximumLength: 64))", path: path) }
             guard values[line.key] == nil else { throw line.refusal("\(line.key) given twice", path: path) }
@@ -114,6 +118,8 @@ struct HostConfiguration: Sendable, Equatable {
         }
         if let base = try absolute("home-base") { configuration.homeBase = base }
         configuration.sudoersFile = try absolute("sudoers-file")
+        configuration.sshCAFile = try absolute("ssh-ca-file")
+        configuration.sshKRLFile = try absolute("ssh-krl-file")
         if let tpm = values["tpm"] {
             guard PAMConfiguration.isTPMLocation(tpm) else { throw CommandFailure("\(shown): tpm is a TCTI such as device:/dev/tpmrm0") }
             configuration.tpm = tpm
@@ -139,6 +145,9 @@ struct HostConfiguration: Sendable, Equatable {
             "home-base = \(homeBase)",
         ]
         lines.append(sudoersFile.map { "sudoers-file = \($0)" } ?? "# sudoers-file = /etc/sudoers.d/latchkey")
+        lines.append("# The provider's SSH CA keys and KRL, for sshd's TrustedUserCAKeys and RevokedKeys:")
+        lines.append(sshCAFile.map { "ssh-ca-file = \($0)" } ?? "# ssh-ca-file = /etc/ssh/latchkey_ca.pub")
+        lines.append(sshKRLFile.map { "ssh-krl-file = \($0)" } ?? "# ssh-krl-file = /etc/ssh/latchkey.krl")
         if let tpm { lines += ["# The TPM that holds this host's client key:", "tpm = \(tpm)"] }
         return lines.joined(separator: "\n") + "\n"
     }

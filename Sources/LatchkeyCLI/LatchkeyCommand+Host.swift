@@ -41,13 +41,20 @@ extension LatchkeyCommand {
         @Option(help: ArgumentHelp("A sudoers drop-in the daemon keeps for the directory's sudo groups.", valueName: "file"))
         var sudoersFile: String?
 
+        @Option(help: ArgumentHelp("Where the daemon keeps the provider's SSH CA keys, for sshd's TrustedUserCAKeys.", valueName: "file"))
+        var sshCAFile: String = "/etc/ssh/latchkey_ca.pub"
+
+        @Option(help: ArgumentHelp("Where the daemon keeps the provider's SSH KRL, for sshd's RevokedKeys.", valueName: "file"))
+        var sshKRLFile: String = "/etc/ssh/latchkey.krl"
+
         @Option(help: ArgumentHelp("The userdb service name: the socket /run/systemd/userdb/NAME.", valueName: "name"))
         var userdbService: String = HostConfiguration.defaultService
 
         func validate() throws {
             guard HostConfiguration.isServiceName(userdbService) else { throw ValidationError("--userdb-service is a plain name such as io.latchkey") }
             guard HostConfiguration.idRange(idRange) != nil else { throw ValidationError("--id-range: FIRST-LAST outside every range a host keeps, such as 65536-99999") }
-            for (name, path) in [("--config", config), ("--state-dir", stateDir)] + (sudoersFile.map { [("--sudoers-file", $0)] } ?? []) where !path.hasPrefix("/") {
+            let paths = [("--config", config), ("--state-dir", stateDir), ("--ssh-ca-file", sshCAFile), ("--ssh-krl-file", sshKRLFile)]
+            for (name, path) in paths + (sudoersFile.map { [("--sudoers-file", $0)] } ?? []) where !path.hasPrefix("/") {
                 throw ValidationError("\(name) must be an absolute path")
             }
         }
@@ -59,6 +66,8 @@ extension LatchkeyCommand {
             configuration.stateDirectory = stateDir
             configuration.idRange = HostConfiguration.idRange(idRange) ?? configuration.idRange
             configuration.sudoersFile = sudoersFile
+            configuration.sshCAFile = sshCAFile
+            configuration.sshKRLFile = sshKRLFile
             configuration.userDatabaseService = userdbService
             if FileManager.default.fileExists(atPath: config) {
                 let existing = try HostConfiguration.load(config)
@@ -136,6 +145,8 @@ extension LatchkeyCommand {
             settings.idRange = host.idRange
             settings.homeBase = host.homeBase
             settings.sudoersFile = host.sudoersFile
+            settings.sshCAFile = host.sshCAFile
+            settings.sshKRLFile = host.sshKRLFile
             let daemon = HostDaemon(configuration: settings)
             let sources = [SIGINT, SIGTERM, SIGHUP].map { number in
                 signal(number, SIG_IGN)

@@ -72,6 +72,7 @@ struct HostBenchmark {
             "host", "enroll", "--issuer", issuer.absoluteString, "--client-id", "bench-host", "--config", config.path,
             "--vault", scratch.appendingPathComponent("vault").path, "--vault-key-file", scratch.appendingPathComponent("vault.key").path,
             "--state-dir", scratch.appendingPathComponent("state").path, "--userdb-service", service,
+            "--ssh-ca-file", scratch.appendingPathComponent("ca.pub").path, "--ssh-krl-file", scratch.appendingPathComponent("revoked.krl").path,
         ])
         guard enroll.status == 0 else { throw BenchmarkError("host enroll: \(enroll.stderr)") }
         let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport)

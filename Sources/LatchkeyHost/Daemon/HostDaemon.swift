@@ -2,6 +2,7 @@ public import Foundation
 import Glibc
 import Latchkey
 import LatchkeyCrypto
+import LatchkeyOAuth
 import LatchkeyProtocol
 import Logging
 import Synchronization
@@ -20,6 +21,8 @@ public final class HostDaemon: Sendable {
     private let state: Mutex<State>
     /// Control-socket callers waiting for the sync under way to end.
     private let waiters = Mutex<[DispatchSemaphore]>([])
+    /// For the provider's public SSH files: no token, the transport's size cap.
+    private let sshTransport = URLSessionTransport()
 
     struct State {
         var snapshot: HostDirectoryCache.Snapshot?
@@ -275,6 +278,8 @@ public final class HostDaemon: Sendable {
                 state.providerReachable = true
                 state.failures = 0
             }
+            await HostSSHFiles(issuer: configuration.issuer, caFile: configuration.sshCAFile, krlFile: configuration.sshKRLFile, logger: logger)
+                .sync(transport: sshTransport)
         } catch {
             let reason = (error as? HostError)?.reason ?? String(describing: error)
             state.withLock { state in

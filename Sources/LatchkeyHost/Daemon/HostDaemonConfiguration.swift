@@ -32,6 +32,10 @@ extension HostDaemon {
         /// A sudoers drop-in the daemon keeps: `%group ALL=(ALL:ALL) ALL` for each group the
         /// directory grants sudo on this host; nil for none.
         public var sudoersFile: String?
+        /// Where the daemon keeps the provider's SSH CA keys (`TrustedUserCAKeys`) and KRL
+        /// (`RevokedKeys`) for `sshd`; nil for none.
+        public var sshCAFile: String?
+        public var sshKRLFile: String?
         public var logger: Logger
 
         public init(issuer: URL, clientID: String, embedded: Embedded, stateDirectory: URL, logger: Logger) {

@@ -20,6 +20,9 @@ struct HostFleet {
     var stateDirectory: URL { directory.url.appendingPathComponent("state") }
     var socket: String { "/run/systemd/userdb/\(service)" }
     var sudoersFile: URL { directory.url.appendingPathComponent("sudoers") }
+    /// The provider's SSH CA keys and KRL as the daemon keeps them.
+    var sshCAFile: URL { directory.url.appendingPathComponent("ca.pub") }
+    var sshKRLFile: URL { directory.url.appendingPathComponent("revoked.krl") }
 
     /// Stops the test (failing it under CI) unless this host can serve NSS: root, for the
     /// socket under /run/systemd/userdb; nss-systemd installed and named in nsswitch.conf.
@@ -50,6 +53,7 @@ struct HostFleet {
             "host", "enroll", "--issuer", provider.issuer.absoluteString, "--client-id", clientID, "--config", config.path,
             "--vault", directory.url.appendingPathComponent("vault").path, "--vault-key-file", directory.url.appendingPathComponent("vault.key").path,
             "--state-dir", directory.url.appendingPathComponent("state").path, "--userdb-service", service,
+            "--ssh-ca-file", directory.url.appendingPathComponent("ca.pub").path, "--ssh-krl-file", directory.url.appendingPathComponent("revoked.krl").path,
         ] + (sudoers ? ["--sudoers-file", directory.url.appendingPathComponent("sudoers").path] : []) + extra)
         try #require(enrolled.status == 0, "host enroll: \(enrolled.stderr)")
         // The directory's homes are under this test's folder.

@@ -15,17 +15,17 @@ extension HostNSSTests {
     @Suite("latchkey host: ssh into a fleet host with a passkey-issued certificate", .serialized)
     struct HostSSHTests {
         /// sshd with the README's lines, this test's paths; its PAM service under pam_wrapper.
-        static func startServer(_ host: HostFleet, caLine: String, binary: URL) async throws -> (SpawnedProcess, Int) {
+        static func startServer(_ host: HostFleet, binary: URL) async throws -> (SpawnedProcess, Int) {
             guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else { try TestEnvironment.unavailable("no /usr/sbin/sshd (.ci/run installs openssh-server)") }
             try PAMHost.requireTools()
             let base = host.directory.url
             let hostKey = base.appendingPathComponent("host_ed25519").path
             let made = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh-keygen"), ["-q", "-t", "ed25519", "-N", "", "-f", hostKey])
             try #require(made.status == 0, "\(made.stderr)")
-            let ca = base.appendingPathComponent("ca.pub")
-            try Data(caLine.utf8).write(to: ca)
-            let krl = base.appendingPathComponent("revoked.krl")
-            try Data().write(to: krl)
+            // The CA keys and the KRL are the files the daemon keeps.
+            let (ca, krl) = (host.sshCAFile, host.sshKRLFile)
+            let kept = try await HostFleet.eventually { FileManager.default.fileExists(atPath: ca.path) && FileManager.default.fileExists(atPath: krl.path) }
+            try #require(kept, "the daemon wrote the provider's SSH CA keys and KRL: \(host.journal())")
             let services = base.appendingPathComponent("pam.d")
             try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
             let deny = ["/usr/lib/x86_64-linux-gnu/security/pam_deny.so", "/usr/lib/aarch64-linux-gnu/security/pam_deny.so"]
@@ -81,14 +81,15 @@ extension HostNSSTests {
             return (binary, { try? FileManager.default.removeItem(atPath: folder) })
         }
 
-        @Test("alice logs in with her passkey-issued certificate through latchkey agent, with no useradd, into a new home owned by her uid, and id shows her groups; bob, whose group has no access here, is refused; after alice leaves ops and the host syncs, she is refused too")
+        @Test("alice logs in with her passkey-issued certificate through latchkey agent, with no useradd, into a new home owned by her uid, and id shows her groups; bob, whose group has no access here, is refused; carol, whose credential is revoked, is refused once the daemon's sync brings the KRL; after alice leaves ops and the host syncs, she is refused too")
         func login() async throws {
             try HostFleet.requireNSS()
             try await ProviderHarness.run(nil, { $0.sshAuthority = true }) { provider in
                 let host = try await HostFleet.enroll(provider)
                 let alice = try await host.account(provider, "alice")
                 let bob = try await host.account(provider, "bob")
-                let ops = try await HostFleet.group(provider, "ops", members: ["alice"], label: "web", sudo: true)
+                let carol = try await host.account(provider, "carol")
+                let ops = try await HostFleet.group(provider, "ops", members: ["alice", "carol"], label: "web", sudo: true)
                 _ = try await HostFleet.group(provider, "dev", members: ["bob"])
                 let daemon = try await host.run()
                 defer { ChildProcess.stop(daemon) }
@@ -100,19 +101,19 @@ extension HostNSSTests {
                     agents.forEach { $0.0.stop() }
                     vaults.forEach { $0.cleanUp() }
                 }
-                for (name, bindURL) in [("alice", alice.bindURL), ("bob", bob.bindURL)] {
+                var credentials: [String] = []
+                for (name, bindURL) in [("alice", alice.bindURL), ("bob", bob.bindURL), ("carol", carol.bindURL)] {
                     let vault = try TemporaryVault()
                     vaults.append(vault)
                     let embedded = try vault.embedded(allowing: [provider.host])
-                    _ = try await embedded.registerCredential(from: bindURL)
+                    credentials.append(try await embedded.registerCredential(from: bindURL).credential.id)
                     let login = try await embedded.sshLogin(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
                     #expect(login.principals == [name])
                     agents.append(try await SSHLoginTests.agent(vault, in: vault.temporary))
                 }
-                let caLine = String(decoding: try await HTTPExchange.send(HTTPMethod.get, provider.issuer.appendingPathComponent(ProtocolPath.sshAuthority)).body, as: UTF8.self)
                 let (binary, removeBinary) = try Self.installedBinary()
                 defer { removeBinary() }
-                let (server, port) = try await Self.startServer(host, caLine: caLine, binary: binary)
+                let (server, port) = try await Self.startServer(host, binary: binary)
                 defer { ChildProcess.stop(server) }
 
                 let home = host.homeBase.appendingPathComponent("alice").path
@@ -125,6 +126,17 @@ extension HostNSSTests {
 
                 let refused = try await Self.ssh(port: port, user: "bob", agentSocket: agents[1].1, "id")
                 #expect(refused.status != 0 && !refused.stdout.contains("uid="), "bob's group has no access to this host")
+
+                // carol's credential is revoked: the daemon's next sync brings the KRL that names
+                // her certificate, and sshd refuses it, though she is still in ops.
+                let before = try await Self.ssh(port: port, user: "carol", agentSocket: agents[2].1, "id")
+                #expect(before.status == 0, "\(before.stderr)")
+                #expect(try await provider.admin.call(AdminAPI.revokeCredential, credentials[2]).status == 200)
+                #expect(try await host.command(["sync", "--now"]).status == 0)
+                #expect(host.journal().contains("SSH KRL updated"))
+                let revoked = try await Self.ssh(port: port, user: "carol", agentSocket: agents[2].1, "id")
+                #expect(revoked.status != 0 && !revoked.stdout.contains("uid="), "carol's certificate is on the KRL")
+                #expect(try await HostFleet.getent(["passwd", "carol"]).status == 0, "refused by the KRL, not by the directory")
 
                 let removed = try await provider.admin.call(AdminAPI.removeGroupMember, "ops", "alice")
                 #expect(removed.status == 200)
