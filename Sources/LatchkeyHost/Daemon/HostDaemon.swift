@@ -38,6 +38,7 @@ public final class HostDaemon: Sendable {
         var nextCheck = ContinuousClock.now
         var stopping = false
         var servers: [VarlinkServer] = []
+        var sync: Task<Void, Never>?
         var key: SymmetricKey?
         var lock: Int32 = -1
     }
@@ -62,15 +63,25 @@ public final class HostDaemon: Sendable {
         try start()
         defer { shutDown() }
         while !state.withLock({ $0.stopping }) {
-            await syncOnce()
+            // A sync is its own task, so that stop() can cancel one that waits on a slow
+            // provider (each request has the transport's 30 s besides).
+            let sync = Task { await syncOnce() }
+            state.withLock { $0.sync = sync }
+            await sync.value
+            state.withLock { $0.sync = nil }
+            guard !state.withLock({ $0.stopping }) else { break }
             let delay = nextDelay()
             await alarm.wait(for: .milliseconds(Int64(delay * 1000)))
         }
     }
 
-    /// Ends ``run()`` at its next wait and stops answering.
+    /// Ends ``run()``: cancels the sync under way, or ends the wait, and stops answering.
     public func stop() {
-        state.withLock { $0.stopping = true }
+        let sync = state.withLock { state in
+            state.stopping = true
+            return state.sync
+        }
+        sync?.cancel()
         alarm.ring()
     }
 

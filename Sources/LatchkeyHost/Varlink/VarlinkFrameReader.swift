@@ -13,12 +13,14 @@ struct VarlinkFrameReader: StreamFrameReader {
     private var start = 0
 
     mutating func append(_ bytes: some DataProtocol) throws {
-        if start > 0, start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+        // What was handed out already goes first, so the buffer never holds more than one
+        // unfinished message and the bytes of this read, however a peer splits its calls.
+        if start > 0 {
+            buffer.removeFirst(start)
             start = 0
         }
         buffer.append(contentsOf: bytes)
-        if buffer[start...].firstIndex(of: 0) == nil, buffer.count - start > Self.maximumMessage {
+        if buffer.firstIndex(of: 0) == nil, buffer.count > Self.maximumMessage {
             throw HostError(.varlink, "a varlink message is over \(Self.maximumMessage) bytes")
         }
     }

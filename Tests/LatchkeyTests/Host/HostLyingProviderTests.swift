@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Hummingbird
 import LatchkeyHost
 import LatchkeyProtocol
@@ -167,6 +168,13 @@ extension HostNSSTests {
                     let took = ContinuousClock.now - started
                     #expect(lookup.status == 0 && took < .seconds(1), "a lookup took \(took) while a sync waited on a slow provider")
                 }
+                // SIGTERM while a sync waits on the liar: the daemon cancels it, ends at once
+                // and removes its socket.
+                let asked = ContinuousClock.now
+                kill(daemon.processIdentifier, SIGTERM)
+                let ended = try await HostFleet.eventually(5, every: .milliseconds(20)) { !daemon.isRunning }
+                #expect(ended && ContinuousClock.now - asked < .seconds(3), "the daemon took \(ContinuousClock.now - asked) to stop")
+                #expect(!FileManager.default.fileExists(atPath: host.socket))
             }
         }
     }
