@@ -5,6 +5,7 @@ import LatchkeyIdP
 import LatchkeyOAuth
 import LatchkeyProtocol
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 extension HostNSSTests {
@@ -62,6 +63,14 @@ extension HostNSSTests {
             return (process, port)
         }
 
+        /// Stops sshd, then removes the `/tmp/pam.X` folders pam_wrapper left for its
+        /// per-connection children (which end with `_exit`).
+        static func stop(_ server: SpawnedProcess, _ host: HostFleet) {
+            ChildProcess.stop(server)
+            let services = host.directory.url.appendingPathComponent("pam.d")
+            PAMHost.removeWrapperDirectories { _, directory in PAMHost.copies(services, in: directory) }
+        }
+
         /// `ssh user@127.0.0.1 COMMAND` through the agent at `agentSocket`.
         static func ssh(port: Int, user: String, agentSocket: String, _ command: String) async throws -> ChildProcess.Output {
             try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ssh"), [
@@ -114,7 +123,7 @@ extension HostNSSTests {
                 let (binary, removeBinary) = try Self.installedBinary()
                 defer { removeBinary() }
                 let (server, port) = try await Self.startServer(host, binary: binary)
-                defer { ChildProcess.stop(server) }
+                defer { Self.stop(server, host) }
 
                 let home = host.homeBase.appendingPathComponent("alice").path
                 #expect(!FileManager.default.fileExists(atPath: home))
@@ -144,6 +153,41 @@ extension HostNSSTests {
                 let after = try await Self.ssh(port: port, user: "alice", agentSocket: agents[0].1, "id")
                 #expect(after.status != 0 && !after.stdout.contains("uid="), "alice left ops: \(after.stdout)")
             }
+        }
+
+        @Test("with the provider stopped, alice still logs in through sshd from the host's cache, until --offline-max-age; then she does not")
+        func offline() async throws {
+            try HostFleet.requireNSS()
+            let vault = try TemporaryVault()
+            defer { vault.cleanUp() }
+            let made = Mutex<(HostFleet, SpawnedProcess)?>(nil)
+            try await ProviderHarness.run(nil, { $0.sshAuthority = true }) { provider in
+                let host = try await HostFleet.enroll(provider)
+                let alice = try await host.account(provider, "alice")
+                _ = try await HostFleet.group(provider, "ops", members: ["alice"], label: "web")
+                let embedded = try vault.embedded(allowing: [provider.host])
+                _ = try await embedded.registerCredential(from: alice.bindURL)
+                _ = try await embedded.sshLogin(issuer: provider.issuer, clientID: "latchkey-cli", redirectURI: ProviderHarness.callback)
+                let daemon = try await host.run(["--offline-max-age", "20"])
+                made.withLock { $0 = (host, daemon) }
+                let kept = try await HostFleet.eventually { FileManager.default.fileExists(atPath: host.sshKRLFile.path) }
+                try #require(kept, "the daemon wrote the KRL")
+            }
+            // The provider is gone from here on.
+            let (host, daemon) = try #require(made.withLock { $0 })
+            defer { ChildProcess.stop(daemon) }
+            let (agent, socket) = try await SSHLoginTests.agent(vault, in: vault.temporary)
+            defer { agent.stop() }
+            let (binary, removeBinary) = try Self.installedBinary()
+            defer { removeBinary() }
+            let (server, port) = try await Self.startServer(host, binary: binary)
+            defer { Self.stop(server, host) }
+
+            let offline = try await Self.ssh(port: port, user: "alice", agentSocket: socket, "id -un")
+            #expect(offline.status == 0 && offline.stdout == "alice\n", "\(offline.stderr)")
+            #expect(try await HostFleet.eventually(40) { try await HostFleet.getent(["passwd", "alice"]).status == 2 })
+            let expired = try await Self.ssh(port: port, user: "alice", agentSocket: socket, "id -un")
+            #expect(expired.status != 0 && !expired.stdout.contains("alice"), "past the offline limit: \(expired.stdout)")
         }
     }
 }
