@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Builds pam_latchkey.so, the PAM module sshd, sudo and login load (README "Signing in to
-# this host with a passkey"; docs/SECURITY.md, "PAM"), with the system's C compiler: no
+# Builds pam_latchkey.so, the PAM module sshd, sudo and login load (docs/guides/pam.md; docs/SECURITY.md, "PAM"), with the system's C compiler: no
 # Swift in it, and nothing linked but libpam and libc. (SwiftPM would link it through the
 # Swift driver, which names libstdc++ and libm ahead of any --as-needed.)
 #

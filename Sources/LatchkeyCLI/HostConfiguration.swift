@@ -4,7 +4,7 @@ import LatchkeyHost
 import LatchkeyProtocol
 
 /// `/etc/latchkey/host.conf`, what `latchkey host run` and the host's commands run by
-/// (README "A fleet of hosts"; docs/PROTOCOL.md section 15). One `key = value` a line,
+/// (docs/guides/fleet.md; docs/PROTOCOL.md section 15). One `key = value` a line,
 /// `#` comments:
 ///
 /// ```
@@ -130,7 +130,7 @@ struct HostConfiguration: Sendable, Equatable {
     /// The file `latchkey host enroll` writes.
     func rendered() -> String {
         var lines = [
-            "# latchkey host: this host's copy of the provider's directory (README \"A fleet of hosts\")",
+            "# latchkey host: this host's copy of the provider's directory (docs/guides/fleet.md)",
             "issuer = \(issuer.absoluteString)",
             "client-id = \(clientID)",
             "vault = \(vault.path)",

@@ -4,7 +4,7 @@ import Latchkey
 
 extension LatchkeyCommand {
     /// `latchkey desktop install|uninstall`: makes `latchkey open` the desktop's handler of
-    /// Latchkey links (``DeepLinkRegistration``; README "Links on a Linux desktop").
+    /// Latchkey links (``DeepLinkRegistration``; docs/guides/desktop-links.md).
     struct Desktop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "desktop",

@@ -10,8 +10,7 @@ import Logging
 
 extension LatchkeyCommand {
     /// `latchkey host …`: this host's copy of the provider's directory, so `getent`, `id`,
-    /// `sshd`, `sudo` and `ls` know the fleet's people through NSS (README "A fleet of
-    /// hosts"; docs/PROTOCOL.md section 15).
+    /// `sshd`, `sudo` and `ls` know the fleet's people through NSS (docs/guides/fleet.md; docs/PROTOCOL.md section 15).
     struct Host: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "host",
@@ -84,7 +83,7 @@ extension LatchkeyCommand {
             try HostVault.writeConfiguration(configuration.rendered(), to: config)
             HostVault.printRegistration(
                 key, issuer: configuration.issuer, clientID: configuration.clientID, config: config, register: "--grant client_credentials --scope host",
-                then: ["latchkey admin set-host-labels --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) LABEL…"]
+                then: ["latchkey admin set-host-labels --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) web   # the host's labels"]
             )
         }
     }

@@ -8,7 +8,7 @@ extension LatchkeyCommand {
     /// desktop install`). It says what the link asks and of which provider, acts only on
     /// allowed providers (`--allow-provider`, `links.conf`), asks on the terminal, then runs
     /// the same flow as `bind`, `authenticate`, `approve` or `import`
-    /// (README "Links on a Linux desktop"; docs/SECURITY.md, "Links on a Linux desktop").
+    /// (docs/guides/desktop-links.md; docs/SECURITY.md, "Links on a Linux desktop").
     struct Open: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "open",

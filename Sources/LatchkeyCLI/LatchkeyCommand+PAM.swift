@@ -9,8 +9,7 @@ import Logging
 
 extension LatchkeyCommand {
     /// `latchkey pam …`: signing in to this host (sshd, sudo, login) with a passkey on
-    /// another device, through `pam_latchkey.so` (README "Signing in to this host with a
-    /// passkey"; docs/PROTOCOL.md section 13).
+    /// another device, through `pam_latchkey.so` (docs/guides/pam.md; docs/PROTOCOL.md section 13).
     struct PAM: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pam",

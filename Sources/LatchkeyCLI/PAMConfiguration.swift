@@ -5,8 +5,7 @@ import CDispatch
 import Latchkey
 import LatchkeyProtocol
 
-/// `/etc/latchkey/pam.conf`, what `latchkey pam helper` runs by (README "Signing in to
-/// this host with a passkey"; docs/PROTOCOL.md section 13). One `key = value` a line,
+/// `/etc/latchkey/pam.conf`, what `latchkey pam helper` runs by (docs/guides/pam.md; docs/PROTOCOL.md section 13). One `key = value` a line,
 /// `#` comments:
 ///
 /// ```
@@ -141,7 +140,7 @@ struct PAMConfiguration: Sendable, Equatable {
     /// The file `latchkey pam enroll` writes.
     func rendered() -> String {
         var lines = [
-            "# latchkey pam: who may approve sign-ins to this host (README \"Signing in to this host with a passkey\")",
+            "# latchkey pam: who may approve sign-ins to this host (docs/guides/pam.md)",
             "issuer = \(issuer.absoluteString)",
             "client-id = \(clientID)",
             "vault = \(vault.path)",

@@ -1,6 +1,6 @@
 /*
  * pam_latchkey.so: sshd, sudo and login approved with a passkey on another device
- * (README "Signing in to this host with a passkey"; docs/PROTOCOL.md section 13;
+ * (docs/guides/pam.md; docs/PROTOCOL.md section 13;
  * docs/SECURITY.md, "PAM"), and a fleet's directory accounts checked and given a home
  * (docs/PROTOCOL.md section 15).
  *

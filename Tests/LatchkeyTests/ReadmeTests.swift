@@ -2,11 +2,29 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-/// The README stays true: its library example is the file the build compiles, and it
-/// names the two commands a newcomer runs.
+/// The README and the guides stay true: the library example is the file the build
+/// compiles, the README names the two commands a newcomer runs and stays short, and the
+/// units the guides show are the ones in contrib/.
 @Suite("README")
 struct ReadmeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `docs/guides/NAME`.
+    static func guide(_ name: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent("docs/guides/" + name), encoding: .utf8)
+    }
+
+    @Test("the README is under 400 lines and links every guide, each of which exists")
+    func shortAndLinked() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.split(separator: "\n", omittingEmptySubsequences: false).count < 400)
+        let guides = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs/guides").path).filter { $0.hasSuffix(".md") }
+        #expect(guides.count >= 9)
+        for name in guides {
+            #expect(readme.contains("(docs/guides/\(name))"), "the README links \(name)")
+            #expect(try Self.guide(name).contains("(../../README.md)"), "\(name) links back")
+        }
+    }
 
     @Test("the library example in README.md is Examples/ReadmeExample/main.swift, verbatim")
     func exampleIsCompiled() throws {
@@ -27,9 +45,9 @@ struct ReadmeTests {
         #expect(commands == ["swift run latchkey demo", "swift test"])
     }
 
-    @Test("the agent's systemd user units in contrib/ are the ones the README shows: socket 0600 in the runtime directory, a service that starts locked")
+    @Test("the agent's systemd user units in contrib/ are the ones its guide shows: socket 0600 in the runtime directory, a service that starts locked")
     func agentUnits() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try Self.guide("agent.md")
         let socket = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-agent.socket"), encoding: .utf8)
         let service = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-agent.service"), encoding: .utf8)
         #expect(readme.contains("```ini\n" + socket + "```") && readme.contains("```ini\n" + service + "```"))
@@ -37,9 +55,9 @@ struct ReadmeTests {
         #expect(service.contains("latchkey agent --locked") && service.contains("LimitCORE=0") && !service.contains("PASSPHRASE"))
     }
 
-    @Test("the systemd unit in contrib/ is the one the README shows, with its hardening and no secret on the command line")
+    @Test("the provider's systemd unit in contrib/ is the one its guide shows, with its hardening and no secret on the command line")
     func systemdUnit() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try Self.guide("provider.md")
         let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.service"), encoding: .utf8)
         #expect(readme.contains("```ini\n" + unit + "```"))
         for directive in ["DynamicUser=yes", "StateDirectory=latchkey", "ProtectSystem=strict", "NoNewPrivileges=yes",
@@ -49,9 +67,9 @@ struct ReadmeTests {
         #expect(!unit.contains("--admin-token ") && !unit.contains("password=") && !unit.contains("LATCHKEY_ADMIN_TOKEN="))
     }
 
-    @Test("the TPM sign-in unit in contrib/ is the one the README shows: no secret, the TPM device only")
+    @Test("the TPM sign-in unit in contrib/ is the one its guide shows: no secret, the TPM device only")
     func tpmUnit() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try Self.guide("tpm.md")
         let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/sign-in-agent-tpm.service"), encoding: .utf8)
         #expect(readme.contains("```ini\n" + unit + "```"))
         for directive in ["LATCHKEY_VAULT_KEY=tpm", "DynamicUser=yes", "DevicePolicy=closed", "DeviceAllow=/dev/tpmrm0 rw", "SupplementaryGroups=tss"] {

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// A sign-in to this host that a person must approve from a device holding their passkey
-/// (`pam_latchkey`; README "Signing in to this host with a passkey"; docs/PROTOCOL.md
+/// (`pam_latchkey`; docs/guides/pam.md; docs/PROTOCOL.md
 /// section 13): the PAM items the host reports to the provider, which shows them to the
 /// approver (``DeviceApprovalRequest/hostLogin``).
 public struct HostLoginRequest: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import Hummingbird
 
-/// Probes for a supervisor or load balancer (README, "Several instances on PostgreSQL"):
+/// Probes for a supervisor or load balancer (docs/guides/provider.md, "Several instances on PostgreSQL"):
 /// `GET /healthz` (and its older name
 /// `/health`) says the process serves HTTP, and nothing else, so a restart loop is not
 /// triggered by a database outage; `GET /readyz` says whether this instance can serve

@@ -174,11 +174,13 @@ struct DocumentedCommandTests {
         ])
     }
 
-    @Test("every latchkey command line in README.md and docs/*.md parses with the real parser")
+    @Test("every latchkey command line in README.md, docs/*.md and docs/guides/*.md parses with the real parser")
     func documentedCommands() async throws {
         var files = [Self.root.appendingPathComponent("README.md")]
-        let docs = Self.root.appendingPathComponent("docs")
-        files += try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted().map { docs.appendingPathComponent($0) }
+        for folder in ["docs", "docs/guides"] {
+            let docs = Self.root.appendingPathComponent(folder)
+            files += try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted().map { docs.appendingPathComponent($0) }
+        }
         var checked = 0
         for file in files {
             for arguments in Self.commandLines(in: try String(contentsOf: file, encoding: .utf8)) {
@@ -190,18 +192,24 @@ struct DocumentedCommandTests {
         #expect(checked >= 60, "only \(checked) command lines found: has the extractor lost some?")
     }
 
-    @Test("the registration line latchkey pam enroll prints parses")
-    func pamEnrollHint() async throws {
+    @Test("the command lines latchkey pam enroll and latchkey host enroll print parse", arguments: ["pam", "host"])
+    func enrollHints(_ command: String) async throws {
         let directory = try TemporaryDirectory()
         let enrolled = try await LatchkeyCommand.run([
-            "pam", "enroll", "--issuer", "http://127.0.0.1:9", "--client-id", "web-1", "--config", directory.url.appendingPathComponent("pam.conf").path,
+            command, "enroll", "--issuer", "http://127.0.0.1:9", "--client-id", "web-1", "--config", directory.url.appendingPathComponent("\(command).conf").path,
             "--vault", directory.url.appendingPathComponent("vault").path, "--vault-key-file", directory.url.appendingPathComponent("vault.key").path,
-        ])
+        ] + (command == "host" ? [
+            "--state-dir", directory.url.appendingPathComponent("state").path, "--ssh-ca-file", directory.url.appendingPathComponent("ca.pub").path,
+            "--ssh-krl-file", directory.url.appendingPathComponent("revoked.krl").path,
+        ] : []))
         try #require(enrolled.status == 0, "\(enrolled.stderr)")
         let hinted = Self.commands(inScript: enrolled.stderr)
-        let registration = try #require(hinted.first { $0.starts(with: ["admin", "create-client"]) }, "\(enrolled.stderr)")
-        let run = try await LatchkeyCommand.run(["check-arguments"] + registration)
-        #expect(run.status == 0, "latchkey \(registration.joined(separator: " ")): \(run.stderr)")
+        #expect(hinted.contains { $0.starts(with: ["admin", "create-client"]) }, "\(enrolled.stderr)")
+        #expect(hinted.count == (command == "host" ? 2 : 1), "\(hinted)")
+        for line in hinted {
+            let run = try await LatchkeyCommand.run(["check-arguments"] + line)
+            #expect(run.status == 0, "latchkey \(line.joined(separator: " ")): \(run.stderr)")
+        }
     }
 
     @Test("check-arguments refuses an option the command does not have, with the usage error's exit status, and runs nothing")

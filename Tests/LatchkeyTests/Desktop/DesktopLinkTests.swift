@@ -5,7 +5,7 @@ import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 
-/// Links on a Linux desktop (README "Links on a Linux desktop"): `latchkey desktop
+/// Links on a Linux desktop (docs/guides/desktop-links.md): `latchkey desktop
 /// install` registers `latchkey open` with Debian's xdg-utils and desktop-file-utils, and
 /// `xdg-open` of a `latchkey://` link then runs it in a (stand-in) terminal, which binds a
 /// credential at a running `latchkey serve` or approves a device's sign-in there.

@@ -8,7 +8,7 @@ import Testing
 extension HostNSSTests {
     /// `latchkey host run` against a provider on loopback, seen through the host's own NSS:
     /// `getent` and `id` resolve the directory through nss-systemd, which asks the daemon's
-    /// socket under /run/systemd/userdb (README "A fleet of hosts"; docs/PROTOCOL.md
+    /// socket under /run/systemd/userdb (docs/guides/fleet.md; docs/PROTOCOL.md
     /// section 15).
     @Suite("latchkey host: the fleet's accounts and groups through NSS", .serialized)
     struct HostDaemonTests {

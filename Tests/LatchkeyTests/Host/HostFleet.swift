@@ -5,8 +5,7 @@ import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 
-/// A fleet at a test provider and one host of it running `latchkey host run` (README "A
-/// fleet of hosts"): identities with POSIX accounts, groups, the host's client made by
+/// A fleet at a test provider and one host of it running `latchkey host run` (docs/guides/fleet.md): identities with POSIX accounts, groups, the host's client made by
 /// `latchkey host enroll` and registered with client credentials and the `host` scope,
 /// its labels, and the daemon, serving a userdb socket of its own name so that tests
 /// never meet each other or a real `io.latchkey`.

@@ -7,8 +7,7 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-/// A host enrolled at a test provider for `pam_latchkey` (README "Signing in to this host
-/// with a passkey"): its configuration, vault and client key made by `latchkey pam
+/// A host enrolled at a test provider for `pam_latchkey` (docs/guides/pam.md): its configuration, vault and client key made by `latchkey pam
 /// enroll`, its client registered with the device grant, and a PAM service file of its
 /// own for `pamtester` under `pam_wrapper`.
 struct PAMHost {

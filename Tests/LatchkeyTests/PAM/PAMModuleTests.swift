@@ -7,8 +7,7 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-/// `pam_latchkey.so` on the real PAM stack (README "Signing in to this host with a
-/// passkey"; docs/PROTOCOL.md section 13): Debian's `pamtester` under `pam_wrapper`
+/// `pam_latchkey.so` on the real PAM stack (docs/guides/pam.md; docs/PROTOCOL.md section 13): Debian's `pamtester` under `pam_wrapper`
 /// loads the module SwiftPM built, which runs `latchkey pam helper`; the host is enrolled
 /// at a running provider and a person approves or denies with a passkey from a vault of
 /// their own, as `latchkey approve` does.

@@ -8,8 +8,7 @@ import Testing
 
 /// `sshd` with `UsePAM yes` and keyboard-interactive, its PAM service `sshd` loading
 /// `pam_latchkey.so` (under pam_wrapper, so the host's own /etc/pam.d is not touched),
-/// and OpenSSH's `ssh` answering the prompt through `SSH_ASKPASS` (README "Signing in to
-/// this host with a passkey"): the person sees the code in the prompt, approves with a
+/// and OpenSSH's `ssh` answering the prompt through `SSH_ASKPASS` (docs/guides/pam.md): the person sees the code in the prompt, approves with a
 /// passkey elsewhere, presses Enter, and is in; after a denial, they are not.
 @Suite("PAM: ssh into a host with keyboard-interactive and a passkey approval", .serialized)
 struct PAMSSHTests {

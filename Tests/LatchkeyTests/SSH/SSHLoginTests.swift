@@ -9,7 +9,7 @@ import LatchkeyTestSupport
 import Logging
 import Testing
 
-/// Passwordless SSH end to end (README "Passwordless SSH"; docs/PROTOCOL.md section 12):
+/// Passwordless SSH end to end (docs/guides/ssh.md; docs/PROTOCOL.md section 12):
 /// `latchkey ssh login`'s work through the facade, the agent's ssh-agent socket, and the
 /// real OpenSSH: `sshd` started on a free loopback port with a config of its own that
 /// trusts only the provider's CA and reads its KRL, and `ssh` through `SSH_AUTH_SOCK`.
