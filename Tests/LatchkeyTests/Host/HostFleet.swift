@@ -14,6 +14,23 @@ struct HostFleet {
     let config: URL
     let service: String
     let clientID: String
+    /// Removes the userdb socket when the test is done with this host: a daemon killed
+    /// with SIGKILL leaves it, and nss-systemd would go on trying it for every lookup.
+    let sweeper: SocketSweeper
+
+    init(directory: TemporaryDirectory, config: URL, service: String, clientID: String) {
+        self.directory = directory
+        self.config = config
+        self.service = service
+        self.clientID = clientID
+        sweeper = SocketSweeper(path: "/run/systemd/userdb/\(service)")
+    }
+
+    final class SocketSweeper: Sendable {
+        let path: String
+        init(path: String) { self.path = path }
+        deinit { unlink(path) }
+    }
 
     var homeBase: URL { directory.url.appendingPathComponent("home") }
     var stateDirectory: URL { directory.url.appendingPathComponent("state") }
