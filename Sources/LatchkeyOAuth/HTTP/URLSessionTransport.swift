@@ -26,7 +26,12 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         delegate = SessionDelegate(policy: policy)
     }
 
-    deinit { madeSession.withLock { $0?.invalidateAndCancel() } }
+    /// The session holds its delegate until it is invalidated. `finishTasksAndInvalidate()`
+    /// does that on the session's own queue; `invalidateAndCancel()` reads the session's
+    /// task list from the calling thread while that queue may be removing a finished task,
+    /// and FoundationNetworking crashed there once in a CI run (in `Collection.map`, from
+    /// this deinit). No caller waits on a task by now: a cancelled one ends at once.
+    deinit { madeSession.withLock { $0?.finishTasksAndInvalidate() } }
 
     /// The session, made at the first request: making one starts libcurl and
     /// FoundationNetworking's machinery (several milliseconds), which a command answered
