@@ -39,7 +39,20 @@ from werkzeug.serving import make_server
 CLIENT_ID = "latchkey-cli"
 ISSUER = None
 RP_ID = "127.0.0.1"
-KEY = JsonWebKey.generate_key("EC", "P-256", is_private=True, options={"kid": "peer-es256"})
+
+
+def _full_length_key():
+    """An ES256 key whose JWK coordinates are 32 bytes each. Authlib writes x and y without
+    their leading zero bytes, which RFC 7518 section 6.2.1.2 forbids and Latchkey refuses,
+    so about one key in 128 would make a run fail; such a key is drawn again."""
+    while True:
+        key = JsonWebKey.generate_key("EC", "P-256", is_private=True, options={"kid": "peer-es256"})
+        public = key.as_dict(is_private=False)
+        if all(len(public[c]) == 43 for c in ("x", "y")):
+            return key
+
+
+KEY = _full_length_key()
 LOCK = threading.Lock()
 IDENTITIES = {}  # id -> {"username"}
 CREDENTIALS = {}  # credential id (bytes) -> {"identity", "public_key", "sign_count"}

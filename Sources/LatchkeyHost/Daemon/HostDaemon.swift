@@ -19,8 +19,10 @@ public final class HostDaemon: Sendable {
     private let cache: HostDirectoryCache
     private let alarm = Alarm()
     private let state: Mutex<State>
-    /// Control-socket callers waiting for the sync under way to end.
-    private let waiters = Mutex<[DispatchSemaphore]>([])
+    /// Control-socket callers waiting for a sync: each for the first one that starts after
+    /// it asked (a sync already under way may have read the provider before the change the
+    /// caller wants to see), by the number of syncs started when it asked.
+    private let waiters = Mutex<[(after: Int, done: DispatchSemaphore)]>([])
     /// For the provider's public SSH files: no token, the transport's size cap.
     private let sshTransport = URLSessionTransport()
 
@@ -39,6 +41,8 @@ public final class HostDaemon: Sendable {
         var stopping = false
         var servers: [VarlinkServer] = []
         var sync: Task<Void, Never>?
+        /// How many syncs have started.
+        var syncsStarted = 0
         var key: SymmetricKey?
         var lock: Int32 = -1
     }
@@ -150,7 +154,7 @@ public final class HostDaemon: Sendable {
             return state.servers
         }
         servers.forEach { $0.stop() }
-        waiters.withLock { $0.forEach { $0.signal() }; $0 = [] }
+        waiters.withLock { $0.forEach { $0.done.signal() }; $0 = [] }
     }
 
     /// Seconds to the next sync: the interval a tenth either way after a success; after
@@ -223,7 +227,8 @@ public final class HostDaemon: Sendable {
             try reply(try .reply(StatusReply(status: status()), encoder: HostStatus.encoder()))
         case HostControl.sync:
             let done = DispatchSemaphore(value: 0)
-            waiters.withLock { $0.append(done) }
+            let after = state.withLock { $0.syncsStarted }
+            waiters.withLock { $0.append((after, done)) }
             alarm.ring()
             _ = done.wait(timeout: .now() + 120)
             try reply(try .reply(StatusReply(status: status()), encoder: HostStatus.encoder()))
@@ -252,7 +257,10 @@ public final class HostDaemon: Sendable {
     /// One read of the provider's directory into the cache and the index; a failure is a
     /// journal line and leaves both as they were.
     func syncOnce() async {
-        let (known, key) = state.withLock { ($0.snapshot?.directory.version, $0.key) }
+        let (known, key, number) = state.withLock { state in
+            state.syncsStarted += 1
+            return (state.snapshot?.directory.version, state.key, state.syncsStarted)
+        }
         guard let key else { return }
         let walk = HostDirectoryWalk(embedded: configuration.embedded, issuer: configuration.issuer, clientID: configuration.clientID)
         let now = Int64(Date().timeIntervalSince1970)
@@ -303,7 +311,10 @@ public final class HostDaemon: Sendable {
         }
         rebuildIndex(reason: "sync")
         writeStatus()
-        waiters.withLock { $0.forEach { $0.signal() }; $0 = [] }
+        waiters.withLock { waiters in
+            for waiter in waiters where waiter.after < number { waiter.done.signal() }
+            waiters.removeAll { $0.after < number }
+        }
     }
 
     /// The shells `/etc/shells` lists.
