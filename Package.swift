@@ -9,6 +9,19 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The release `latchkey --version` names; the Debian package's version starts with it
+/// (scripts/package-deb.sh).
+let latchkeyVersion = "0.4.0"
+
+/// The commit the binaries are built from: `LATCHKEY_BUILD_COMMIT` when the packaging
+/// script sets it (it builds from a copy of the tree, outside git), else what SwiftPM reads
+/// of the checkout, marked `-dirty` when files differ from it.
+let latchkeyCommit: String = {
+    if let commit = Context.environment["LATCHKEY_BUILD_COMMIT"], !commit.isEmpty { return commit }
+    guard let git = Context.gitInformation else { return "unknown" }
+    return git.currentCommit + (git.hasUncommittedChanges ? "-dirty" : "")
+}()
+
 let package = Package(
     name: "Latchkey",
     platforms: [.macOS(.v15)],
@@ -69,6 +82,15 @@ let package = Package(
         // which puts the runtime's libraries (libstdc++, libm) ahead of any --as-needed, so
         // the module would load them into every PAM host. scripts/build-pam-module.sh
         // builds it with the C compiler alone (libpam and libc), and the tests load that.
+        // The release and the commit, for `latchkey --version` (C, because a macro can carry
+        // a string and a Swift build condition cannot).
+        .target(
+            name: "CLatchkeyBuildInfo",
+            cSettings: [
+                .define("LATCHKEY_BUILD_VERSION", to: "\"\(latchkeyVersion)\""),
+                .define("LATCHKEY_BUILD_COMMIT", to: "\"\(latchkeyCommit)\""),
+            ]
+        ),
         .target(
             name: "LatchkeyCrypto",
             dependencies: ["CLatchkeyOpenSSL", "CLatchkeyTSS", .product(name: "SystemPackage", package: "swift-system")],
@@ -145,6 +167,7 @@ let package = Package(
         .executableTarget(
             name: "LatchkeyCLI",
             dependencies: [
+                "CLatchkeyBuildInfo",
                 "Latchkey",
                 "LatchkeyHost",
                 "LatchkeyIdP",

@@ -19,8 +19,9 @@ struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Passwordless, passkey-style sign-in for Linux.",
-        // Milestone 3; `latchkey --version` is also the benchmark's bare process start.
-        version: "0.3.0",
+        // The release and the commit (Package.swift); `latchkey --version` is also the
+        // benchmark's bare process start.
+        version: BuildInfo.versionLine,
         subcommands: [Demo.self, Bind.self, List.self, Authorize.self, Authenticate.self, Token.self, API.self, ClientKeyCommand.self, Login.self, Approve.self, Deny.self, Logout.self, Export.self, Import.self, Delete.self, SignUp.self, Recover.self, Serve.self, Admin.self, Agent.self, SSH.self, PAM.self, Host.self, Open.self, Desktop.self, CheckArguments.self]
     )
 
