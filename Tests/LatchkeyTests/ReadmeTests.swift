@@ -60,8 +60,9 @@ struct ReadmeTests {
         let readme = try Self.guide("provider.md")
         let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.service"), encoding: .utf8)
         #expect(readme.contains("```ini\n" + unit + "```"))
-        for directive in ["DynamicUser=yes", "StateDirectory=latchkey", "ProtectSystem=strict", "NoNewPrivileges=yes",
-                          "LoadCredential=latchkey-admin-token:", "LoadCredential=latchkey-store-key:", "latchkey-database-password"] {
+        for directive in ["DynamicUser=yes", "StateDirectory=latchkey/provider", "ProtectSystem=strict", "NoNewPrivileges=yes",
+                          "EnvironmentFile=/etc/default/latchkey-serve", "LoadCredential=latchkey-admin-token:", "LoadCredential=latchkey-store-key:",
+                          "latchkey-database-password"] {
             #expect(unit.contains(directive), "\(directive)")
         }
         #expect(!unit.contains("--admin-token ") && !unit.contains("password=") && !unit.contains("LATCHKEY_ADMIN_TOKEN="))
@@ -80,14 +81,23 @@ struct ReadmeTests {
 
     @Test(
         "systemd-analyze verifies the units", .requires(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "systemd-analyze not found: skipped"),
-        arguments: ["latchkey-serve.service", "sign-in-agent-tpm.service", "latchkey-host.service"]
+        arguments: ["latchkey-serve.service", "sign-in-agent-tpm.service", "latchkey-host.service", "latchkey-agent.service", "latchkey-agent.socket"]
     )
     func systemdUnitVerifies(_ name: String) async throws {
-        let unit = try String(contentsOf: Self.root.appendingPathComponent("contrib/" + name), encoding: .utf8)
         let directory = try TemporaryDirectory()
-        // The unit names /usr/local/bin/latchkey; point it at the one the tests built.
+        // The units name /usr/bin/latchkey, where the Debian package puts it; point them at
+        // the one the tests built, and the provider's options file at a copy. Every unit is
+        // copied, so one that requires another (the agent's service its socket) finds it.
+        let options = directory.url.appendingPathComponent("latchkey-serve.default")
+        try Data(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.default")).write(to: options)
+        let contrib = Self.root.appendingPathComponent("contrib")
+        for unit in try FileManager.default.contentsOfDirectory(atPath: contrib.path) where !unit.hasSuffix(".default") {
+            try String(contentsOf: contrib.appendingPathComponent(unit), encoding: .utf8)
+                .replacingOccurrences(of: "/usr/bin/latchkey", with: LatchkeyServe.binary.path)
+                .replacingOccurrences(of: "/etc/default/latchkey-serve", with: options.path)
+                .write(to: directory.url.appendingPathComponent(unit), atomically: true, encoding: .utf8)
+        }
         let copy = directory.url.appendingPathComponent(name)
-        try unit.replacingOccurrences(of: "/usr/local/bin/latchkey", with: LatchkeyServe.binary.path).write(to: copy, atomically: true, encoding: .utf8)
         let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/systemd-analyze"), ["verify", copy.path])
         #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
     }
