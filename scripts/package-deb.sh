@@ -10,9 +10,9 @@
 #                 older than debian/ is packaged with this checkout's debian/ and scripts
 #   --output DIR  where the .deb goes (default .build-deb/); prints its path last
 #
-# The version is Package.swift's release plus the commit's time and hash
-# (0.4.0+git20261129120000.0123456789ab), so packages of later commits sort later and an
-# upgrade between two of them is an upgrade. The commit's time is SOURCE_DATE_EPOCH: the
+# The version is Package.swift's release plus the number of commits up to the one built and
+# its hash (0.4.0+git412.0123456789ab, as git describe counts), so a later commit's package
+# sorts later and installing it is an upgrade. The commit's time is SOURCE_DATE_EPOCH: the
 # changelog's date, the man pages' date and every file's time in the package.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,7 +89,8 @@ release=$(sed -n 's/^let latchkeyVersion = "\(.*\)"$/\1/p' "$src/Package.swift")
 if [ -z "$release" ]; then
     release=$(sed -n 's/^ *version: "\([0-9.]*\)",.*$/\1/p' "$src/Sources/LatchkeyCLI/LatchkeyCommand.swift")
 fi
-version="$release+git$(date -u -d "@$epoch" +%Y%m%d%H%M%S).${commit:0:12}"
+count=$(git -C "$top" rev-list --count "$commit")
+version="$release+git$count.${commit:0:12}"
 
 # The changelog names this version and the commit's time.
 {
