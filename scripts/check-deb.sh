@@ -128,7 +128,7 @@ MANWIDTH=80 man latchkey.serve 2>/dev/null | grep -q -- "--data-dir" || fail "ma
 bash -c 'source /usr/share/bash-completion/completions/latchkey && complete -p latchkey' >/dev/null \
     || fail "the bash completion does not register for latchkey"
 head -1 /usr/share/zsh/vendor-completions/_latchkey | grep -q '^#compdef latchkey' || fail "the zsh completion is not a #compdef file"
-grep -q '^complete -c latchkey' /usr/share/fish/vendor_completions.d/latchkey.fish || fail "the fish completion completes nothing for latchkey"
+grep -q "^complete -c 'latchkey'" /usr/share/fish/vendor_completions.d/latchkey.fish || fail "the fish completion completes nothing for latchkey"
 systemd-analyze verify /lib/systemd/system/latchkey-serve.service /lib/systemd/system/latchkey-host.service \
     || fail "systemd-analyze verify refuses the system units"
 systemd-analyze verify /usr/lib/systemd/user/latchkey-agent.socket /usr/lib/systemd/user/latchkey-agent.service \
@@ -147,7 +147,10 @@ if LD_PRELOAD=$pam_wrapper PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$work/pam.d" P
     pamtester -v latchkey-check root authenticate > "$work/pamtester.log" 2>&1; then
     fail "pam_latchkey approved root with no configuration"
 fi
-grep -q "pam_latchkey" "$work/pamtester.log" || { cat "$work/pamtester.log" >&2; fail "the module did not run for authenticate"; }
+# The module ran the installed helper, which said why (the module's syslog line, which
+# pam_wrapper prints).
+grep -q "cannot open the configuration $work/no-such.conf" "$work/pamtester.log" \
+    || { cat "$work/pamtester.log" >&2; fail "the module did not run the helper for authenticate"; }
 step "latchkey demo from /usr/bin"
 (cd "$work" && /usr/bin/latchkey demo >/dev/null) || fail "latchkey demo failed from /usr/bin"
 
