@@ -88,6 +88,8 @@ struct ReadmeTests {
         // The units name /usr/bin/latchkey, where the Debian package puts it; point them at
         // the one the tests built, and the provider's options file at a copy. Every unit is
         // copied, so one that requires another (the agent's service its socket) finds it.
+        // Their man pages exist once the package is installed (scripts/check-deb.sh verifies
+        // the installed units, pages and all), so the copies name none.
         let options = directory.url.appendingPathComponent("latchkey-serve.default")
         try Data(contentsOf: Self.root.appendingPathComponent("contrib/latchkey-serve.default")).write(to: options)
         let contrib = Self.root.appendingPathComponent("contrib")
@@ -95,6 +97,7 @@ struct ReadmeTests {
             try String(contentsOf: contrib.appendingPathComponent(unit), encoding: .utf8)
                 .replacingOccurrences(of: "/usr/bin/latchkey", with: LatchkeyServe.binary.path)
                 .replacingOccurrences(of: "/etc/default/latchkey-serve", with: options.path)
+                .replacing(#/man:latchkey[.a-z-]*\(1\) /#, with: "")
                 .write(to: directory.url.appendingPathComponent(unit), atomically: true, encoding: .utf8)
         }
         let copy = directory.url.appendingPathComponent(name)
