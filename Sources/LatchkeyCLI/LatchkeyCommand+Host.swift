@@ -68,19 +68,8 @@ extension LatchkeyCommand {
             configuration.sshCAFile = sshCAFile
             configuration.sshKRLFile = sshKRLFile
             configuration.userDatabaseService = userdbService
-            if FileManager.default.fileExists(atPath: config) {
-                let existing = try HostConfiguration.load(config)
-                guard existing.issuer == configuration.issuer, existing.clientID == configuration.clientID else {
-                    throw CommandFailure("\(config) is for \(existing.clientID) at \(existing.issuer.absoluteString); remove it to enroll anew")
-                }
-                configuration = existing
-            }
-            let (key, tpm) = try await HostVault.enroll(
-                issuer: configuration.issuer, clientID: configuration.clientID, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile,
-                keyProtection: try enrollment.protection.setting()
-            )
-            if configuration.tpm == nil { configuration.tpm = tpm }
-            try HostVault.writeConfiguration(configuration.rendered(), to: config)
+            let (written, key) = try await HostVault.enroll(configuration, at: config, keyProtection: try enrollment.protection.setting())
+            configuration = written
             HostVault.printRegistration(
                 key, issuer: configuration.issuer, clientID: configuration.clientID, config: config, register: "--grant client_credentials --scope host",
                 then: ["latchkey admin set-host-labels --idp \(configuration.issuer.absoluteString) --client-id \(configuration.clientID) web   # the host's labels"]

@@ -36,22 +36,10 @@ extension LatchkeyCommand {
         }
 
         func run() async throws {
-            var configuration = PAMConfiguration(
-                issuer: try enrollment.issuerURL(), clientID: enrollment.clientID, vault: enrollment.vaultURL, vaultKeyFile: enrollment.vaultKeyURL
+            let (configuration, key) = try await HostVault.enroll(
+                PAMConfiguration(issuer: try enrollment.issuerURL(), clientID: enrollment.clientID, vault: enrollment.vaultURL, vaultKeyFile: enrollment.vaultKeyURL),
+                at: config, keyProtection: try enrollment.protection.setting()
             )
-            if FileManager.default.fileExists(atPath: config) {
-                let existing = try PAMConfiguration.load(config)
-                guard existing.issuer == configuration.issuer, existing.clientID == configuration.clientID else {
-                    throw CommandFailure("\(config) is for \(existing.clientID) at \(existing.issuer.absoluteString); remove it to enroll anew")
-                }
-                configuration = existing
-            }
-            let (key, tpm) = try await HostVault.enroll(
-                issuer: configuration.issuer, clientID: configuration.clientID, vault: configuration.vault, vaultKeyFile: configuration.vaultKeyFile,
-                keyProtection: try enrollment.protection.setting()
-            )
-            if configuration.tpm == nil { configuration.tpm = tpm }
-            try HostVault.writeConfiguration(configuration.rendered(), to: config)
             HostVault.printRegistration(key, issuer: configuration.issuer, clientID: configuration.clientID, config: config, register: "--grant device_code")
         }
     }
