@@ -57,7 +57,11 @@ else
     commit=$(git -C "$top" rev-parse HEAD)
     suffix=""
     if [ -n "$(git -C "$top" status --porcelain --untracked-files=no)" ]; then suffix="-dirty"; fi
-    (cd "$top" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -c -f -) | tar -x -C "$stage"
+    # Tracked and new files as they are in the working tree (a tracked file deleted there is
+    # left out, as it would be from the next commit).
+    (cd "$top" && git ls-files -z --cached --others --exclude-standard \
+        | python3 -c 'import os, sys; sys.stdout.buffer.write(b"".join(p + b"\0" for p in sys.stdin.buffer.read().split(b"\0") if p and os.path.lexists(p)))' \
+        | tar --null -T - -c -f -) | tar -x -C "$stage"
 fi
 src="$out/src"
 scratch="$out/swift"
