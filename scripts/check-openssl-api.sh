@@ -38,4 +38,11 @@ if [ -n "$tss_leaks" ]; then
     echo "FAIL: the tpm2-tss module is imported outside Sources/LatchkeyCrypto/TPM/: $tss_leaks" >&2
     exit 1
 fi
-echo "OpenSSL API check passed: deprecated calls do not compile; C modules imported only under Sources/LatchkeyCrypto/OpenSSL/ and TPM/"
+# The build information (a C target for its string macros) is read by BuildInfo alone.
+info_leaks=$(grep -rlE '^\s*((public|package|internal|@_implementationOnly) )?import CLatchkeyBuildInfo' Sources \
+    | grep -v '^Sources/LatchkeyCLI/BuildInfo.swift$' || true)
+if [ -n "$info_leaks" ]; then
+    echo "FAIL: CLatchkeyBuildInfo is imported outside Sources/LatchkeyCLI/BuildInfo.swift: $info_leaks" >&2
+    exit 1
+fi
+echo "OpenSSL API check passed: deprecated calls do not compile; C modules imported only under Sources/LatchkeyCrypto/OpenSSL/ and TPM/ (and the build information by BuildInfo)"
