@@ -240,8 +240,13 @@ struct PostgresConnectionPoolTests {
             let database = PostgresProviderDatabase(
                 configuration: try location.connectionConfiguration(), maximumConnections: 1, logger: Self.logger, connectionDeadline: .seconds(1)
             )
+            // The statement outlasts any stall of a saturated machine: the deadline's watch
+            // waits out a process that is itself stalled (its timer a second late) rather
+            // than blame PostgreSQL, and in one fresh-clone run such a stall outlasted a
+            // 30-second sleep, which then answered. Only the deadline ends this one; the
+            // test's database is dropped WITH (FORCE), which ends its backend.
             let error = await #expect(throws: StoreError.self) {
-                try await database.read { try await $0.execute("SELECT pg_sleep(30)::text AS slept") }
+                try await database.read { try await $0.execute("SELECT pg_sleep(240)::text AS slept") }
             }
             #expect(error?.code == .unavailable && error?.reason.hasPrefix("PostgreSQL did not answer within") == true, "\(String(describing: error))")
             // The only slot is free again: the pool holds no connection, and the next read gets
