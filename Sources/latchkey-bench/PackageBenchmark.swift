@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LatchkeyTestSupport
 
 /// The Debian package (issue 75), from the newest `.build-deb/latchkey_*_amd64.deb`
 /// (`scripts/package-deb.sh`; `LATCHKEY_BENCH_DEB` names another):
@@ -119,41 +120,18 @@ struct PackageBenchmark {
 
     /// `path arguments…`'s exit status, its output discarded.
     static func run(_ path: String, _ arguments: [String]) throws -> Int32 {
-        let pid = try spawn(path, arguments, output: "/dev/null")
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw BenchmarkError("waitpid: \(String(cString: strerror(errno)))") }
-        }
-        return status
+        let process = try SpawnedProcess(URL(fileURLWithPath: path), arguments)
+        process.waitUntilExit()
+        return process.terminationStatus ?? -1
     }
 
     /// `path arguments…`'s standard output (a small answer: dpkg's fields).
     static func output(_ path: String, _ arguments: [String]) throws -> String {
-        let file = NSTemporaryDirectory() + "/latchkey-bench-output-\(UUID().uuidString)"
-        defer { unlink(file) }
-        let pid = try spawn(path, arguments, output: file)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw BenchmarkError("waitpid: \(String(cString: strerror(errno)))") }
-        }
-        guard status == 0 else { throw BenchmarkError("\(path) exited with status \(status)") }
-        return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-    }
-
-    /// posix_spawn with stdin from /dev/null, stdout to `output` (stderr too: `ssh -V`
-    /// writes its version there), and this process's environment.
-    private static func spawn(_ path: String, _ arguments: [String], output: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        guard result == 0 else { throw BenchmarkError("cannot start \(path): \(String(cString: strerror(result)))") }
-        return pid
+        let pipe = Pipe()
+        let process = try SpawnedProcess(URL(fileURLWithPath: path), arguments, stdout: .pipe(pipe))
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("\(path) exited with status \(process.terminationStatus ?? -1)") }
+        return String(decoding: data, as: UTF8.self)
     }
 }
