@@ -11,7 +11,7 @@ let strictSettings: [SwiftSetting] = [
 
 /// The release `latchkey --version` names; the Debian package's version starts with it
 /// (scripts/package-deb.sh).
-let latchkeyVersion = "0.4.0"
+let latchkeyVersion = "0.5.0"
 
 /// The commit the binaries are built from: `LATCHKEY_BUILD_COMMIT` when the packaging
 /// script sets it (it builds from a copy of the tree, outside git), else what SwiftPM reads
@@ -33,7 +33,9 @@ let package = Package(
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyIdP", targets: ["LatchkeyIdP"]),
         .library(name: "LatchkeyHost", targets: ["LatchkeyHost"]),
+        .library(name: "LatchkeyLogging", targets: ["LatchkeyLogging"]),
         .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
+        .executable(name: "latchkey-without-provider", targets: ["LatchkeyWithoutProviderCLI"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
     ],
     dependencies: [
@@ -157,7 +159,35 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The `latchkey` command (swift-argument-parser): thin, over the library modules.
+        // Log lines for the daemons: the provider's, the agent's and the host's (text, or
+        // one JSON object a line), with nothing of the provider in them.
+        .target(
+            name: "LatchkeyLogging",
+            dependencies: ["LatchkeyProtocol", "LatchkeyCrypto", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        // The `latchkey` command tree (swift-argument-parser), over the library modules and
+        // without the provider: what `serve`, `demo` and an offline `admin events verify`
+        // need of LatchkeyIdP the provider's binary installs (``ProviderCommands``), and the
+        // host's binary hands those commands to it (docs/guides/install.md, "Two packages").
+        .target(
+            name: "LatchkeyCommandLine",
+            dependencies: [
+                "CLatchkeyBuildInfo",
+                "Latchkey",
+                "LatchkeyHost",
+                "LatchkeyLogging",
+                "LatchkeyProtocol",
+                "LatchkeyOAuth",
+                "LatchkeyCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `latchkey`: the whole command tree with the provider (LatchkeyIdP) installed,
+        // what `swift run latchkey` and the tests run, and what the latchkey-provider
+        // package installs as /usr/libexec/latchkey/latchkey-provider.
         // Linked with the Swift runtime and Foundation inside (-static-stdlib, as
         // `swift build --static-swift-stdlib` does): loading and binding them as a dozen
         // shared libraries took ten milliseconds of every command's start, more than a
@@ -167,10 +197,10 @@ let package = Package(
         .executableTarget(
             name: "LatchkeyCLI",
             dependencies: [
-                "CLatchkeyBuildInfo",
+                "LatchkeyCommandLine",
                 "Latchkey",
-                "LatchkeyHost",
                 "LatchkeyIdP",
+                "LatchkeyLogging",
                 "LatchkeyProtocol",
                 "LatchkeyOAuth",
                 "LatchkeyCrypto",
@@ -178,6 +208,16 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings + [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]
+        ),
+        // `latchkey` as the Debian package installs it for people and hosts: the same tree
+        // without the provider's server stack (HTTP server, PostgreSQL, SQLite) and without
+        // Foundation's networking and ICU, so it is less than half the size; `serve`,
+        // `demo` and an offline `admin events verify` hand over to the full binary.
+        .executableTarget(
+            name: "LatchkeyWithoutProviderCLI",
+            dependencies: ["LatchkeyCommandLine"],
             swiftSettings: strictSettings + [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]
         ),
@@ -261,7 +301,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyIdPTests",
             dependencies: [
-                "LatchkeyIdP", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto",
+                "LatchkeyIdP", "LatchkeyLogging", "LatchkeyProtocol", "LatchkeyTestSupport", "LatchkeyOAuth", "LatchkeyWebAuthn", "LatchkeyCrypto",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Builds the Debian package of this commit and of the one before it, and puts them through
+# Builds the Debian packages of this commit and of the one before it (latchkey and
+# latchkey-provider; a commit before the split built latchkey alone), and puts them through
 # a host's whole life with them, as root, on this machine (issue 75; .ci/run runs it after
 # the tests; docs/guides/install.md says what each step promises):
 #
 #   1. the previous package installed, a provider run from it on /var/lib/latchkey/provider
 #      with an identity and a bound credential;
-#   2. upgraded to this commit's package with apt-get: the identity and the credential are
-#      still there, and the credential still signs in;
-#   3. the installed tool: --version names this commit, man pages, the three completion
+#   2. upgraded to this commit's packages with apt-get: the identity and the credential are
+#      still there, and the credential still signs in (the provider now runs from
+#      latchkey-provider, which /usr/bin/latchkey hands `serve` to);
+#   3. the installed tool: --version names this commit, /usr/bin/latchkey holds no provider,
+#      man pages, the three completion
 #      files, systemd-analyze verify on the units, pam_latchkey.so loaded by pamtester from
 #      the system module folder under pam_wrapper, latchkey demo from /usr/bin;
 #   4. removed: refused while a hand-edited PAM file names the module, then nothing of the
@@ -27,7 +30,9 @@ fail() { echo "check-deb: $*" >&2; exit 1; }
 step() { echo "check-deb: $*"; }
 
 [ "$(id -u)" = 0 ] || fail "installing a package needs root"
-if dpkg -s latchkey >/dev/null 2>&1; then fail "a latchkey package is installed already; this check would remove it"; fi
+for package in latchkey latchkey-provider; do
+    if dpkg -s "$package" >/dev/null 2>&1; then fail "$package is installed already; this check would remove it"; fi
+done
 [ ! -e /var/lib/latchkey ] || fail "/var/lib/latchkey exists; this check would use and delete it"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/latchkey-deb.XXXXXX")
@@ -42,9 +47,10 @@ stop_serve() {
 cleanup() {
     stop_serve
     rm -f /etc/pam.d/latchkey-check-deb
-    if dpkg -s latchkey >/dev/null 2>&1; then
+    if dpkg -s latchkey >/dev/null 2>&1 || dpkg -s latchkey-provider >/dev/null 2>&1; then
         pam-auth-update --package --remove latchkey latchkey-host >/dev/null 2>&1 || true
-        apt-get purge -y -qq latchkey >/dev/null 2>&1 || dpkg --purge --force-all latchkey >/dev/null 2>&1 || true
+        apt-get purge -y -qq latchkey latchkey-provider >/dev/null 2>&1 \
+            || dpkg --purge --force-all latchkey-provider latchkey >/dev/null 2>&1 || true
     fi
     rm -rf /var/lib/latchkey /var/lib/private/latchkey "$work"
 }
@@ -53,30 +59,34 @@ trap cleanup EXIT
 # --- The two packages ------------------------------------------------------------------
 if git rev-parse --verify -q HEAD~1 >/dev/null; then
     step "packaging the previous commit ($(git rev-parse --short HEAD~1))"
-    previous=$(scripts/package-deb.sh --commit HEAD~1 --no-lintian | tail -1)
+    mapfile -t previous < <(scripts/package-deb.sh --commit HEAD~1 --no-lintian | grep '\.deb$')
 else
     # A clone of one commit has no previous one to build; the upgrade is then checked from a
     # package of this same tree under a lower version, and says so.
     echo "check-deb: WARNING: no previous commit in this clone (a shallow clone?); the upgrade starts from this commit's tree" >&2
-    previous=""
+    previous=()
 fi
 step "packaging this commit (lintian: no error, no warning)"
-current=$(scripts/package-deb.sh | tail -1)
-if [ -z "$previous" ]; then
+mapfile -t current < <(scripts/package-deb.sh | grep '\.deb$')
+[ "${#current[@]}" = 2 ] || fail "this commit should make two packages (latchkey, latchkey-provider): ${current[*]}"
+if [ "${#previous[@]}" = 0 ]; then
     mkdir -p "$work/previous"
-    dpkg-deb -R "$current" "$work/previous/tree"
-    version=$(dpkg-deb -f "$current" Version)
-    sed -i "s/^Version: .*/Version: ${version%%+*}~previous/" "$work/previous/tree/DEBIAN/control"
-    dpkg-deb --root-owner-group -b "$work/previous/tree" "$work/previous/latchkey_previous_amd64.deb" >/dev/null
-    previous="$work/previous/latchkey_previous_amd64.deb"
+    version=$(dpkg-deb -f "${current[0]}" Version)
+    for deb in "${current[@]}"; do
+        name=$(dpkg-deb -f "$deb" Package)
+        dpkg-deb -R "$deb" "$work/previous/$name"
+        sed -i -e "s/^Version: .*/Version: ${version%%+*}~previous/" -e "s/(= $version)/(= ${version%%+*}~previous)/" "$work/previous/$name/DEBIAN/control"
+        dpkg-deb --root-owner-group -b "$work/previous/$name" "$work/previous/${name}_previous_amd64.deb" >/dev/null
+        previous+=("$work/previous/${name}_previous_amd64.deb")
+    done
 fi
-old_version=$(dpkg-deb -f "$previous" Version)
-new_version=$(dpkg-deb -f "$current" Version)
+old_version=$(dpkg-deb -f "${previous[0]}" Version)
+new_version=$(dpkg-deb -f "${current[0]}" Version)
 dpkg --compare-versions "$new_version" gt "$old_version" || fail "$new_version does not sort after $old_version"
 
 # --- 1. The previous package, and a provider with data ----------------------------------
 step "installing $old_version"
-apt-get install -y -qq "$previous" >/dev/null
+apt-get install -y -qq "${previous[@]}" >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 issuer="http://127.0.0.1:$port"
 data=/var/lib/latchkey/provider
@@ -109,8 +119,10 @@ stop_serve
 
 # --- 2. The upgrade keeps the provider's data --------------------------------------------
 step "upgrading to $new_version"
-apt-get install -y -qq "$current" >/dev/null
-[ "$(dpkg-query -W -f '${Version}' latchkey)" = "$new_version" ] || fail "the upgrade did not install $new_version"
+apt-get install -y -qq "${current[@]}" >/dev/null
+for package in latchkey latchkey-provider; do
+    [ "$(dpkg-query -W -f '${Version}' "$package")" = "$new_version" ] || fail "the upgrade did not install $package $new_version"
+done
 start_serve
 /usr/bin/latchkey admin list-identities --idp "$issuer" --json | grep -q "\"$identity\"" || fail "identity ada is gone after the upgrade"
 /usr/bin/latchkey admin list-credentials --idp "$issuer" --json "$identity" | grep -q "\"$credential\"" || fail "ada's credential is gone after the upgrade"
@@ -122,6 +134,11 @@ unset LATCHKEY_ADMIN_TOKEN CREDENTIALS_DIRECTORY LATCHKEY_STORE
 step "checking the installed tool"
 commit=$(git rev-parse HEAD)
 /usr/bin/latchkey --version | grep -q "(commit $commit" || fail "latchkey --version does not name $commit: $(/usr/bin/latchkey --version)"
+/usr/libexec/latchkey/latchkey-provider --version | grep -q "(commit $commit" || fail "latchkey-provider --version does not name $commit"
+# The host's binary carries none of the provider: its size is well under the provider's.
+host_size=$(stat -c %s /usr/bin/latchkey)
+provider_size=$(stat -c %s /usr/libexec/latchkey/latchkey-provider)
+[ $((host_size * 10)) -lt $((provider_size * 8)) ] || fail "/usr/bin/latchkey ($host_size bytes) is not smaller than the provider's binary ($provider_size)"
 man -w latchkey >/dev/null || fail "man -w latchkey finds no page"
 man -w latchkey.host.run >/dev/null || fail "man -w latchkey.host.run finds no page"
 MANWIDTH=80 man latchkey.serve 2>/dev/null | grep -q -- "--data-dir" || fail "man latchkey.serve does not show --data-dir"
@@ -159,7 +176,7 @@ step "removing"
 pam-auth-update --package --enable latchkey latchkey-host
 grep -q pam_latchkey /etc/pam.d/common-auth || fail "pam-auth-update --enable latchkey did not add the module to common-auth"
 printf 'auth [success=done default=ignore] pam_latchkey.so\n' > /etc/pam.d/latchkey-check-deb
-if apt-get remove -y -qq latchkey >/dev/null 2>&1; then fail "the removal went on while /etc/pam.d/latchkey-check-deb names the module"; fi
+if apt-get remove -y -qq latchkey latchkey-provider >/dev/null 2>&1; then fail "the removal went on while /etc/pam.d/latchkey-check-deb names the module"; fi
 [ -x /usr/lib/x86_64-linux-gnu/security/pam_latchkey.so ] || [ -f /usr/lib/x86_64-linux-gnu/security/pam_latchkey.so ] \
     || fail "a refused removal took the module away"
 rm -f /etc/pam.d/latchkey-check-deb
@@ -167,10 +184,12 @@ rm -f /etc/pam.d/latchkey-check-deb
 pam-auth-update --package --enable latchkey latchkey-host
 install -d /var/lib/latchkey/host
 echo cache > /var/lib/latchkey/host/directory.cache
-apt-get remove -y -qq latchkey >/dev/null
-[ "$(dpkg-query -W -f '${db:Status-Status}' latchkey)" = "config-files" ] || fail "latchkey is not removed"
+apt-get remove -y -qq latchkey latchkey-provider >/dev/null
+for package in latchkey latchkey-provider; do
+    [ "$(dpkg-query -W -f '${db:Status-Status}' "$package")" = "config-files" ] || fail "$package is not removed"
+done
 if grep -ls pam_latchkey /etc/pam.d/*; then fail "PAM files still name pam_latchkey after the removal"; fi
-for gone in /usr/bin/latchkey /usr/lib/x86_64-linux-gnu/security/pam_latchkey.so /lib/systemd/system/latchkey-serve.service \
+for gone in /usr/bin/latchkey /usr/libexec/latchkey/latchkey-provider /usr/lib/x86_64-linux-gnu/security/pam_latchkey.so /lib/systemd/system/latchkey-serve.service \
     /lib/systemd/system/latchkey-host.service /usr/lib/systemd/user/latchkey-agent.socket; do
     [ ! -e "$gone" ] || fail "$gone is still there after the removal"
 done
@@ -178,9 +197,11 @@ done
 
 # --- 5. Purge -----------------------------------------------------------------------------
 step "purging"
-apt-get purge -y -qq latchkey >/dev/null
-dpkg -s latchkey >/dev/null 2>&1 && fail "latchkey is still known to dpkg after the purge"
-dpkg-deb -c "$current" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' > "$work/files"
+apt-get purge -y -qq latchkey latchkey-provider >/dev/null
+for package in latchkey latchkey-provider; do
+    dpkg -s "$package" >/dev/null 2>&1 && fail "$package is still known to dpkg after the purge"
+done
+for deb in "${current[@]}"; do dpkg-deb -c "$deb"; done | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' > "$work/files"
 while read -r path; do
     [ ! -e "$path" ] || fail "$path is left after the purge"
 done < "$work/files"

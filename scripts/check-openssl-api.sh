@@ -40,9 +40,9 @@ if [ -n "$tss_leaks" ]; then
 fi
 # The build information (a C target for its string macros) is read by BuildInfo alone.
 info_leaks=$(grep -rlE '^\s*((public|package|internal|@_implementationOnly) )?import CLatchkeyBuildInfo' Sources \
-    | grep -v '^Sources/LatchkeyCLI/BuildInfo.swift$' || true)
+    | grep -v '^Sources/LatchkeyCommandLine/BuildInfo.swift$' || true)
 if [ -n "$info_leaks" ]; then
-    echo "FAIL: CLatchkeyBuildInfo is imported outside Sources/LatchkeyCLI/BuildInfo.swift: $info_leaks" >&2
+    echo "FAIL: CLatchkeyBuildInfo is imported outside Sources/LatchkeyCommandLine/BuildInfo.swift: $info_leaks" >&2
     exit 1
 fi
 echo "OpenSSL API check passed: deprecated calls do not compile; C modules imported only under Sources/LatchkeyCrypto/OpenSSL/ and TPM/ (and the build information by BuildInfo)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package from this checkout with Debian's own tools (debhelper's dh under
+# Builds the Debian packages (latchkey for people and hosts, latchkey-provider for `serve`)
+# from this checkout with Debian's own tools (debhelper's dh under
 # dpkg-buildpackage; debian/rules does the Swift release build), then checks it with
 # lintian. Needs dpkg-dev, debhelper and lintian (apt-get install dpkg-dev debhelper lintian)
 # besides what `swift build` needs.
@@ -8,10 +9,11 @@
 #
 #   --commit REV  package that commit (git archive) instead of the working tree; a tree
 #                 older than debian/ is packaged with this checkout's debian/ and scripts
-#   --output DIR  where the .deb goes (default .build-deb/); prints its path last
+#   --output DIR  where the .debs go (default .build-deb/); prints their paths last, one a
+#                 line, latchkey's first
 #
 # The version is Package.swift's release plus the number of commits up to the one built and
-# its hash (0.4.0+git412.0123456789ab, as git describe counts), so a later commit's package
+# its hash (0.5.0+git412.0123456789ab, as git describe counts), so a later commit's package
 # sorts later and installing it is an upgrade. The commit's time is SOURCE_DATE_EPOCH: the
 # changelog's date, the man pages' date and every file's time in the package.
 set -euo pipefail
@@ -91,7 +93,7 @@ rm -rf "$stage"
 epoch=$(git -C "$top" log -1 --format=%ct "$commit")
 release=$(sed -n 's/^let latchkeyVersion = "\(.*\)"$/\1/p' "$src/Package.swift")
 if [ -z "$release" ]; then
-    release=$(sed -n 's/^ *version: "\([0-9.]*\)",.*$/\1/p' "$src/Sources/LatchkeyCLI/LatchkeyCommand.swift")
+    release=$(sed -n 's/^ *version: "\([0-9.]*\)",.*$/\1/p' "$src/Sources/LatchkeyCLI/LatchkeyCommand.swift" 2>/dev/null)
 fi
 count=$(git -C "$top" rev-list --count "$commit")
 version="$release+git$count.${commit:0:12}"
@@ -105,18 +107,20 @@ version="$release+git$count.${commit:0:12}"
     echo " -- Latchkey developers <latchkey@example.org>  $(date -u -R -d "@$epoch")"
 } > "$src/debian/changelog"
 
-rm -f "$out"/latchkey_"$version"_*.deb "$out"/latchkey_"$version"_*.buildinfo "$out"/latchkey_"$version"_*.changes
+rm -f "$out"/latchkey_"$version"_* "$out"/latchkey-provider_"$version"_*
 (
     cd "$src"
     export SOURCE_DATE_EPOCH=$epoch LATCHKEY_BUILD_COMMIT="$commit$suffix" SWIFT_SCRATCH="$scratch"
     # -d: Swift is not a Debian package, so Build-Depends cannot name it.
     dpkg-buildpackage -b -us -uc -d
 )
-deb="$out/latchkey_${version}_amd64.deb"
-[ -f "$deb" ]
+# latchkey, and latchkey-provider when the tree builds it (commits before the split built
+# one package).
+debs=("$out/latchkey_${version}_amd64.deb")
+[ -f "${debs[0]}" ]
+if [ -f "$out/latchkey-provider_${version}_amd64.deb" ]; then debs+=("$out/latchkey-provider_${version}_amd64.deb"); fi
 if [ "$lintian" = 1 ]; then
-    # No error; every warning left is overridden in debian/latchkey.lintian-overrides with
-    # its reason.
-    lintian --fail-on error,warning --suppress-tags-from-file /dev/null "$deb" >&2
+    # No error and no warning: there are no overrides.
+    lintian --fail-on error,warning --suppress-tags-from-file /dev/null "${debs[@]}" >&2
 fi
-echo "$deb"
+printf '%s\n' "${debs[@]}"

@@ -29,7 +29,7 @@ import re
 import subprocess
 import sys
 
-OURS = re.compile(r"^\$s(11LatchkeyIdP|14LatchkeyCrypto|16LatchkeyWebAuthn|13LatchkeyOAuth|16LatchkeyProtocol|8Latchkey|11LatchkeyCLI)")
+OURS = re.compile(r"^\$s(11LatchkeyIdP|14LatchkeyCrypto|16LatchkeyWebAuthn|13LatchkeyOAuth|16LatchkeyProtocol|8Latchkey|11LatchkeyCLI|19LatchkeyCommandLine|15LatchkeyLogging|12LatchkeyHost)")
 
 # (area, test on a frame "symbol (dso)"), tried on each frame from the innermost out; the
 # first area whose test matches any frame, in this order of frames, wins.

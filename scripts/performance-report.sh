@@ -40,13 +40,14 @@ fi
 
 swift build -c release --product latchkey-bench 2>&1 | tail -1
 swift build -c release --product latchkey 2>&1 | tail -1
+swift build -c release --product latchkey-without-provider 2>&1 | tail -1
 # The package group measures this tree's Debian package (scripts/package-deb.sh) and the
 # peak memory of its binary with GNU time.
 if [ "$(id -u)" = 0 ] && ! [ -x /usr/bin/time ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time
 fi
 if command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null; then
-    LATCHKEY_BENCH_DEB=$(scripts/package-deb.sh --no-lintian 2>/dev/null | tail -1)
+    LATCHKEY_BENCH_DEB=$(scripts/package-deb.sh --no-lintian 2>/dev/null | grep -m1 "/latchkey_.*\.deb$")
     export LATCHKEY_BENCH_DEB
 fi
 .build/release/latchkey-bench --seconds "$seconds" --markdown > "$run"

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCommandLine
 import Latchkey
 import LatchkeyProtocol
 import LatchkeyCrypto
@@ -166,7 +167,7 @@ final class DemoRun {
                         "with WebAuthn options, signed them with its key, got the code, exchanged it with the verifier",
                         "at /token, and validated the ID token's signature against /jwks.",
                         "ID token claims: sub \(claims.subject), iss \(claims.issuer), aud \(claims.audiences.joined(separator: ",")),",
-                        "  amr \(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "-"), expires \(ISO8601DateFormatter().string(from: claims.expiresAt)).",
+                        "  amr \(claims.all["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "-"), expires \(claims.expiresAt.formatted(.iso8601)).",
                     ],
                     details: ["subject": .string(claims.subject), "issuer": .string(claims.issuer), "audience": .array(claims.audiences.map(JSONValue.string))]
                 ))

@@ -35,7 +35,7 @@ struct AgentBenchmark {
         for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_AGENT_SOCK", "LATCHKEY_STORE"] { merged.removeValue(forKey: name) }
         merged.merge(environment) { $1 }
         let start = ContinuousClock.now
-        let process = try SpawnedProcess(ServeProcess.binary, arguments, environment: merged)
+        let process = try SpawnedProcess(ServeProcess.clientBinary, arguments, environment: merged)
         process.waitUntilExit()
         let elapsed = ContinuousClock.now - start
         guard process.terminationStatus == 0 else {
@@ -48,7 +48,7 @@ struct AgentBenchmark {
     static func startAgent(socket: String, environment: [String: String]) throws -> SpawnedProcess {
         let output = Pipe()
         let agent = try SpawnedProcess(
-            ServeProcess.binary, ["agent", "--socket", socket], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            ServeProcess.clientBinary, ["agent", "--socket", socket], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
             stdout: .pipe(output)
         )
         _ = PipeReading.chunk(output.fileHandleForReading)  // the LATCHKEY_AGENT_SOCK line: it listens
@@ -63,7 +63,7 @@ struct AgentBenchmark {
     private func processes(issuer: URL, scratch: URL, into report: inout Report) async throws {
         let store = scratch.appendingPathComponent("agent-vault").path
         let direct = ["LATCHKEY_STORE": store, "LATCHKEY_PASSPHRASE": Self.passphrase]
-        let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: URLSessionTransport())
+        let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: HTTP1Transport())
         let created = try await admin.call(AdminAPI.createIdentity, body: AdminAPI.IdentityCreation(username: "agent-bench"))
         guard let bindURL = created.answer?.bindURL else { throw BenchmarkError("no bind URL") }
         _ = try Self.timed(["bind", bindURL], direct)
@@ -95,7 +95,7 @@ struct AgentBenchmark {
     }
 
     private func signIns(issuer: URL, scratch: URL, into report: inout Report) async throws {
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         let directory = scratch.appendingPathComponent("agent-signin")
         let client = try await ProviderBenchmark.Client.bound(issuer: issuer, directory: directory, transport: transport, name: "agent-signin")
         let key = directory.appendingPathComponent("key")

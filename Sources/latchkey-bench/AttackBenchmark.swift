@@ -33,7 +33,7 @@ struct AttackBenchmark {
     private func attack(_ issuer: URL, scratch: URL) async throws -> Report {
         var report = Report(title: "Reference provider under attack: floods that prove nothing, and a real user at another address")
         let port = issuer.port ?? 80
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         let user = try await ProviderBenchmark.Client.bound(
             issuer: issuer, directory: scratch.appendingPathComponent("user"), transport: transport, name: "ada", email: "ada@example.com",
             stepHandler: { step in
@@ -116,7 +116,7 @@ struct AttackBenchmark {
     }
 
     /// Exports the user's credential to a new device by code; true when it was imported.
-    private func exportAndImport(_ user: ProviderBenchmark.Client, issuer: URL, scratch: URL, transport: URLSessionTransport) async throws -> Bool {
+    private func exportAndImport(_ user: ProviderBenchmark.Client, issuer: URL, scratch: URL, transport: HTTP1Transport) async throws -> Bool {
         let importer = try ProviderBenchmark.Client.device(issuer: issuer, directory: scratch.appendingPathComponent("second"), transport: transport)
         guard let credential = try await user.embedded.credentials().first?.id else { return false }
         let codes = AsyncStream<String>.makeStream()
@@ -133,7 +133,7 @@ struct AttackBenchmark {
     }
 
     /// Recovers ada on a third device with the code from the outbox; true when it worked.
-    private func recover(issuer: URL, scratch: URL, transport: URLSessionTransport) async throws -> Bool {
+    private func recover(issuer: URL, scratch: URL, transport: HTTP1Transport) async throws -> Bool {
         let handler: Embedded.StepHandler = { step in
             let outbox = try await AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport).call(AdminAPI.outbox)
             guard step.name == .verifyCode, let code = outbox.answer?.messages.last(where: { $0.to == "ada@example.com" })?.code else {

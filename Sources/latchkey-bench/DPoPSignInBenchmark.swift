@@ -21,7 +21,7 @@ struct DPoPSignInBenchmark {
 
     func run() async throws -> Report {
         try await ProviderBenchmark.withProvider { issuer, scratch, root in
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             var bound: [ProviderBenchmark.Client] = []
             for index in 0..<(Self.concurrencies.max() ?? 1) {
                 bound.append(try await .bound(issuer: issuer, directory: scratch.appendingPathComponent("client-\(index)"), transport: transport, name: "dpop-\(index)"))

@@ -31,7 +31,7 @@ struct FleetBenchmark {
             "a walk reads every page at the default limit (\(HostDirectoryPage.defaultLimit) entries)",
             "latencies are medians of alternating rounds from one client",
         ]
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         try await seed(server.issuer, transport: transport)
         let token = try await hostToken(server.issuer)
         try await directoryCPU(server: server, scratch: scratch, token: token, transport: transport, into: &report)
@@ -40,7 +40,7 @@ struct FleetBenchmark {
     }
 
     /// The accounts and groups, through the admin API, eight requests at a time.
-    func seed(_ issuer: URL, transport: URLSessionTransport) async throws {
+    func seed(_ issuer: URL, transport: HTTP1Transport) async throws {
         let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport)
         @Sendable func require<Answer>(_ reply: AdminAPIClient.Reply<Answer>, _ what: String) throws {
             guard (200..<300).contains(reply.status) else { throw BenchmarkError("\(what): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }
@@ -72,7 +72,7 @@ struct FleetBenchmark {
     private func hostToken(_ issuer: URL) async throws -> String {
         let signer = try ClientAssertionSigner(key: SigningKey.generate(.es256))
         let jwks = try JSONDecoder().decode(JWKSDocument.self, from: signer.publicJWKSet)
-        let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: URLSessionTransport())
+        let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: HTTP1Transport())
         let registered = try await admin.call(AdminAPI.createClient, body: AdminAPI.Client(id: "web-1", jwks: jwks, grantTypes: ["client_credentials"], scopes: ["host"]))
         guard registered.status == 201 else { throw BenchmarkError("register the host: HTTP \(registered.status)") }
         guard try await admin.call(AdminAPI.setHostLabels, "web-1", body: .init(labels: ["web"])).status == 200 else { throw BenchmarkError("set-host-labels") }
@@ -81,7 +81,7 @@ struct FleetBenchmark {
         return try await client.clientCredentials(scopes: ["host"]).accessToken
     }
 
-    private func get(_ url: URL, token: String?, ifNoneMatch: String? = nil, transport: URLSessionTransport) async throws -> TransportResponse {
+    private func get(_ url: URL, token: String?, ifNoneMatch: String? = nil, transport: HTTP1Transport) async throws -> TransportResponse {
         var headers: [String: String] = [:]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         if let ifNoneMatch { headers["If-None-Match"] = ifNoneMatch }
@@ -89,7 +89,7 @@ struct FleetBenchmark {
     }
 
     /// One whole walk; the accounts it read and the first page's tag.
-    private func walk(_ issuer: URL, token: String, transport: URLSessionTransport) async throws -> (Int, String) {
+    private func walk(_ issuer: URL, token: String, transport: HTTP1Transport) async throws -> (Int, String) {
         var cursor: String?
         var (read, tag) = (0, "")
         repeat {
@@ -106,7 +106,7 @@ struct FleetBenchmark {
         return (read, tag)
     }
 
-    private func directoryCPU(server: ServeProcess, scratch: URL, token: String, transport: URLSessionTransport, into report: inout Report) async throws {
+    private func directoryCPU(server: ServeProcess, scratch: URL, token: String, transport: HTTP1Transport, into report: inout Report) async throws {
         let client = try await ProviderBenchmark.Client.bound(
             issuer: server.issuer, directory: scratch.appendingPathComponent("client"), transport: transport, name: "fleet-bench"
         )
@@ -134,7 +134,7 @@ struct FleetBenchmark {
         ))
     }
 
-    private func notModified(server: ServeProcess, token: String, transport: URLSessionTransport, into report: inout Report) async throws {
+    private func notModified(server: ServeProcess, token: String, transport: HTTP1Transport, into report: inout Report) async throws {
         let directory = server.issuer.appendingPathComponent(ProtocolPath.hostDirectory)
         let health = server.issuer.appendingPathComponent("healthz")
         let (_, tag) = try await walk(server.issuer, token: token, transport: transport)

@@ -31,7 +31,7 @@ struct HostBenchmark {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let server = try ServeProcess.start(["--port", "0"])
         defer { server.stop() }
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         try await FleetBenchmark(seconds: seconds, accounts: accounts, groups: groups).seed(server.issuer, transport: transport)
         let (daemon, service) = try await startHost(server.issuer, scratch: scratch, transport: transport)
         defer { daemon.terminate(); daemon.waitUntilExit(); unlink("/run/systemd/userdb/\(service)") }
@@ -65,7 +65,7 @@ struct HostBenchmark {
     static let localUser = "daemon"
 
     /// Enrolls and registers the host, then starts its daemon; answers it and its service name.
-    private func startHost(_ issuer: URL, scratch: URL, transport: URLSessionTransport) async throws -> (SpawnedProcess, String) {
+    private func startHost(_ issuer: URL, scratch: URL, transport: HTTP1Transport) async throws -> (SpawnedProcess, String) {
         let service = "io.latchkey-bench-\(UInt32.random(in: 0...UInt32.max))"
         let config = scratch.appendingPathComponent("host.conf")
         let enroll = try await ChildProcess.run(ServeProcess.binary, [

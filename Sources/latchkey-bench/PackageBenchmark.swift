@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 import LatchkeyTestSupport
 
-/// The Debian package (issue 75), from the newest `.build-deb/latchkey_*_amd64.deb`
+/// The Debian packages (issue 75), from the newest `.build-deb/latchkey_*_amd64.deb` and the
+/// latchkey-provider package of the same version beside it
 /// (`scripts/package-deb.sh`; `LATCHKEY_BENCH_DEB` names another):
 /// - the package's size and its installed size, next to what `openssh-client` takes on
 ///   this machine (dpkg's record of it);
@@ -51,6 +52,25 @@ struct PackageBenchmark {
             name: "host binary /usr/bin/latchkey, stripped MiB", latchkey: binaryBytes / 1_048_576, reference: Self.singleBinaryBytes / 1_048_576,
             referenceName: "the single binary when issue 75 was filed, stripped MiB", target: .ratioAtMost(0.5)
         ))
+        // latchkey-provider, built beside it with the same version: what only a provider's
+        // host installs.
+        let provider = deb.deletingLastPathComponent().appendingPathComponent(deb.lastPathComponent.replacingOccurrences(of: "latchkey_", with: "latchkey-provider_"))
+        if FileManager.default.fileExists(atPath: provider.path) {
+            let providerScratch = scratch.appendingPathComponent("provider")
+            guard try Self.run("/usr/bin/dpkg-deb", ["-x", provider.path, providerScratch.path]) == 0 else {
+                throw BenchmarkError("dpkg-deb -x \(provider.lastPathComponent) failed")
+            }
+            let providerInstalled = Double(try Self.output("/usr/bin/dpkg-deb", ["-f", provider.path, "Installed-Size"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            let providerBinary = providerScratch.appendingPathComponent("usr/libexec/latchkey/latchkey-provider").path
+            let providerBytes = Double(try FileManager.default.attributesOfItem(atPath: providerBinary)[.size] as? Int ?? 0)
+            report.lines.append(ReportLine(name: "latchkey-provider package, installed KiB", latchkey: providerInstalled, reference: nil, referenceName: ""))
+            report.lines.append(ReportLine(
+                name: "provider binary latchkey-provider, stripped MiB", latchkey: providerBytes / 1_048_576, reference: Self.singleBinaryBytes / 1_048_576,
+                referenceName: "the single binary when issue 75 was filed, stripped MiB"
+            ))
+        } else {
+            report.notes.append("no \(provider.lastPathComponent) beside it: the provider's package rows are left out")
+        }
         guard FileManager.default.isExecutableFile(atPath: ssh) else {
             report.notes.append("ssh not found: the start-up rows need OpenSSH's client")
             return report

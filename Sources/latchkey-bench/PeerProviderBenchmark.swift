@@ -36,7 +36,7 @@ struct PeerProviderBenchmark {
         let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latchkey-bench-peer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         let count = concurrencies.max() ?? 1
         var ours: [ProviderBenchmark.Client] = []
         var theirs: [ProviderBenchmark.Client] = []
@@ -98,7 +98,7 @@ struct PeerProviderBenchmark {
     }
 
     /// A client whose credential is bound at the peer (its test endpoint makes the bind link).
-    static func boundAtPeer(_ issuer: URL, directory: URL, transport: URLSessionTransport, name: String) async throws -> ProviderBenchmark.Client {
+    static func boundAtPeer(_ issuer: URL, directory: URL, transport: HTTP1Transport, name: String) async throws -> ProviderBenchmark.Client {
         let embedded = try ProviderBenchmark.Client.device(issuer: issuer, directory: directory, transport: transport)
         let response = try await transport.send(TransportRequest(
             method: "POST", url: issuer.appendingPathComponent("test/identities"), headers: ["Content-Type": "application/json"],

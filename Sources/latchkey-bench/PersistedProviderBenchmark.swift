@@ -146,7 +146,7 @@ struct PersistedProviderBenchmark {
             on.stop()
             off.stop()
         }
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         let directory = scratch.appendingPathComponent("clients-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let sides = [on, off]
@@ -183,7 +183,7 @@ struct PersistedProviderBenchmark {
     }
 
     /// `count` clients, each bound at one of `servers` in turn.
-    private func bind(count: Int, servers: [ServeProcess], directory: URL, transport: URLSessionTransport) async throws -> [ProviderBenchmark.Client] {
+    private func bind(count: Int, servers: [ServeProcess], directory: URL, transport: HTTP1Transport) async throws -> [ProviderBenchmark.Client] {
         var clients: [ProviderBenchmark.Client] = []
         for index in 0..<count {
             // Bound at one instance, signing in at another: the store is what they share.
@@ -198,7 +198,7 @@ struct PersistedProviderBenchmark {
     /// Binds 64 clients (round-robin over `servers`), then measures each concurrency.
     private func measure(label: String, servers: [ServeProcess], scratch: URL) async throws -> Run {
         defer { servers.forEach { $0.stop() } }
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         let directory = scratch.appendingPathComponent("clients-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let bound = try await bind(count: concurrencies.max() ?? 1, servers: servers, directory: directory, transport: transport)

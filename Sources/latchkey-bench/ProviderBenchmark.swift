@@ -51,7 +51,7 @@ struct ProviderBenchmark {
     func run() async throws -> Report {
         let memoryBefore = PeakMemory.current()
         var report = try await Self.withProvider { issuer, scratch, root in
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             var bound: [Client] = []
             for index in 0..<(concurrencies.max() ?? 1) {
                 bound.append(try await Client.bound(issuer: issuer, directory: scratch.appendingPathComponent("client-\(index)"), transport: transport, name: "user-\(index)"))
@@ -146,7 +146,7 @@ struct ProviderBenchmark {
         var redirect: Embedded?
 
         static func bound(
-            issuer: URL, directory: URL, transport: URLSessionTransport, name: String, email: String? = nil, stepHandler: Embedded.StepHandler? = nil
+            issuer: URL, directory: URL, transport: HTTP1Transport, name: String, email: String? = nil, stepHandler: Embedded.StepHandler? = nil
         ) async throws -> Client {
             let embedded = try device(issuer: issuer, directory: directory, transport: transport, stepHandler: stepHandler)
             let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport)
@@ -163,7 +163,7 @@ struct ProviderBenchmark {
         /// A device: an `Embedded` over the vault in `directory` (made, with its key file,
         /// the first time).
         static func device(
-            issuer: URL, directory: URL, transport: URLSessionTransport, stepHandler: Embedded.StepHandler? = nil, signInFlow: SignInFlow = .automatic
+            issuer: URL, directory: URL, transport: HTTP1Transport, stepHandler: Embedded.StepHandler? = nil, signInFlow: SignInFlow = .automatic
         ) throws -> Embedded {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let keyFile = directory.appendingPathComponent("key")

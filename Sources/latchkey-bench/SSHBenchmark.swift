@@ -31,7 +31,7 @@ struct SSHBenchmark {
 
     private func issuance(server: ServeProcess, scratch: URL, into report: inout Report) async throws {
         let client = try await ProviderBenchmark.Client.bound(
-            issuer: server.issuer, directory: scratch.appendingPathComponent("client"), transport: URLSessionTransport(), name: "ssh-bench"
+            issuer: server.issuer, directory: scratch.appendingPathComponent("client"), transport: HTTP1Transport(), name: "ssh-bench"
         )
         guard let redirect = URL(string: "http://127.0.0.1/callback") else { throw BenchmarkError("redirect URI") }
         var tokens = try await client.embedded.authenticate(
@@ -59,7 +59,7 @@ struct SSHBenchmark {
     private func commandLine(server: ServeProcess, scratch: URL, into report: inout Report) async throws {
         let store = scratch.appendingPathComponent("cli-vault").path
         let direct = ["LATCHKEY_STORE": store, "LATCHKEY_PASSPHRASE": AgentBenchmark.passphrase]
-        let admin = AdminAPIClient(issuer: server.issuer, token: ServeProcess.adminToken, transport: URLSessionTransport())
+        let admin = AdminAPIClient(issuer: server.issuer, token: ServeProcess.adminToken, transport: HTTP1Transport())
         let created = try await admin.call(AdminAPI.createIdentity, body: AdminAPI.IdentityCreation(username: "ssh-cli-bench"))
         guard let bindURL = created.answer?.bindURL else { throw BenchmarkError("no bind URL") }
         _ = try AgentBenchmark.timed(["bind", bindURL], direct)

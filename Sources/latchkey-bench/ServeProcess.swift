@@ -12,6 +12,14 @@ struct ServeProcess {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("latchkey")
     }
 
+    /// The binary a host runs client commands with (`latchkey-without-provider`, the
+    /// package's /usr/bin/latchkey) when it was built beside the benchmark
+    /// (performance-report.sh builds it), else the full one.
+    static var clientBinary: URL {
+        let host = binary.deletingLastPathComponent().appendingPathComponent("latchkey-without-provider")
+        return FileManager.default.isExecutableFile(atPath: host.path) ? host : binary
+    }
+
     /// Starts `latchkey serve` with `arguments` and waits for its issuer line.
     /// The admin token of every provider the benchmark runs, in process or not.
     static let adminToken = "bench-admin-token-for-the-benchmark"

@@ -213,7 +213,7 @@ struct HostileInputTests {
             _ = try await context.client.exchange(code: "c", for: try await context.client.authorizationRequest())
         },
         Attack(name: "oversized response", expected: .responseTooLarge) { context in
-            _ = try await URLSessionTransport().send(TransportRequest(method: "GET", url: context.issuer.appendingPathComponent("huge")))
+            _ = try await HTTP1Transport().send(TransportRequest(method: "GET", url: context.issuer.appendingPathComponent("huge")))
         },
         Attack(name: "plain http to a non-loopback host", expected: .insecureTransport) { _ in
             let url = try #require(URL(string: "http://example.com"))
@@ -221,7 +221,7 @@ struct HostileInputTests {
         },
         Attack(name: "transport refuses http to a non-loopback host", expected: .insecureTransport) { _ in
             let url = try #require(URL(string: "http://10.0.0.1/token"))
-            _ = try await URLSessionTransport().send(TransportRequest(method: "POST", url: url))
+            _ = try await HTTP1Transport().send(TransportRequest(method: "POST", url: url))
         },
         Attack(name: "userinfo for another subject", expected: .subjectMismatch) { context in
             let request = try await context.client.authorizationRequest()

@@ -115,11 +115,11 @@ struct OAuthFlowTests {
     func transport() async throws {
         let provider = try TestProvider()
         try await TestServer.with(provider) { issuer in
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             let redirect = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("redirect")))
             #expect(redirect.status == 302 && redirect.headers["location"] == "http://127.0.0.1:1/elsewhere")
             let agent = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("user-agent")))
-            #expect(String(decoding: agent.body, as: UTF8.self) == URLSessionTransport.userAgent)
+            #expect(String(decoding: agent.body, as: UTF8.self) == HTTP1Transport.userAgent)
         }
     }
 

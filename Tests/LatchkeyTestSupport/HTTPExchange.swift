@@ -9,7 +9,7 @@ import LatchkeyProtocol
 public enum HTTPExchange {
     /// Sends `body` as it is.
     public static func send(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil) async throws -> TransportResponse {
-        try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: headers, body: body))
+        try await HTTP1Transport().send(TransportRequest(method: method, url: url, headers: headers, body: body))
     }
 
     /// A form POST (`application/x-www-form-urlencoded`, RFC 6749 §B), as every OAuth

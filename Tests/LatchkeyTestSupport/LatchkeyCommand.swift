@@ -5,8 +5,13 @@ import Testing
 /// (not a terminal), and none of the vault settings of the environment the tests run in.
 /// The one runner every command-line suite shares.
 public enum LatchkeyCommand {
-    /// The binary SwiftPM built beside the tests.
-    public static var binary: URL { LatchkeyServe.binary }
+    /// The binary SwiftPM built beside the tests, as hosts get it: `latchkey` without the
+    /// provider (the Debian package's /usr/bin/latchkey), which hands `serve`, `demo` and
+    /// an offline `admin events verify` over to the full `latchkey` beside it.
+    public static var binary: URL { ChildProcess.executable("latchkey-without-provider") }
+
+    /// The full binary, the provider inside (``LatchkeyServe/binary``).
+    public static var fullBinary: URL { LatchkeyServe.binary }
 
     /// Runs `latchkey arguments…` with `environment` added. A `--json` run that exits 0
     /// with nothing on stdout is recorded as an issue: scripts read that output.

@@ -20,7 +20,7 @@ public struct TemporaryVault: Sendable {
     public func embedded(
         allowing domains: [String],
         stepHandler: Embedded.StepHandler? = nil,
-        transport: any HTTPTransport = URLSessionTransport(),
+        transport: any HTTPTransport = HTTP1Transport(),
         pollInterval: Duration = .milliseconds(50),
         configure: (inout Embedded.Configuration) -> Void = { _ in }
     ) throws -> Embedded {

@@ -120,13 +120,15 @@ extension DeviceGrantService {
             let asked = try await conversation.settle(
                 conversation.post(provider.url(ProtocolPath.deviceApproval), DeviceApprovalExchange.Lookup(userCode: DeviceUserCode.display(code)))
             ).decode(DeviceApprovalExchange.Request.self, "device sign-in request")
-            let dates = ISO8601DateFormatter()
+            // ISO8601FormatStyle, not ISO8601DateFormatter: the latter brings ICU's data
+            // (30 MiB) into every binary that links this module.
+            let date = { (text: String) in try? Date.ISO8601FormatStyle().parse(text) }
             let request = DeviceApprovalRequest(
                 userCode: try ProviderConversation.bounded(asked.userCode, "userCode", maximumLength: 64),
                 clientID: try ProviderConversation.bounded(asked.clientID, "clientID", maximumLength: 256),
                 clientName: try ProviderConversation.bounded(asked.clientName, "clientName", maximumLength: 256),
-                scopes: Array(asked.scope.prefix(64)), requestedAt: dates.date(from: asked.requestedAt),
-                requestedFrom: String(asked.requestedFrom.prefix(256)), expiresAt: dates.date(from: asked.expiresAt),
+                scopes: Array(asked.scope.prefix(64)), requestedAt: date(asked.requestedAt),
+                requestedFrom: String(asked.requestedFrom.prefix(256)), expiresAt: date(asked.expiresAt),
                 hostLogin: try asked.login.map { login in
                     // The provider's words, checked as the provider checks them.
                     if let problem = login.problem { throw LatchkeyError.malformedResponse(reason: "the host sign-in the provider describes: \(problem)") }

@@ -90,7 +90,7 @@ extension Embedded {
             allowedDomains: [String],
             stepHandler: StepHandler? = nil,
             logger: Logger = Logger(label: "latchkey"),
-            transport: any HTTPTransport = URLSessionTransport()
+            transport: any HTTPTransport = HTTP1Transport()
         ) {
             self.vaultDirectory = vaultDirectory
             self.keySource = keySource

@@ -8,7 +8,7 @@ import LatchkeyOAuth
 /// providers").
 ///
 /// The transport underneath must end a cancelled request promptly, as
-/// `URLSessionTransport` does; the caller is released when it has.
+/// `HTTP1Transport` does; the caller is released when it has.
 struct DeadlineTransport: HTTPTransport {
     let inner: any HTTPTransport
     let requestTimeout: Duration

@@ -75,6 +75,14 @@ extension CryptoError {
         CryptoError(code: .tlsFailure, reason: reason, openSSLErrors: openSSLErrors, underlying: underlying, file: file, line: line)
     }
 
+    /// A TCP connection could not be made (the name does not resolve, nothing listens)
+    /// or broke while in use.
+    public static func connectionFailed(
+        reason: String = "", openSSLErrors: [OpenSSLErrorEntry] = [], underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> CryptoError {
+        CryptoError(code: .connectionFailed, reason: reason, openSSLErrors: openSSLErrors, underlying: underlying, file: file, line: line)
+    }
+
     /// No TPM answers where ``TPM`` was told to look (`TPM2OPENSSL_TCTI`, by default
     /// `/dev/tpmrm0`), or OpenSSL's `tpm2` provider is not installed, or the TPM is busy.
     public static func tpmUnavailable(

@@ -58,6 +58,7 @@ extension CryptoError {
             case openSSLFailure
             case processProtection
             case tlsFailure
+            case connectionFailed
             case tpmUnavailable
             case tpmKeyUnusable
             case tpmCommandRefused
@@ -93,6 +94,9 @@ extension CryptoError {
         /// A TLS connection could not be set up, failed or was refused: no handshake, a
         /// certificate that does not verify or names another host, a broken stream.
         public static let tlsFailure = Code(.tlsFailure)
+        /// A TCP connection could not be made (the name does not resolve, nothing
+        /// listens) or broke while in use.
+        public static let connectionFailed = Code(.connectionFailed)
         /// No TPM answers where ``TPM`` was told to look (`TPM2OPENSSL_TCTI`, by default
         /// `/dev/tpmrm0`), or OpenSSL's `tpm2` provider is not installed, or the TPM is busy.
         public static let tpmUnavailable = Code(.tpmUnavailable)

@@ -64,9 +64,9 @@ public struct TPMDescription: Sendable, Hashable {
     }
 
     /// tcg-at-tpmManufacturer's value: `id:` and eight upper-case hex digits.
-    public var manufacturerID: String { "id:" + String(format: "%08X", manufacturer) }
+    public var manufacturerID: String { "id:" + HexadecimalText.padded(manufacturer, digits: 8, uppercase: true) }
     /// tcg-at-tpmVersion's value: `id:` and the firmware version in hex.
-    public var versionID: String { "id:" + String(format: "%08X", UInt32(firmwareVersion >> 32)) + String(format: "%08X", UInt32(firmwareVersion & 0xFFFF_FFFF)) }
+    public var versionID: String { "id:" + HexadecimalText.padded(UInt32(firmwareVersion >> 32), digits: 8, uppercase: true) + HexadecimalText.padded(UInt32(firmwareVersion & 0xFFFF_FFFF), digits: 8, uppercase: true) }
 }
 
 extension TPM {

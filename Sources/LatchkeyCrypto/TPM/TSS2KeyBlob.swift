@@ -59,7 +59,7 @@ struct TSS2KeyBlob: Sendable, Hashable {
         if key.nextTag == 0xA0 { _ = try key.element(tag: 0xA0) } // emptyAuth [0] EXPLICIT BOOLEAN
         let parent = try key.unsignedInteger(maximumByteCount: 4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard parent == Self.ownerHierarchy else {
-            throw CryptoError.tpmKeyUnusable(reason: String(format: "the TPM key's parent is 0x%08x; only keys under the owner hierarchy's storage primary (0x40000001) can be attested", parent))
+            throw CryptoError.tpmKeyUnusable(reason: "the TPM key's parent is 0x\(HexadecimalText.padded(parent, digits: 8)); only keys under the owner hierarchy's storage primary (0x40000001) can be attested")
         }
         let publicArea = Data(try key.element(tag: 0x04))
         let privateArea = Data(try key.element(tag: 0x04))

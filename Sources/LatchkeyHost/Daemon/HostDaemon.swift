@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 import Latchkey
 import LatchkeyCrypto
@@ -24,7 +24,7 @@ public final class HostDaemon: Sendable {
     /// caller wants to see), by the number of syncs started when it asked.
     private let waiters = Mutex<[(after: Int, done: DispatchSemaphore)]>([])
     /// For the provider's public SSH files: no token, the transport's size cap.
-    private let sshTransport = URLSessionTransport()
+    private let sshTransport = HTTP1Transport()
 
     struct State {
         var snapshot: HostDirectoryCache.Snapshot?

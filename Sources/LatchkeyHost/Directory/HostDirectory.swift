@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyProtocol
 
 /// What a host knows of its people: the accounts and groups of one walk of the provider's

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 
 /// The `htu` of a DPoP proof: a request's URL without query and fragment (RFC 9449 §4.2),
 /// in a normal form, so the server's comparison (§4.3 step 9) ignores what RFC 3986 §6.2.2
@@ -69,7 +70,7 @@ struct DPoPTarget: Hashable {
             if unreserved {
                 bytes.append(decoded)
             } else {
-                bytes.append(contentsOf: Array(String(format: "%%%02X", decoded).utf8))
+                bytes.append(contentsOf: Array(("%" + HexadecimalText.padded(decoded, digits: 2, uppercase: true)).utf8))
             }
         }
         var output: [Substring] = []

@@ -30,7 +30,7 @@ public struct TransportResponse: Sendable {
     }
 }
 
-/// How the OAuth client talks to a provider. Latchkey ships ``URLSessionTransport``;
+/// How the OAuth client talks to a provider. Latchkey ships ``HTTP1Transport``;
 /// an application may supply its own (a proxy, a pinned TLS stack), but every
 /// implementation must honour the rules ``TransportPolicy`` states.
 public protocol HTTPTransport: Sendable {

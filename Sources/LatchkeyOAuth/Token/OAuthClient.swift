@@ -42,7 +42,7 @@ public actor OAuthClient {
         /// "Where the client sends what"). Only https endpoints are ever offered to it.
         public var allowsForeignEndpoint: @Sendable (URL) -> Bool = { _ in false }
 
-        public init(issuer: URL, clientID: String, redirectURI: URL, authentication: ClientAuthentication = .none, transport: any HTTPTransport = URLSessionTransport()) {
+        public init(issuer: URL, clientID: String, redirectURI: URL, authentication: ClientAuthentication = .none, transport: any HTTPTransport = HTTP1Transport()) {
             self.issuer = issuer
             self.clientID = clientID
             self.redirectURI = redirectURI

@@ -23,7 +23,7 @@ public struct AdminAPIClient: Sendable {
     private let token: String
     private let transport: any HTTPTransport
 
-    public init(issuer: URL, token: String, transport: any HTTPTransport = URLSessionTransport()) {
+    public init(issuer: URL, token: String, transport: any HTTPTransport = HTTP1Transport()) {
         self.issuer = issuer
         self.token = token
         self.transport = transport

@@ -59,7 +59,7 @@ struct AttestationAuthorityTests {
 
     /// The published root, PEM.
     static func root(_ issuer: URL) async throws -> (pem: String, certificate: X509Certificate) {
-        let response = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.get, url: issuer.appendingPathComponent(ProtocolPath.attestationRoots)))
+        let response = try await HTTP1Transport().send(TransportRequest(method: HTTPMethod.get, url: issuer.appendingPathComponent(ProtocolPath.attestationRoots)))
         #expect(response.status == 200)
         let pem = String(decoding: response.body, as: UTF8.self)
         return (pem, try #require(try X509Certificate.certificates(pem: response.body).first))
@@ -186,7 +186,7 @@ struct AttestationAuthorityTests {
         }
         // Without --attestation-ca there is nothing to ask.
         try await ProviderHarness.run { harness in
-            let response = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.get, url: harness.issuer.appendingPathComponent(ProtocolPath.attestationRoots)))
+            let response = try await HTTP1Transport().send(TransportRequest(method: HTTPMethod.get, url: harness.issuer.appendingPathComponent(ProtocolPath.attestationRoots)))
             #expect(response.status == 404)
             let tpm = try TPM.system()
             let asked = try await Self.post(harness.issuer, ProtocolPath.attestationActivations, try Self.activationRequest(tpm, try await Blocking.runThrowing { try tpm.createAttestationKey() }))

@@ -27,7 +27,7 @@ struct AttestedRegistrationTests {
 
     static func job(_ harness: ProviderHarness, _ username: String) async throws -> Job {
         let (_, bindURL) = try await harness.createIdentity(username)
-        let response = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.get, url: bindURL))
+        let response = try await HTTP1Transport().send(TransportRequest(method: HTTPMethod.get, url: bindURL))
         let job = try JSONValue(json: response.body)
         let options = try PublicKeyCredentialCreationOptionsJSON(json: job.json())
         #expect(options.attestation == "direct", "a provider that demands attestation asks for it")

@@ -51,7 +51,7 @@ struct ClientCredentialsTests {
     static func introspect(_ provider: ProviderHarness, _ token: String) async throws -> IntrospectionResponse {
         let server = try #require(try await provider.admin.call(AdminAPI.createResourceServer, body: .init(name: "api")).answer)
         let credentials = Data("\(server.id):\(server.secret)".utf8).base64EncodedString()
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.introspection),
             headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic " + credentials],
             body: FormEncoding.encode(TokenIntrospectionRequest(token: token).formItems)

@@ -39,7 +39,7 @@ struct DPoPProviderTests {
     static func token(_ issuer: URL, _ form: [(String, String)], proof: String?) async throws -> (Int, JSONValue) {
         var headers = ["Content-Type": "application/x-www-form-urlencoded"]
         if let proof { headers["DPoP"] = proof }
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: "POST", url: issuer.appendingPathComponent("token"), headers: headers,
             body: FormEncoding.encode(form + [("client_id", "latchkey-cli")])
         ))
@@ -55,7 +55,7 @@ struct DPoPProviderTests {
     static func userInfo(_ issuer: URL, scheme: String, token: String, proof: String?) async throws -> TransportResponse {
         var headers = ["Authorization": "\(scheme) \(token)"]
         if let proof { headers["DPoP"] = proof }
-        return try await URLSessionTransport().send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("userinfo"), headers: headers))
+        return try await HTTP1Transport().send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("userinfo"), headers: headers))
     }
 
     static func proof(_ key: SigningKey, _ method: String, _ url: URL, token: String? = nil) throws -> String {
@@ -157,15 +157,15 @@ struct DPoPProviderTests {
                 ("grant_type", "authorization_code"), ("code", code.code), ("redirect_uri", "http://127.0.0.1/callback"),
                 ("code_verifier", code.verifier), ("client_id", "latchkey-cli"),
             ])
-            let refused = try await URLSessionTransport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
+            let refused = try await HTTP1Transport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
             let nonce = try #require(refused.headers.first { $0.key.lowercased() == "dpop-nonce" }?.value, "\(refused.headers)")
             #expect(refused.status == 400 && String(decoding: refused.body, as: UTF8.self).contains("use_dpop_nonce"))
             let stale = try DPoPProof.make(method: "POST", url: tokenURL, key: key, nonce: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
             headers["DPoP"] = stale
-            let staleAnswer = try await URLSessionTransport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
+            let staleAnswer = try await HTTP1Transport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
             #expect(staleAnswer.status == 400 && String(decoding: staleAnswer.body, as: UTF8.self).contains("use_dpop_nonce"))
             headers["DPoP"] = try DPoPProof.make(method: "POST", url: tokenURL, key: key, nonce: nonce)
-            let accepted = try await URLSessionTransport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
+            let accepted = try await HTTP1Transport().send(TransportRequest(method: "POST", url: tokenURL, headers: headers, body: form))
             #expect(accepted.status == 200, "\(String(decoding: accepted.body, as: UTF8.self))")
 
             // Through OAuthClient: the nonce dance is the client's, the app sees tokens.
@@ -185,7 +185,7 @@ struct DPoPProviderTests {
     static func introspect(_ issuer: URL, token: String, id: String?, secret: String?) async throws -> (Int, JSONValue) {
         var headers = ["Content-Type": "application/x-www-form-urlencoded"]
         if let id, let secret { headers["Authorization"] = "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString() }
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: "POST", url: issuer.appendingPathComponent("introspect"), headers: headers, body: FormEncoding.encode([("token", token)])
         ))
         return (response.status, (try? JSONValue(json: response.body)) ?? [:])
@@ -223,7 +223,7 @@ struct DPoPProviderTests {
 
             // Revoking the refresh token takes the family, and so the access token, with it.
             let refresh = try #require(tokens["refresh_token"]?.stringValue)
-            _ = try await URLSessionTransport().send(TransportRequest(
+            _ = try await HTTP1Transport().send(TransportRequest(
                 method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
                 body: FormEncoding.encode([("token", refresh), ("client_id", "latchkey-cli")])
             ))

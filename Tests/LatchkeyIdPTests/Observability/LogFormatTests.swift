@@ -1,5 +1,5 @@
 import Foundation
-@testable import LatchkeyIdP
+@testable import LatchkeyLogging
 import Logging
 import Testing
 

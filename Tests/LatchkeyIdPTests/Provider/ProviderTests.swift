@@ -480,7 +480,7 @@ struct ProviderOperationsTests {
             var statuses: [Int] = []
             for _ in 0..<5 {
                 let form = Data("grant_type=authorization_code&code=x&client_id=latchkey-cli".utf8)
-                let response = try await URLSessionTransport().send(TransportRequest(
+                let response = try await HTTP1Transport().send(TransportRequest(
                     method: "POST", url: issuer.appendingPathComponent("token"),
                     headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form
                 ))

@@ -28,7 +28,7 @@ struct MultiInstanceTests {
         var components = URLComponents()
         components.queryItems = fields.map { URLQueryItem(name: $0.key, value: $0.value) }
         let body = (components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8)
         ))
         return (response.status, (try? JSONValue(json: response.body)) ?? [:])

@@ -41,7 +41,7 @@ struct StatementCountTests {
 
     /// The store's counters as `/metrics` shows them.
     static func counters(_ issuer: URL) async throws -> Cost {
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: HTTPMethod.get, url: issuer.appendingPathComponent("metrics"),
             headers: ["Authorization": "Bearer \(ProviderHarness.adminToken)"], body: nil
         ))

@@ -61,7 +61,7 @@ struct AccessTokenTransportTests {
     func nonceChallenge() async throws {
         try await Self.withResource(nonce: "resource-nonce-1") { base, seen in
             let signer = try DPoPSigner(key: SigningKey.generate(.es256))
-            let transport = AccessTokenTransport(inner: URLSessionTransport(), accessToken: "bound-token", dpop: signer)
+            let transport = AccessTokenTransport(inner: HTTP1Transport(), accessToken: "bound-token", dpop: signer)
             let url = base.appendingPathComponent("resource")
             let first = try await transport.send(TransportRequest(method: "GET", url: url))
             #expect(first.status == 200)
@@ -78,7 +78,7 @@ struct AccessTokenTransportTests {
     @Test("a server that challenges every time gets one retry, not a loop; its 401 is returned")
     func endlessChallenge() async throws {
         try await Self.withResource(nonce: "n", alwaysChallenge: true) { base, seen in
-            let transport = AccessTokenTransport(inner: URLSessionTransport(), accessToken: "t", dpop: try DPoPSigner(key: SigningKey.generate(.es256)))
+            let transport = AccessTokenTransport(inner: HTTP1Transport(), accessToken: "t", dpop: try DPoPSigner(key: SigningKey.generate(.es256)))
             let response = try await transport.send(TransportRequest(method: "GET", url: base.appendingPathComponent("resource")))
             #expect(response.status == 401 && seen().count == 2)
         }
@@ -87,7 +87,7 @@ struct AccessTokenTransportTests {
     @Test("a bearer token: Authorization Bearer and no proof; a request with its own Authorization or DPoP header is refused; http off loopback is refused")
     func bearerAndRefusals() async throws {
         try await Self.withResource { base, seen in
-            let bearer = AccessTokenTransport(inner: URLSessionTransport(), accessToken: "plain-token", dpop: nil)
+            let bearer = AccessTokenTransport(inner: HTTP1Transport(), accessToken: "plain-token", dpop: nil)
             let sent = try await bearer.send(TransportRequest(method: "GET", url: base.appendingPathComponent("bearer")))
             #expect(sent.status == 200)
             #expect(seen().last?.authorization == "Bearer plain-token")

@@ -2,7 +2,7 @@ import Foundation
 @testable import LatchkeyOAuth
 import Testing
 
-/// ``URLSessionTransport`` keeps its own deadline and its own cancellation: a provider
+/// ``HTTP1Transport`` keeps its own deadline and its own cancellation: a provider
 /// cannot hold a caller past ``TransportPolicy/timeout`` by answering slowly, and a
 /// cancelled caller is released at once, whenever the cancellation lands (a slow
 /// provider stalls the client; FoundationNetworking enforces neither on Linux).
@@ -15,7 +15,7 @@ struct TransportDeadlineTests {
             policy.timeout = 2
             let started = ContinuousClock.now
             do {
-                _ = try await URLSessionTransport(policy: policy).send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("drip")))
+                _ = try await HTTP1Transport(policy: policy).send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("drip")))
                 Issue.record("a response dripped over 15 s was accepted under a 2 s deadline")
             } catch let error as OAuthError {
                 #expect(error.code == .timedOut, "\(error)")
@@ -28,7 +28,7 @@ struct TransportDeadlineTests {
     @Test("a request cancelled at any moment, before or after it is sent, ends with CancellationError")
     func cancellation() async throws {
         try await TestServer.with(try TestProvider()) { issuer in
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             let url = issuer.appendingPathComponent("slow")
             let outcomes = Outcomes()
             let count = 40

@@ -55,7 +55,7 @@ struct AttestedBindTests {
             let sent = try #require(transport.requests.last { $0.method == HTTPMethod.post && $0.url.path.contains("/v1/bind/") })
             let registration = try JSONValue(json: try #require(sent.body))
             let clientData = try JSONValue(json: try Base64URL.decode(try #require(registration["response"]?["clientDataJSON"]?.stringValue)))
-            let rootPEM = try await URLSessionTransport().send(TransportRequest(
+            let rootPEM = try await HTTP1Transport().send(TransportRequest(
                 method: HTTPMethod.get, url: provider.issuer.appendingPathComponent(ProtocolPath.attestationRoots)
             )).body
             if await PythonInterop.available(["webauthn", "fido2"]) {
@@ -132,7 +132,7 @@ struct AttestedBindTests {
     }
 
     static func forward(_ provider: ProviderHarness, _ path: String, _ body: Data) async throws -> Data {
-        try await URLSessionTransport().send(TransportRequest(
+        try await HTTP1Transport().send(TransportRequest(
             method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(path), headers: ["Content-Type": ProtocolPath.jsonMediaType], body: body
         )).body
     }
@@ -140,7 +140,7 @@ struct AttestedBindTests {
     @Test("a lying attestation CA: oversized or garbled activation fields, a secret the TPM cannot open, a certificate for another key; each refused by name, nothing registered or kept")
     func lyingAuthority() async throws {
         try await Self.demandingProvider(policy: nil) { provider, vault in
-            let root = try await URLSessionTransport().send(TransportRequest(
+            let root = try await HTTP1Transport().send(TransportRequest(
                 method: HTTPMethod.get, url: provider.issuer.appendingPathComponent(ProtocolPath.attestationRoots)
             )).body
             let rootDER = try #require(try X509Certificate.certificates(pem: root).first).derEncoded

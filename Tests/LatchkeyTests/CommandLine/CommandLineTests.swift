@@ -205,7 +205,7 @@ struct CommandLineTests {
     }
 
     static func outboxCodes(_ issuer: URL, _ address: String) async throws -> [String] {
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: "GET", url: issuer.appendingPathComponent("admin/outbox"), headers: ["Authorization": "Bearer \(CommandLineTests.adminToken)"]
         ))
         let messages = (try? JSONValue(json: response.body))?["messages"]?.arrayValue ?? []

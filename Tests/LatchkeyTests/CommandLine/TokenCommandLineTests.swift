@@ -78,7 +78,7 @@ struct TokenCommandLineTests {
 
             // The access token revoked at the provider: api is refused (401 invalid_token),
             // refreshes the kept tokens and calls again; still no sign-in.
-            let revoked = try await URLSessionTransport().send(TransportRequest(
+            let revoked = try await HTTP1Transport().send(TransportRequest(
                 method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
                 body: FormEncoding.encode([("token", accessToken), ("token_type_hint", "access_token"), ("client_id", "latchkey-cli")])
             ))

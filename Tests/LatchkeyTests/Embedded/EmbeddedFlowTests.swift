@@ -96,7 +96,7 @@ struct EmbeddedFlowTests {
             // (so the provider bound it), the answer never read.
             let (other, otherBindURL) = try await provider.createIdentity("bob")
             let authenticator = SoftwareAuthenticator(vault: try KeyVault.open(at: vault.directory.appendingPathComponent("vault"), key: .keyFile(vault.keyFile)))
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             let job = try await transport.send(TransportRequest(method: "GET", url: otherBindURL, headers: ["Accept": "application/json"]))
             let jobObject = try JSONValue(json: job.body)
             let publicKey = try #require(jobObject["publicKey"])
@@ -154,7 +154,7 @@ struct EmbeddedFlowTests {
             let relyingApp = try provider.oauthClient()
             for deepLink in [false, true] {
                 let request = try await relyingApp.authorizationRequest(scopes: ["openid"])
-                let started = try await URLSessionTransport().send(TransportRequest(method: "GET", url: request.url, headers: ["Accept": "application/json"]))
+                let started = try await HTTP1Transport().send(TransportRequest(method: "GET", url: request.url, headers: ["Accept": "application/json"]))
                 let object = try JSONValue(json: started.body)
                 var authenticateURL = try #require((object["authenticateURL"]?.stringValue).flatMap(URL.init(string:)))
                 if deepLink {

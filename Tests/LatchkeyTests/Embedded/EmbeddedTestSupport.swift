@@ -10,7 +10,7 @@ import Testing
 
 /// A real transport that also keeps what was sent, so a test can assert on the traffic.
 final class RecordingTransport: HTTPTransport {
-    private let inner = URLSessionTransport()
+    private let inner = HTTP1Transport()
     private let sent = Mutex<[TransportRequest]>([])
 
     var requests: [TransportRequest] { sent.withLock { $0 } }

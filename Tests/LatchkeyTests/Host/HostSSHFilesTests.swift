@@ -62,7 +62,7 @@ struct HostSSHFilesTests {
             for (ca, krl) in lies {
                 answers.ca.withLock { $0 = ca }
                 answers.krl.withLock { $0 = krl }
-                await files.sync(transport: URLSessionTransport())
+                await files.sync(transport: HTTP1Transport())
                 #expect(try Data(contentsOf: URL(fileURLWithPath: caFile)) == keptCA, "after CA answer \(ca.0) \(String(decoding: ca.1, as: UTF8.self))")
                 #expect(try Data(contentsOf: URL(fileURLWithPath: krlFile)) == Self.krl, "after KRL answer \(krl.0)")
             }
@@ -71,13 +71,13 @@ struct HostSSHFilesTests {
             let revoked = Self.krl + Data([0x21, 0, 0, 0, 0])
             answers.ca.withLock { $0 = (200, rotated) }
             answers.krl.withLock { $0 = (200, revoked) }
-            await files.sync(transport: URLSessionTransport())
+            await files.sync(transport: HTTP1Transport())
             #expect(try Data(contentsOf: URL(fileURLWithPath: caFile)) == rotated)
             #expect(try Data(contentsOf: URL(fileURLWithPath: krlFile)) == revoked)
             // A provider without an SSH CA (404) leaves both alone.
             answers.ca.withLock { $0 = (404, Data()) }
             answers.krl.withLock { $0 = (404, Data()) }
-            await files.sync(transport: URLSessionTransport())
+            await files.sync(transport: HTTP1Transport())
             #expect(try Data(contentsOf: URL(fileURLWithPath: caFile)) == rotated)
             #expect(try Data(contentsOf: URL(fileURLWithPath: krlFile)) == revoked)
         }

@@ -30,9 +30,10 @@ extension HostileInputSuite {
     func auditForgedRequester() async throws {
         try await ProviderHarness.run { provider in
             let clients = provider.issuer.appendingPathComponent(try #require(AdminAPI.listClients.path()))
-            // Control characters never get past the HTTP parser (RFC 9110 §5.5): refused, nothing written.
-            let escapes = try await HTTPExchange.send(
-                HTTPMethod.get, clients, headers: ["Authorization": "Bearer wrong", "User-Agent": "Mozilla/5.0 \u{1B}]0;owned\u{07}\u{1B}[2J"]
+            // Control characters never get past the HTTP parser (RFC 9110 §5.5): refused, nothing
+            // written. Sent raw: Latchkey's own client refuses to send such a field at all.
+            let escapes = try await RawConnection.open(port: provider.port).exchange(
+                HTTPMethod.get, clients.path, headers: ["Authorization": "Bearer wrong", "User-Agent": "Mozilla/5.0 \u{1B}]0;owned\u{07}\u{1B}[2J"]
             )
             #expect(escapes.status == 400)
             #expect(try await provider.auditEvents().isEmpty)

@@ -23,7 +23,7 @@ extension HostileInputSuite {
 
     /// `GET /userinfo` with `token` as a bearer: the status.
     static func userInfoStatus(_ provider: ProviderHarness, _ token: String) async throws -> Int {
-        try await URLSessionTransport().send(TransportRequest(
+        try await HTTP1Transport().send(TransportRequest(
             method: HTTPMethod.get, url: provider.issuer.appendingPathComponent(ProtocolPath.userInfo), headers: ["Authorization": "Bearer " + token]
         )).status
     }
@@ -31,7 +31,7 @@ extension HostileInputSuite {
     /// Whether introspection calls `token` active.
     static func introspectionActive(_ provider: ProviderHarness, _ token: String) async throws -> Bool {
         let server = try #require(try await provider.admin.call(AdminAPI.createResourceServer, body: .init(name: "api")).answer)
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.introspection),
             headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic " + Data("\(server.id):\(server.secret)".utf8).base64EncodedString()],
             body: FormEncoding.encode(TokenIntrospectionRequest(token: token).formItems)
@@ -118,7 +118,7 @@ extension HostileInputSuite {
     func clientRegistrationOptionalMembers() async throws {
         try await ProviderHarness.run { provider in
             func register(_ body: String) async throws -> (Int, JSONValue) {
-                let response = try await URLSessionTransport().send(TransportRequest(
+                let response = try await HTTP1Transport().send(TransportRequest(
                     method: HTTPMethod.post, url: provider.issuer.appendingPathComponent("admin/clients"),
                     headers: ["Content-Type": "application/json", "Authorization": "Bearer " + ProviderHarness.adminToken], body: Data(body.utf8)
                 ))

@@ -43,7 +43,7 @@ extension HostileInputSuite {
             .init(name: "redirect_uri", value: "http://127.0.0.1/callback"), .init(name: "scope", value: "openid"),
             .init(name: "code_challenge", value: try PKCE.generate().challenge), .init(name: "code_challenge_method", value: "S256"),
         ] + (loginHint ? [.init(name: "login_hint", value: "ada")] : [])
-        let transport = URLSessionTransport()
+        let transport = HTTP1Transport()
         let started = try await transport.send(TransportRequest(method: "GET", url: try #require(components.url), headers: ["Accept": "application/json"]))
         let authenticateText = (try JSONValue(json: started.body))["authenticateURL"]?.stringValue
         let authenticate = try #require(authenticateText.flatMap(URL.init(string:)), "no authenticateURL: \(String(decoding: started.body, as: UTF8.self))")
@@ -61,7 +61,7 @@ extension HostileInputSuite {
         try await Self.withSignedIn({ _ in }) { context in
             let authorization = try await context.authorize()
             let body = "grant_type=authorization_code&code=\(authorization.code)&redirect_uri=\(FormEncoding.escape(authorization.redirectURI.absoluteString))&code_verifier=\(authorization.codeVerifier)&client_id=latchkey-cli"
-            let response = try await URLSessionTransport().send(TransportRequest(
+            let response = try await HTTP1Transport().send(TransportRequest(
                 method: "POST", url: context.provider.issuer.appendingPathComponent("token"),
                 headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8)
             ))
@@ -75,10 +75,10 @@ extension HostileInputSuite {
     func userInfoChallenge() async throws {
         try await Self.withSignedIn({ _ in }) { context in
             let url = context.provider.issuer.appendingPathComponent("userinfo")
-            let bad = try await URLSessionTransport().send(TransportRequest(method: "GET", url: url, headers: ["Authorization": "Bearer made-up"]))
+            let bad = try await HTTP1Transport().send(TransportRequest(method: "GET", url: url, headers: ["Authorization": "Bearer made-up"]))
             #expect(bad.status == 401)
             #expect(bad.headers["www-authenticate"]?.hasPrefix(#"Bearer error="invalid_token""#) == true, "\(bad.headers)")
-            let none = try await URLSessionTransport().send(TransportRequest(method: "GET", url: url))
+            let none = try await HTTP1Transport().send(TransportRequest(method: "GET", url: url))
             #expect(none.status == 401)
             #expect(none.headers["www-authenticate"] == "Bearer", "\(none.headers)")
         }
@@ -188,7 +188,7 @@ extension HostileInputSuite {
     static func tokenStatuses(_ provider: ProviderHarness, count: Int = 4, forwarded: (Int) -> String) async throws -> [Int] {
         var statuses: [Int] = []
         for index in 0..<count {
-            let response = try await URLSessionTransport().send(TransportRequest(
+            let response = try await HTTP1Transport().send(TransportRequest(
                 method: "POST", url: provider.issuer.appendingPathComponent("token"),
                 headers: ["Content-Type": "application/x-www-form-urlencoded", "X-Forwarded-For": forwarded(index)],
                 body: Data("grant_type=authorization_code&code=x&client_id=latchkey-cli".utf8)

@@ -216,7 +216,7 @@ extension HostileInputSuite {
             // Each real account's first start is the one that stores and mails a code, so
             // every sample uses a fresh account (and a fresh unknown name), over one
             // keep-alive connection, as an attacker would use to keep noise down.
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             let url = provider.issuer.appendingPathComponent("v1/recovery")
             let scores = try await Self.timingRounds(prepare: { round in
                 for index in 0..<320 {
@@ -273,7 +273,7 @@ extension HostileInputSuite {
         let clientID = "x\n\(forged)\u{1B}]0;pwned\u{07}\r\u{202E}"
         var form = URLComponents()
         form.queryItems = [.init(name: "grant_type", value: "authorization_code"), .init(name: "code", value: "c"), .init(name: "client_id", value: clientID)]
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: "POST", url: issuer.appendingPathComponent("token"),
             headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data((form.percentEncodedQuery ?? "").utf8)
         ))

@@ -97,7 +97,7 @@ extension HostileInputSuite {
             let first = try await DeviceGrantTests.startDevice(provider)
             let second = try await DeviceGrantTests.startDevice(provider)
             func lookup(_ code: String) async throws -> DeviceApprovalExchange.Request {
-                let response = try await URLSessionTransport().send(TransportRequest(
+                let response = try await HTTP1Transport().send(TransportRequest(
                     method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval),
                     headers: ["Content-Type": "application/json"], body: try JSONEncoder().encode(DeviceApprovalExchange.Lookup(userCode: code))
                 ))
@@ -111,7 +111,7 @@ extension HostileInputSuite {
             let credentialID = try #require(try await approver.credentials().first).credentialID
             let (assertion, _) = try approver.authenticator.getAssertion(forFirst.publicKey, origin: origin, credentialID: credentialID)
             func decide(_ submit: String, _ body: DeviceApprovalExchange.Decision) async throws -> Int {
-                try await URLSessionTransport().send(TransportRequest(
+                try await HTTP1Transport().send(TransportRequest(
                     method: HTTPMethod.post, url: try #require(URL(string: submit)), headers: ["Content-Type": "application/json"], body: try JSONEncoder().encode(body)
                 )).status
             }
@@ -233,17 +233,17 @@ extension HostileInputSuite {
             #expect(missing.1 == "invalid_request")
 
             let started = try await DeviceGrantTests.startDevice(provider)
-            let lookup = try await URLSessionTransport().send(TransportRequest(
+            let lookup = try await HTTP1Transport().send(TransportRequest(
                 method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval),
                 headers: ["Content-Type": "application/json"], body: try JSONEncoder().encode(DeviceApprovalExchange.Lookup(userCode: started.userCode))
             ))
             let request = try JSONDecoder().decode(DeviceApprovalExchange.Request.self, from: lookup.body)
             let submit = try #require(URL(string: request.submit))
             let maybe = Data(#"{"decision":"maybe","credential":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"AA","authenticatorData":"AA","signature":"AA"}}}"#.utf8)
-            let undecided = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.post, url: submit, headers: ["Content-Type": "application/json"], body: maybe))
+            let undecided = try await HTTP1Transport().send(TransportRequest(method: HTTPMethod.post, url: submit, headers: ["Content-Type": "application/json"], body: maybe))
             #expect(undecided.status == 400)
             let forged = provider.issuer.appendingPathComponent(ProtocolPath.deviceApproval).appendingPathComponent(String(repeating: "A", count: 300))
-            let forgedAnswer = try await URLSessionTransport().send(TransportRequest(method: HTTPMethod.post, url: forged, headers: ["Content-Type": "application/json"], body: maybe))
+            let forgedAnswer = try await HTTP1Transport().send(TransportRequest(method: HTTPMethod.post, url: forged, headers: ["Content-Type": "application/json"], body: maybe))
             #expect(forgedAnswer.status == 404 || forgedAnswer.status == 400, "\(forgedAnswer.status)")
             #expect(try await DeviceGrantTests.poll(provider, started.deviceCode).1 == "authorization_pending", "nothing was decided")
         }

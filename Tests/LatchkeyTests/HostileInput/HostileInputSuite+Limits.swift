@@ -254,7 +254,7 @@ extension HostileInputSuite {
         try await ProviderHarness.withVault({ $0.rateLimitPerMinute = 1_000_000 }) { provider, vault in
             let embedded = try vault.embedded(allowing: [provider.host])
             _ = try await embedded.registerCredential(from: try await provider.createIdentity("known").bindURL)
-            let transport = URLSessionTransport()
+            let transport = HTTP1Transport()
             let scores = try await Self.timingRounds { round, index, isKnown in
                 let target = Self.authorizeTarget(hint: isKnown ? "known" : "ghost-\(round)-\(index)")
                 return try await transport.send(TransportRequest(

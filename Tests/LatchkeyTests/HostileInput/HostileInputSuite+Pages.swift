@@ -14,7 +14,7 @@ extension HostileInputSuite {
         try await ProviderHarness.run { provider in
             let hint = "admin\u{202E}exe.txt\u{2066}\u{0007}"
             let target = Self.authorizeTarget(hint: hint)
-            let response = try await URLSessionTransport().send(TransportRequest(
+            let response = try await HTTP1Transport().send(TransportRequest(
                 method: HTTPMethod.get, url: try #require(URL(string: provider.issuer.absoluteString + target)), headers: ["Accept": "text/html"]
             ))
             let page = String(decoding: response.body, as: UTF8.self)

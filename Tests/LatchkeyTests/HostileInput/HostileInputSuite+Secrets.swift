@@ -38,7 +38,7 @@ extension HostileInputSuite {
 
     static func adminStatus(_ issuer: String, token: String) async throws -> Int {
         let url = try #require(URL(string: issuer)).appendingPathComponent("admin/outbox")
-        return try await URLSessionTransport().send(TransportRequest(method: "GET", url: url, headers: ["Authorization": "Bearer \(token)"])).status
+        return try await HTTP1Transport().send(TransportRequest(method: "GET", url: url, headers: ["Authorization": "Bearer \(token)"])).status
     }
 
     @Test("serve never prints an admin token it was given, by environment, file or credential, as text or JSON")

@@ -32,7 +32,7 @@ struct HostileInputSuite {
         func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws {
             let url = path.hasPrefix("http") ? URL(string: path) : provider.issuer.appendingPathComponent(path)
             guard let url else { throw Refusal(status: 0, error: "bad test URL") }
-            let response = try await URLSessionTransport().send(TransportRequest(method: method, url: url, headers: headers, body: body))
+            let response = try await HTTP1Transport().send(TransportRequest(method: method, url: url, headers: headers, body: body))
             guard (200..<300).contains(response.status) else {
                 let object = try? JSONValue(json: response.body)
                 throw Refusal(status: response.status, error: object?["error"]?.stringValue ?? "-")
@@ -659,7 +659,7 @@ extension HostileInputSuite.Context {
         var components = URLComponents()
         components.queryItems = fields.map { URLQueryItem(name: $0.key, value: $0.value) }
         let body = Data((components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8)
-        let response = try await URLSessionTransport().send(TransportRequest(
+        let response = try await HTTP1Transport().send(TransportRequest(
             method: "POST", url: provider.issuer.appendingPathComponent(path), headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body
         ))
         let object = (try? JSONValue(json: response.body)) ?? [:]

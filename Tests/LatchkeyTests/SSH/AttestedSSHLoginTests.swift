@@ -39,7 +39,7 @@ struct AttestedSSHLoginTests {
         edit(&body)
         var changed = request
         changed.body = try JSONEncoder().encode(body)
-        let response = try await URLSessionTransport().send(changed)
+        let response = try await HTTP1Transport().send(changed)
         return (response.status, try? JSONDecoder().decode(ErrorResponse.self, from: response.body))
     }
 

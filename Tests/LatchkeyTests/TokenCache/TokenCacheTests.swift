@@ -71,7 +71,7 @@ struct TokenCacheTests {
             #expect(viaTransport.status == 200, "\(String(decoding: viaTransport.body, as: UTF8.self))")
             let signed = try embedded.authorize(request: TransportRequest(method: "GET", url: userinfo), with: refreshed)
             #expect(signed.headers["Authorization"] == "DPoP \(refreshed.accessToken)" && signed.headers["DPoP"] != nil)
-            #expect(try await URLSessionTransport().send(signed).status == 200)
+            #expect(try await HTTP1Transport().send(signed).status == 200)
 
             // Nothing kept is readable on disk.
             let disk = try Self.allFileBytes(vault.directory)

@@ -28,7 +28,7 @@ final class ESAPIContext {
     }
 
     static func describe(_ code: UInt32) -> String {
-        String(format: "0x%08x: ", code) + (CLatchkey_tpm_error(code).map { String(cString: $0) } ?? "unknown")
+        "0x\(HexadecimalText.padded(code, digits: 8)): " + (CLatchkey_tpm_error(code).map { String(cString: $0) } ?? "unknown")
     }
 
     /// Sorts a response code: the transport (TCTI layer) failing means the TPM stopped
@@ -62,7 +62,7 @@ final class ESAPIContext {
     /// A TPM property (TPM2_GetCapability, TPM_CAP_TPM_PROPERTIES).
     func property(_ property: UInt32) throws -> UInt32 {
         var value: UInt32 = 0
-        try check(CLatchkey_tpm_property(pointer, property, &value), String(format: "reading property 0x%x", property))
+        try check(CLatchkey_tpm_property(pointer, property, &value), "reading property 0x\(String(property, radix: 16))")
         return value
     }
 
@@ -107,7 +107,7 @@ final class ESAPIContext {
 
     /// The contents of an NV index (at most `maximumSize` bytes).
     func readNV(_ index: UInt32, maximumSize: Int) throws -> Data {
-        try output(capacity: maximumSize, { CLatchkey_tpm_nv_read(pointer, index, $0, $1) }, String(format: "reading NV index 0x%08x", index))
+        try output(capacity: maximumSize, { CLatchkey_tpm_nv_read(pointer, index, $0, $1) }, "reading NV index 0x\(HexadecimalText.padded(index, digits: 8))")
     }
 
     /// The RSA 2048 endorsement key's modulus (template L-1).
