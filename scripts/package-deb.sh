@@ -112,7 +112,8 @@ rm -f "$out"/latchkey_"$version"_* "$out"/latchkey-provider_"$version"_*
     cd "$src"
     export SOURCE_DATE_EPOCH=$epoch LATCHKEY_BUILD_COMMIT="$commit$suffix" SWIFT_SCRATCH="$scratch"
     # -d: Swift is not a Debian package, so Build-Depends cannot name it.
-    dpkg-buildpackage -b -us -uc -d
+    # Its output goes to stderr: stdout holds only the packages' paths, for $(...).
+    dpkg-buildpackage -b -us -uc -d >&2
 )
 # latchkey, and latchkey-provider when the tree builds it (commits before the split built
 # one package).

@@ -9,6 +9,10 @@ enum HTTP1Message {
     static let maximumHeaderSize = 64 * 1024
     /// Largest chunk-size line, extensions included (RFC 9112 §7.1).
     static let maximumChunkLineSize = 1024
+    /// CRLF, which ends every line of a message (RFC 9112 §2.1).
+    static let lineBreak = "\u{0D}\u{0A}"
+    /// The fields the transport writes itself, whatever the caller's request says.
+    static let transportFields: Set<String> = Set(["Host", "Content-Length", "Transfer-Encoding", "Connection"].map { $0.lowercased() })
 
     /// The request's bytes: request line with the origin-form target (§3.2.1), `Host`
     /// (§3.2), the caller's fields, `Content-Length` for a body, and `Connection: close`
@@ -35,7 +39,7 @@ enum HTTP1Message {
                 throw OAuthError.network(reason: "the request header \(name.debugDescription) is not a valid HTTP field")
             }
             let lowered = name.lowercased()
-            guard !["host", "content-length", "transfer-encoding", "connection"].contains(lowered) else { continue }
+            guard !transportFields.contains(lowered) else { continue }
             named.insert(lowered)
             head += "\(name): \(value)\r\n"
         }
@@ -87,7 +91,7 @@ struct HTTP1ResponseReader {
     }
 
     private mutating func head() throws -> (Int, [String: String]) {
-        let end = Data("\r\n\r\n".utf8)
+        let end = Data((HTTP1Message.lineBreak + HTTP1Message.lineBreak).utf8)
         var searchFrom = 0
         while true {
             if let range = buffer.range(of: end, in: buffer.startIndex + searchFrom..<buffer.endIndex) {
@@ -107,7 +111,7 @@ struct HTTP1ResponseReader {
 
     static func parse(head: Data, host: String) throws -> (Int, [String: String]) {
         guard let text = String(data: head, encoding: .isoLatin1) else { throw OAuthError.malformedResponse(reason: "unreadable response head from \(host)") }
-        var lines = text.components(separatedBy: "\r\n")
+        var lines = text.components(separatedBy: HTTP1Message.lineBreak)
         let statusLine = lines.removeFirst()
         // status-line = HTTP-version SP status-code SP [ reason-phrase ] (§4)
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
@@ -197,7 +201,7 @@ struct HTTP1ResponseReader {
     }
 
     private mutating func line(maximum: Int) throws -> String {
-        let end = Data("\r\n".utf8)
+        let end = Data(HTTP1Message.lineBreak.utf8)
         while true {
             if let range = buffer.range(of: end) {
                 let line = buffer[buffer.startIndex..<range.lowerBound]
