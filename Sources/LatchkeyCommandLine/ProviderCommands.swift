@@ -18,7 +18,7 @@ package protocol ProviderCommandRunner: Sendable {
 
 /// The provider's binary installs its ``ProviderCommandRunner`` before parsing. In
 /// `latchkey` none is installed, and those commands hand the whole command line over to
-/// `latchkey-provider` by `execv`: the same process, so a unit's main PID, its signals and
+/// `latchkey-provider` by `fexecve`: the same process, so a unit's main PID, its signals and
 /// its journal stream stay what they were.
 package enum ProviderCommands {
     /// Where the latchkey-provider package installs the binary.
@@ -34,33 +34,44 @@ package enum ProviderCommands {
     /// the same arguments and never returns.
     static func runner() throws -> any ProviderCommandRunner {
         if let runner = installed.withLock({ $0 }) { return runner }
-        let path = try providerBinary()
+        let (path, descriptor) = try providerBinary()
         var arguments = CommandLine.arguments
         arguments[0] = "latchkey"
         let pointers = arguments.map { strdup($0) } + [nil]
-        execv(path, pointers)
+        // The very file that was checked (fexecve on its descriptor): no one can put
+        // another in its place between the check and the exec.
+        fexecve(descriptor, pointers, environ)
         let failure = String(cString: strerror(errno))
         pointers.forEach { free($0) }
+        close(descriptor)
         throw CommandFailure("cannot run \(path): \(failure)")
     }
 
     /// The package's binary, else (a build directory) the full `latchkey` beside this
-    /// one. Believed only when it is a regular file that root or whoever runs this owns
-    /// and no one else may write: running it is running the provider with this user's
-    /// rights. Never this binary itself, which would hand over to itself forever.
-    static func providerBinary() throws -> String {
+    /// one, opened. Believed only when it is a regular file (not a link) that root or
+    /// whoever runs this owns and no one else may write: running it is running the
+    /// provider with this user's rights. Never this binary itself, which would hand over
+    /// to itself forever.
+    static func providerBinary() throws -> (path: String, descriptor: Int32) {
         let this = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var candidates = [installedPath]
         if let this, URL(fileURLWithPath: this).lastPathComponent != "latchkey" {
             candidates.append(URL(fileURLWithPath: this).deletingLastPathComponent().appendingPathComponent("latchkey").path)
         }
         for path in candidates where path != this {
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                if errno == ENOENT { continue }
+                throw CommandFailure("\(path) cannot be opened (\(String(cString: strerror(errno)))): it is not run")
+            }
             var status = stat()
-            guard lstat(path, &status) == 0 else { continue }
-            guard status.st_mode & S_IFMT == S_IFREG, status.st_uid == 0 || status.st_uid == geteuid(), status.st_mode & 0o022 == 0 else {
+            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == 0 || status.st_uid == geteuid(),
+                  status.st_mode & 0o022 == 0
+            else {
+                close(descriptor)
                 throw CommandFailure("\(path) is not a regular file that only root or you may write: it is not run")
             }
-            return path
+            return (path, descriptor)
         }
         throw CommandFailure("this command runs the provider, which is not installed here: install the latchkey-provider package (apt install latchkey-provider)")
     }

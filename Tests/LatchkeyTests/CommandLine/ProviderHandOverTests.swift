@@ -53,12 +53,16 @@ struct ProviderHandOverTests {
         #expect(!remote.stderr.contains("StoreError"), "\(remote.stderr)")
     }
 
-    @Test("a provider binary others may write, or none at all, is refused with a clear error")
+    @Test("a provider binary others may write, a link, or none at all, is refused with a clear error")
     func refusesUntrustedProvider() async throws {
         try #require(!FileManager.default.fileExists(atPath: Self.installedProvider), "the latchkey-provider package is installed here; its binary would be found first")
         let directory = try TemporaryDirectory()
         let host = directory.url.appendingPathComponent("latchkey-without-provider")
-        try FileManager.default.copyItem(at: LatchkeyCommand.binary, to: host)
+        // Copied by cp, a process of its own: a file this process had open for writing could
+        // be inherited by a child another test starts meanwhile, and exec would then fail
+        // with ETXTBSY.
+        let copied = try await ChildProcess.run(URL(fileURLWithPath: "/bin/cp"), [LatchkeyCommand.binary.path, host.path])
+        try #require(copied.status == 0, "\(copied.stderr)")
         let missing = try await ChildProcess.run(host, ["demo"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("install the latchkey-provider package"), "\(missing.stderr)")
@@ -69,5 +73,11 @@ struct ProviderHandOverTests {
         #expect(refused.status == 1)
         #expect(!refused.stdout.contains("impostor ran"), "a provider binary anyone may write was run")
         #expect(refused.stderr.contains("only root or you may write"), "\(refused.stderr)")
+        // A link is not followed, even to the real binary.
+        try FileManager.default.removeItem(at: impostor)
+        try FileManager.default.createSymbolicLink(at: impostor, withDestinationURL: LatchkeyCommand.fullBinary)
+        let linked = try await ChildProcess.run(host, ["demo"])
+        #expect(linked.status == 1)
+        #expect(linked.stderr.contains("cannot be opened"), "\(linked.stderr)")
     }
 }
