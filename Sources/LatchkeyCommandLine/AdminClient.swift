@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 import Latchkey
 import LatchkeyOAuth
 package import LatchkeyProtocol

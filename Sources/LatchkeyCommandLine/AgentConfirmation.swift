@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Glibc
 import Latchkey
 
@@ -29,7 +34,7 @@ enum AgentConfirmation {
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = read(terminal, &buffer, buffer.count)
         guard count > 0 else { return false }
-        let answer = String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let answer = String(decoding: buffer[0..<count], as: UTF8.self).trimmingWhitespace().lowercased()
         return answer == "y" || answer == "yes"
     }
 }

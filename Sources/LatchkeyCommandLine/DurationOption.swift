@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 import ArgumentParser
 
 /// A duration option's value, as `admin events list --since`, `serve --audit-retention`

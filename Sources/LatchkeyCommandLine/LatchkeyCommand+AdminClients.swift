@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
+import Glibc
 import LatchkeyOAuth
 import LatchkeyProtocol
 
@@ -56,11 +62,11 @@ extension LatchkeyCommand {
         static func readJWKS(_ argument: String) throws -> JWKSDocument {
             let data: Data
             if argument == "-" {
-                data = FileHandle.standardInput.readData(ofLength: maximumJWKSSize + 1)
+                guard let read = FileDescriptorIO.read(STDIN_FILENO, upTo: maximumJWKSSize + 1) else { throw CommandFailure("cannot read --jwks from standard input") }
+                data = read
             } else {
-                guard let handle = FileHandle(forReadingAtPath: argument) else { throw CommandFailure("cannot read --jwks file \(argument)") }
-                defer { try? handle.close() }
-                data = handle.readData(ofLength: maximumJWKSSize + 1)
+                guard let read = FileDescriptorIO.read(path: argument, upTo: maximumJWKSSize + 1) else { throw CommandFailure("cannot read --jwks file \(argument)") }
+                data = read
             }
             guard data.count <= maximumJWKSSize else { throw CommandFailure("--jwks is over \(maximumJWKSSize) bytes") }
             guard let document = try? JSONDecoder().decode(JWKSDocument.self, from: data) else {

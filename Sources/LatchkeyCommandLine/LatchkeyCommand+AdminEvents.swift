@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
+import LatchkeyCrypto
 import LatchkeyProtocol
 
 extension LatchkeyCommand {
@@ -65,7 +71,7 @@ extension LatchkeyCommand {
         static func line(_ event: AuditEvent) -> String {
             var parts = [AuditEvent.formatTime(event.time), "#\(event.id)", TextOutput.field(event.type.rawValue, maximumLength: 64), event.outcome.rawValue]
             func add(_ name: String, _ value: String?) {
-                if let value { parts.append(name + "=" + TextOutput.field(value, maximumLength: 300).replacingOccurrences(of: " ", with: "\u{2423}")) }
+                if let value { parts.append(name + "=" + TextOutput.field(value, maximumLength: 300).replacing(" ", with: "\u{2423}")) }
             }
             add("error", event.error)
             add("actor", event.actor.kind.rawValue + (event.actor.id.map { ":" + $0 } ?? ""))
@@ -146,7 +152,7 @@ extension LatchkeyCommand {
         static func keptHead(_ path: String) throws -> AuditHeadMark? {
             guard FileManager.default.fileExists(atPath: path) else { return nil }
             let text = String(decoding: try TrustedFile.read(path, what: "the kept audit head", maximumSize: 256), as: UTF8.self)
-            guard let mark = AuditHeadMark(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard let mark = AuditHeadMark(text.trimmingWhitespace()) else {
                 throw CommandFailure("\(path.displaySafe(maximumLength: 256)) does not hold a head (ID:HASH)")
             }
             return mark

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyProtocol
 
 /// `latchkey admin`'s host labels and host access (docs/PROTOCOL.md section 14).

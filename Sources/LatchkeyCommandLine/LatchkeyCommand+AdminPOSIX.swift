@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyProtocol
 
 /// `latchkey admin`'s POSIX accounts, renames and groups (docs/PROTOCOL.md section 14).

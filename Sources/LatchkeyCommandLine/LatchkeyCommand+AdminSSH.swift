@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
@@ -108,8 +112,8 @@ extension LatchkeyCommand {
 
         func run() async throws {
             guard !hosts.isEmpty else { throw ValidationError("name the host with --host (repeat for more names)") }
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: publicKey), (attributes[.size] as? Int ?? 0) <= SSHPublicKey.maximumLineLength,
-                  let line = try? String(contentsOfFile: publicKey, encoding: .utf8)
+            guard let bytes = FileDescriptorIO.read(path: publicKey, upTo: SSHPublicKey.maximumLineLength + 1),
+                  bytes.count <= SSHPublicKey.maximumLineLength, let line = String(validating: bytes, as: UTF8.self)
             else { throw ValidationError("cannot read \(publicKey) (a .pub line of at most \(SSHPublicKey.maximumLineLength) bytes)") }
             let seconds = try lifetime.map { Int(try ListEvents.duration($0)) }
             let answer = try await options.send(

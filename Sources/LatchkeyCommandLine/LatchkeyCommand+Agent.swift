@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+import Glibc
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyProtocol
@@ -141,7 +147,7 @@ extension LatchkeyCommand {
             let path = try agent.listen(at: socket)
             // Beside a socket named on the command line (`agent.sock` → `agent-ssh.sock`), so
             // two agents with sockets of their own do not contend for the default one.
-            let besideSocket = socket.map { (($0 as NSString).deletingPathExtension) + "-ssh.sock" }
+            let besideSocket = socket.map { PathText.removingExtension(of: $0) + "-ssh.sock" }
             let sshPath = noSshAgent ? nil : try agent.listenSSH(at: sshSocket ?? besideSocket)
 
             let stopping = Self.stopOnSignals(agent)
@@ -152,7 +158,7 @@ extension LatchkeyCommand {
                 let quoted = Self.shellQuoted(path)
                 var lines = "LATCHKEY_AGENT_SOCK=\(quoted); export LATCHKEY_AGENT_SOCK;\nLATCHKEY_AGENT_PID=\(getpid()); export LATCHKEY_AGENT_PID;\n"
                 if let sshPath { lines += "SSH_AUTH_SOCK=\(Self.shellQuoted(sshPath)); export SSH_AUTH_SOCK;\n" }
-                FileHandle.standardOutput.write(Data(lines.utf8))
+                FileDescriptorIO.write(STDOUT_FILENO, Data(lines.utf8))
             }
             // Nothing more goes to stdout: closing it lets `eval "$(latchkey agent --locked &)"`
             // read the lines and go on while the agent serves.
@@ -201,8 +207,8 @@ extension LatchkeyCommand {
 
         /// `path` as one shell word.
         static func shellQuoted(_ path: String) -> String {
-            let plain = path.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-+:@%,".unicodeScalars.contains($0)) }
-            return plain ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            let plain = path.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+:@%,".unicodeScalars.contains($0) }
+            return plain ? path : "'" + path.replacing("'", with: "'\\''") + "'"
         }
     }
 }

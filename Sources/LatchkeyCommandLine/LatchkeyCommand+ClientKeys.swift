@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
+import Glibc
 import Latchkey
 import LatchkeyOAuth
 
@@ -46,7 +52,10 @@ extension LatchkeyCommand {
             let key = try await embedded.clientKey(issuer: issuerURL, clientID: clientID)
             Terminal.note("\(existed ? "Client key" : "New client key") for \(TextOutput.field(clientID)) at \(TextOutput.field(issuerURL.absoluteString)): kid \(key.keyID), \(key.keyProtection) key")
             if store.json { return try JSONOutput.print(ClientKeyOutput(key, created: !existed)) }
-            if pem { return FileHandle.standardOutput.write(Data(key.publicKeyPEM.utf8)) }
+            if pem {
+                FileDescriptorIO.write(STDOUT_FILENO, key.publicKeyPEM)
+                return
+            }
             // The JWK Set alone on stdout: `latchkey client-key … | latchkey admin create-client --jwks -`.
             TextOutput.line(String(decoding: key.publicJWKSet, as: UTF8.self))
         }

@@ -1,5 +1,9 @@
 package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension LatchkeyCommand {
     /// `latchkey demo`: the whole thing end to end on this host, in seconds, explaining

@@ -1,5 +1,9 @@
 package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 
 extension LatchkeyCommand {

@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Latchkey
 import LatchkeyOAuth
 #if canImport(Glibc)
@@ -199,7 +204,7 @@ extension LatchkeyCommand {
             for line in lines {
                 guard let colon = line.firstIndex(of: ":") else { throw ValidationError("--header \"Name: value\" lacks its ':'") }
                 let name = String(line[..<colon])
-                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                let value = line[line.index(after: colon)...].trimmingSpaces()
                 guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(tokenCharacters.contains) else {
                     throw ValidationError("--header name \(TextOutput.field(name, maximumLength: 64)) is not an HTTP field name")
                 }
@@ -218,12 +223,12 @@ extension LatchkeyCommand {
         static func readBody(_ argument: String) throws -> Data {
             let data: Data
             if argument == "-" {
-                data = FileHandle.standardInput.readData(ofLength: maximumBodySize + 1)
+                guard let read = FileDescriptorIO.read(STDIN_FILENO, upTo: maximumBodySize + 1) else { throw CommandFailure("cannot read --data from standard input") }
+                data = read
             } else if argument.hasPrefix("@") {
                 let path = String(argument.dropFirst())
-                guard let handle = FileHandle(forReadingAtPath: path) else { throw CommandFailure("cannot read --data file \(path)") }
-                defer { try? handle.close() }
-                data = handle.readData(ofLength: maximumBodySize + 1)
+                guard let read = FileDescriptorIO.read(path: path, upTo: maximumBodySize + 1) else { throw CommandFailure("cannot read --data file \(path)") }
+                data = read
             } else {
                 data = Data(argument.utf8)
             }
@@ -235,7 +240,10 @@ extension LatchkeyCommand {
         /// show (docs/SECURITY.md, "What the terminal shows"): a server's bytes must not
         /// drive the user's terminal.
         static func writeBody(_ body: Data) {
-            guard isatty(STDOUT_FILENO) == 1 else { return FileHandle.standardOutput.write(body) }
+            guard isatty(STDOUT_FILENO) == 1 else {
+                FileDescriptorIO.write(STDOUT_FILENO, body)
+                return
+            }
             guard !body.isEmpty else { return }
             TextOutput.line(String(decoding: body, as: UTF8.self))
         }

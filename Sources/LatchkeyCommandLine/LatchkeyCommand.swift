@@ -1,5 +1,10 @@
 package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Latchkey
 import LatchkeyCrypto
 
@@ -48,7 +53,7 @@ package struct LatchkeyCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            Foundation.exit(0)
+            Glibc.exit(0)
         } catch let error as LatchkeyError {
             fail(error.reason)
         } catch let error as CommandFailure {
@@ -57,7 +62,7 @@ package struct LatchkeyCommand: AsyncParsableCommand {
             let code = exitCode(for: error)
             if code == .validationFailure {
                 TextOutput.error(fullMessage(for: error))
-                Foundation.exit(2)
+                Glibc.exit(2)
             }
             if code == .success || error is ExitCode {
                 exit(withError: error)
@@ -70,7 +75,7 @@ package struct LatchkeyCommand: AsyncParsableCommand {
     static func fail(_ message: String) -> Never {
         // One line: a provider's text inside the message cannot start another.
         TextOutput.error("latchkey: " + TextOutput.field(message, maximumLength: 4096))
-        Foundation.exit(1)
+        Glibc.exit(1)
     }
 }
 

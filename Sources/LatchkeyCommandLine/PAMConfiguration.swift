@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Glibc
 // `stat`'s members: in this target the C header is first seen through CDispatch (SecretFile.swift).
 import CDispatch
@@ -94,7 +99,7 @@ struct PAMConfiguration: Sendable, Equatable {
             let (key, value) = (line.key, line.value)
             func refuse(_ why: String) -> CommandFailure { line.refusal(why, path: path) }
             if key.hasPrefix("map ") {
-                let user = key.dropFirst(4).trimmingCharacters(in: .whitespaces)
+                let user = key.dropFirst(4).trimmingSpaces()
                 guard !user.isEmpty, !user.contains(" ") else { throw refuse("`map USER = IDENTITY`") }
                 maps[user, default: []].append(value)
                 continue

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import Latchkey
 import LatchkeyCrypto
@@ -143,5 +147,5 @@ struct PAMHelperSession {
     func info(_ text: String) { write("INFO", text) }
     func error(_ text: String) { write("ERROR", text) }
     func prompt(_ text: String) { write("PROMPT", text) }
-    func result(_ verdict: Verdict, _ text: String) { write("RESULT " + verdict.rawValue, text.replacingOccurrences(of: "\n", with: " ")) }
+    func result(_ verdict: Verdict, _ text: String) { write("RESULT " + verdict.rawValue, text.replacing("\n", with: " ")) }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 // `struct stat`'s members are found through Dispatch's C module (MemberImportVisibility).
 import CDispatch

@@ -1,5 +1,9 @@
 package import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where the provider's store is, and the key that seals its secrets: `serve` takes these,
 /// and so does `admin events verify`, which reads the same store offline. Secrets come from
@@ -25,7 +29,7 @@ package struct ProviderStoreOptions: ParsableArguments {
         if let components = URLComponents(string: url) { return components.password != nil }
         // Not a URL PostgresLocation would take either; refused as one that might carry a
         // password when its authority has a colon before an `@`.
-        guard let scheme = url.range(of: "://") else { return false }
+        guard let scheme = url.firstRange(of: "://") else { return false }
         let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard let at = authority.lastIndex(of: "@") else { return false }
         return authority[..<at].contains(":")

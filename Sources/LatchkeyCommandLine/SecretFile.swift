@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
+import Glibc
+import LatchkeyCrypto
 // `stat`'s members: in this target the C header is first seen through CDispatch, the
 // clang module under Dispatch, which MemberImportVisibility then asks to be imported.
 import CDispatch
@@ -19,7 +25,8 @@ package enum SecretFile {
             throw CommandFailure("\(path) can be read by others (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 it")
         }
         var bytes = [UInt8](repeating: 0, count: 4097)
-        let read = Foundation.read(descriptor, &bytes, bytes.count)
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        let read = Glibc.read(descriptor, &bytes, bytes.count)
         guard read >= 0, read <= 4096 else { throw CommandFailure("\(path) is over 4 KiB") }
         if let count, read != count {
             throw CommandFailure("\(path) must hold exactly \(count) bytes (head -c \(count) /dev/urandom > \(path))")
@@ -39,7 +46,7 @@ package enum SecretFile {
     /// else the environment variable `environment` (when named); nil when none has one.
     package static func password(file: String?, credential: String, environment: String? = nil) throws -> String? {
         let bytes = try file.map { try read($0) } ?? Self.credential(credential)
-        if let bytes { return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines) }
+        if let bytes { return String(decoding: bytes, as: UTF8.self).trimmingLineBreaks() }
         return environment.flatMap { ProcessInfo.processInfo.environment[$0] }
     }
 }

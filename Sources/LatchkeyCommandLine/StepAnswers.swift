@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Latchkey
 
 /// How the command answers flow steps: from `--code` / `--credential` / `--yes`, else by
@@ -35,7 +40,7 @@ struct StepAnswers: ParsableArguments {
                     // A script answers on stdin when the code is asked (it may read the
                     // mail only once the code was sent).
                     if let previous = step.previousError { Terminal.note(previous) }
-                    guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty else {
+                    guard let line = readLine(strippingNewline: true)?.trimmingSpaces(), !line.isEmpty else {
                         throw Self.unanswerable(step, "no code on stdin")
                     }
                     return .code(line)
@@ -49,7 +54,7 @@ struct StepAnswers: ParsableArguments {
                 }
                 if let previous = step.previousError { Terminal.note(previous) }
                 if let message = step.message { Terminal.note(message) }
-                guard let entered = Terminal.ask("Code: ")?.trimmingCharacters(in: .whitespaces), !entered.isEmpty else {
+                guard let entered = Terminal.ask("Code: ")?.trimmingSpaces(), !entered.isEmpty else {
                     throw Self.unanswerable(step, "no code entered")
                 }
                 return .code(entered)
@@ -62,7 +67,7 @@ struct StepAnswers: ParsableArguments {
                 for (index, candidate) in step.candidates.enumerated() {
                     Terminal.note("  \(index + 1). \(candidate.user.name) (\(candidate.user.displayName))  \(candidate.id)")
                 }
-                guard let answer = Terminal.ask("Which credential? ")?.trimmingCharacters(in: .whitespaces) else {
+                guard let answer = Terminal.ask("Which credential? ")?.trimmingSpaces() else {
                     throw Self.unanswerable(step, "no credential chosen")
                 }
                 if let number = Int(answer), step.candidates.indices.contains(number - 1) {
@@ -76,7 +81,7 @@ struct StepAnswers: ParsableArguments {
                 }
                 var values: [String: String] = [:]
                 for field in missing {
-                    guard let value = Terminal.ask("\(field.name): ")?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+                    guard let value = Terminal.ask("\(field.name): ")?.trimmingSpaces(), !value.isEmpty else {
                         throw Self.unanswerable(step, "no \(field.name) given")
                     }
                     values[field.name] = value
@@ -87,7 +92,7 @@ struct StepAnswers: ParsableArguments {
                 // Without a terminal and without --yes, the import is declined (so the other
                 // device learns at once); the command then fails saying why.
                 guard Terminal.isInteractive else { return .decline }
-                let answer = Terminal.ask("Approve? [y/N] ")?.trimmingCharacters(in: .whitespaces).lowercased()
+                let answer = Terminal.ask("Approve? [y/N] ")?.trimmingSpaces().lowercased()
                 return answer == "y" || answer == "yes" ? .approve : .decline
             default:
                 throw Self.unanswerable(step, "the flow asks for \"\(step.name)\", which this command cannot answer")

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyLogging
@@ -65,18 +69,8 @@ struct StoreOptions: ParsableArguments {
         if vaultKey == .tpm { return .tpm }
         if let passphraseFile {
             // Like a key file: a passphrase others can read is no secret (docs/SECURITY.md,
-            // "The vault").
-            guard let mode = (try? FileManager.default.attributesOfItem(atPath: passphraseFile))?[.posixPermissions] as? Int else {
-                throw CommandFailure("cannot read the passphrase file \(passphraseFile)")
-            }
-            guard mode & 0o077 == 0 else {
-                throw CommandFailure(
-                    "the passphrase file \(passphraseFile) is open to group or others (mode \(String(mode & 0o777, radix: 8))); make it private with chmod 600"
-                )
-            }
-            guard var data = FileManager.default.contents(atPath: passphraseFile), data.count <= 4096 else {
-                throw CommandFailure("cannot read the passphrase file \(passphraseFile) (at most 4 KiB)")
-            }
+            // "The vault"). The mode is checked on the descriptor the bytes are read from.
+            var data = try SecretFile.read(passphraseFile)
             // The file's bytes are wiped once the passphrase is taken from them.
             defer { data.resetBytes(in: data.startIndex..<data.endIndex) }
             var text = String(decoding: data, as: UTF8.self)

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import LatchkeyCrypto
 
 /// The TPM settings the command gives the TSS when the user gave none. OpenSSL's tpm2

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +14,7 @@ enum Terminal {
     static var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
 
     static func ask(_ prompt: String) -> String? {
-        FileHandle.standardError.write(Data(prompt.utf8))
+        FileDescriptorIO.write(STDERR_FILENO, Data(prompt.utf8))
         return readLine(strippingNewline: true)
     }
 
@@ -22,14 +27,14 @@ enum Terminal {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
-            FileHandle.standardError.write(Data("\n".utf8))
+            FileDescriptorIO.write(STDERR_FILENO, Data("\n".utf8))
         }
         return ask(prompt)
     }
 
     /// A yes/no question; only `y` or `yes` is yes, and no terminal means no.
     static func confirm(_ prompt: String) -> Bool {
-        guard isInteractive, let answer = ask(prompt)?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        guard isInteractive, let answer = ask(prompt)?.trimmingSpaces().lowercased() else { return false }
         return answer == "y" || answer == "yes"
     }
 

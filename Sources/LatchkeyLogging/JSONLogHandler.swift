@@ -1,5 +1,9 @@
 public import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 
 /// Structured logs for `serve --log-format json` (docs/ARCHITECTURE.md, "Operations"):

@@ -1,5 +1,11 @@
 public import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
+import Glibc
 
 /// How ``LineLogHandler`` writes one event: a line without its newline, or nil to drop it.
 public protocol LogLineFormat: Sendable {
@@ -44,19 +50,6 @@ public struct LineLogHandler<Format: LogLineFormat>: LogHandler {
     /// line, and a `Data` copy of every line was a third of the handler's time
     /// (docs/PERFORMANCE.md, "Less per request").
     @Sendable static func writeToStandardError(_ line: String) {
-        var line = line
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Foundation.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+        FileDescriptorIO.write(STDERR_FILENO, line)
     }
 }

@@ -1,5 +1,9 @@
 public import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyProtocol
 
 /// Text logs for `serve` (the default `--log-format text`) and the CLI: one line per event,
@@ -62,6 +66,6 @@ public enum TextLogFormat: LogLineFormat {
         // By bytes: a space followed by a combining mark is one Character, not " ", yet a
         // reader splitting fields at spaces splits there.
         guard escaped.isEmpty || escaped.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\"") }) else { return escaped }
-        return "\"" + escaped.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + escaped.replacing("\"", with: "\\\"") + "\""
     }
 }

@@ -1,6 +1,10 @@
 // Imported here, compiled against the static runtime (Package.swift), so this module names
 // the libraries the static Foundation needs for the linker.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCommandLine
 
 /// `latchkey` as a host installs it (the Debian package's /usr/bin/latchkey): the command

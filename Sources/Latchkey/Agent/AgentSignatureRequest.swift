@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A signature the agent is about to make, as its `--confirm` prompt shows it
 /// (``KeyAgent/Configuration/confirmation``). Every string comes from the vault or the

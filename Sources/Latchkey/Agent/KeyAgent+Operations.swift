@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 import LatchkeyProtocol
 import Logging
@@ -207,7 +211,7 @@ extension KeyAgent {
             var userName: String?
         }
         let described = try? JSONDecoder().decode(Described.self, from: entry.metadata)
-        let command = (try? String(contentsOfFile: "/proc/\(peer.pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let command = (try? String(contentsOfFile: "/proc/\(peer.pid)/comm", encoding: .utf8))?.trimmingWhitespace()
         return AgentSignatureRequest(
             handle: entry.handle.rawValue, kind: described?.kind ?? "key", relyingParty: described?.rpID, userName: described?.userName,
             pid: peer.pid, command: command

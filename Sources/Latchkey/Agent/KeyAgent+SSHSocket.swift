@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import Glibc
 import LatchkeyCrypto
 import LatchkeyProtocol
@@ -14,7 +18,7 @@ import Synchronization
 extension KeyAgent {
     /// `$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock`, else `/tmp/latchkey-<uid>/ssh-agent.sock`.
     public static func defaultSSHSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        (defaultSocketPath(environment: environment) as NSString).deletingLastPathComponent + "/ssh-agent.sock"
+        PathText.parent(of: defaultSocketPath(environment: environment)) + "/ssh-agent.sock"
     }
 
     /// Listens for ssh-agent clients at `path` (default ``defaultSSHSocketPath(environment:)``);

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import Logging
+import LatchkeyCrypto
 import Glibc
 import Synchronization
 
@@ -17,11 +23,11 @@ extension KeyAgent {
     /// another user owns or that is a symbolic link: in `/tmp`, someone else could have
     /// made it first.
     static func prepareDirectory(of path: String, isDefault: Bool) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathText.parent(of: path)
         var status = stat()
         if lstat(directory, &status) != 0 {
             guard isDefault, errno == ENOENT else { throw UnixSocketError("no directory \(directory) for the agent's socket") }
-            let parent = (directory as NSString).deletingLastPathComponent
+            let parent = PathText.parent(of: directory)
             guard access(parent, W_OK) == 0 else { throw UnixSocketError("cannot make \(directory)") }
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST, lstat(directory, &status) == 0 else {
                 throw UnixSocketError("cannot make \(directory)")
@@ -65,14 +71,19 @@ extension KeyAgent {
     public func serve() async {
         guard let listener = listening.withLock({ $0 }) else { return }
         if let ssh = sshListening.withLock({ $0 }) {
-            Thread { [self] in serve(on: ssh, ssh: true) }.start()
+            if !DetachedThread.start({ [self] in serve(on: ssh, ssh: true) }) {
+                configuration.logger.error("agent cannot serve \(ssh.path): no thread to accept connections on")
+            }
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let thread = Thread { [self] in
+            let started = DetachedThread.start { [self] in
                 serve(on: listener)
                 continuation.resume()
             }
-            thread.start()
+            if !started {
+                configuration.logger.error("agent cannot serve \(listener.path): no thread to accept connections on")
+                continuation.resume()
+            }
         }
     }
 }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import Glibc
 public import LatchkeyCrypto
 import LatchkeyProtocol
 public import Logging
@@ -153,7 +158,7 @@ public final class KeyAgent: Sendable {
                 connection = try listener.accept(timeout: 500)
             } catch {
                 configuration.logger.error("agent cannot accept connections", metadata: [LogField.error.rawValue: .string(String(describing: error))])
-                Thread.sleep(forTimeInterval: 0.1)
+                usleep(100_000)
                 continue
             }
             guard let connection else { continue }
@@ -187,7 +192,7 @@ public final class KeyAgent: Sendable {
             configuration.logger.warning("agent closed a connection: \(configuration.maximumConnections) are open already")
             return
         }
-        let thread = Thread { [self] in
+        let started = DetachedThread.start(stackSize: 1 << 20) { [self] in
             defer { state.withLock { $0.connections -= 1 } }
             if ssh {
                 converseSSH(with: connection, peer: peer)
@@ -195,8 +200,10 @@ public final class KeyAgent: Sendable {
                 converse(with: connection, peer: peer)
             }
         }
-        thread.stackSize = 1 << 20
-        thread.start()
+        if !started {
+            state.withLock { $0.connections -= 1 }
+            configuration.logger.warning("agent closed a connection: no thread to serve it on")
+        }
     }
 
     /// Answers requests on one connection until the peer closes it, sends something

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 import LatchkeyProtocol
 
 /// Cuts the bytes of a stream into frames, for ``UnixSocket/readFrame(_:deadline:)``: the

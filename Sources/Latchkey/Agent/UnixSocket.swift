@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 import Glibc
 import LatchkeyCrypto
 import LatchkeyProtocol

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// How a new credential proves to the provider where its key lives
 /// (``Embedded/Configuration/attestation``; docs/SECURITY.md, "Proving keys live in the

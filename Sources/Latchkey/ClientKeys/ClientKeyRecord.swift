@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The metadata of a client key's vault record (``ClientKey``): which provider and client
 /// the key authenticates, sealed in the vault like every record's metadata. One record

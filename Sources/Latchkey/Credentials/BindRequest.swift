@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What a bind link asks for, read from the provider's bind job before any key is made:
 /// handed to the `confirm` closure of ``Embedded/registerCredential(from:confirm:)`` so

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The metadata of a vault record the facade keeps besides credentials (a client key, a
 /// DPoP key with its tokens, an attestation key): JSON with a `kind` that tells the

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyProtocol
 
 /// Any link Latchkey acts on, as a desktop hands it over (`latchkey open URL`,

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyProtocol
 
 /// A bind or authenticate link, in either of its two forms (docs/PROTOCOL.md sections 2

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import LatchkeyCrypto
 import LatchkeyProtocol
 
 /// Makes an application the handler of its link scheme on a Linux desktop, the
@@ -181,7 +186,7 @@ public struct DeepLinkRegistration: Sendable {
     /// `xdg-mime query default` answers, else the `mimeapps.list` this scope writes.
     public func currentHandler() throws -> String? {
         if scope == .user, let xdgMime = tool("xdg-mime") {
-            let answer = try run(xdgMime, ["query", "default", mimeType]).trimmingCharacters(in: .whitespacesAndNewlines)
+            let answer = try run(xdgMime, ["query", "default", mimeType]).trimmingWhitespace()
             return answer.isEmpty ? nil : answer
         }
         return try MimeAppsList(contentsOf: mimeAppsFile).defaultApplication(for: mimeType)
@@ -210,25 +215,13 @@ public struct DeepLinkRegistration: Sendable {
     /// with what it said when it fails.
     @discardableResult
     private func run(_ program: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw LatchkeyError.desktopIntegration(reason: "cannot run \(program.path)", underlying: error)
+        guard let outcome = DesktopTool(path: program.path).run(arguments, environment: environment) else {
+            throw LatchkeyError.desktopIntegration(reason: "cannot run \(program.path)")
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data.prefix(64 * 1024), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
+        let text = String(decoding: outcome.output, as: UTF8.self)
+        guard outcome.status == 0 else {
             throw LatchkeyError.desktopIntegration(
-                reason: "\(program.lastPathComponent) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text.logSafe(maximumLength: 400))"
+                reason: "\(program.lastPathComponent) \(arguments.joined(separator: " ")) failed (\(outcome.status)): \(text.logSafe(maximumLength: 400))"
             )
         }
         return text

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyProtocol
 
 /// The desktop entry that makes an application the handler of a link scheme (Desktop

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A `mimeapps.list` (the freedesktop.org "Association between MIME types and
 /// applications" specification): the `[Default Applications]` line for one MIME type

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A user's XDG base directories (XDG Base Directory Specification 0.8): `$XDG_DATA_HOME`
 /// and `$XDG_CONFIG_HOME`, each used only when absolute (a relative value is invalid and
@@ -9,7 +13,7 @@ public struct XDGBaseDirectories: Sendable {
     public let configHome: URL
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let home = URL(fileURLWithPath: environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
+        let home = URL(fileURLWithPath: environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path)
         func base(_ name: String, default fallback: String) -> URL {
             if let value = environment[name], value.hasPrefix("/") { return URL(fileURLWithPath: value) }
             return home.appendingPathComponent(fallback)

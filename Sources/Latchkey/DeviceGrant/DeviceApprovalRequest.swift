@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A device's sign-in waiting for approval, as the provider describes it to the person
 /// about to approve (``Embedded/approveDevice(issuer:userCode:decision:credential:confirm:)``).

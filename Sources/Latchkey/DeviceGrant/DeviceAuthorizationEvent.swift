@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What ``Embedded/deviceAuthorization(issuer:clientID:scopes:dpop:)`` reports, in order
 /// (RFC 8628 §3.2–3.5).

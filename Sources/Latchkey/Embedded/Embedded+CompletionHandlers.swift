@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyOAuth
 
 /// The completion-handler forms, for callers not written with async/await. Each handler is

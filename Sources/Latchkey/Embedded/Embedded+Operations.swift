@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyOAuth
 
 /// What the facade offers, by concern: each operation is the work of one service

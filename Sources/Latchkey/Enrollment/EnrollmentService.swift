@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
 
@@ -34,7 +39,7 @@ extension EnrollmentService {
     /// Start → steps → bind URL on the same provider → bind.
     private func enroll(_ flow: FlowContext, at issuer: URL, path: String, username: String, known: [String: String]) async throws -> (Credential, ProviderAddress) {
         let provider = try sessions.provider(issuer)
-        let name = username.trimmingCharacters(in: .whitespaces)
+        let name = username.trimmingSpaces()
         guard !name.isEmpty, name.utf8.count <= 256 else {
             throw LatchkeyError.invalidArgument(reason: "the username must be 1 to 256 characters")
         }

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
+import Glibc
 
 /// Work that blocks its thread, run on a thread of its own: TPM commands take tens of
 /// milliseconds to seconds on a hardware TPM (an RSA endorsement key is derived anew for
@@ -8,7 +14,8 @@ import Foundation
 enum BlockingWork {
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
+            let started = DetachedThread.start { continuation.resume(with: Result { try work() }) }
+            if !started { continuation.resume(throwing: LatchkeyError.tpmUnavailable(reason: "no thread to wait for the TPM on")) }
         }
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyOAuth
 
 /// Puts a whole-request deadline on any ``HTTPTransport`` the app supplies: the request is

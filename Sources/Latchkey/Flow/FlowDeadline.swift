@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// The time one flow may spend waiting on providers (``Embedded/Configuration/flowTimeout``),

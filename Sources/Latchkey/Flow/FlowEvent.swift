@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Progress of one flow, published on ``Embedded/events()`` for an app's coordinator (the
 /// way Okta's flow coordinator reports status), in the order things happen.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A sign-in to this host that a person must approve from a device holding their passkey
 /// (`pam_latchkey`; docs/guides/pam.md; docs/PROTOCOL.md

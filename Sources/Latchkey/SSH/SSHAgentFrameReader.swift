@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyProtocol
 
 /// Frames of the ssh-agent protocol (RFC 9987 §3; draft-miller-ssh-agent): a `uint32`

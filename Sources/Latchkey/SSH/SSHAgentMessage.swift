@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 
 /// The ssh-agent protocol's messages the agent reads and writes (RFC 9987 §4 and §5;

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// One SSH key in the vault (``Embedded/sshKeys()``, `latchkey ssh list`): the provider

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 
 /// The metadata of an SSH key's vault record (`latchkey ssh login`; docs/PROTOCOL.md

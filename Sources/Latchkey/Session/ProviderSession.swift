@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyOAuth
 
 /// One client's conversation with one provider: what every flow at that provider, as that

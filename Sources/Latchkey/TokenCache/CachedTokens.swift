@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyOAuth
 
 /// One cached sign-in's tokens, as kept in the sealed metadata of the credential's DPoP

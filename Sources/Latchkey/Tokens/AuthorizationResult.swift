@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What ``Embedded/authorize(issuer:clientID:redirectURI:scopes:credential:)`` returns:
 /// an authorization code (RFC 6749 §4.1.2) and what an app's back end needs to exchange

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyOAuth
 
 /// What ``Embedded/authenticate(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:)``

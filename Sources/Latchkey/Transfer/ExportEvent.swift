@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What an export reports, in order, on the stream ``Embedded/exportCredential(id:)``
 /// returns.

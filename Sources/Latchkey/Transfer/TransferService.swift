@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 import LatchkeyOAuth
 import LatchkeyProtocol
@@ -35,7 +39,7 @@ extension TransferService {
             guard let transferCode = TransferCode(code) else {
                 throw LatchkeyError.invalidTransferCode(reason: "a transfer code is 9 symbols, like 7KQ-4M2-X9A; check what the other device shows")
             }
-            let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = deviceName.trimmingWhitespace()
             guard !name.isEmpty, name.count <= 64 else {
                 throw LatchkeyError.invalidArgument(reason: "the device name must be 1 to 64 characters")
             }

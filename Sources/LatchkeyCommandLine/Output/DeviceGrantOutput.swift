@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Latchkey
 
 /// `login --device --json`: the first line, the code to show (RFC 8628 §3.2).

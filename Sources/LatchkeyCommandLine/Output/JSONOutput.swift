@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
+import Glibc
 import Latchkey
 import LatchkeyProtocol
 
@@ -44,12 +50,12 @@ package enum JSONOutput {
     /// One pretty-printed document on standard output, written at once rather than
     /// through stdio's buffer.
     static func print(_ value: some Encodable) throws {
-        FileHandle.standardOutput.write(try data(value, pretty: true) + Data("\n".utf8))
+        FileDescriptorIO.write(STDOUT_FILENO, try data(value, pretty: true) + Data("\n".utf8))
     }
 
     /// One compact line on standard output, unbuffered.
     package static func printLine(_ value: some Encodable) throws {
-        FileHandle.standardOutput.write(try data(value, pretty: false) + Data("\n".utf8))
+        FileDescriptorIO.write(STDOUT_FILENO, try data(value, pretty: false) + Data("\n".utf8))
     }
 }
 

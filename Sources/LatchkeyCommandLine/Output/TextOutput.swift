@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
+import Glibc
 import Latchkey
 import LatchkeyProtocol
 
@@ -16,12 +22,12 @@ package enum TextOutput {
 
     /// `text` on standard output, each of its lines made safe.
     package static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data(safe(text).utf8))
+        FileDescriptorIO.write(STDOUT_FILENO, Data(safe(text).utf8))
     }
 
     /// `text` on standard error, each of its lines made safe.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(safe(text).utf8))
+        FileDescriptorIO.write(STDERR_FILENO, Data(safe(text).utf8))
     }
 
     /// One value from outside (a user name, an issuer, a subject), safe to embed in a line.

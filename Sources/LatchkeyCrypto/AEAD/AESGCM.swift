@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// AES-256-GCM (NIST SP 800-38D): the AEAD that seals private keys in the vault.
 ///

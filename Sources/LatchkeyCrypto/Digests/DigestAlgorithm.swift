@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// The SHA-2 digests (FIPS 180-4) Latchkey uses: SHA-256 everywhere (PKCE, WebAuthn,
 /// JOSE), SHA-384 and SHA-512 for completeness of ID-token hash claims.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// base64url without padding (RFC 4648 §5), as JOSE (RFC 7515 §2) and WebAuthn L3's JSON
 /// use it.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Just enough DER (ITU-T X.690 §8, §10) for the small structures Latchkey reads itself,
 /// strict about canonical form: ECDSA signatures and TPM key blobs ("TSS2 PRIVATE KEY").

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension DataProtocol {
     /// Calls `body` with the bytes in one contiguous buffer, copying only when the

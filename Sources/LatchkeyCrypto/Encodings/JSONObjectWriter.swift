@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Writes one JSON object (RFC 8259 §4) member by member straight into bytes, for the
 /// answers a server sends on every sign-in (docs/PERFORMANCE.md, "Less per request"):

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import Glibc
 
 /// Reads one JSON text (RFC 8259) into a ``Value`` tree, strictly, for the small objects a
 /// server parses on every sign-in (docs/PERFORMANCE.md, "Less per request"): a WebAuthn

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One PEM block (RFC 7468): `-----BEGIN label-----`, base64 of DER, `-----END label-----`.
 ///
@@ -21,7 +25,7 @@ struct PEMDocument {
         }
         let begin = "-----BEGIN \(expectedLabel)-----"
         let end = "-----END \(expectedLabel)-----"
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         guard trimmed.hasPrefix(begin), trimmed.hasSuffix(end), trimmed.count >= begin.count + end.count else {
             throw CryptoError.invalidEncoding(reason: "not a single PEM \"\(expectedLabel)\" block")
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A public JSON Web Key (RFC 7517 §4) for the key types Latchkey verifies: EC P-256
 /// (RFC 7518 §6.2.1), OKP Ed25519 (RFC 8037 §2) and RSA (RFC 7518 §6.3.1).

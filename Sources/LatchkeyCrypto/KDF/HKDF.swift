@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// HKDF with SHA-256 (RFC 5869): extract a pseudorandom key from `inputKeyMaterial` and
 /// `salt`, expand it with `info` to the length asked for.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// scrypt (RFC 7914), the memory-hard KDF that turns a vault passphrase into a key.
 public enum Scrypt {

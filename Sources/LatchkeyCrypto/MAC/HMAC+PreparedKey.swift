@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension HMAC {
     /// An HMAC key prepared once for many codes (RFC 2104 §2): the digest is fetched and

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// HMAC (RFC 2104) over a SHA-2 digest; SHA-256 by default (RFC 4231 vectors).
 public enum HMAC {

@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Owner of one `EVP_PKEY`, freed in `deinit`. Immutable after init: OpenSSL allows a key
 /// that is no longer modified to be used from several threads at once.

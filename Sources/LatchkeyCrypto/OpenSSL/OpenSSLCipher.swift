@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// AES-256-GCM (NIST SP 800-38D) through `EVP_CIPHER`, fetched once.
 enum OpenSSLCipher {

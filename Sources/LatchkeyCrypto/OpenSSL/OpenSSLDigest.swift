@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One-shot `EVP_Digest`, and HMAC through `EVP_MAC`, with algorithms fetched once.
 enum OpenSSLDigest {

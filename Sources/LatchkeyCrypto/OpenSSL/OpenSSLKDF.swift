@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// HKDF and scrypt through `EVP_KDF`. The derived bytes go straight into
 /// ``SecureBytes`` so they are wiped when dropped.

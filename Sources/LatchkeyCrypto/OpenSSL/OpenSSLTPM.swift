@@ -1,5 +1,10 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Synchronization
 
 /// OpenSSL's `tpm2` provider (tpm2-openssl) in a library context of its own, next to the
 /// default provider (docs/SECURITY.md, "Keys in the TPM"): keys generated in the TPM,
@@ -20,9 +25,9 @@ final class OpenSSLTPMContext: @unchecked Sendable {
     let context: OpaquePointer
     private let providers: [OpaquePointer]
     /// Serialises calls into the provider: its ESYS context takes one command at a time.
-    /// An `NSLock`, not a `Mutex`: it guards no Swift state, only the C provider's, and is
-    /// held across calls that return pointers the caller then owns.
-    private let lock = NSLock()
+    /// It guards no Swift state, only the C provider's, and is held across calls that
+    /// return pointers the caller then owns.
+    private let lock = Mutex<Void>(())
 
     /// Loads `default` and `tpm2` into a new library context; the provider connects to
     /// the TPM as it loads, so a missing, busy or unreachable TPM fails here.
@@ -72,7 +77,7 @@ final class OpenSSLTPMContext: @unchecked Sendable {
     /// or locked TPM, not another TPM's key, and is reported as unavailable too. Only
     /// the integrity failure stays ``CryptoError/Code/tpmKeyUnusable``.
     private func locked<T>(_ body: () throws -> T) throws -> T {
-        try lock.withLock {
+        try lock.withLock { _ in
             do {
                 return try body()
             } catch var error as CryptoError where error.code != .tpmUnavailable {

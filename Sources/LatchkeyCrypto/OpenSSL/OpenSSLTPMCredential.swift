@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The OpenSSL operations behind ``TPMCredentialProtection`` (TPM 2.0 Part 1 §24, in
 /// software): RSA-OAEP to an endorsement key's certificate, AES-128-CFB with a zero IV,

@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Owner of one `X509`, freed in `deinit`. Never modified after parsing, so it may be read
 /// from several threads at once.

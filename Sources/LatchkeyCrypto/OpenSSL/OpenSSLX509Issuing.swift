@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Making and signing certificates, for the provider's attestation CA: its self-signed
 /// root and the AIK certificates it issues (WebAuthn L3 §8.3.1; RFC 5280 §4).

@@ -1,5 +1,9 @@
 import CLatchkeyOpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// A signing or verification context prepared once for one key and reused.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// The cryptographically secure random generator: OpenSSL's default DRBG, seeded from
 /// the kernel (`RAND_bytes`). Every nonce, salt, key, verifier and code comes from here.

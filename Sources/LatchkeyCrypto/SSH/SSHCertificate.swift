@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An OpenSSH certificate (`PROTOCOL.certkeys`): a user or host key, signed by a CA key
 /// with a serial, a key id, the principals it may act as, a validity window, critical
@@ -212,7 +216,7 @@ public struct SSHCertificate: Hashable, Sendable {
     /// `-cert.pub` file).
     public init(openSSHLine line: String) throws {
         guard line.utf8.count <= Self.maximumBlobLength * 2 else { throw CryptoError.invalidEncoding(reason: "an SSH certificate line that is too long") }
-        let fields = line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        let fields = line.trimmingWhitespace().split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         guard fields.count >= 2, let blob = Data(base64Encoded: String(fields[1])) else {
             throw CryptoError.invalidEncoding(reason: "an SSH certificate line is `<type> <base64> [comment]`")
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An OpenSSH key revocation list (`PROTOCOL.krl`), as `sshd`'s `RevokedKeys` and
 /// `ssh-keygen -Q` read it: certificates revoked by serial under the CA that issued

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An SSH public key of one of the two types Latchkey makes and certifies:
 /// `ecdsa-sha2-nistp256` (RFC 5656 §3.1) and `ssh-ed25519` (RFC 8709 §4), as the wire
@@ -88,7 +92,7 @@ public struct SSHPublicKey: Hashable, Sendable {
         guard line.utf8.count <= Self.maximumLineLength else {
             throw CryptoError.invalidEncoding(reason: "an SSH public key line of \(line.utf8.count) bytes, more than \(Self.maximumLineLength)")
         }
-        let fields = line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        let fields = line.trimmingWhitespace().split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         guard fields.count >= 2 else { throw CryptoError.invalidEncoding(reason: "an SSH public key line is `<type> <base64> [comment]`") }
         guard let blob = Data(base64Encoded: String(fields[1])) else {
             throw CryptoError.invalidEncoding(reason: "the key of an SSH public key line is not base64")

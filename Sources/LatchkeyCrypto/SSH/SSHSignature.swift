@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An SSH signature blob (RFC 4253 §6.6): `string algorithm, string signature`, where an
 /// `ecdsa-sha2-nistp256` signature is `mpint r, mpint s` over SHA-256 (RFC 5656 §3.1.2)

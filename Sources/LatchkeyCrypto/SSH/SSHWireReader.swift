@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Reads the SSH wire encoding (RFC 4251 §5) from bytes a stranger sent: every length is
 /// checked against what is left and against a bound the caller names, so a forged length

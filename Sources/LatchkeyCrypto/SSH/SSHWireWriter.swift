@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Writes the SSH wire encoding (RFC 4251 §5): big-endian integers, length-prefixed
 /// strings and `mpint`s, the one encoding OpenSSH's keys, signatures, certificates

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Comparison of secrets (MACs, state values, PKCE challenges, codes) whose running time
 /// does not depend on where the inputs differ, so an attacker timing responses learns

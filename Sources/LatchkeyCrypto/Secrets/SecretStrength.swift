@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// How many guesses a secret a person chose would take, in bits: the one estimate behind
 /// the admin token's floor (`latchkey serve`) and a new vault's passphrase

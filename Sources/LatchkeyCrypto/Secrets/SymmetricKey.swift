@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Secret key bytes (an AES key, an HMAC key, a derived vault key).
 ///

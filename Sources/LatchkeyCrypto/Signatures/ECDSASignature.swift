@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A P-256 ECDSA signature, convertible between the two encodings in use:
 /// ASN.1 DER `ECDSA-Sig-Value` (RFC 3279 §2.2.3; what OpenSSL and WebAuthn use) and the

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A public key that verifies signatures: ES256 (P-256), Ed25519, or RS256 (RSA ≥ 2048
 /// bits, RSASSA-PKCS1-v1_5 with SHA-256, RFC 8017 §8.2; verification only, for ID tokens

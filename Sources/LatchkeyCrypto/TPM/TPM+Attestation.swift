@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An attestation key (AK): ECC P-256, restricted to signing structures the TPM makes
 /// itself (TPM2_Certify's TPMS_ATTEST), made in the TPM and kept outside only as its
@@ -91,7 +95,7 @@ extension TPM {
             let printable = model.filter { (0x20...0x7E).contains($0) }
             return TPMDescription(
                 manufacturer: manufacturer,
-                model: String(decoding: printable, as: UTF8.self).trimmingCharacters(in: .whitespaces),
+                model: String(decoding: printable, as: UTF8.self).trimmingSpaces(),
                 firmwareVersion: UInt64(high) << 32 | UInt64(low)
             )
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// The host's TPM 2.0, reached through OpenSSL's `tpm2` provider (Debian `tpm2-openssl`)

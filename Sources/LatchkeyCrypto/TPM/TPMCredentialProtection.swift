@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// TPM2_MakeCredential done in software, by an attestation CA that has no TPM (TPM 2.0
 /// Library Part 1 §24, "Credential Protection"; Part 3 §12.6): a secret only the TPM

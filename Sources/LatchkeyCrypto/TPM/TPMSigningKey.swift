@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An ES256 (P-256) signing key inside a ``TPM``: generated there, used there, kept
 /// outside only as its TPM-wrapped blob (``wrappedKey``, PEM "TSS2 PRIVATE KEY"), which

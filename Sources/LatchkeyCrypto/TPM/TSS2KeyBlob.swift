@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A TPM-wrapped key in the "TSS2 PRIVATE KEY" form tpm2-openssl writes (the TPMKey ASN.1
 /// of the OpenSSL TPM 2.0 key file format, as in tpm2-tss-engine and the Linux kernel):

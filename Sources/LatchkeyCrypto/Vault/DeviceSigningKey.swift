@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A vault key ready to sign, wherever its private half lives (``KeyProtection``).
 enum DeviceSigningKey: Sendable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 /// A strict parser for the one JSON shape vault records have: a single object whose
 /// values are strings or numbers (RFC 8259 grammar for those; no nesting, no duplicate

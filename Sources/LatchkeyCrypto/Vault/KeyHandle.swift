@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The stable name of a key in a ``KeyVault``: 32 lowercase hexadecimal characters (128
 /// random bits), also the record's file name, so a handle can never name a path outside

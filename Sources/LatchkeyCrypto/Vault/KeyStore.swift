@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import Glibc
 
 /// Where device keys are kept and used without leaving: a ``KeyVault`` this process opened
 /// with the vault key, or the same vault held open by a key agent (`latchkey agent`,

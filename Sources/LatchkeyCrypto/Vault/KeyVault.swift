@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import Dispatch
+import Glibc
 import Synchronization
 
 /// Device key pairs at rest: a directory of records, each holding one key's private half
@@ -72,7 +78,7 @@ public final class KeyVault: KeyStore, Sendable {
     public static func open(at directory: URL, key source: VaultKeySource, allowingWeakPassphrase: Bool = false) throws -> KeyVault {
         let source = try source.resolved()
         let path = directory.standardizedFileURL.path
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.parent(of: path)
         if try VaultFiles.status(parent) == nil {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A vault root key sealed by the host's TPM (``VaultKeySource/tpm``), as the header keeps
 /// it (docs/SECURITY.md, "Keys in the TPM").

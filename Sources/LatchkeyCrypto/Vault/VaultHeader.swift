@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The vault's header file, `vault.json`: format version, how the vault key is obtained,
 /// and a key check value that tells a wrong key from a damaged record before any record

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension X509Certificate {
     /// The AIK certificate's extended key usage, tcg-kp-AIKCertificate (WebAuthn L3 §8.3.1).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension X509Certificate {
     /// The most certificates one PEM file may hold: a bundle of TPM makers' or
@@ -16,11 +20,11 @@ extension X509Certificate {
         let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
         var certificates: [X509Certificate] = []
         var rest = text[...]
-        while let start = rest.range(of: "-----BEGIN ") {
+        while let start = rest.firstRange(of: "-----BEGIN ") {
             guard rest[start.lowerBound...].hasPrefix(begin) else {
                 throw CryptoError.invalidEncoding(reason: "a PEM block in the bundle is not a CERTIFICATE")
             }
-            guard let stop = rest[start.upperBound...].range(of: end) else {
+            guard let stop = rest[start.upperBound...].firstRange(of: end) else {
                 throw CryptoError.invalidEncoding(reason: "a CERTIFICATE block in the bundle has no END line")
             }
             guard certificates.count < maximumPEMBundleCount else {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An X.509 certificate (RFC 5280), read by OpenSSL and never modified: what a relying
 /// party needs of an attestation certificate (WebAuthn L3 §8.3.1 for a TPM's AIK

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Glibc
 
 /// The file operations of the host daemon's state: bounded reads that follow no symbolic
@@ -8,8 +13,10 @@ enum HostFiles {
     static func read(_ path: String, maximumSize: Int) throws -> Data {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw HostError(.system, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        let data = try handle.read(upToCount: maximumSize + 1) ?? Data()
+        defer { close(descriptor) }
+        guard let data = FileDescriptorIO.read(descriptor, upTo: maximumSize + 1) else {
+            throw HostError(.system, "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
         guard data.count <= maximumSize else { throw HostError(.cache, "\(path) is over \(maximumSize) bytes") }
         return data
     }

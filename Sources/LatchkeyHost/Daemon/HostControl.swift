@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `io.latchkey.Host`, the daemon's own varlink interface on its control socket (root's
 /// alone: mode 0600, and the peer's uid checked): `Status` answers ``HostStatus``, `Sync`

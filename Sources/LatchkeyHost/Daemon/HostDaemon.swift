@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 import Glibc
 import Latchkey
 import LatchkeyCrypto
@@ -144,7 +149,7 @@ public final class HostDaemon: Sendable {
             },
         ]
         state.withLock { $0.servers = servers }
-        servers.forEach { $0.start() }
+        try servers.forEach { try $0.start() }
         logger.info("answering user and group lookups", metadata: ["socket": .string(configuration.userDatabaseSocket)])
     }
 
@@ -320,7 +325,7 @@ public final class HostDaemon: Sendable {
     /// The shells `/etc/shells` lists.
     private func shells() -> Set<String> {
         guard let data = try? HostFiles.read(configuration.shellsFile, maximumSize: 1 << 20) else { return [] }
-        return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("/") })
+        return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").map { $0.trimmingSpaces() }.filter { $0.hasPrefix("/") })
     }
 
     private func writeStatus() {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What `latchkey host status` shows (docs/PROTOCOL.md section 15): when the host last
 /// read its directory, how old the copy it answers from is, what it serves, and whether

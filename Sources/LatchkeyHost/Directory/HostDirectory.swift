@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 public import LatchkeyProtocol
 
 /// What a host knows of its people: the accounts and groups of one walk of the provider's

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Glibc
 
 /// The names and IDs of the host's own accounts and groups (`/etc/passwd`,
@@ -45,9 +50,7 @@ public struct LocalAccounts: Sendable, Equatable {
     }
 
     private static func lines(_ path: String) -> [[String]] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: maximumFileSize)) ?? Data()
+        let data = FileDescriptorIO.read(path: path, upTo: maximumFileSize) ?? Data()
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
             guard !line.hasPrefix("#"), !line.hasPrefix("+"), !line.hasPrefix("-") else { return nil }
             return line.split(separator: ":", omittingEmptySubsequences: false).prefix(3).map(String.init)

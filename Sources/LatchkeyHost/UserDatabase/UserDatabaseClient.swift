@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Asks the host daemon's user database socket for one account, as nss-systemd would,
 /// but only this service's socket: `latchkey host principals` and the PAM helper must

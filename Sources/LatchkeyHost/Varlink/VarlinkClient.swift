@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Latchkey
 
 /// One varlink connection from this side: `latchkey host principals`, the PAM helper and

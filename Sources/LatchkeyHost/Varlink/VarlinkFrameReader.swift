@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Latchkey
 
 /// Cuts a varlink stream into messages: each is one JSON object followed by a NUL byte

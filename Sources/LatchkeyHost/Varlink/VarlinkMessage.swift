@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A varlink call (varlink.org, "Protocol"): `method` as `interface.Method`, its
 /// `parameters` (an object, decoded by the method), `more` when the caller takes several

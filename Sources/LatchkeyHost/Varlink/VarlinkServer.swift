@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 import Glibc
 import Latchkey
 import Logging
@@ -47,10 +52,10 @@ final class VarlinkServer: Sendable {
     var path: String { listener.path }
 
     /// Starts the accept loop on a thread of its own.
-    func start() {
-        let thread = Thread { [self] in acceptLoop() }
-        thread.stackSize = 1 << 20
-        thread.start()
+    func start() throws {
+        guard DetachedThread.start(stackSize: 1 << 20, { [self] in acceptLoop() }) else {
+            throw HostError(.system, "no thread to accept connections on \(listener.path)")
+        }
     }
 
     /// Stops accepting and removes the socket file; open connections end at their next
@@ -67,7 +72,7 @@ final class VarlinkServer: Sendable {
                 connection = try listener.accept(timeout: 250)
             } catch {
                 logger.error("cannot accept a connection", metadata: ["socket": .string(listener.path), "error": .string(String(describing: error))])
-                Thread.sleep(forTimeInterval: 0.05)
+                usleep(50_000)
                 continue
             }
             guard let connection else { continue }
@@ -90,18 +95,21 @@ final class VarlinkServer: Sendable {
             return true
         }
         guard admitted else { return }
-        let thread = Thread { [self] in
-            defer {
-                state.withLock { state in
-                    state.connections -= 1
-                    state.byUser[peer.uid, default: 1] -= 1
-                    if state.byUser[peer.uid] == 0 { state.byUser[peer.uid] = nil }
-                }
+        let release: @Sendable () -> Void = { [self] in
+            state.withLock { state in
+                state.connections -= 1
+                state.byUser[peer.uid, default: 1] -= 1
+                if state.byUser[peer.uid] == 0 { state.byUser[peer.uid] = nil }
             }
+        }
+        let started = DetachedThread.start(stackSize: 512 << 10) { [self] in
+            defer { release() }
             converse(with: connection, peer: peer)
         }
-        thread.stackSize = 512 << 10
-        thread.start()
+        if !started {
+            release()
+            logger.warning("closed a connection: no thread to serve it on", metadata: ["socket": .string(listener.path)])
+        }
     }
 
     private func converse(with connection: UnixSocket, peer: PeerCredentials) {

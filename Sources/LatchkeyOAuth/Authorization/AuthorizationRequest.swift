@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// An authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3 and OIDC Core §3.1.2.1),

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// Redirect URIs on the loopback interface (RFC 8252 §7.3): a native app listens on a

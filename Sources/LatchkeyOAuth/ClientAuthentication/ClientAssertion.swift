@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// A JWT a client signs to authenticate at a token endpoint (`private_key_jwt`: RFC 7523

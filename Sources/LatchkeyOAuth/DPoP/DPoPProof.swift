@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A DPoP proof JWT (RFC 9449 §4.2): a JWS the client signs with its DPoP key for one HTTP

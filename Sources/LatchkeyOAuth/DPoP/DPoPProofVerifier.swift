@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// Checks a DPoP proof the way RFC 9449 §4.3 lists, for an authorization server's token

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 
 /// The `htu` of a DPoP proof: a request's URL without query and fragment (RFC 9449 §4.2),

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// The device authorization response (RFC 8628 §3.2): what the device shows the person
 /// (`user_code`, `verification_uri`, optionally `verification_uri_complete`) and what it

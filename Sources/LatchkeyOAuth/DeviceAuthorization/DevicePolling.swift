@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// When a device polls the token endpoint (RFC 8628 §3.4, §3.5): every `interval` seconds,
 /// 5 seconds more after each `slow_down` (§3.5: "the interval MUST be increased by 5

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension OAuthClient {
     /// Starts the device authorization grant (RFC 8628 §3.1) at the provider's

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An OpenID Provider's metadata (OpenID Connect Discovery 1.0 §3; RFC 8414 §2; RFC 9207
 /// §3 for `authorization_response_iss_parameter_supported`; RFC 9449 §5.1 for

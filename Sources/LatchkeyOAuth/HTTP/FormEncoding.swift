@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// `application/x-www-form-urlencoded` (WHATWG URL §5, HTML's form encoding, which RFC
 /// 6749 §4.1.3 and Appendix B use): unreserved characters as they are, space as `+`, the
@@ -109,7 +113,7 @@ public enum FormEncoding {
     public static func url(_ uri: URLComponents, appending items: [(String, String)]) -> URL? {
         var components = uri
         components.queryItems = (components.queryItems ?? []) + items.map { URLQueryItem(name: $0.0, value: $0.1) }
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacing("+", with: "%2B")
         return components.url
     }
 
@@ -122,7 +126,32 @@ public enum FormEncoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// `text` as one path segment: ASCII letters, digits, `-` and `_` as they are, every
+    /// other UTF-8 byte as `%XX` (RFC 3986 §3.3). `.` and `~` are escaped too, so no
+    /// segment made of someone's text can read as `.` or `..` (RFC 3986 §5.2.4), and a
+    /// letter outside ASCII is escaped as its bytes.
+    package static func escapePathSegment(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"):
+                bytes.append(byte)
+            default:
+                appendEscaped(byte, to: &bytes)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func appendEscaped(_ byte: UInt8, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "%"))
+        bytes.append(hexDigits[Int(byte >> 4)])
+        bytes.append(hexDigits[Int(byte & 0x0F)])
+    }
 
     private static func append(_ text: String, to bytes: inout [UInt8]) {
         for byte in text.utf8 {
@@ -133,9 +162,7 @@ public enum FormEncoding {
             case UInt8(ascii: " "):
                 bytes.append(UInt8(ascii: "+"))
             default:
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
+                appendEscaped(byte, to: &bytes)
             }
         }
     }

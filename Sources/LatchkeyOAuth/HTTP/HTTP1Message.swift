@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LatchkeyCrypto
 
 /// HTTP/1.1's message syntax (RFC 9112) as the client needs it: the request it writes and
 /// the response it reads, every part of which is bounded, since the server is a stranger
@@ -75,6 +80,11 @@ struct HTTP1ResponseReader {
     private var buffer = Data()
     private var ended = false
 
+    /// OWS: spaces and horizontal tabs around a field value or a chunk size (RFC 9110 §5.6.3).
+    private static func isOptionalWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == " " || scalar == "\t"
+    }
+
     init(host: String, maximumBodySize: Int, receive: @escaping () throws -> Data) {
         self.host = host
         self.maximumBodySize = maximumBodySize
@@ -94,7 +104,7 @@ struct HTTP1ResponseReader {
         let end = Data((HTTP1Message.lineBreak + HTTP1Message.lineBreak).utf8)
         var searchFrom = 0
         while true {
-            if let range = buffer.range(of: end, in: buffer.startIndex + searchFrom..<buffer.endIndex) {
+            if let range = buffer[(buffer.startIndex + searchFrom)...].firstRange(of: end) {
                 let section = buffer[buffer.startIndex..<range.lowerBound]
                 buffer = Data(buffer[range.upperBound...])
                 return try Self.parse(head: Data(section), host: host)
@@ -128,7 +138,7 @@ struct HTTP1ResponseReader {
             guard HTTP1Message.isToken(name) else {
                 throw OAuthError.malformedResponse(reason: "a malformed header field name in the response from \(host)")
             }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            let value = line[line.index(after: colon)...].trimmingScalars(where: Self.isOptionalWhitespace)
             guard !value.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) else {
                 throw OAuthError.malformedResponse(reason: "a header field value with control characters in the response from \(host)")
             }
@@ -151,7 +161,7 @@ struct HTTP1ResponseReader {
             return try chunked()
         }
         if let field = headers["content-length"] {
-            let values = Set(field.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            let values = Set(field.split(separator: ",").map { $0.trimmingSpaces() })
             guard values.count == 1, let value = values.first, !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(value) else {
                 throw OAuthError.malformedResponse(reason: "the response from \(host) has an invalid Content-Length")
             }
@@ -172,7 +182,7 @@ struct HTTP1ResponseReader {
         var body = Data()
         while true {
             let line = try self.line(maximum: HTTP1Message.maximumChunkLineSize)
-            let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) } ?? ""
+            let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingScalars(where: Self.isOptionalWhitespace) } ?? ""
             guard !sizeText.isEmpty, sizeText.utf8.count <= 15, let size = Int(sizeText, radix: 16), size >= 0 else {
                 throw OAuthError.malformedResponse(reason: "a malformed chunk size in the response from \(host)")
             }
@@ -203,7 +213,7 @@ struct HTTP1ResponseReader {
     private mutating func line(maximum: Int) throws -> String {
         let end = Data(HTTP1Message.lineBreak.utf8)
         while true {
-            if let range = buffer.range(of: end) {
+            if let range = buffer.firstRange(of: end) {
                 let line = buffer[buffer.startIndex..<range.lowerBound]
                 buffer = Data(buffer[range.upperBound...])
                 return String(decoding: line, as: UTF8.self)

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 import LatchkeyCrypto
 import Synchronization
 
@@ -106,7 +111,7 @@ private final class Exchange: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + policy.timeout) { [weak self] in
             self?.interrupt(throwing: timedOut())
         }
-        let worker = Thread { [self] in
+        let started = DetachedThread.start(stackSize: 512 * 1024) { [self] in
             let result = Result { try run(deadline: deadline) }
             connection.close()
             resume(with: result.mapError { error in
@@ -115,8 +120,10 @@ private final class Exchange: Sendable {
                 return OAuthError.network(reason: "request to \(host) failed: \((error as? CryptoError)?.reason ?? "\(error)")", underlying: error)
             })
         }
-        worker.stackSize = 512 * 1024
-        worker.start()
+        if !started {
+            connection.close()
+            resume(with: .failure(OAuthError.network(reason: "request to \(host) not sent: no thread to run it on")))
+        }
     }
 
     func interrupt(throwing error: any Error) {

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import LatchkeyCrypto
 
 /// A web origin (RFC 6454 §4): scheme, host and port, the unit an access token is sent
 /// to and the unit discovery's endpoints must share with the issuer
@@ -20,7 +25,7 @@ public struct WebOrigin: Hashable, Sendable, CustomStringConvertible {
               let host = url.host?.lowercased(), !host.isEmpty
         else { return nil }
         self.scheme = scheme
-        var bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        var bare = host.trimmingScalars(where: { $0 == "[" || $0 == "]" })
         while bare.hasSuffix(".") { bare.removeLast() }
         guard !bare.isEmpty else { return nil }
         self.host = bare

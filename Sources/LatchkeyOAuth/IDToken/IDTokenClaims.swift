@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// The claims of an ID token (OIDC Core §2, with `at_hash` of §3.1.3.6 and `amr` of RFC

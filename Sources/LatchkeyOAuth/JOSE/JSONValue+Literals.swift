@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Reading members without casts, and writing documents as literals: `claims["cnf"]?["jkt"]`,
 /// `["username": "ada", "limit": 10]`. For provider answers a caller only partly models

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 package import LatchkeyCrypto
 
 /// `JSONValue` through Latchkey's own reader and writer rather than `Codable`: an ID

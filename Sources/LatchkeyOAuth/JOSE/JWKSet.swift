@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A JWK Set (RFC 7517 §5) of verification keys, parsed once: each key is imported into

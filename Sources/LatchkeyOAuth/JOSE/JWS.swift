@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A JWS in compact serialization (RFC 7515 §7.1): parsed strictly, signed with ES256 or

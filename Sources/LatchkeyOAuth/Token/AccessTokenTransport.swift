@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// An ``HTTPTransport`` that presents an access token to a resource server: as
 /// `Authorization: Bearer` (RFC 6750 §2.1), or, for a token bound to a DPoP key, as

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// An OAuth 2.0 / OpenID Connect client for one provider and one client registration:

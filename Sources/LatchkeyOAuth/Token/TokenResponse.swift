@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// The token endpoint's successful answer (RFC 6749 §5.1; OIDC Core §3.1.3.3 adds

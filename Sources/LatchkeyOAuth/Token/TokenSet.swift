@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Tokens from a token endpoint (RFC 6749 §5.1), with the ID token's validated claims.
 public struct TokenSet: Sendable, CustomStringConvertible {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyOAuth
 
 extension AdminAPI {
@@ -47,7 +51,7 @@ extension AdminAPI {
         }
 
         static func escape(_ text: String) -> String {
-            text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""
+            FormEncoding.escapePathSegment(text)
         }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyOAuth
 
 /// A caller of the admin API (docs/PROTOCOL.md, "Admin API") through its typed

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// The framing of `latchkey agent`'s Unix socket (docs/PROTOCOL.md section 11): each
 /// message is one frame, a version byte, the body's length as a 32-bit big-endian

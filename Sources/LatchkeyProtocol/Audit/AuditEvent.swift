@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// One decision of the provider, as the admin API (`GET /admin/events`) and
 /// `latchkey admin events --json` show it (docs/PROTOCOL.md, "Audit log"). Never holds

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// Getting an OpenSSH certificate from the provider's SSH CA (docs/PROTOCOL.md section

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// The attestation object (WebAuthn §6.5.4): `{"fmt": text, "attStmt": map, "authData": bytes}`.

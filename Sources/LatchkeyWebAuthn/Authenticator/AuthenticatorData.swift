@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Authenticator data (WebAuthn §6.1): the bytes an authenticator signs, both ways.
 ///

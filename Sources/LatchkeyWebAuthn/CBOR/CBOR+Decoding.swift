@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension CBOR {
     /// Limits on what the decoder accepts. Every bound stops a hostile input from costing

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension CBOR {
     /// The encoding in CTAP2 canonical form (CTAP 2.1 §8): every head as short as it can

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A CBOR data item (RFC 8949), limited to what WebAuthn uses: integers, byte and text
 /// strings, arrays, maps, booleans and null. No floats, tags or indefinite lengths: the

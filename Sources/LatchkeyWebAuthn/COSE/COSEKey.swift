@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A credential public key as a COSE_Key (RFC 9052 §7, RFC 9053 §7), the form WebAuthn puts

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// A WebAuthn challenge that commits to what is being approved, so that a signature over

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// Bytes that travel as base64url without padding in WebAuthn L3 JSON (§5.1.8 and the

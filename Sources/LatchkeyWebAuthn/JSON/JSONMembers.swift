@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 package import LatchkeyCrypto
 
 /// The members of one object of a JSON text read by ``JSONReader``, taken out by name

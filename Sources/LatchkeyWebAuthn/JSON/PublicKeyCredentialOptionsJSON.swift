@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// `PublicKeyCredentialRpEntity` (§5.4.2).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 import LatchkeyCrypto
 
 /// A response a client sends to a relying party, read and written as strict L3 JSON.

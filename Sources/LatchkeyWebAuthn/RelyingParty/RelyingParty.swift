@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A WebAuthn relying party's verification of registrations (§7.1) and assertions (§7.2),

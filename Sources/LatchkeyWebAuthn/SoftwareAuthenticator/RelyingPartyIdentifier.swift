@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LatchkeyCrypto
 
 /// The origin and RP ID rules an authenticator must enforce itself (WebAuthn §5.1.3 step 7,

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// What a ``SoftwareAuthenticator`` needs to make `tpm` attestation statements (WebAuthn

@@ -83,4 +83,23 @@ struct FormEncodingTests {
             #expect(Self.decode(encoded) == .success(Dictionary(uniqueKeysWithValues: parameters)), "\(encoded)")
         }
     }
+
+    /// The admin API's path segments (an identity's name, a client id) made of someone's
+    /// text: nothing but ASCII letters, digits, `-` and `_` stays as it is, so no segment can
+    /// read as `.` or `..`, end the path, or start a query.
+    @Test("a path segment escapes dots, slashes, queries and letters outside ASCII")
+    func pathSegment() {
+        #expect(FormEncoding.escapePathSegment("alice_smith-2") == "alice_smith-2")
+        #expect(FormEncoding.escapePathSegment("..") == "%2E%2E")
+        #expect(FormEncoding.escapePathSegment(".") == "%2E")
+        #expect(FormEncoding.escapePathSegment("a/b?c#d e%") == "a%2Fb%3Fc%23d%20e%25")
+        #expect(FormEncoding.escapePathSegment("José") == "Jos%C3%A9")
+        #expect(FormEncoding.escapePathSegment("") == "")
+        for value in 0..<256 {
+            let text = String(UnicodeScalar(UInt8(value)))
+            let escaped = FormEncoding.escapePathSegment(text)
+            #expect(escaped.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ".") }, "\(value)")
+            #expect(escaped.removingPercentEncoding == text, "\(value)")
+        }
+    }
 }

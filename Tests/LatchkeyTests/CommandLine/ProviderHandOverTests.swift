@@ -10,13 +10,17 @@ import Testing
 struct ProviderHandOverTests {
     static let installedProvider = "/usr/libexec/latchkey/latchkey-provider"
 
-    @Test("the host's binary links nothing of LatchkeyIdP, Hummingbird, PostgresNIO or FoundationNetworking")
+    /// swift-corelibs-foundation (module `Foundation`, as against `FoundationEssentials`)
+    /// brings ICU and its 32 MiB of data (`icudt…_dat`) with it: the client modules use
+    /// FoundationEssentials only (docs/PERFORMANCE.md, "The Debian package").
+    @Test("the host's binary links nothing of LatchkeyIdP, Hummingbird, PostgresNIO, Foundation's networking, corelibs Foundation or ICU")
     func noProviderInside() async throws {
         let nm = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/nm"), [LatchkeyCommand.binary.path])
         #expect(nm.status == 0, "\(nm.stderr)")
-        for module in ["11LatchkeyIdP", "11Hummingbird", "11PostgresNIO", "20FoundationNetworking"] {
+        for module in ["11LatchkeyIdP", "11Hummingbird", "11PostgresNIO", "20FoundationNetworking", "10Foundation", "24FoundationInternationalization"] {
             #expect(!nm.stdout.contains("$s\(module)"), "the host's latchkey holds symbols of \(module.drop { $0.isNumber })")
         }
+        #expect(!nm.stdout.contains("icudt"), "the host's latchkey holds ICU's data")
         let full = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/nm"), [LatchkeyCommand.fullBinary.path])
         #expect(full.stdout.contains("$s11LatchkeyIdP"), "the full latchkey should hold the provider")
     }

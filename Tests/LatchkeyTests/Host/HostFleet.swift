@@ -88,7 +88,7 @@ struct HostFleet {
     /// `latchkey host run` for this host, its journal lines in ``log``; ready once a line
     /// holds `ready` (its first sync ended, by default). `arguments` are added.
     func run(_ arguments: [String] = [], waitFor ready: String = "directory synced") async throws -> SpawnedProcess {
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         defer { try? handle.close() }
         try handle.seekToEnd()

@@ -16,7 +16,7 @@ struct VarlinkServerTests {
         let server = VarlinkServer(listener: listener, logger: Logger(label: "varlink-limits-test")) { call, _, reply in
             try reply(VarlinkReply.failure(VarlinkReply.methodNotFound, ["method": call.method]))
         }
-        server.start()
+        try server.start()
         return server
     }
 

@@ -1,5 +1,9 @@
 import CLatchkeyTSS
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One connection to the TPM through tpm2-tss's ESAPI, for the commands tpm2-openssl does
 /// not expose: the attestation key, TPM2_Certify, the endorsement key and its

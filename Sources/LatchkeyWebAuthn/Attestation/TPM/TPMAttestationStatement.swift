@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A `tpm` attestation statement (WebAuthn L3 §8.3): an attestation key (AIK) in a TPM

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads the big-endian TPM 2.0 wire format (TPM 2.0 Library, Part 2 "Structures"): fixed
 /// integers and `TPM2B_*` buffers, a 2-byte size then that many bytes. Every read is

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// What a TPM signs when it certifies a key, `TPMS_ATTEST` of type

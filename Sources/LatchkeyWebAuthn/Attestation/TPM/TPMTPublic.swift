@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import LatchkeyCrypto
 
 /// A TPM object's public area, `TPMT_PUBLIC` (TPM 2.0 Library Part 2), as a `tpm`
