@@ -39,7 +39,9 @@ package final class StreamConnection: Sendable {
     package func connect(host: String, port: Int, tls: Bool, trustedCertificatesFile: String? = nil, deadline: ContinuousClock.Instant) throws {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_ADDRCONFIG
+        // No AI_ADDRCONFIG: glibc does not count loopback as a configured address, so on a
+        // host or namespace with only `lo` it would resolve no address at all, even for
+        // a provider on 127.0.0.1. Each address is tried in turn instead.
         var results: UnsafeMutablePointer<addrinfo>?
         let resolved = getaddrinfo(host, String(port), &hints, &results)
         guard resolved == 0, let first = results else {
