@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyCrypto
 
 /// `openssl speed`'s own figures, from the `openssl` binary of the same OpenSSL build
 /// Latchkey links (Debian's `openssl` package), run in the same benchmark.
@@ -47,49 +45,9 @@ struct OpenSSLSpeed {
         return speed
     }
 
-    /// Runs a command and returns its standard output. Spawned with an empty signal mask
-    /// and default dispositions: `openssl speed` stops each test with SIGALRM, which a
-    /// thread of Swift's concurrency pool has blocked, and a child inherits the mask.
+    /// Runs a command and returns its standard output (standard error dropped).
     private static func run(_ arguments: [String]) -> String? {
-        var pipe: [Int32] = [0, 0]
-        guard Glibc.pipe(&pipe) == 0 else { return nil }
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
-        }
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], STDOUT_FILENO)
-        posix_spawn_file_actions_addclose(&actions, pipe[0])
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-        close(pipe[1])
-        defer { close(pipe[0]) }
-        guard spawned == 0 else { return nil }
-        var output = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(pipe[0], &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            output.append(contentsOf: buffer[0..<count])
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        return String(decoding: output, as: UTF8.self)
+        guard let outcome = ToolProcess(arguments[0], keepsStandardError: false, maximumOutput: 1 << 20).run(Array(arguments.dropFirst())) else { return nil }
+        return String(decoding: outcome.output, as: UTF8.self)
     }
 }

@@ -215,7 +215,7 @@ public struct DeepLinkRegistration: Sendable {
     /// with what it said when it fails.
     @discardableResult
     private func run(_ program: URL, _ arguments: [String]) throws -> String {
-        guard let outcome = DesktopTool(path: program.path).run(arguments, environment: environment) else {
+        guard let outcome = ToolProcess(program.path, environment: environment).run(arguments) else {
             throw LatchkeyError.desktopIntegration(reason: "cannot run \(program.path)")
         }
         let text = String(decoding: outcome.output, as: UTF8.self)

@@ -1,26 +1,40 @@
 import Glibc
 
-/// A desktop's own tool (`xdg-mime`, `update-desktop-database`) run to its end: standard
-/// output and error read together, standard input `/dev/null`.
+/// Another program run to its end, its standard output read (and its standard error with
+/// it, or dropped), its standard input `/dev/null`: a desktop's `xdg-mime` and
+/// `update-desktop-database`, the benchmark's `openssl speed`.
 ///
 /// `posix_spawn`, not Foundation's `Process`, which lives in swift-corelibs-foundation and
 /// brings ICU's data into every binary that links it (docs/PERFORMANCE.md, "The Debian
 /// package"). Like `Process`, the child starts with no signal blocked and every signal's
-/// default action, whatever the spawning thread had.
-struct DesktopTool {
+/// default action, whatever the spawning thread had: a thread of Swift's concurrency pool
+/// blocks some, and `openssl speed` stops each test with SIGALRM.
+package struct ToolProcess: Sendable {
     /// What the tool said, the first `maximumOutput` bytes of it (the rest is read and
-    /// dropped, so a chatty tool never blocks on a full pipe).
-    struct Outcome {
-        let status: Int32
-        let output: [UInt8]
+    /// dropped, so a chatty tool never blocks on a full pipe), and how it ended.
+    package struct Outcome: Sendable {
+        /// The exit status, or 128 + the signal that ended it (as a shell reports it).
+        package let status: Int32
+        package let output: [UInt8]
     }
 
-    static let maximumOutput = 64 * 1024
+    /// The program: a path, or a name looked up on `PATH` (`posix_spawnp`).
+    package let program: String
+    /// The child's whole environment; `nil` passes this process's on.
+    package let environment: [String: String]?
+    /// Whether standard error goes with standard output (else to `/dev/null`).
+    package let keepsStandardError: Bool
+    package let maximumOutput: Int
 
-    let path: String
+    package init(_ program: String, environment: [String: String]? = nil, keepsStandardError: Bool = true, maximumOutput: Int = 64 * 1024) {
+        self.program = program
+        self.environment = environment
+        self.keepsStandardError = keepsStandardError
+        self.maximumOutput = maximumOutput
+    }
 
-    /// Runs the tool and waits for it; `nil` when it cannot be started at all.
-    func run(_ arguments: [String], environment: [String: String]) -> Outcome? {
+    /// Runs the program and waits for it; `nil` when it cannot be started at all.
+    package func run(_ arguments: [String]) -> Outcome? {
         var pipe: [Int32] = [0, 0]
         // Close-on-exec, so no child another thread spawns meanwhile keeps the write end
         // open (and this read from never ending). `pipe2` is not in Swift's Glibc module.
@@ -36,7 +50,11 @@ struct DesktopTool {
             posix_spawnattr_destroy(&attributes)
         }
         posix_spawn_file_actions_adddup2(&actions, pipe[1], STDOUT_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], STDERR_FILENO)
+        if keepsStandardError {
+            posix_spawn_file_actions_adddup2(&actions, pipe[1], STDERR_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         var empty = sigset_t()
         sigemptyset(&empty)
@@ -46,14 +64,15 @@ struct DesktopTool {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer {
             argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            envp?.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        let spawned = envp.map { posix_spawnp(&pid, program, &actions, &attributes, argv, $0) }
+            ?? posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
         close(pipe[1])
         defer { close(pipe[0]) }
         guard spawned == 0 else { return nil }
@@ -63,7 +82,7 @@ struct DesktopTool {
             let count = read(pipe[0], &buffer, buffer.count)
             if count < 0, errno == EINTR { continue }
             if count <= 0 { break }
-            output.append(contentsOf: buffer[0..<min(count, Self.maximumOutput - output.count)])
+            output.append(contentsOf: buffer[0..<min(count, maximumOutput - output.count)])
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
