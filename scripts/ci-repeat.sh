@@ -65,7 +65,9 @@ for run in $(seq "$runs"); do
     printf '%-4s %-6s %-8s %-7s %-8s %-8s %s\n' "$run" "$status" "${tests:-?}" "${issues:-0}" "$unknown" "$seconds" "${left:--}"
     if [ "$status" != 0 ] || [ -n "$left" ] || [ "${unknown:-0}" != 0 ]; then
         failed=1
-        grep -a -E '✘|error:|Fatal error' "$log" | head -n 40 | sed 's/^/    /'
+        # A run that failed for what it left in /tmp may have no such line: grep's status 1
+        # must not end the loop under pipefail before the other runs.
+        { grep -a -E '✘|error:|Fatal error' "$log" || true; } | head -n 40 | sed 's/^/    /'
     fi
 done
 exit "$failed"
