@@ -158,7 +158,7 @@ extension LatchkeyCommand {
                 let quoted = Self.shellQuoted(path)
                 var lines = "LATCHKEY_AGENT_SOCK=\(quoted); export LATCHKEY_AGENT_SOCK;\nLATCHKEY_AGENT_PID=\(getpid()); export LATCHKEY_AGENT_PID;\n"
                 if let sshPath { lines += "SSH_AUTH_SOCK=\(Self.shellQuoted(sshPath)); export SSH_AUTH_SOCK;\n" }
-                FileDescriptorIO.write(STDOUT_FILENO, Data(lines.utf8))
+                FileDescriptorIO.write(STDOUT_FILENO, lines)
             }
             // Nothing more goes to stdout: closing it lets `eval "$(latchkey agent --locked &)"`
             // read the lines and go on while the agent serves.

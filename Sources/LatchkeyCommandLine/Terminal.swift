@@ -14,7 +14,7 @@ enum Terminal {
     static var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
 
     static func ask(_ prompt: String) -> String? {
-        FileDescriptorIO.write(STDERR_FILENO, Data(prompt.utf8))
+        FileDescriptorIO.write(STDERR_FILENO, prompt)
         return readLine(strippingNewline: true)
     }
 
@@ -27,7 +27,7 @@ enum Terminal {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
-            FileDescriptorIO.write(STDERR_FILENO, Data("\n".utf8))
+            FileDescriptorIO.write(STDERR_FILENO, "\n")
         }
         return ask(prompt)
     }

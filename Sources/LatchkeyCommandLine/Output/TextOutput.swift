@@ -22,12 +22,12 @@ package enum TextOutput {
 
     /// `text` on standard output, each of its lines made safe.
     package static func line(_ text: String) {
-        FileDescriptorIO.write(STDOUT_FILENO, Data(safe(text).utf8))
+        FileDescriptorIO.write(STDOUT_FILENO, safe(text))
     }
 
     /// `text` on standard error, each of its lines made safe.
     static func error(_ text: String) {
-        FileDescriptorIO.write(STDERR_FILENO, Data(safe(text).utf8))
+        FileDescriptorIO.write(STDERR_FILENO, safe(text))
     }
 
     /// One value from outside (a user name, an issuer, a subject), safe to embed in a line.

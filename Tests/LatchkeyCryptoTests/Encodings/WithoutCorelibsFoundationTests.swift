@@ -37,7 +37,7 @@ struct WithoutCorelibsFoundationTests {
 
     @Test("bounded reads stop at the limit; a link is refused when asked; a failed write is reported")
     func descriptors() throws {
-        let folder = try #require(FileManager.default.temporaryDirectory.appendingPathComponent("fdio-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") as URL?)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fdio-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("file")

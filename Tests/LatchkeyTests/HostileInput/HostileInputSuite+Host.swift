@@ -145,4 +145,22 @@ extension HostileInputSuite {
             }
         }
     }
+
+    /// A `.pub` argument that never ends (`/dev/zero`, whose size reads 0) or is far too
+    /// long: the command reads one byte past the longest line and stops there, before any
+    /// request, instead of reading without end.
+    @Test("admin ssh-host-certificate refuses a public key file that never ends or is too long, before any request")
+    func endlessPublicKeyFile() async throws {
+        let vault = try TemporaryVault()
+        defer { vault.cleanUp() }
+        let long = vault.directory.appendingPathComponent("long.pub")
+        try Data(repeating: UInt8(ascii: "A"), count: 1 << 20).write(to: long)
+        for file in ["/dev/zero", long.path] {
+            let run = try await CommandLineTests.latchkey(
+                ["admin", "ssh-host-certificate", "--idp", "http://127.0.0.1:9", "--host", "h.example", "--public-key", file],
+                environment: ["LATCHKEY_ADMIN_TOKEN": "unused"]
+            )
+            #expect(run.status != 0 && run.stderr.contains("a .pub line of at most"), "\(file): \(run.stderr)")
+        }
+    }
 }
