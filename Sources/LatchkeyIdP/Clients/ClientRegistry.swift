@@ -23,7 +23,7 @@ struct ClientRegistry: Sendable {
             return RegisteredClient(configured: configured)
         }
         guard let row = try await context.database.read({ transaction in
-            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes, registration FROM clients WHERE id = \(id)")
+            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, registration FROM clients WHERE id = \(id)")
         }) else { return nil }
         return try Self.client(row)
     }
@@ -41,6 +41,7 @@ struct ClientRegistry: Sendable {
         let grants = client.grantTypes.joined(separator: " ")
         let redirects = client.redirectURIs.joined(separator: " ")
         let scopes = client.scopes.joined(separator: " ")
+        let resources = client.resources?.joined(separator: " ")
         let registration = try ProviderContext.randomToken()
         try await context.database.transaction { transaction in
             let count = try await transaction.first("SELECT COUNT(*) AS registered FROM clients")?.decode("registered", as: Int64.self) ?? 0
@@ -48,8 +49,8 @@ struct ClientRegistry: Sendable {
                 throw ProviderError.conflict("the provider holds \(Self.maximumClients) clients; delete one first")
             }
             let inserted = try await transaction.first("""
-                INSERT INTO clients (id, name, jwks, grant_types, redirect_uris, scopes, created_at, registration)
-                VALUES (\(client.id), \(client.name), \(jwks), \(grants), \(redirects), \(scopes), \(now), \(registration))
+                INSERT INTO clients (id, name, jwks, grant_types, redirect_uris, scopes, resources, created_at, registration)
+                VALUES (\(client.id), \(client.name), \(jwks), \(grants), \(redirects), \(scopes), \(resources), \(now), \(registration))
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """)
             guard inserted != nil else { throw ProviderError.conflict("a client with id \(client.id) exists") }
@@ -65,12 +66,12 @@ struct ClientRegistry: Sendable {
     /// The registered clients, by id.
     func list() async throws -> [AdminAPI.Client] {
         try await context.database.transaction { transaction in
-            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, created_at, registration FROM clients ORDER BY id")
+            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, created_at, registration FROM clients ORDER BY id")
                 .map { row in
                     let client = try Self.client(row)
                     return AdminAPI.Client(
                         id: client.id, name: client.name, jwks: client.jwks, grantTypes: client.grantTypes.map(\.rawValue),
-                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], createdAt: AuditEvent.formatTime(try row.decode("created_at", as: Date.self))
+                        redirectURIs: client.redirectURIs, scopes: client.scopes ?? [], resources: client.resources, createdAt: AuditEvent.formatTime(try row.decode("created_at", as: Date.self))
                     )
                 }
         }
@@ -104,6 +105,7 @@ struct ClientRegistry: Sendable {
             return try RegisteredClient(
                 id: row.decode("id"), name: row.decode("name"), jwks: row.decode("jwks", as: String?.self).map { Data($0.utf8) },
                 grantTypes: words("grant_types").map(GrantType.init(rawValue:)), redirectURIs: words("redirect_uris"), scopes: words("scopes"),
+                resources: row.decode("resources", as: String?.self).map { $0.split(separator: " ").map(String.init) },
                 registration: row.decode("registration", as: String?.self)
             )
         } catch let error as StoreError {
@@ -139,6 +141,15 @@ struct ClientRegistry: Sendable {
         guard registration.scopes.count <= 64, registration.scopes.allSatisfy(Self.isScopeToken) else {
             throw refuse("scopes must be at most 64 scope tokens (RFC 6749 §3.3: printable ASCII, no space, quote or backslash)")
         }
+        var resources: [String]?
+        if let asked = registration.resources {
+            guard asked.count <= 64 else { throw refuse("resources must be at most 64 resource URIs") }
+            do {
+                resources = Array(Set(try asked.map { try ResourceIndicator($0).uri })).sorted()
+            } catch {
+                throw refuse("resources: \(error)")
+            }
+        }
         if let jwks = registration.jwks {
             guard (1...maximumKeys).contains(jwks.keys.count) else { throw refuse("jwks must hold 1 to \(maximumKeys) keys") }
             for key in jwks.keys {
@@ -150,7 +161,7 @@ struct ClientRegistry: Sendable {
         }
         return AdminAPI.Client(
             id: registration.id, name: name, jwks: registration.jwks, grantTypes: grants,
-            redirectURIs: registration.redirectURIs, scopes: Array(Set(registration.scopes)).sorted()
+            redirectURIs: registration.redirectURIs, scopes: Array(Set(registration.scopes)).sorted(), resources: resources
         )
     }
 

@@ -17,6 +17,8 @@ struct RegisteredClient: Sendable {
     /// The most a client credentials token may carry; nil for a configured client, which
     /// gets the provider's supported scopes as before.
     var scopes: [String]?
+    /// The resources (RFC 8707, canonical) it may ask tokens for; nil: any registered one.
+    var resources: [String]?
     /// Random, new each time this id is registered (nil for a configured client): what
     /// the grants begun for this client carry, so that a client registered again under a
     /// deleted one's id is another client to them (docs/SECURITY.md, "Client keys").
@@ -36,7 +38,9 @@ struct RegisteredClient: Sendable {
     }
 
     /// A stored client; `jwks` is its JWK Set as stored, read once into both forms.
-    init(id: String, name: String, jwks: Data?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?, registration: String?) throws {
+    init(
+        id: String, name: String, jwks: Data?, grantTypes: [GrantType], redirectURIs: [String], scopes: [String]?, resources: [String]? = nil, registration: String?
+    ) throws {
         self.id = id
         self.registration = registration
         self.name = name
@@ -45,6 +49,7 @@ struct RegisteredClient: Sendable {
         self.grantTypes = grantTypes
         self.redirectURIs = redirectURIs
         self.scopes = scopes
+        self.resources = resources
     }
 
     /// The configured shape of this client, for the code flow's redirect checks.

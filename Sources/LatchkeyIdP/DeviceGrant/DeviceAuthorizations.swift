@@ -52,6 +52,7 @@ struct DeviceAuthorizations: Sendable {
             }
         }
         let scope = SignIns.grantedScope(request.scope, context.configuration)
+        let resource = try await ResourceServers(context: context).audience(request.resource, client: client)
         let deviceCode = try ProviderContext.randomToken()
         let deviceHash = try ProviderContext.hash(deviceCode)
         let expiresAt = now.addingTimeInterval(configuration.deviceCodeLifetime)
@@ -72,9 +73,9 @@ struct DeviceAuthorizations: Sendable {
                 guard try await transaction.first("SELECT 1 FROM device_codes WHERE user_code = \(candidate)") == nil else { continue }
                 try await transaction.execute("""
                     INSERT INTO device_codes (device_hash, user_code, client_id, scope, requester, requester_key, requester_network, created_at, expires_at,
-                        interval_seconds, status, host_login)
+                        interval_seconds, status, host_login, resource)
                     VALUES (\(deviceHash), \(candidate), \(client.id), \(scope), \(requester), \(requesterKey), \(requesterNetwork), \(now), \(expiresAt),
-                        \(Int64(interval)), \(Status.pending.rawValue), \(login))
+                        \(Int64(interval)), \(Status.pending.rawValue), \(login), \(resource))
                     """)
                 return candidate
             }
@@ -277,7 +278,7 @@ struct DeviceAuthorizations: Sendable {
             }
             try await self.credentials.recordUse(credential, signCount: signCount, now: now, in: transaction)
             guard let row = try await transaction.first("""
-                SELECT client_id, scope, host_login FROM device_codes
+                SELECT client_id, scope, host_login, resource FROM device_codes
                 WHERE device_hash = \(session.deviceHash) AND status = \(Status.pending.rawValue) AND expires_at > \(now)
                 """)
             else {
@@ -306,7 +307,7 @@ struct DeviceAuthorizations: Sendable {
             if decision.decision == .approve {
                 let familyID = try await self.grants.startFamily(
                     identityID: credential.identityID, credentialID: credential.record.id, clientID: clientID, scope: scope,
-                    now: now, in: transaction
+                    resource: try row.decode("resource", as: String?.self), now: now, in: transaction
                 )
                 try await transaction.execute("""
                     UPDATE device_codes SET status = \(Status.approved.rawValue), family_id = \(familyID) WHERE device_hash = \(session.deviceHash)

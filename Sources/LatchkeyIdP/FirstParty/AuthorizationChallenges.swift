@@ -73,7 +73,7 @@ struct AuthorizationChallenges: Sendable {
         ))
         let signIn = GrantLedger.VerifiedSignIn(
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
-            clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT
+            clientRegistration: session.clientRegistration, scope: session.scope, resource: session.resource, redirectURI: "", codeChallenge: session.codeChallenge, nonce: nil, dpopJKT: session.dpopJKT
         )
         // The proof is spent in the same unit as the code, so it cannot be replayed.
         var spendProof: (@Sendable (any SQLTransaction) async throws -> Void)?
@@ -107,9 +107,11 @@ struct AuthorizationChallenges: Sendable {
         }
         let challenge = try SignIns.codeChallenge(request.codeChallenge, method: request.codeChallengeMethod)
         guard (request.scope?.utf8.count ?? 0) <= 1024 else { throw ProviderError.badRequest(.invalidRequest, "scope is over 1024 bytes") }
+        let resource = try await ResourceServers(context: context).audience(request.resource, client: client)
         let fresh = try ProviderContext.sessionIDAndChallenge()
         let session = ChallengeSession(
-            id: fresh.id, clientID: client.id, clientRegistration: client.registration, scope: SignIns.grantedScope(request.scope, context.configuration), codeChallenge: challenge,
+            id: fresh.id, clientID: client.id, clientRegistration: client.registration, scope: SignIns.grantedScope(request.scope, context.configuration),
+            resource: resource, codeChallenge: challenge,
             dpopJKT: proof?.thumbprint, challenge: fresh.challenge,
             allowedCredentials: try await signIns.allowedCredentials(loginHint: request.loginHint),
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)

@@ -12,6 +12,8 @@ struct ChallengeSession: Sendable {
     /// The client's ``RegisteredClient/registration`` when the session began.
     var clientRegistration: String?
     var scope: String
+    /// The resource the tokens are for (RFC 8707, canonical), if any.
+    var resource: String?
     var codeChallenge: String
     /// The thumbprint of the first request's DPoP key (RFC 7638), if it had a proof.
     var dpopJKT: String?
@@ -20,8 +22,8 @@ struct ChallengeSession: Sendable {
     var allowedCredentials: [Data]
     var expiresAt: Date
 
-    /// "2" is the binary layout (``TicketLayout``), which replaced JSON.
-    static let purpose = "authorization challenge session 2"
+    /// "2" was the binary layout (``TicketLayout``), which replaced JSON; "3" added the resource.
+    static let purpose = "authorization challenge session 3"
 }
 
 extension ChallengeSession: TicketLayout {
@@ -30,6 +32,7 @@ extension ChallengeSession: TicketLayout {
         writer.text(clientID)
         writer.text(ifPresent: clientRegistration)
         writer.text(scope)
+        writer.text(ifPresent: resource)
         writer.text(codeChallenge)
         writer.text(ifPresent: dpopJKT)
         writer.data(challenge)
@@ -39,12 +42,12 @@ extension ChallengeSession: TicketLayout {
 
     init?(reading reader: inout TicketReader) {
         guard let id = reader.text(), let clientID = reader.text(), let clientRegistration = reader.optionalText(),
-              let scope = reader.text(), let codeChallenge = reader.text(), let dpopJKT = reader.optionalText(),
+              let scope = reader.text(), let resource = reader.optionalText(), let codeChallenge = reader.text(), let dpopJKT = reader.optionalText(),
               let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
         else { return nil }
         self.init(
-            id: id, clientID: clientID, clientRegistration: clientRegistration, scope: scope, codeChallenge: codeChallenge, dpopJKT: dpopJKT,
-            challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
+            id: id, clientID: clientID, clientRegistration: clientRegistration, scope: scope, resource: resource, codeChallenge: codeChallenge,
+            dpopJKT: dpopJKT, challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
         )
     }
 }

@@ -14,6 +14,8 @@ extension GrantLedger {
         var clientID: String
         var clientRegistration: String?
         var scope: String
+        /// The resource its tokens are for (RFC 8707), if any.
+        var resource: String? = nil
         /// "" for a first-party code (draft-ietf-oauth-first-party-apps §6).
         var redirectURI: String
         var codeChallenge: String
@@ -54,7 +56,8 @@ extension GrantLedger {
                 try await credentials.recordUse(signIn.credential, signCount: signIn.signCount, now: now, in: transaction)
                 let code = try await self.issueCode(
                     identityID: signIn.credential.identityID, credentialID: signIn.credential.record.id, clientID: signIn.clientID,
-                    clientRegistration: signIn.clientRegistration, scope: signIn.scope, redirectURI: signIn.redirectURI, codeChallenge: signIn.codeChallenge, nonce: signIn.nonce,
+                    clientRegistration: signIn.clientRegistration, scope: signIn.scope, resource: signIn.resource,
+                    redirectURI: signIn.redirectURI, codeChallenge: signIn.codeChallenge, nonce: signIn.nonce,
                     dpopJKT: signIn.dpopJKT, now: now, in: transaction
                 )
                 try await self.audit.record(event, in: transaction)
@@ -86,10 +89,10 @@ extension GrantLedger {
                 AND EXISTS (SELECT 1 FROM spent)
             RETURNING id
         ), family AS (
-            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt, client_registration)
+            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt, client_registration, resource)
             SELECT \(familyID), \(signIn.credential.identityID), id, \(signIn.clientID), \(signIn.scope), \(now), \(now),
                 \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), CAST(\(signIn.dpopJKT) AS TEXT),
-                CAST(\(signIn.clientRegistration) AS TEXT)
+                CAST(\(signIn.clientRegistration) AS TEXT), CAST(\(signIn.resource) AS TEXT)
             FROM counted
             RETURNING id
         ), issued AS (

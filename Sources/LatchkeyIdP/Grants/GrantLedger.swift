@@ -41,6 +41,8 @@ struct GrantLedger: Sendable {
         var dpopJKT: String?
         /// When the family ends, whatever its refresh tokens say.
         var familyExpiresAt: Date
+        /// The resource its tokens are for (RFC 8707), if any.
+        var resource: String?
     }
 
     /// Whether a family stamped `stamp` belongs to `client` as registered now: a family
@@ -63,6 +65,8 @@ struct GrantLedger: Sendable {
         var familyExpiresAt: Date
         /// The DPoP key its tokens are bound to (RFC 9449 §6), if any.
         var dpopJKT: String?
+        /// The resource its tokens are for (RFC 8707), if any.
+        var resource: String?
     }
 
     /// A client credentials token's grant (RFC 6749 §4.4): the client is its own subject.
@@ -71,6 +75,8 @@ struct GrantLedger: Sendable {
         var scope: String
         /// The DPoP key the token is bound to (RFC 9449 §6), if any.
         var dpopJKT: String?
+        /// The resource it is for (RFC 8707), if any.
+        var resource: String?
     }
 
     /// Who an access token was issued to: a person, through a grant family, or a client
@@ -93,6 +99,14 @@ struct GrantLedger: Sendable {
             }
         }
 
+        /// The resource the token is for (RFC 8707), if any.
+        var resource: String? {
+            switch self {
+            case .person(let grant): grant.resource
+            case .client(let grant): grant.resource
+            }
+        }
+
         /// The client the token was issued to.
         var clientID: String {
             switch self {
@@ -107,26 +121,26 @@ struct GrantLedger: Sendable {
     /// the client the sign-in began with (nil for a device approval, whose code is
     /// deleted with its client).
     func startFamily(
-        identityID: String, credentialID: Data, clientID: String, clientRegistration: String? = nil, scope: String, dpopJKT: String? = nil,
-        now: Date, in transaction: any SQLTransaction
+        identityID: String, credentialID: Data, clientID: String, clientRegistration: String? = nil, scope: String, resource: String? = nil,
+        dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
     ) async throws -> String {
         let familyID = try ProviderContext.randomToken()
         try await transaction.execute("""
-            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt, client_registration)
+            INSERT INTO grant_families (id, identity_id, credential_id, client_id, scope, auth_time, created_at, expires_at, dpop_jkt, client_registration, resource)
             VALUES (\(familyID), \(identityID), \(credentialID), \(clientID), \(scope), \(now), \(now),
-                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), \(dpopJKT), \(clientRegistration))
+                \(now.addingTimeInterval(configuration.refreshTokenAbsoluteLifetime)), \(dpopJKT), \(clientRegistration), \(resource))
             """)
         return familyID
     }
 
     /// Starts a family for a verified sign-in and issues its code; returns the code.
     func issueCode(
-        identityID: String, credentialID: Data, clientID: String, clientRegistration: String? = nil, scope: String, redirectURI: String,
-        codeChallenge: String, nonce: String?, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
+        identityID: String, credentialID: Data, clientID: String, clientRegistration: String? = nil, scope: String, resource: String? = nil,
+        redirectURI: String, codeChallenge: String, nonce: String?, dpopJKT: String? = nil, now: Date, in transaction: any SQLTransaction
     ) async throws -> String {
         let familyID = try await startFamily(
             identityID: identityID, credentialID: credentialID, clientID: clientID, clientRegistration: clientRegistration, scope: scope,
-            dpopJKT: dpopJKT, now: now, in: transaction
+            resource: resource, dpopJKT: dpopJKT, now: now, in: transaction
         )
         let code = try ProviderContext.randomToken()
         try await transaction.execute("""
@@ -175,7 +189,7 @@ struct GrantLedger: Sendable {
         let hash = try ProviderContext.hash(code)
         guard let row = try await transaction.first("""
             SELECT c.family_id, f.identity_id, f.client_id, f.client_registration, f.scope, f.auth_time, c.redirect_uri, c.code_challenge, c.nonce,
-                c.expires_at AS code_expires_at, c.used, f.revoked_at, f.dpop_jkt, f.expires_at AS family_expires_at
+                c.expires_at AS code_expires_at, c.used, f.revoked_at, f.dpop_jkt, f.expires_at AS family_expires_at, f.resource
             FROM authorization_codes c JOIN grant_families f ON f.id = c.family_id
             WHERE c.code_hash = \(hash)
             """), try row.decode("client_id", as: String.self) == client.id,
@@ -187,7 +201,7 @@ struct GrantLedger: Sendable {
             codeHash: hash, familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), clientID: try row.decode("client_id"),
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), redirectURI: try row.decode("redirect_uri"),
             codeChallenge: try row.decode("code_challenge"), nonce: try row.decode("nonce"), dpopJKT: try row.decode("dpop_jkt"),
-            familyExpiresAt: try row.decode("family_expires_at")
+            familyExpiresAt: try row.decode("family_expires_at"), resource: try row.decode("resource")
         )
         if try row.decode("used", as: Bool.self) {
             return .replayed(grant)
@@ -218,7 +232,7 @@ struct GrantLedger: Sendable {
         let hash = try ProviderContext.hash(token)
         guard let row = try await transaction.first("""
             SELECT t.family_id, f.identity_id, f.credential_id, f.client_id, f.scope, f.auth_time, f.expires_at AS family_expires_at,
-                t.expires_at AS token_expires_at, t.rotated_at, f.revoked_at, f.dpop_jkt
+                t.expires_at AS token_expires_at, t.rotated_at, f.revoked_at, f.dpop_jkt, f.resource
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(hash) AND t.kind = 'refresh'
             """), try row.decode("client_id", as: String.self) == clientID
@@ -229,7 +243,7 @@ struct GrantLedger: Sendable {
             familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), credentialID: try row.decode("credential_id"),
             clientID: try row.decode("client_id"),
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("family_expires_at"),
-            dpopJKT: try row.decode("dpop_jkt")
+            dpopJKT: try row.decode("dpop_jkt"), resource: try row.decode("resource")
         )
         guard try row.decode("revoked_at", as: Date?.self) == nil else {
             return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
@@ -295,7 +309,7 @@ struct GrantLedger: Sendable {
     /// The grant behind a live access token; nil when unknown, expired or revoked.
     func accessGrant(_ token: String, now: Date, in transaction: any SQLTransaction) async throws -> TokenGrant? {
         guard let row = try await transaction.first("""
-            SELECT t.family_id, f.identity_id, f.credential_id, f.client_id, f.scope, f.auth_time, f.expires_at, f.dpop_jkt
+            SELECT t.family_id, f.identity_id, f.credential_id, f.client_id, f.scope, f.auth_time, f.expires_at, f.dpop_jkt, f.resource
             FROM tokens t JOIN grant_families f ON f.id = t.family_id
             WHERE t.hash = \(try ProviderContext.hash(token)) AND t.kind = 'access' AND t.expires_at > \(now) AND f.revoked_at IS NULL
             """)
@@ -304,17 +318,19 @@ struct GrantLedger: Sendable {
             familyID: try row.decode("family_id"), identityID: try row.decode("identity_id"), credentialID: try row.decode("credential_id"),
             clientID: try row.decode("client_id"),
             scope: try row.decode("scope"), authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"),
-            dpopJKT: try row.decode("dpop_jkt")
+            dpopJKT: try row.decode("dpop_jkt"), resource: try row.decode("resource")
         )
     }
 
     /// The live client credentials token `token`, or nil.
     func clientAccessGrant(_ token: String, now: Date, in transaction: any SQLTransaction) async throws -> ClientTokenGrant? {
         guard let row = try await transaction.first("""
-            SELECT client_id, scope, dpop_jkt FROM client_tokens WHERE hash = \(try ProviderContext.hash(token)) AND expires_at > \(now)
+            SELECT client_id, scope, dpop_jkt, resource FROM client_tokens WHERE hash = \(try ProviderContext.hash(token)) AND expires_at > \(now)
             """)
         else { return nil }
-        return ClientTokenGrant(clientID: try row.decode("client_id"), scope: try row.decode("scope"), dpopJKT: try row.decode("dpop_jkt"))
+        return ClientTokenGrant(
+            clientID: try row.decode("client_id"), scope: try row.decode("scope"), dpopJKT: try row.decode("dpop_jkt"), resource: try row.decode("resource")
+        )
     }
 
     /// Binds a family's tokens to a DPoP key (RFC 9449 §5): from now on its access tokens
@@ -366,14 +382,15 @@ struct GrantLedger: Sendable {
     /// the device's poll collects it (RFC 8628 §3.5).
     func liveFamily(_ familyID: String, in transaction: any SQLTransaction) async throws -> TokenGrant? {
         guard let row = try await transaction.first("""
-            SELECT identity_id, credential_id, client_id, scope, auth_time, expires_at, dpop_jkt FROM grant_families
+            SELECT identity_id, credential_id, client_id, scope, auth_time, expires_at, dpop_jkt, resource FROM grant_families
             WHERE id = \(familyID) AND revoked_at IS NULL
             """)
         else { return nil }
         return TokenGrant(
             familyID: familyID, identityID: try row.decode("identity_id"), credentialID: try row.decode("credential_id"),
             clientID: try row.decode("client_id"), scope: try row.decode("scope"),
-            authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"), dpopJKT: try row.decode("dpop_jkt")
+            authTime: try row.decode("auth_time"), familyExpiresAt: try row.decode("expires_at"), dpopJKT: try row.decode("dpop_jkt"),
+            resource: try row.decode("resource")
         )
     }
 

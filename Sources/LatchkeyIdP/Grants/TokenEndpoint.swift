@@ -41,7 +41,8 @@ struct TokenEndpoint: Sendable {
             guard let code = request.code, code.utf8.count <= GrantLedger.maximumCodeLength else {
                 throw ProviderError.badRequest(.invalidGrant, "unknown authorization code")
             }
-            if proof == nil, context.database.dialect == .postgres,
+            // A request naming its resource is checked against the family's in the transaction.
+            if proof == nil, request.resource == nil, context.database.dialect == .postgres,
                let issued = try await redeemInOneStatement(code, request: request, client: client, now: now) {
                 return try await response(issued, clientID: client.id, now: now)
             }
@@ -52,7 +53,8 @@ struct TokenEndpoint: Sendable {
                 case .accepted(let accepted): grant = accepted
                 }
                 // Thrown, not refused: the transaction rolls back and the code stays usable
-                // by the client that holds the key.
+                // (by the client that holds the key; with the resource it was asked for).
+                try ResourceServers.check(request.resource, against: grant.resource)
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 let tokens = try await self.grants.issueTokens(for: grant, now: now, in: transaction)
                 return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
@@ -67,6 +69,8 @@ struct TokenEndpoint: Sendable {
                 case .refused(let error): return .refused(error)
                 case .accepted(let accepted): grant = accepted
                 }
+                // Thrown: the rotation rolls back with it, and the token stays usable.
+                try ResourceServers.check(request.resource, against: grant.resource)
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 let tokens = try await self.grants.issueTokens(familyID: grant.familyID, familyExpiresAt: grant.familyExpiresAt, withRefresh: true, now: now, in: transaction)
                 try await self.grants.audit.record(AuditEntry(
@@ -92,6 +96,7 @@ struct TokenEndpoint: Sendable {
                 guard let family = try await self.grants.liveFamily(familyID, in: transaction) else {
                     return .refused(.badRequest(.invalidGrant, "this grant was revoked"))
                 }
+                try ResourceServers.check(request.resource, against: family.resource)
                 let bound = try await self.bindDPoP(proof, boundTo: nil, familyID: familyID, in: transaction)
                 try await self.grants.limitFamilies(identityID: family.identityID, clientID: client.id, now: now, in: transaction)
                 let tokens = try await self.grants.issueTokens(
@@ -129,10 +134,11 @@ struct TokenEndpoint: Sendable {
         let access = try ProviderContext.randomToken()
         let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
         try await context.database.transaction { transaction in
+            let resource = try await ResourceServers(context: self.context).audience(request.resource, client: client, in: transaction)
             if let proof { try await self.dpop.spend(proof, resource: false, in: transaction) }
             try await transaction.execute("""
-                INSERT INTO client_tokens (hash, client_id, scope, dpop_jkt, created_at, expires_at)
-                VALUES (\(try ProviderContext.hash(access)), \(client.id), \(scope), \(proof?.thumbprint), \(now), \(expiresAt))
+                INSERT INTO client_tokens (hash, client_id, scope, dpop_jkt, created_at, expires_at, resource)
+                VALUES (\(try ProviderContext.hash(access)), \(client.id), \(scope), \(proof?.thumbprint), \(now), \(expiresAt), \(resource))
                 """)
             try await self.grants.audit.record(AuditEntry(
                 .tokenIssued, actor: .client(client.id), client: client.id,
@@ -276,6 +282,11 @@ struct TokenEndpoint: Sendable {
             holder = .client(client)
         } else {
             throw Self.unknownToken(presentation)
+        }
+        // RFC 8707: a token asked for another resource is not for the provider's own.
+        guard holder.resource == nil else {
+            throw presentation.scheme == .dpop
+                ? DPoPBinding.refusal(.invalidToken, "this access token is for another resource", resource: true) : ProviderError.unauthorized
         }
         switch (holder.dpopJKT, presentation.scheme) {
         case (nil, .bearer):

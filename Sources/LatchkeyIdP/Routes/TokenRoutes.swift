@@ -34,13 +34,13 @@ enum TokenRoutes {
             // The body first: an answer sent before it is read leaves the connection
             // waiting on it. Then RFC 7662 §2.1: only a resource server with its credential may ask.
             let introspection = TokenIntrospectionRequest(form: try await HTTPSupport.form(request))
-            guard try await provider.resourceServers.authenticate(request.headers[.authorization]) else {
+            guard let caller = try await provider.resourceServers.authenticate(request.headers[.authorization]) else {
                 // No `WWW-Authenticate: Basic` (RFC 7662 does not ask for one): Foundation's
                 // URLSession on Linux stalls on a Basic challenge it has no credential for,
                 // and resource servers written with it would hang instead of reading the 401.
                 throw ProviderError.invalidClient("introspection needs a resource server's credential (HTTP Basic)")
             }
-            return HTTPSupport.json(data: try await provider.introspection.introspect(introspection.token))
+            return HTTPSupport.json(data: try await provider.introspection.introspect(introspection.token, for: caller))
         }
         router.post(RouterPath(ProtocolPath.revocation)) { request, _ in
             let form = try await HTTPSupport.form(request)

@@ -19,14 +19,16 @@ struct SignInSession: Sendable {
     /// proof of that key.
     var dpopJKT: String?
     var scope: String
+    /// The resource the tokens are for (RFC 8707, canonical), checked when the session began.
+    var resource: String?
     /// The WebAuthn challenge (§13.4.3: random, at least 16 bytes, used once).
     var challenge: Data
     var allowedCredentials: [Data]
     var expiresAt: Date
 
-    /// The ticket purpose, so a sign-in ticket opens as nothing else; "2" is the binary
-    /// layout (``TicketLayout``), which replaced JSON.
-    static let purpose = "sign-in session 2"
+    /// The ticket purpose, so a sign-in ticket opens as nothing else; "2" was the binary
+    /// layout (``TicketLayout``), which replaced JSON; "3" added the resource.
+    static let purpose = "sign-in session 3"
 }
 
 extension SignInSession: TicketLayout {
@@ -40,6 +42,7 @@ extension SignInSession: TicketLayout {
         writer.text(codeChallenge)
         writer.text(ifPresent: dpopJKT)
         writer.text(scope)
+        writer.text(ifPresent: resource)
         writer.data(challenge)
         writer.dataList(allowedCredentials)
         writer.date(expiresAt)
@@ -49,11 +52,11 @@ extension SignInSession: TicketLayout {
         guard let id = reader.text(), let clientID = reader.text(), let clientRegistration = reader.optionalText(),
               let redirectURI = reader.text(), let state = reader.optionalText(), let nonce = reader.optionalText(),
               let codeChallenge = reader.text(), let dpopJKT = reader.optionalText(), let scope = reader.text(),
-              let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
+              let resource = reader.optionalText(), let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
         else { return nil }
         self.init(
             id: id, clientID: clientID, clientRegistration: clientRegistration, redirectURI: redirectURI, state: state, nonce: nonce,
-            codeChallenge: codeChallenge, dpopJKT: dpopJKT, scope: scope, challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
+            codeChallenge: codeChallenge, dpopJKT: dpopJKT, scope: scope, resource: resource, challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
         )
     }
 }

@@ -78,13 +78,14 @@ struct SignIns: Sendable {
         if let jkt = parameters.dpopJKT, jkt.utf8.count != 43 || (try? Base64URL.decode(jkt))?.count != 32 {
             throw ProviderError.badRequest(.invalidRequest, "dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key")
         }
+        let resource = try await ResourceServers(context: context).audience(parameters.resource, client: registered)
         let tickets = try context.tickets
         let allowed = try await allowedCredentials(loginHint: parameters.loginHint)
         let fresh = try ProviderContext.sessionIDAndChallenge()
         let session = SignInSession(
             id: fresh.id, clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
             nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope, context.configuration),
-            challenge: fresh.challenge, allowedCredentials: allowed,
+            resource: resource, challenge: fresh.challenge, allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
         return try tickets.seal(session)
@@ -154,7 +155,7 @@ struct SignIns: Sendable {
         ))
         let signIn = GrantLedger.VerifiedSignIn(
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
-            clientRegistration: session.clientRegistration, scope: session.scope, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
+            clientRegistration: session.clientRegistration, scope: session.scope, resource: session.resource, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
         )
         let code = try await grants.complete(
             signIn, credentials: credentials, tickets: try context.tickets, spentError: .notFound("unknown, used or expired authentication session"), now: now, in: context.database

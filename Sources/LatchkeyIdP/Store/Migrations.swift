@@ -512,6 +512,18 @@ enum Migrations {
         CREATE TABLE host_directory_version (version BIGINT NOT NULL);
         INSERT INTO host_directory_version (version) VALUES (1)
         """,
+        // 19: resource indicators (RFC 8707): a resource server's resource URI (its tokens'
+        // audience, one server each); the resource a grant family, a client credentials
+        // token and a device code were asked for (NULL: the provider's own resources); the
+        // resources a registered client may ask for (space-separated; NULL: any registered).
+        """
+        ALTER TABLE resource_servers ADD COLUMN resource TEXT;
+        CREATE UNIQUE INDEX resource_servers_resource ON resource_servers (resource);
+        ALTER TABLE grant_families ADD COLUMN resource TEXT;
+        ALTER TABLE client_tokens ADD COLUMN resource TEXT;
+        ALTER TABLE device_codes ADD COLUMN resource TEXT;
+        ALTER TABLE clients ADD COLUMN resources TEXT
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

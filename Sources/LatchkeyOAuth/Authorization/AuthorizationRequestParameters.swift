@@ -1,6 +1,6 @@
 /// The parameters of an authorization request (RFC 6749 §4.1.1), with PKCE (RFC 7636
 /// §4.3), OpenID Connect's `nonce`, `max_age` and `login_hint` (OIDC Core §3.1.2.1) and
-/// DPoP's `dpop_jkt` (RFC 9449 §10): what ``AuthorizationRequest`` writes into the URL and
+/// DPoP's `dpop_jkt` (RFC 9449 §10) and the `resource` indicator (RFC 8707 §2): what ``AuthorizationRequest`` writes into the URL and
 /// the provider's `/authorize` reads back.
 public struct AuthorizationRequestParameters: FormParameters, Hashable {
     public enum Name: String, CaseIterable, Sendable {
@@ -13,6 +13,7 @@ public struct AuthorizationRequestParameters: FormParameters, Hashable {
         case maxAge = "max_age"
         case loginHint = "login_hint"
         case dpopJKT = "dpop_jkt"
+        case resource
     }
 
     /// The `response_type` values Latchkey speaks (RFC 6749 §3.1.1): the authorization
@@ -36,10 +37,13 @@ public struct AuthorizationRequestParameters: FormParameters, Hashable {
     public var maxAge: String?
     public var loginHint: String?
     public var dpopJKT: String?
+    /// The protected resource the token is for (RFC 8707 §2), one per request.
+    public var resource: String?
 
     public init(
         responseType: String? = Self.codeResponseType, clientID: String?, redirectURI: String?, scope: String?, state: String?, nonce: String?,
-        codeChallenge: String?, codeChallengeMethod: String?, maxAge: String? = nil, loginHint: String? = nil, dpopJKT: String? = nil
+        codeChallenge: String?, codeChallengeMethod: String?, maxAge: String? = nil, loginHint: String? = nil, dpopJKT: String? = nil,
+        resource: String? = nil
     ) {
         self.responseType = responseType
         self.clientID = clientID
@@ -52,6 +56,7 @@ public struct AuthorizationRequestParameters: FormParameters, Hashable {
         self.maxAge = maxAge
         self.loginHint = loginHint
         self.dpopJKT = dpopJKT
+        self.resource = resource
     }
 
     public init(form: [String: String]) {
@@ -59,7 +64,8 @@ public struct AuthorizationRequestParameters: FormParameters, Hashable {
             responseType: form[Name.responseType.rawValue], clientID: form[Name.clientID.rawValue], redirectURI: form[Name.redirectURI.rawValue],
             scope: form[Name.scope.rawValue], state: form[Name.state.rawValue], nonce: form[Name.nonce.rawValue],
             codeChallenge: form[Name.codeChallenge.rawValue], codeChallengeMethod: form[Name.codeChallengeMethod.rawValue],
-            maxAge: form[Name.maxAge.rawValue], loginHint: form[Name.loginHint.rawValue], dpopJKT: form[Name.dpopJKT.rawValue]
+            maxAge: form[Name.maxAge.rawValue], loginHint: form[Name.loginHint.rawValue], dpopJKT: form[Name.dpopJKT.rawValue],
+            resource: form[Name.resource.rawValue]
         )
     }
 
@@ -76,6 +82,7 @@ public struct AuthorizationRequestParameters: FormParameters, Hashable {
         items.add(.maxAge, maxAge)
         items.add(.loginHint, loginHint)
         items.add(.dpopJKT, dpopJKT)
+        items.add(.resource, resource)
         return items.items
     }
 }

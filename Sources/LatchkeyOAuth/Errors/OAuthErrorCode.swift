@@ -23,6 +23,9 @@ public struct OAuthErrorCode: RawRepresentable, Codable, Hashable, Sendable, Cus
     public static let accessDenied = OAuthErrorCode(rawValue: "access_denied")
     public static let serverError = OAuthErrorCode(rawValue: "server_error")
     public static let temporarilyUnavailable = OAuthErrorCode(rawValue: "temporarily_unavailable")
+    /// RFC 8707 §2: the `resource` asked for is unknown, not allowed to this client, or
+    /// not the one the grant was made for.
+    public static let invalidTarget = OAuthErrorCode(rawValue: "invalid_target")
     /// RFC 6750 §3.1: a missing, expired or revoked bearer token.
     public static let invalidToken = OAuthErrorCode(rawValue: "invalid_token")
     /// RFC 6750 §3.1: the token is good but lacks the scope the resource needs.

@@ -14,6 +14,7 @@ public struct AuthorizationChallengeRequest: FormParameters, Hashable {
         case loginHint = "login_hint"
         case authSession = "auth_session"
         case webauthnResponse = "webauthn_response"
+        case resource
     }
 
     public var responseType: String?
@@ -25,11 +26,13 @@ public struct AuthorizationChallengeRequest: FormParameters, Hashable {
     public var authSession: String?
     /// The assertion, as AuthenticationResponseJSON text.
     public var webauthnResponse: String?
+    /// The protected resource the tokens are for (RFC 8707 §2).
+    public var resource: String?
 
     public init(
         responseType: String? = AuthorizationRequestParameters.codeResponseType, clientID: String?, scope: String? = nil,
         codeChallenge: String? = nil, codeChallengeMethod: String? = nil, loginHint: String? = nil, authSession: String? = nil,
-        webauthnResponse: String? = nil
+        webauthnResponse: String? = nil, resource: String? = nil
     ) {
         self.responseType = responseType
         self.clientID = clientID
@@ -39,6 +42,7 @@ public struct AuthorizationChallengeRequest: FormParameters, Hashable {
         self.loginHint = loginHint
         self.authSession = authSession
         self.webauthnResponse = webauthnResponse
+        self.resource = resource
     }
 
     public init(form: [String: String]) {
@@ -46,7 +50,7 @@ public struct AuthorizationChallengeRequest: FormParameters, Hashable {
             responseType: form[Name.responseType.rawValue], clientID: form[Name.clientID.rawValue], scope: form[Name.scope.rawValue],
             codeChallenge: form[Name.codeChallenge.rawValue], codeChallengeMethod: form[Name.codeChallengeMethod.rawValue],
             loginHint: form[Name.loginHint.rawValue], authSession: form[Name.authSession.rawValue],
-            webauthnResponse: form[Name.webauthnResponse.rawValue]
+            webauthnResponse: form[Name.webauthnResponse.rawValue], resource: form[Name.resource.rawValue]
         )
     }
 
@@ -60,6 +64,7 @@ public struct AuthorizationChallengeRequest: FormParameters, Hashable {
         items.add(.loginHint, loginHint)
         items.add(.authSession, authSession)
         items.add(.webauthnResponse, webauthnResponse)
+        items.add(.resource, resource)
         return items.items
     }
 }

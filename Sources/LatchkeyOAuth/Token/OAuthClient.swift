@@ -175,13 +175,14 @@ public actor OAuthClient {
     /// Tokens for the client itself (RFC 6749 §4.4): a service signing in as itself, by
     /// its own authentication (``ClientAuthentication/privateKeyJWT(_:audience:)`` or a
     /// secret), with no person and so no ID token or refresh token expected. With `dpop`,
-    /// the access token comes back bound to that key (RFC 9449 §5).
-    public func clientCredentials(scopes: [String]? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+    /// the access token comes back bound to that key (RFC 9449 §5); with `resource`, it is
+    /// asked for that protected resource alone (RFC 8707 §2).
+    public func clientCredentials(scopes: [String]? = nil, resource: String? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         if case .none = configuration.authentication {
             throw OAuthError.tokenError(reason: "the client credentials grant needs a client that authenticates (a client key or secret), not a public client (RFC 6749 §4.4)")
         }
         let metadata = try await metadata()
-        let request = TokenRequest(grantType: .clientCredentials, scope: scopes?.joined(separator: " "))
+        let request = TokenRequest(grantType: .clientCredentials, scope: scopes?.joined(separator: " "), resource: resource)
         var tokens = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
         // No person signed in: an ID token here would say nothing this grant asked for.
         tokens.idToken = nil

@@ -16,12 +16,15 @@ extension AdminAPI {
         public var grantTypes: [String]
         public var redirectURIs: [String]
         public var scopes: [String]
+        /// The resources (RFC 8707) the client may ask tokens for, each a registered
+        /// resource server's; nil: any registered one.
+        public var resources: [String]?
         /// RFC 3339, UTC; absent in a registration.
         public var createdAt: String?
 
         public init(
             id: String, name: String? = nil, jwks: JWKSDocument? = nil, grantTypes: [String], redirectURIs: [String] = [],
-            scopes: [String] = [], createdAt: String? = nil
+            scopes: [String] = [], resources: [String]? = nil, createdAt: String? = nil
         ) {
             self.id = id
             self.name = name ?? id
@@ -29,6 +32,7 @@ extension AdminAPI {
             self.grantTypes = grantTypes
             self.redirectURIs = redirectURIs
             self.scopes = scopes
+            self.resources = resources
             self.createdAt = createdAt
         }
 
@@ -42,11 +46,12 @@ extension AdminAPI {
             grantTypes = try container.decode([String].self, forKey: .grantTypes)
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
             scopes = try container.decodeIfPresent([String].self, forKey: .scopes) ?? []
+            resources = try container.decodeIfPresent([String].self, forKey: .resources)
             createdAt = try container.decodeIfPresent(String.self, forKey: .createdAt)
         }
 
         enum CodingKeys: String, CodingKey {
-            case id, name, jwks, grantTypes, redirectURIs, scopes, createdAt
+            case id, name, jwks, grantTypes, redirectURIs, scopes, resources, createdAt
         }
     }
 

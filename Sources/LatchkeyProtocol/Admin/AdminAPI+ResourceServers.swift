@@ -4,9 +4,14 @@ extension AdminAPI {
     public struct ResourceServerCreation: Codable, Hashable, Sendable {
         /// A name for people (1 to 128 characters).
         public var name: String
+        /// The resource's URI (RFC 8707 §2), the audience of the tokens clients ask for it:
+        /// https (http only on loopback), no query or fragment, one server each. Without
+        /// one, the server introspects only tokens that name no resource.
+        public var resource: String?
 
-        public init(name: String) {
+        public init(name: String, resource: String? = nil) {
             self.name = name
+            self.resource = resource
         }
     }
 
@@ -16,11 +21,14 @@ extension AdminAPI {
         public var id: String
         public var secret: String
         public var introspectionEndpoint: String
+        /// The resource as the provider keeps it (its canonical form).
+        public var resource: String?
 
-        public init(id: String, secret: String, introspectionEndpoint: String) {
+        public init(id: String, secret: String, introspectionEndpoint: String, resource: String? = nil) {
             self.id = id
             self.secret = secret
             self.introspectionEndpoint = introspectionEndpoint
+            self.resource = resource
         }
     }
 }

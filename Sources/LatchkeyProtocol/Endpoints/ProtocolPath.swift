@@ -5,6 +5,10 @@
 public enum ProtocolPath {
     /// OpenID Connect Discovery 1.0 §4 (section 1).
     public static let discovery = ".well-known/openid-configuration"
+    /// OAuth 2.0 Authorization Server Metadata, RFC 8414 §3: the same document, where
+    /// OAuth clients (MCP's among them) look first (section 1). The issuer has no path,
+    /// so the well-known suffix follows the origin directly (§3.1).
+    public static let authorizationServerMetadata = ".well-known/oauth-authorization-server"
     /// The provider's keys, RFC 7517 §5 (section 1).
     public static let jwks = "jwks"
     /// RFC 6749 §3.1 (section 3).

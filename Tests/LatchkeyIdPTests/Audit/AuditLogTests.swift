@@ -389,6 +389,7 @@ struct AuditLogTests {
                     }
                     try await transaction.execute("ALTER TABLE device_codes DROP COLUMN host_login")
                     // 18: the fleet's tables.
+                    try await ResourceIndicatorSchema.drop(in: transaction)
                     try await FleetSchema.drop(in: transaction)
                     try await transaction.execute("UPDATE latchkey_schema SET version = 10")
                 }

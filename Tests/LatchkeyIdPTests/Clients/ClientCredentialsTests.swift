@@ -191,3 +191,28 @@ struct ClientCredentialsTests {
         }
     }
 }
+
+extension ClientCredentialsTests {
+    @Test("a service's token asked for a resource (RFC 8707) is active only to that resource's server; an unknown resource is invalid_target", arguments: TestStore.available)
+    func resourceBound(engine: TestStore) async throws {
+        try await Self.withClient(engine) { provider, signer in
+            let resource = "https://backup.example/api"
+            let created = try #require(try await provider.admin.call(AdminAPI.createResourceServer, body: .init(name: "backup", resource: resource)).answer)
+            let other = try #require(try await provider.admin.call(AdminAPI.createResourceServer, body: .init(name: "other", resource: "https://other.example")).answer)
+            let client = try Self.client(provider, signer)
+            let tokens = try await client.clientCredentials(scopes: ["backup:read"], resource: "https://BACKUP.example:443/api")
+            func introspect(_ server: AdminAPI.ResourceServerCreated) async throws -> IntrospectionResponse {
+                let response = try await HTTP1Transport().send(TransportRequest(
+                    method: HTTPMethod.post, url: provider.issuer.appendingPathComponent(ProtocolPath.introspection),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic " + Data("\(server.id):\(server.secret)".utf8).base64EncodedString()],
+                    body: FormEncoding.encode(TokenIntrospectionRequest(token: tokens.accessToken).formItems)
+                ))
+                return try JSONDecoder().decode(IntrospectionResponse.self, from: response.body)
+            }
+            let mine = try await introspect(created)
+            #expect(mine.active && mine.audience == [resource] && mine.subject == Self.clientID)
+            #expect(try await introspect(other) == .inactive)
+            await #expect(throws: OAuthError.self) { _ = try await client.clientCredentials(resource: "https://unknown.example/api") }
+        }
+    }
+}

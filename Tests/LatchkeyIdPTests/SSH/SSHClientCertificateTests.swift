@@ -158,6 +158,7 @@ struct SSHClientCertificateTests {
                     ] {
                         try await transaction.execute(SQLStatement(stringLiteral: statement))
                     }
+                    try await ResourceIndicatorSchema.drop(in: transaction)
                     try await FleetSchema.drop(in: transaction)
                     try await transaction.execute("UPDATE latchkey_schema SET version = 12")
                 }

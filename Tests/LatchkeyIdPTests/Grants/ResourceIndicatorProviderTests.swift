@@ -1,0 +1,184 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyOAuth
+import LatchkeyProtocol
+import LatchkeyTestSupport
+import LatchkeyWebAuthn
+import Testing
+
+/// Resource indicators at the reference provider (RFC 8707): a token asked for one
+/// resource is audience-bound to it, active only to that resource's server, refused by
+/// every other (another resource, a server registered without one, the provider's own
+/// userinfo), and a resource that is unknown, malformed or not the client's is
+/// `invalid_target`. Over real HTTP, on both engines.
+@Suite("Reference provider: resource indicators (RFC 8707)")
+struct ResourceIndicatorProviderTests {
+    typealias P = ProviderTests
+    typealias D = DPoPProviderTests
+
+    static let orders = "http://127.0.0.1:9/orders"
+    static let billing = "http://127.0.0.1:9/billing"
+
+    /// A resource server's id and secret.
+    struct Server {
+        var id: String
+        var secret: String
+    }
+
+    static func server(_ issuer: URL, _ name: String, resource: String?) async throws -> Server {
+        let reply = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: name, resource: resource))
+        let created = try #require(reply.answer, "\(String(decoding: reply.body, as: UTF8.self))")
+        #expect(created.resource == resource)
+        return Server(id: created.id, secret: created.secret)
+    }
+
+    /// `latchkey-cli`'s authorization request with `resource` added, as JSON: the status
+    /// and answer of `/authorize`.
+    static func authorize(_ issuer: URL, resource: String?, clientID: String = "latchkey-cli") async throws -> (Int, JSONValue, AuthorizationRequest) {
+        let client = try OAuthClient(configuration: .init(issuer: issuer, clientID: clientID, redirectURI: try #require(URL(string: "http://127.0.0.1/callback"))))
+        let authorization = try await client.authorizationRequest(scopes: ["openid"])
+        var components = try #require(URLComponents(url: authorization.url, resolvingAgainstBaseURL: false))
+        if let resource { components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "resource", value: resource)] }
+        let (status, answer) = try await P.request("GET", try #require(components.url), headers: ["Accept": "application/json"])
+        return (status, answer, authorization)
+    }
+
+    /// Signs in with `resource` up to the code.
+    static func code(_ issuer: URL, _ authenticator: SoftwareAuthenticator, resource: String?) async throws -> (code: String, verifier: String) {
+        let (status, answer, authorization) = try await authorize(issuer, resource: resource)
+        try #require(status == 200, "\(answer)")
+        let authenticateURL = try P.url(answer["authenticateURL"]?.stringValue)
+        let (_, challenge) = try await P.request("GET", authenticateURL)
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.json())
+        let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
+        let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
+        let code = try await P.client(issuer).authorizationCode(from: try P.url(redirect["redirectURL"]?.stringValue), for: authorization)
+        return (code, authorization.pkce.verifier)
+    }
+
+    static func exchange(_ issuer: URL, _ code: (code: String, verifier: String), resource: String?) async throws -> (Int, JSONValue) {
+        var form = [
+            ("grant_type", "authorization_code"), ("code", code.code), ("redirect_uri", "http://127.0.0.1/callback"), ("code_verifier", code.verifier),
+        ]
+        if let resource { form.append(("resource", resource)) }
+        return try await D.token(issuer, form, proof: nil)
+    }
+
+    static func introspect(_ issuer: URL, _ token: String, by server: Server) async throws -> JSONValue {
+        let (status, answer) = try await D.introspect(issuer, token: token, id: server.id, secret: server.secret)
+        #expect(status == 200, "\(answer)")
+        return answer
+    }
+
+    @Test("a token asked for one resource: aud names it, active only to its server, refused by another, by a server without a resource and by userinfo", arguments: TestStore.available)
+    func audienceBound(engine: TestStore) async throws {
+        try await P.withProvider(engine) { issuer, authenticator in
+            _ = try await P.bind(issuer, authenticator)
+            let orders = try await Self.server(issuer, "orders", resource: Self.orders)
+            let billing = try await Self.server(issuer, "billing", resource: Self.billing)
+            let legacy = try await Self.server(issuer, "legacy", resource: nil)
+
+            // The resource as the client spells it: upper-case host, default port.
+            let (status, tokens) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator, resource: Self.orders), resource: "HTTP://127.0.0.1:9/orders")
+            #expect(status == 200, "\(tokens)")
+            let access = try #require(tokens["access_token"]?.stringValue)
+
+            let mine = try await Self.introspect(issuer, access, by: orders)
+            #expect(mine["active"]?.boolValue == true && mine["aud"]?.stringValue == Self.orders, "\(mine)")
+            for other in [billing, legacy] {
+                let answer = try await Self.introspect(issuer, access, by: other)
+                #expect(answer.objectValue?.count == 1 && answer["active"]?.boolValue == false, "\(answer)")
+            }
+            let info = try await D.userInfo(issuer, scheme: "Bearer", token: access, proof: nil)
+            #expect(info.status == 401)
+
+            // Refresh: another resource is refused and spends nothing; the same one, or none, works.
+            let refresh = try #require(tokens["refresh_token"]?.stringValue)
+            let (wrong, wrongAnswer) = try await D.token(issuer, [("grant_type", "refresh_token"), ("refresh_token", refresh), ("resource", Self.billing)], proof: nil)
+            #expect(wrong == 400 && wrongAnswer["error"]?.stringValue == "invalid_target", "\(wrongAnswer)")
+            let (refreshed, refreshedAnswer) = try await D.token(issuer, [("grant_type", "refresh_token"), ("refresh_token", refresh), ("resource", Self.orders)], proof: nil)
+            #expect(refreshed == 200, "\(refreshedAnswer)")
+            let renewed = try #require(refreshedAnswer["access_token"]?.stringValue)
+            #expect(try await Self.introspect(issuer, renewed, by: orders)["aud"]?.stringValue == Self.orders)
+            #expect(try await Self.introspect(issuer, renewed, by: billing)["active"]?.boolValue == false)
+
+            // A token asked for no resource is the provider's own: the legacy server sees
+            // it, the resources' servers do not.
+            let (_, plain) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator, resource: nil), resource: nil)
+            let plainAccess = try #require(plain["access_token"]?.stringValue)
+            #expect(try await Self.introspect(issuer, plainAccess, by: legacy)["active"]?.boolValue == true)
+            #expect(try await Self.introspect(issuer, plainAccess, by: orders)["active"]?.boolValue == false)
+            #expect(try await D.userInfo(issuer, scheme: "Bearer", token: plainAccess, proof: nil).status == 200)
+        }
+    }
+
+    @Test("a code asked for one resource and redeemed for another is invalid_target, and stays usable for its own", arguments: TestStore.available)
+    func codeForAnotherResource(engine: TestStore) async throws {
+        try await P.withProvider(engine) { issuer, authenticator in
+            _ = try await P.bind(issuer, authenticator)
+            _ = try await Self.server(issuer, "orders", resource: Self.orders)
+            _ = try await Self.server(issuer, "billing", resource: Self.billing)
+            let code = try await Self.code(issuer, authenticator, resource: Self.orders)
+            let (refused, answer) = try await Self.exchange(issuer, code, resource: Self.billing)
+            #expect(refused == 400 && answer["error"]?.stringValue == "invalid_target", "\(answer)")
+            let (accepted, tokens) = try await Self.exchange(issuer, code, resource: Self.orders)
+            #expect(accepted == 200, "\(tokens)")
+
+            // A code asked for no resource cannot be redeemed for one.
+            let plain = try await Self.code(issuer, authenticator, resource: nil)
+            let (late, lateAnswer) = try await Self.exchange(issuer, plain, resource: Self.orders)
+            #expect(late == 400 && lateAnswer["error"]?.stringValue == "invalid_target", "\(lateAnswer)")
+        }
+    }
+
+    @Test("a resource no server is registered for, a malformed one, or one with a query, fragment, user or plain http elsewhere is invalid_target at /authorize", arguments: [
+        "https://unregistered.example/mcp", "not a uri", "mcp", "https://127.0.0.1:9/orders#x", "http://127.0.0.1:9/orders?x=1",
+        "http://ada@127.0.0.1:9/orders", "http://orders.example/orders", "ftp://127.0.0.1/orders", String(repeating: "a", count: 600),
+    ])
+    func unknownResource(resource: String) async throws {
+        try await P.withProvider(.sqlite) { issuer, _ in
+            _ = try await Self.server(issuer, "orders", resource: Self.orders)
+            let (status, answer, _) = try await Self.authorize(issuer, resource: resource)
+            #expect(status == 400 && answer["error"]?.stringValue == "invalid_target", "\(answer)")
+        }
+    }
+
+    @Test("a client registered for some resources is refused the others (invalid_target)")
+    func resourceNotAllowed() async throws {
+        try await P.withProvider(.sqlite) { issuer, _ in
+            _ = try await Self.server(issuer, "orders", resource: Self.orders)
+            _ = try await Self.server(issuer, "billing", resource: Self.billing)
+            let registration = AdminAPI.Client(
+                id: "reports", grantTypes: ["authorization_code"], redirectURIs: ["http://127.0.0.1/callback"], resources: ["HTTP://127.0.0.1:9/billing", Self.billing]
+            )
+            let created = try await P.admin(issuer).call(AdminAPI.createClient, body: registration)
+            try #require(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+            #expect(created.answer?.resources == [Self.billing])
+            let (refused, answer, _) = try await Self.authorize(issuer, resource: Self.orders, clientID: "reports")
+            #expect(refused == 400 && answer["error"]?.stringValue == "invalid_target", "\(answer)")
+            let (accepted, started, _) = try await Self.authorize(issuer, resource: Self.billing, clientID: "reports")
+            #expect(accepted == 200 && started["authenticateURL"] != nil, "\(started)")
+
+            // A registration naming a malformed resource is refused whole.
+            let bad = AdminAPI.Client(id: "bad", grantTypes: ["authorization_code"], redirectURIs: ["http://127.0.0.1/callback"], resources: ["https://x/#f"])
+            #expect(try await P.admin(issuer).call(AdminAPI.createClient, body: bad).status == 400)
+            // Two servers for one resource, and a malformed one, are refused.
+            let twice = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: "again", resource: "HTTP://127.0.0.1:9/orders"))
+            #expect(twice.status == 409)
+            let malformed = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: "bad", resource: "https://x/?q"))
+            #expect(malformed.status == 400)
+        }
+    }
+
+    @Test("RFC 8414 metadata at /.well-known/oauth-authorization-server is the OIDC discovery document")
+    func authorizationServerMetadata() async throws {
+        try await P.withProvider(.sqlite) { issuer, _ in
+            let (status, oauth) = try await P.request("GET", issuer.appendingPathComponent(ProtocolPath.authorizationServerMetadata))
+            let (_, oidc) = try await P.request("GET", issuer.appendingPathComponent(ProtocolPath.discovery))
+            #expect(status == 200 && oauth == oidc)
+            #expect(oauth["issuer"]?.stringValue == issuer.absoluteString)
+            #expect(oauth["code_challenge_methods_supported"]?.arrayValue?.compactMap(\.stringValue) == ["S256"])
+            #expect(oauth["authorization_response_iss_parameter_supported"]?.boolValue == true)
+        }
+    }
+}

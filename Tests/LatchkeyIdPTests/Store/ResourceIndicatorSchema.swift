@@ -1,0 +1,15 @@
+@testable import LatchkeyIdP
+
+/// What migration step 19 (resource indicators, RFC 8707) added, for tests that rebuild
+/// an older store's schema.
+enum ResourceIndicatorSchema {
+    static func drop(in transaction: any SQLTransaction) async throws {
+        for statement in [
+            "DROP INDEX resource_servers_resource", "ALTER TABLE resource_servers DROP COLUMN resource",
+            "ALTER TABLE grant_families DROP COLUMN resource", "ALTER TABLE client_tokens DROP COLUMN resource",
+            "ALTER TABLE device_codes DROP COLUMN resource", "ALTER TABLE clients DROP COLUMN resources",
+        ] {
+            try await transaction.execute(SQLStatement(stringLiteral: statement))
+        }
+    }
+}
