@@ -64,6 +64,8 @@ extension GrantLedger {
     struct Redeemed: Sendable {
         var nonce: String?
         var authTime: Date
+        /// The resource the family was asked for (RFC 8707), if any.
+        var resource: String?
         var tokens: (access: String, refresh: String?, expiresAt: Date)
     }
 
@@ -103,7 +105,7 @@ extension GrantLedger {
                     AND f.id = c.family_id AND f.revoked_at IS NULL AND f.dpop_jkt IS NULL
                     AND f.identity_id = \(ticket.identityID) AND f.scope = \(ticket.scope) AND f.client_id = \(client.id)
                     AND (f.client_registration IS NULL OR f.client_registration = CAST(\(client.registration) AS TEXT))
-                RETURNING c.family_id, c.nonce, f.auth_time, f.expires_at AS family_expires_at
+                RETURNING c.family_id, c.nonce, f.auth_time, f.expires_at AS family_expires_at, f.resource
             ), \(statement: capSteps(identityID: ticket.identityID, clientID: client.id, now: now, onlyIf: "spent"))\(raw: event == nil ? "" : ", audited AS (")\(statement: event ?? "")\(raw: event == nil ? "" : ")"), issued AS (
                 INSERT INTO tokens (hash, family_id, kind, expires_at)
                 SELECT issued.hash, spent.family_id, issued.kind,
@@ -114,11 +116,12 @@ extension GrantLedger {
                 ) AS issued (hash, kind, expires_at)
                 RETURNING kind
             )
-            SELECT spent.nonce, spent.auth_time, (SELECT count(*) FROM issued) AS issued FROM spent
+            SELECT spent.nonce, spent.auth_time, spent.resource, (SELECT count(*) FROM issued) AS issued FROM spent
             """).first
         guard let row, try row.decode("issued", as: Int64.self) == 2 else { return nil }
         return Redeemed(
-            nonce: try row.decode("nonce"), authTime: try row.decode("auth_time"), tokens: (tokens.access, tokens.refresh, tokens.expiresAt)
+            nonce: try row.decode("nonce"), authTime: try row.decode("auth_time"), resource: try row.decode("resource"),
+            tokens: (tokens.access, tokens.refresh, tokens.expiresAt)
         )
     }
 

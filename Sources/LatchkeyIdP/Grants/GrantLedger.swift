@@ -342,8 +342,8 @@ struct GrantLedger: Sendable {
     /// RFC 7009 §2.1: a refresh token takes its whole family with it; an access token
     /// only itself (a client credentials one included). Unknown tokens, and tokens of another client, are ignored.
     /// A revocation that took effect writes `token.revoked` with it.
-    func revokeToken(_ token: String, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
-        let hash = try ProviderContext.hash(token)
+    /// `hash` is the token's row key (``JWTAccessTokens/rowKey(of:now:)``).
+    func revokeToken(hash: Data, clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
         guard let row = try await transaction.first("""
             SELECT t.family_id, t.kind, f.client_id, f.identity_id FROM tokens t JOIN grant_families f ON f.id = t.family_id WHERE t.hash = \(hash)
             """)

@@ -6,7 +6,8 @@ import LatchkeyProtocol
 /// API (``ResourceServers``): whether an access token is live, whose it is, and, for a
 /// DPoP-bound one, the key it is bound to (`cnf.jkt`, RFC 9449 §6.2), so the resource
 /// server can check the proof's key itself. Checked against the store on every call, so
-/// a revoked grant is inactive at once.
+/// a revoked grant is inactive at once. A JWT access token (RFC 9068) is found by its
+/// verified `jti` (``JWTAccessTokens``) and answered the same way.
 ///
 /// Audience (RFC 8707, RFC 9700 §4.10): a token asked for a resource is active only to
 /// the resource server registered for that resource, and names it in `aud`; a server
@@ -19,8 +20,9 @@ struct Introspection: Sendable {
     /// for it (unknown, expired, revoked, a refresh token, another resource's, an
     /// over-long string) is `{"active": false}` and nothing more.
     func introspect(_ token: String?, for caller: ResourceServers.Authenticated, now: Date = ProviderClock.now) async throws -> Data {
-        guard let token, !token.isEmpty, token.utf8.count <= 256 else { return try TokenEndpoint.encode(IntrospectionResponse.inactive) }
-        let hash = try ProviderContext.hash(token)
+        guard let token, !token.isEmpty, token.utf8.count <= (JWTAccessTokens.isJWT(token) ? JWTAccessTokens.maximumLength : 256),
+              let hash = try await JWTAccessTokens(context: context).rowKey(of: token, now: now)
+        else { return try TokenEndpoint.encode(IntrospectionResponse.inactive) }
         let answer = try await context.database.read { transaction -> IntrospectionResponse in
             if let row = try await transaction.first("""
                 SELECT f.identity_id AS subject, f.client_id, f.scope, t.expires_at, f.dpop_jkt, f.resource

@@ -19,8 +19,18 @@ struct ResourceServers: Sendable {
         var resource: String?
     }
 
+    /// How the tokens of a resource are written.
+    enum AccessTokenFormat: String, Sendable {
+        /// A random string the server introspects (RFC 7662).
+        case opaque
+        /// A JWT access token (RFC 9068) the server checks offline (``JWTAccessTokens``).
+        case jwt
+    }
+
     /// Creates one; returns its id and secret (shown once) and its resource as kept.
-    func create(name: String, resource: String? = nil, now: Date = ProviderClock.now) async throws -> (id: String, secret: String, resource: String?) {
+    func create(
+        name: String, resource: String? = nil, format: String? = nil, now: Date = ProviderClock.now
+    ) async throws -> (id: String, secret: String, resource: String?, format: AccessTokenFormat) {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard (1...128).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw ProviderError.badRequest(.invalidRequest, "name must be 1 to 128 characters without control characters")
@@ -31,6 +41,12 @@ struct ResourceServers: Sendable {
         } catch {
             throw ProviderError.badRequest(.invalidRequest, "\(error)")
         }
+        guard let chosen = format.map(AccessTokenFormat.init(rawValue:)) ?? .opaque else {
+            throw ProviderError.badRequest(.invalidRequest, "accessTokenFormat must be jwt or opaque")
+        }
+        guard chosen == .opaque || canonical != nil else {
+            throw ProviderError.badRequest(.invalidRequest, "JWT access tokens need a resource: it is their audience (RFC 9068 §3)")
+        }
         let id = "rs-" + (try ProviderContext.randomToken())
         let secret = try ProviderContext.randomToken()
         try await context.database.transaction { transaction in
@@ -38,11 +54,20 @@ struct ResourceServers: Sendable {
                 throw ProviderError.conflict("a resource server for \(canonical) exists")
             }
             try await transaction.execute("""
-                INSERT INTO resource_servers (id, name, secret_hash, created_at, resource)
-                VALUES (\(id), \(trimmed), \(try ProviderContext.hash(secret)), \(now), \(canonical))
+                INSERT INTO resource_servers (id, name, secret_hash, created_at, resource, access_token_format)
+                VALUES (\(id), \(trimmed), \(try ProviderContext.hash(secret)), \(now), \(canonical), \(chosen == .jwt ? chosen.rawValue : nil))
                 """)
         }
-        return (id, secret, canonical)
+        return (id, secret, canonical, chosen)
+    }
+
+    /// How the tokens for `resource` are written: a JWT when its server asked for them.
+    func format(of resource: String?) async throws -> AccessTokenFormat {
+        guard let resource else { return .opaque }
+        let row = try await context.database.read { transaction in
+            try await transaction.first("SELECT access_token_format FROM resource_servers WHERE resource = \(resource)")
+        }
+        return try row?.decode("access_token_format", as: String?.self).flatMap(AccessTokenFormat.init(rawValue:)) ?? .opaque
     }
 
     /// The audience of a token asked for `requested` by `client` (RFC 8707 §2): nil when

@@ -57,7 +57,10 @@ struct TokenEndpoint: Sendable {
                 try ResourceServers.check(request.resource, against: grant.resource)
                 let bound = try await self.bindDPoP(proof, boundTo: grant.dpopJKT, familyID: grant.familyID, in: transaction)
                 let tokens = try await self.grants.issueTokens(for: grant, now: now, in: transaction)
-                return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
+                return .accepted(Issued(
+                    identityID: grant.identityID, clientID: client.id, scope: grant.scope, nonce: grant.nonce, authTime: grant.authTime, tokens: tokens,
+                    dpopJKT: bound ? grant.dpopJKT ?? proof?.thumbprint : nil, resource: grant.resource
+                ))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         case .refreshToken?:
@@ -77,7 +80,10 @@ struct TokenEndpoint: Sendable {
                     .tokenRefreshed, actor: .client(client.id), subject: grant.identityID, client: client.id,
                     details: AuditEvent.Details(grantType: GrantType.refreshToken.rawValue, scope: grant.scope), now: now
                 ), in: transaction)
-                return .accepted(Issued(identityID: grant.identityID, scope: grant.scope, nonce: nil, authTime: grant.authTime, tokens: tokens, dpopBound: bound))
+                return .accepted(Issued(
+                    identityID: grant.identityID, clientID: client.id, scope: grant.scope, nonce: nil, authTime: grant.authTime, tokens: tokens,
+                    dpopJKT: bound ? grant.dpopJKT ?? proof?.thumbprint : nil, resource: grant.resource
+                ))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         case .clientCredentials?:
@@ -106,7 +112,10 @@ struct TokenEndpoint: Sendable {
                     .tokenIssued, actor: .client(client.id), subject: family.identityID, client: client.id,
                     details: AuditEvent.Details(grantType: GrantType.deviceCode.rawValue, scope: family.scope), now: now
                 ), in: transaction)
-                return .accepted(Issued(identityID: family.identityID, scope: family.scope, nonce: nil, authTime: family.authTime, tokens: tokens, dpopBound: bound))
+                return .accepted(Issued(
+                    identityID: family.identityID, clientID: client.id, scope: family.scope, nonce: nil, authTime: family.authTime, tokens: tokens,
+                    dpopJKT: bound ? proof?.thumbprint : nil, resource: family.resource
+                ))
             }.get()
             return try await response(issued, clientID: client.id, now: now)
         default:
@@ -133,7 +142,7 @@ struct TokenEndpoint: Sendable {
         let scope = Array(Set(requested)).sorted().joined(separator: " ")
         let access = try ProviderContext.randomToken()
         let expiresAt = now.addingTimeInterval(configuration.accessTokenLifetime)
-        try await context.database.transaction { transaction in
+        let resource = try await context.database.transaction { transaction in
             let resource = try await ResourceServers(context: self.context).audience(request.resource, client: client, in: transaction)
             if let proof { try await self.dpop.spend(proof, resource: false, in: transaction) }
             try await transaction.execute("""
@@ -144,21 +153,29 @@ struct TokenEndpoint: Sendable {
                 .tokenIssued, actor: .client(client.id), client: client.id,
                 details: AuditEvent.Details(grantType: GrantType.clientCredentials.rawValue, scope: scope), now: now
             ), in: transaction)
+            return resource
         }
+        let handedOut = try await accessToken(Issued(
+            identityID: client.id, clientID: client.id, scope: scope, authTime: nil, tokens: (access, nil, expiresAt), dpopJKT: proof?.thumbprint,
+            resource: resource
+        ), now: now)
         return try Self.encode(TokenResponse(
-            accessToken: access, tokenType: proof == nil ? .bearer : .dpop, expiresIn: configuration.accessTokenLifetime,
+            accessToken: handedOut, tokenType: proof == nil ? .bearer : .dpop, expiresIn: configuration.accessTokenLifetime,
             refreshToken: nil, idToken: nil, scope: scope.isEmpty ? nil : scope
         ))
     }
 
     private struct Issued: Sendable {
         var identityID: String
+        var clientID: String
         var scope: String
         var nonce: String?
-        var authTime: Date
+        var authTime: Date?
         var tokens: (access: String, refresh: String?, expiresAt: Date)
-        /// Whether the tokens are bound to a DPoP key (`token_type: DPoP`).
-        var dpopBound: Bool
+        /// The DPoP key the tokens are bound to (`token_type: DPoP`), if any.
+        var dpopJKT: String?
+        /// The resource they are for (RFC 8707), if any.
+        var resource: String?
     }
 
     /// RFC 9449 §5 and §10: a family bound to a key (by `dpop_jkt` at /authorize or an
@@ -198,24 +215,26 @@ struct TokenEndpoint: Sendable {
               )
         else { return nil }
         return Issued(
-            identityID: ticket.identityID, scope: ticket.scope, nonce: redeemed.nonce, authTime: redeemed.authTime, tokens: redeemed.tokens, dpopBound: false
+            identityID: ticket.identityID, clientID: client.id, scope: ticket.scope, nonce: redeemed.nonce, authTime: redeemed.authTime,
+            tokens: redeemed.tokens, dpopJKT: nil, resource: redeemed.resource
         )
     }
 
     /// The token response with a fresh ID token (OIDC Core §3.1.3.3, §3.1.3.6).
     private func response(_ issued: Issued, clientID: String, now: Date) async throws -> Data {
+        let access = try await accessToken(issued, now: now)
         let key = try await context.signingKeys.current(now: now)
         // `amr`: `pop`, proof of possession of a key, and `swk`, a software-secured key (RFC 8176 §2).
         let claims = IDTokenClaims(
             issuer: context.issuer.absoluteString, subject: issued.identityID, audiences: [clientID],
             expiresAt: now.addingTimeInterval(configuration.accessTokenLifetime), issuedAt: now,
             nonce: issued.nonce, authTime: issued.authTime,
-            accessTokenHash: Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(issued.tokens.access.utf8)).prefix(16)),
+            accessTokenHash: Base64URL.encode(try DigestAlgorithm.sha256.hash(Data(access.utf8)).prefix(16)),
             authenticationMethods: ["pop", "swk"]
         )
         let idToken = try JWS.sign(payload: claims.encodedJSON, with: key.key, keyID: key.kid, type: "JWT")
         return TokenResponse(
-            accessToken: issued.tokens.access, tokenType: issued.dpopBound ? .dpop : .bearer, expiresIn: configuration.accessTokenLifetime,
+            accessToken: access, tokenType: issued.dpopJKT != nil ? .dpop : .bearer, expiresIn: configuration.accessTokenLifetime,
             refreshToken: issued.tokens.refresh, idToken: idToken, scope: issued.scope
         ).encodedJSON
     }
@@ -314,12 +333,31 @@ struct TokenEndpoint: Sendable {
             ? DPoPBinding.refusal(.invalidToken, "the access token is unknown, expired or revoked", resource: true) : ProviderError.unauthorized
     }
 
-    /// RFC 7009: always 200; a refresh token takes its grant family with it.
+    /// RFC 7009: always 200; a refresh token takes its grant family with it. A JWT access
+    /// token (RFC 9068) is found by its verified `jti`; it stops at introspection at once,
+    /// and offline at its `exp`.
     func revoke(_ token: String, clientID: String, now: Date = ProviderClock.now) async throws {
-        guard token.utf8.count <= 256 else { return }
+        guard token.utf8.count <= (JWTAccessTokens.isJWT(token) ? JWTAccessTokens.maximumLength : 256),
+              let hash = try await jwtAccessTokens.rowKey(of: token, now: now)
+        else { return }
         try await context.database.transaction { transaction in
-            try await self.grants.revokeToken(token, clientID: clientID, now: now, in: transaction)
+            try await self.grants.revokeToken(hash: hash, clientID: clientID, now: now, in: transaction)
         }
+    }
+
+    /// JWT access tokens (RFC 9068), for the resources whose servers take them.
+    var jwtAccessTokens: JWTAccessTokens { JWTAccessTokens(context: context) }
+
+    /// The access token handed out for `issued`: the opaque one, or, when its resource's
+    /// server takes JWT access tokens, the JWT standing for it.
+    private func accessToken(_ issued: Issued, now: Date) async throws -> String {
+        guard let resource = issued.resource, try await ResourceServers(context: context).format(of: resource) == .jwt else {
+            return issued.tokens.access
+        }
+        return try await jwtAccessTokens.mint(replacing: issued.tokens.access, for: JWTAccessTokens.Grant(
+            subject: issued.identityID, clientID: issued.clientID, scope: issued.scope, resource: resource, authTime: issued.authTime,
+            dpopJKT: issued.dpopJKT, expiresAt: issued.tokens.expiresAt
+        ), now: now)
     }
 
     // MARK: Documents

@@ -125,10 +125,13 @@ struct AdminRoutes: Sendable {
 
     @Sendable func createResourceServer(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.ResourceServerCreated {
         let creation = try await HTTPSupport.decode(AdminAPI.ResourceServerCreation.self, from: request, expected: "a JSON object with a name")
-        let (id, secret, resource) = try await provider.resourceServers.create(name: creation.name, resource: creation.resource)
+        let (id, secret, resource, format) = try await provider.resourceServers.create(
+            name: creation.name, resource: creation.resource, format: creation.accessTokenFormat
+        )
         context.logger.info("resource server created", metadata: ["resourceServer": .string(id)])
         return AdminAPI.ResourceServerCreated(
-            id: id, secret: secret, introspectionEndpoint: provider.context.url(ProtocolPath.introspection).absoluteString, resource: resource
+            id: id, secret: secret, introspectionEndpoint: provider.context.url(ProtocolPath.introspection).absoluteString, resource: resource,
+            accessTokenFormat: format.rawValue
         )
     }
 

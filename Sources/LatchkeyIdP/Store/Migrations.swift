@@ -524,6 +524,11 @@ enum Migrations {
         ALTER TABLE device_codes ADD COLUMN resource TEXT;
         ALTER TABLE clients ADD COLUMN resources TEXT
         """,
+        // 20: the access tokens a resource server takes: NULL for opaque ones it
+        // introspects, 'jwt' for JWT access tokens (RFC 9068) it checks offline.
+        """
+        ALTER TABLE resource_servers ADD COLUMN access_token_format TEXT
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

@@ -8,10 +8,15 @@ extension AdminAPI {
         /// https (http only on loopback), no query or fragment, one server each. Without
         /// one, the server introspects only tokens that name no resource.
         public var resource: String?
+        /// `jwt` for JWT access tokens (RFC 9068) the server checks offline with the
+        /// provider's keys; `opaque` (the default) for tokens it introspects. Only with a
+        /// `resource`: a JWT names its audience.
+        public var accessTokenFormat: String?
 
-        public init(name: String, resource: String? = nil) {
+        public init(name: String, resource: String? = nil, accessTokenFormat: String? = nil) {
             self.name = name
             self.resource = resource
+            self.accessTokenFormat = accessTokenFormat
         }
     }
 
@@ -23,12 +28,15 @@ extension AdminAPI {
         public var introspectionEndpoint: String
         /// The resource as the provider keeps it (its canonical form).
         public var resource: String?
+        /// `jwt` or `opaque`.
+        public var accessTokenFormat: String?
 
-        public init(id: String, secret: String, introspectionEndpoint: String, resource: String? = nil) {
+        public init(id: String, secret: String, introspectionEndpoint: String, resource: String? = nil, accessTokenFormat: String? = nil) {
             self.id = id
             self.secret = secret
             self.introspectionEndpoint = introspectionEndpoint
             self.resource = resource
+            self.accessTokenFormat = accessTokenFormat
         }
     }
 }

@@ -182,3 +182,66 @@ struct ResourceIndicatorProviderTests {
         }
     }
 }
+
+extension ResourceIndicatorProviderTests {
+    static let reports = "https://reports.example/mcp"
+
+    static func keys(_ issuer: URL) async throws -> JWKSet {
+        let response = try await HTTP1Transport().send(TransportRequest(method: "GET", url: issuer.appendingPathComponent(ProtocolPath.jwks)))
+        return try JWKSet(json: response.body)
+    }
+
+    @Test("a resource server that asks for JWT access tokens (RFC 9068) gets them: checked offline with the JWKS, found by introspection, revocable; the jti is no token", arguments: TestStore.available)
+    func jwtAccessTokens(engine: TestStore) async throws {
+        try await P.withProvider(engine) { issuer, authenticator in
+            let (identity, _) = try await P.bind(issuer, authenticator)
+            let reply = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: "reports", resource: Self.reports, accessTokenFormat: "jwt"))
+            let created = try #require(reply.answer, "\(String(decoding: reply.body, as: UTF8.self))")
+            #expect(created.accessTokenFormat == "jwt")
+            let server = Server(id: created.id, secret: created.secret)
+            let other = try await Self.server(issuer, "orders", resource: Self.orders)
+
+            let (status, tokens) = try await Self.exchange(issuer, try await Self.code(issuer, authenticator, resource: Self.reports), resource: Self.reports)
+            #expect(status == 200, "\(tokens)")
+            let access = try #require(tokens["access_token"]?.stringValue)
+            let keys = try await Self.keys(issuer)
+            let validator = JWTAccessTokenValidator(issuer: issuer.absoluteString, resource: Self.reports)
+            let claims = try validator.validate(access, keys: keys)
+            #expect(claims.subject == identity && claims.clientID == "latchkey-cli" && claims.audiences == [Self.reports] && claims.scope == "openid")
+            #expect(try JWS(compact: access).header["typ"]?.stringValue == "at+jwt")
+            // The ID token's at_hash covers the JWT handed out.
+            let idToken = try #require(tokens["id_token"]?.stringValue)
+            _ = try IDTokenValidator(issuer: issuer.absoluteString, clientID: "latchkey-cli").validate(
+                idToken, expectations: .init(accessToken: access), keys: keys
+            )
+            // Not for another resource; an ID token is not an access token.
+            #expect(throws: OAuthError.self) { _ = try JWTAccessTokenValidator(issuer: issuer.absoluteString, resource: Self.orders).validate(access, keys: keys) }
+            #expect(throws: OAuthError.self) { _ = try validator.validate(idToken, keys: keys) }
+
+            #expect(try await Self.introspect(issuer, access, by: server)["aud"]?.stringValue == Self.reports)
+            #expect(try await Self.introspect(issuer, access, by: other)["active"]?.boolValue == false)
+            // The jti presented as an opaque token, and the JWT with its payload altered, are no tokens.
+            #expect(try await Self.introspect(issuer, claims.tokenID, by: server)["active"]?.boolValue == false)
+            var parts = access.split(separator: ".").map(String.init)
+            parts[1] = Base64URL.encode(Data(String(decoding: try Base64URL.decode(parts[1]), as: UTF8.self).replacingOccurrences(of: identity, with: "someone-else").utf8))
+            #expect(try await Self.introspect(issuer, parts.joined(separator: "."), by: server)["active"]?.boolValue == false)
+
+            // A refresh gives a new JWT; revoking it stops it at introspection.
+            let (_, refreshed) = try await D.token(issuer, [("grant_type", "refresh_token"), ("refresh_token", try #require(tokens["refresh_token"]?.stringValue))], proof: nil)
+            let renewed = try #require(refreshed["access_token"]?.stringValue)
+            #expect(try validator.validate(renewed, keys: keys).tokenID != claims.tokenID)
+            _ = try await HTTP1Transport().send(TransportRequest(
+                method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormEncoding.encode([("token", renewed), ("client_id", "latchkey-cli"), ("token_type_hint", "access_token")])
+            ))
+            #expect(try await Self.introspect(issuer, renewed, by: server)["active"]?.boolValue == false)
+            #expect(try await Self.introspect(issuer, access, by: server)["active"]?.boolValue == true)
+
+            // JWT access tokens need a resource; formats are named.
+            let bare = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: "x", accessTokenFormat: "jwt"))
+            #expect(bare.status == 400)
+            let unknown = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: "x", resource: "https://x.example", accessTokenFormat: "paseto"))
+            #expect(unknown.status == 400)
+        }
+    }
+}
