@@ -53,6 +53,15 @@ extension LatchkeyCommand.Serve {
         configuration.requireEmailCodeForBinding = requireEmailCode
         configuration.requiresDPoP = requireDpop
         configuration.requiresDPoPNonce = requireDpopNonce
+        configuration.clientMetadataDocuments.enabled = clientMetadataDocuments == .allow
+        for host in clientMetadataHosts where host.isEmpty || host.utf8.count > 253 || host != host.lowercased() || host.contains("/") || host.contains(":") && !host.hasPrefix("[") {
+            throw ValidationError("--client-metadata-host \(host): a lower-case host name, without scheme, port or path")
+        }
+        configuration.clientMetadataDocuments.allowedHosts = clientMetadataHosts
+        configuration.clientMetadataDocuments.localNetwork = clientMetadataLocalNetwork
+        if clientMetadataDocuments == .deny, !clientMetadataHosts.isEmpty || clientMetadataLocalNetwork {
+            throw ValidationError("--client-metadata-host and --client-metadata-local-network need --client-metadata-documents allow")
+        }
         configuration.selfRegistration = allowSignup
         configuration.recovery = !disableRecovery
         for name in reservedUsernames where name.isEmpty || name.utf8.count > 256 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {

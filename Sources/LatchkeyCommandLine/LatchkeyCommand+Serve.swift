@@ -76,6 +76,19 @@ extension LatchkeyCommand {
         @Flag(help: "Require DPoP proofs to carry a nonce the provider hands out in DPoP-Nonce (RFC 9449 §8).")
         package var requireDpopNonce = false
 
+        package enum ClientMetadataDocumentsChoice: String, ExpressibleByArgument {
+            case allow, deny
+        }
+
+        @Option(help: ArgumentHelp("Take an https URL as client_id and fetch the client's metadata from it (client ID metadata documents, for MCP clients): allow or deny (default).", valueName: "allow|deny"))
+        package var clientMetadataDocuments: ClientMetadataDocumentsChoice = .deny
+
+        @Option(name: .customLong("client-metadata-host"), help: ArgumentHelp("The only hosts client metadata documents are fetched from (repeatable; default any host with a public address).", valueName: "host"))
+        package var clientMetadataHosts: [String] = []
+
+        @Flag(help: "Fetch client metadata documents from loopback and private addresses too, and over http from loopback: for tests and a developer's machine only.")
+        package var clientMetadataLocalNetwork = false
+
         @Flag(help: "Allow self-service sign-up (POST /v1/signup).")
         package var allowSignup = false
 

@@ -215,6 +215,10 @@ public struct ProviderConfiguration: Sendable {
     /// Nil: any key, though an attestation sent is still checked.
     public var sshRequiredAttestation: AttestationRequirement?
 
+    /// Clients known by a URL (client ID metadata documents; ``ClientMetadataDocumentPolicy``).
+    /// Off by default.
+    public var clientMetadataDocuments = ClientMetadataDocumentPolicy()
+
     /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
     public struct Mail: Sendable {
         /// How messages leave.

@@ -36,7 +36,15 @@ package final class StreamConnection: Sendable {
     /// `deadline` or when interrupted. The name lookup itself (`getaddrinfo`) cannot be
     /// interrupted: a caller that must not wait on a slow resolver stops waiting for this
     /// thread instead (the HTTP transport does).
-    package func connect(host: String, port: Int, tls: Bool, trustedCertificatesFile: String? = nil, deadline: ContinuousClock.Instant) throws {
+    ///
+    /// With `publicAddressesOnly`, each resolved address is checked
+    /// (``IPAddressScope/isPublic(_:)``) before it is connected to, and only a public one
+    /// is: the check is on the address the socket connects to, so a name that resolves
+    /// differently a moment later (DNS rebinding) gains nothing.
+    package func connect(
+        host: String, port: Int, tls: Bool, trustedCertificatesFile: String? = nil, publicAddressesOnly: Bool = false,
+        deadline: ContinuousClock.Instant
+    ) throws {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         // No AI_ADDRCONFIG: glibc does not count loopback as a configured address, so on a
@@ -49,10 +57,17 @@ package final class StreamConnection: Sendable {
         }
         defer { freeaddrinfo(first) }
         var lastError: Int32 = 0
+        var refused = 0
         var candidate: UnsafeMutablePointer<addrinfo>? = first
         while let info = candidate {
             candidate = info.pointee.ai_next
             try checkInterrupted()
+            if publicAddressesOnly {
+                guard let address = info.pointee.ai_addr, let bytes = IPAddressScope.bytes(of: address), IPAddressScope.isPublic(bytes) else {
+                    refused += 1
+                    continue
+                }
+            }
             let descriptor = Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
             guard descriptor >= 0 else {
                 lastError = errno
@@ -74,6 +89,9 @@ package final class StreamConnection: Sendable {
         }
         try checkInterrupted()
         guard let descriptor = state.withLock({ $0.descriptor >= 0 ? $0.descriptor : nil }) else {
+            if refused > 0, lastError == 0 {
+                throw CryptoError.connectionFailed(reason: "\(host) resolves only to addresses that are not public (loopback, private, link-local or reserved): refused")
+            }
             throw CryptoError.connectionFailed(reason: "cannot connect to \(host) port \(port): \(String(cString: strerror(lastError)))")
         }
         var one: Int32 = 1

@@ -16,8 +16,13 @@ struct ClientRegistry: Sendable {
     /// Keys in a client's JWK Set at most (rotation needs two; a few more for overlap).
     static let maximumKeys = 8
 
-    /// The client with `id`; nil when none.
+    /// The client with `id`; nil when none. An id that is a URL names a client by its
+    /// metadata document (``ClientMetadataDocuments``), whose refusals are thrown with
+    /// their reason.
     func client(_ id: String?) async throws -> RegisteredClient? {
+        if let id, ClientMetadataDocuments.isURL(id) {
+            return try await context.clientMetadata.client(id)
+        }
         guard let id, ProtocolIdentifier.isValid(id, maximumLength: 128) else { return nil }
         if let configured = context.configuration.clients.first(where: { $0.id == id }) {
             return RegisteredClient(configured: configured)

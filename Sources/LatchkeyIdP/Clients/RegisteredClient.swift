@@ -23,8 +23,20 @@ struct RegisteredClient: Sendable {
     /// the grants begun for this client carry, so that a client registered again under a
     /// deleted one's id is another client to them (docs/SECURITY.md, "Client keys").
     var registration: String?
+    /// A client the provider did not register by hand (a client ID metadata document):
+    /// it gets a consent page after the sign-in.
+    var thirdParty = false
 
     var isConfidential: Bool { keys != nil }
+
+    /// How a page names the client. A third-party client's name is its own text, so it
+    /// never stands alone: the host its redirect URI returns to comes with it, which
+    /// the client cannot choose freely (it must be in its document).
+    func displayName(redirectURI: String?) -> String {
+        guard thirdParty else { return name }
+        let host = redirectURI.flatMap { URLComponents(string: $0)?.host } ?? "?"
+        return "\(name) (returns to \(host))"
+    }
 
     func allows(_ grant: GrantType) -> Bool { grantTypes.contains(grant) }
 

@@ -64,6 +64,9 @@ final class ProviderContext: Sendable {
     /// The attestation CA, once loaded (``attestationAuthority()``).
     let loadedAttestationAuthority = Mutex<AttestationAuthority?>(nil)
 
+    /// Clients known by a URL, and the documents fetched for them.
+    let clientMetadata: ClientMetadataDocuments
+
     /// What the operator sees at `/metrics`.
     let metrics: ProviderMetrics
     /// The audit log's writer (docs/ARCHITECTURE.md, "The audit log").
@@ -83,6 +86,7 @@ final class ProviderContext: Sendable {
         audit = AuditLog(enabled: configuration.auditLog)
         signingKeys = SigningKeys(database: self.database, sealing: sealing, configuration: configuration)
         sshKeys = SSHAuthorityKeyRing(database: self.database, sealing: sealing)
+        clientMetadata = ClientMetadataDocuments(policy: configuration.clientMetadataDocuments)
     }
 
     var issuer: URL { issuerURL.withLock { $0.url } }

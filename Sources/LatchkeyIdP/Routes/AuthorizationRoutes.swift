@@ -19,7 +19,7 @@ enum AuthorizationRoutes {
                     let (options, clientID) = try await provider.signIns.options(session: session)
                     let client = try await ClientRegistry(context: provider.context).client(clientID)
                     return try SignInPage.page(
-                        session: session, options: options, clientName: client?.name ?? clientID, loginHint: parameters.loginHint, context: provider.context
+                        session: session, options: options, clientName: client?.displayName(redirectURI: parameters.redirectURI) ?? clientID, loginHint: parameters.loginHint, context: provider.context
                     )
                 }
             }

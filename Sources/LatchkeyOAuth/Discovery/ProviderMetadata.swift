@@ -38,6 +38,9 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     public var tokenEndpointAuthSigningAlgValuesSupported: [String]?
     public var codeChallengeMethodsSupported: [String]?
     public var authorizationResponseIssParameterSupported: Bool?
+    /// draft-ietf-oauth-client-id-metadata-document-03 §6: the provider takes an https URL
+    /// as `client_id` and fetches the client's metadata from it.
+    public var clientIDMetadataDocumentSupported: Bool?
     public var idTokenSigningAlgValuesSupported: [String]?
     public var dpopSigningAlgValuesSupported: [String]?
 
@@ -62,6 +65,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case tokenEndpointAuthSigningAlgValuesSupported = "token_endpoint_auth_signing_alg_values_supported"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }

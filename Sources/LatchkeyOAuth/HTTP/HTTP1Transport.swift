@@ -145,7 +145,7 @@ private final class Exchange: Sendable {
         let port = url.port ?? (secure ? 443 : 80)
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let bytes = try HTTP1Message.request(request, userAgent: HTTP1Transport.userAgent)
-        try connection.connect(host: bareHost, port: port, tls: secure, deadline: deadline)
+        try connection.connect(host: bareHost, port: port, tls: secure, publicAddressesOnly: policy.publicAddressesOnly, deadline: deadline)
         try connection.write(bytes)
         let connection = connection
         var reader = HTTP1ResponseReader(host: host, maximumBodySize: policy.maximumResponseSize) { try connection.read() }

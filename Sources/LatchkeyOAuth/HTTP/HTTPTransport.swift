@@ -50,6 +50,12 @@ public struct TransportPolicy: Sendable {
     /// Whether 3xx responses are followed. Off: OAuth endpoints do not redirect, and
     /// following a redirect could carry a code or token to another host.
     public var followsRedirects = false
+    /// Whether only public addresses are connected to (``IPAddressScope``): for a server
+    /// fetching a URL a stranger named, so the fetch cannot reach the server's own host or
+    /// network (SSRF). Every address the name resolves to is checked as it is connected
+    /// to. Off by default: a client talks to the provider it was configured with, wherever
+    /// that is.
+    public var publicAddressesOnly = false
 
     public init() {}
 

@@ -38,6 +38,7 @@ enum DiscoveryDocument {
         metadata.tokenEndpointAuthSigningAlgValuesSupported = [JWSAlgorithm.es256.name, JWSAlgorithm.edDSA.name]
         metadata.codeChallengeMethodsSupported = [PKCE.challengeMethod]
         metadata.authorizationResponseIssParameterSupported = true
+        if context.configuration.clientMetadataDocuments.enabled { metadata.clientIDMetadataDocumentSupported = true }
         metadata.idTokenSigningAlgValuesSupported = [JWSAlgorithm.es256.name]
         metadata.dpopSigningAlgValuesSupported = DPoPBinding.algorithms
         return metadata
