@@ -30,6 +30,7 @@ struct AdminRoutes: Sendable {
         on(router, AdminAPI.outbox, listOutbox)
         on(router, AdminAPI.credentials, listCredentials)
         on(router, AdminAPI.revokeCredential, revokeCredential)
+        on(router, AdminAPI.revokeConsent, revokeConsent)
         on(router, AdminAPI.rotateSigningKey, status: .created, rotateSigningKey)
         on(router, AdminAPI.events, listEvents)
         on(router, AdminAPI.verifyEvents, verifyEvents)
@@ -194,6 +195,16 @@ struct AdminRoutes: Sendable {
         }
         try await admin.revokeCredential(id)
         context.logger.info("credential revoked", metadata: ["credential": .string(String(Base64URL.encode(id).prefix(8)))])
+        return AdminAPI.Revocation(revoked: true)
+    }
+
+    @Sendable func revokeConsent(_ request: Request, context: ProviderRequestContext) async throws -> AdminAPI.Revocation {
+        let revocation = try await HTTPSupport.decode(AdminAPI.ConsentRevocation.self, from: request, expected: "a JSON object with client")
+        guard revocation.client.utf8.count <= ClientMetadataDocuments.maximumURLLength else { throw ProviderError.notFound("no such consent") }
+        let consents = Consents(context: provider.context, grants: provider.grants)
+        guard try await consents.revoke(identityID: try parameter("identity", context), clientID: revocation.client) else {
+            throw ProviderError.notFound("no such consent")
+        }
         return AdminAPI.Revocation(revoked: true)
     }
 

@@ -39,17 +39,32 @@ enum AuthorizationRoutes {
         router.post("v1/authenticate/:session") { request, context in
             let session = try context.parameters.require("session")
             try PageTicket.check(request, .signIn, binding: session, context: provider.context)
-            let redirect: URL
+            let outcome: SignIns.Outcome
             let response: AuthenticationResponseJSON
             do {
                 response = try await TransferRoutes.assertion(request)
-                redirect = try await provider.signIns.complete(session: session, response: response)
+                outcome = try await provider.signIns.complete(session: session, response: response)
             } catch let error as ProviderError {
                 provider.context.metrics.signInFailed(error.code.rawValue)
                 throw error
             }
-            provider.context.metrics.signedIn()
             context.logger.info("authenticated", metadata: ["credential": .string(String(response.id.prefix(8)))])
+            switch outcome {
+            case .redirect(let redirect):
+                provider.context.metrics.signedIn()
+                return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
+            case .consent(let prompt):
+                return HTTPSupport.json(prompt)
+            }
+        }
+        // A third-party client's consent, after the passkey (docs/PROTOCOL.md, "Consent
+        // for third-party clients"): from the sign-in page only, for its own session.
+        router.post("v1/authenticate/:session/consent") { request, context in
+            let session = try context.parameters.require("session")
+            try PageTicket.check(request, .signIn, binding: session, context: provider.context)
+            let decision = try await HTTPSupport.decode(SignInExchange.ConsentDecision.self, from: request, expected: "a JSON object with ticket and decision")
+            let redirect = try await Consents(context: provider.context, grants: provider.grants).decide(session: session, decision: decision)
+            if decision.decision == .approve { provider.context.metrics.signedIn() }
             return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
         }
         // The sign-in page's Cancel: back to the client with access_denied.

@@ -21,14 +21,16 @@ struct SignInSession: Sendable {
     var scope: String
     /// The resource the tokens are for (RFC 8707, canonical), checked when the session began.
     var resource: String?
+    /// A third-party client's sign-in: the person consents (``Consents``) before a code.
+    var thirdParty = false
     /// The WebAuthn challenge (§13.4.3: random, at least 16 bytes, used once).
     var challenge: Data
     var allowedCredentials: [Data]
     var expiresAt: Date
 
     /// The ticket purpose, so a sign-in ticket opens as nothing else; "2" was the binary
-    /// layout (``TicketLayout``), which replaced JSON; "3" added the resource.
-    static let purpose = "sign-in session 3"
+    /// layout (``TicketLayout``), which replaced JSON; "3" added the resource, "4" consent.
+    static let purpose = "sign-in session 4"
 }
 
 extension SignInSession: TicketLayout {
@@ -43,6 +45,7 @@ extension SignInSession: TicketLayout {
         writer.text(ifPresent: dpopJKT)
         writer.text(scope)
         writer.text(ifPresent: resource)
+        writer.text(ifPresent: thirdParty ? "third-party" : nil)
         writer.data(challenge)
         writer.dataList(allowedCredentials)
         writer.date(expiresAt)
@@ -52,11 +55,11 @@ extension SignInSession: TicketLayout {
         guard let id = reader.text(), let clientID = reader.text(), let clientRegistration = reader.optionalText(),
               let redirectURI = reader.text(), let state = reader.optionalText(), let nonce = reader.optionalText(),
               let codeChallenge = reader.text(), let dpopJKT = reader.optionalText(), let scope = reader.text(),
-              let resource = reader.optionalText(), let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
+              let resource = reader.optionalText(), let thirdParty = reader.optionalText(), let challenge = reader.data(), let allowedCredentials = reader.dataList(), let expiresAt = reader.date()
         else { return nil }
         self.init(
             id: id, clientID: clientID, clientRegistration: clientRegistration, redirectURI: redirectURI, state: state, nonce: nonce,
-            codeChallenge: codeChallenge, dpopJKT: dpopJKT, scope: scope, resource: resource, challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
+            codeChallenge: codeChallenge, dpopJKT: dpopJKT, scope: scope, resource: resource, thirdParty: thirdParty != nil, challenge: challenge, allowedCredentials: allowedCredentials, expiresAt: expiresAt
         )
     }
 }

@@ -85,7 +85,7 @@ struct SignIns: Sendable {
         let session = SignInSession(
             id: fresh.id, clientID: client.id, clientRegistration: registered.registration, redirectURI: redirectURI, state: parameters.state,
             nonce: parameters.nonce, codeChallenge: challenge, dpopJKT: parameters.dpopJKT, scope: Self.grantedScope(parameters.scope, context.configuration),
-            resource: resource, challenge: fresh.challenge, allowedCredentials: allowed,
+            resource: resource, thirdParty: registered.thirdParty, challenge: fresh.challenge, allowedCredentials: allowed,
             expiresAt: now.addingTimeInterval(context.configuration.authenticationSessionLifetime)
         )
         return try tickets.seal(session)
@@ -144,10 +144,20 @@ struct SignIns: Sendable {
         return redirect
     }
 
+    /// What a verified assertion leads to: the client's redirect, or, for a third-party
+    /// client the person has not consented to, the consent prompt.
+    enum Outcome: Sendable {
+        case redirect(URL)
+        case consent(SignInExchange.ConsentRequired)
+    }
+
     /// Verifies the assertion and answers the redirect carrying code, state and iss (RFC
     /// 9207). The signature is checked outside any transaction; the session is then spent
-    /// and the counter recorded only if both are still as they were read.
-    func complete(session id: String, response: AuthenticationResponseJSON, now: Date = ProviderClock.now) async throws -> URL {
+    /// and the counter recorded only if both are still as they were read. A third-party
+    /// client's sign-in issues its code only under a consent (``Consents``): a remembered
+    /// one that covers it (written down as `consent.remembered` with the sign-in), or the
+    /// person's answer to the prompt this returns instead.
+    func complete(session id: String, response: AuthenticationResponseJSON, now: Date = ProviderClock.now) async throws -> Outcome {
         let session = try openSession(id, now: now)
         let (credential, signCount) = try await AssertionCheck(context: context, credentials: credentials).verify(response, for: .init(
             sessionID: session.id, clientID: session.clientID, challenge: session.challenge, allowedCredentials: session.allowedCredentials,
@@ -157,13 +167,57 @@ struct SignIns: Sendable {
             sessionID: session.id, sessionExpiresAt: session.expiresAt, credential: credential, signCount: signCount, clientID: session.clientID,
             clientRegistration: session.clientRegistration, scope: session.scope, resource: session.resource, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge, nonce: session.nonce, dpopJKT: session.dpopJKT
         )
+        var before: (@Sendable (any SQLTransaction) async throws -> Void)?
+        if session.thirdParty {
+            let consents = Consents(context: context, grants: grants)
+            let identityID = credential.identityID
+            let covered = try await context.database.read { transaction in
+                try await consents.covers(identityID: identityID, clientID: session.clientID, resource: session.resource, scope: session.scope, in: transaction)
+            }
+            guard covered else { return .consent(try await prompt(id, session: session, signIn: signIn, now: now)) }
+            let context = context
+            before = { transaction in
+                try await context.audit.record(AuditEntry(
+                    .consentRemembered, actor: .identity(identityID), subject: identityID, client: session.clientID,
+                    details: AuditEvent.Details(scope: session.scope, resource: session.resource), now: now
+                ), in: transaction)
+            }
+        }
         let code = try await grants.complete(
-            signIn, credentials: credentials, tickets: try context.tickets, spentError: .notFound("unknown, used or expired authentication session"), now: now, in: context.database
+            signIn, credentials: credentials, tickets: try context.tickets, spentError: .notFound("unknown, used or expired authentication session"), now: now,
+            in: context.database, before: before
         )
         let answer = AuthorizationResponseParameters(code: code, state: session.state, issuer: context.issuer.absoluteString)
         guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {
             throw ProviderError.serverError("cannot build the redirect")
         }
-        return redirect
+        return .redirect(redirect)
+    }
+
+    /// The consent prompt for a verified sign-in: the session is spent and the counter
+    /// recorded now (the passkey was used), and everything the code needs travels sealed
+    /// in a ``ConsentTicket`` bound to this session.
+    private func prompt(
+        _ ticket: String, session: SignInSession, signIn: GrantLedger.VerifiedSignIn, now: Date
+    ) async throws -> SignInExchange.ConsentRequired {
+        try await context.database.transaction { transaction in
+            guard try await SpentTickets.spend(session.id, until: session.expiresAt, in: transaction) else {
+                throw ProviderError.notFound("unknown, used or expired authentication session")
+            }
+            try await self.credentials.recordUse(signIn.credential, signCount: signIn.signCount, now: now, in: transaction)
+        }
+        let consent = ConsentTicket(
+            id: try ProviderContext.randomToken(), sessionBinding: try ProviderContext.hash(ticket), identityID: signIn.credential.identityID,
+            credentialID: signIn.credential.record.id, clientID: session.clientID, scope: session.scope, resource: session.resource,
+            redirectURI: session.redirectURI, state: session.state, nonce: session.nonce, codeChallenge: session.codeChallenge,
+            dpopJKT: session.dpopJKT, expiresAt: now.addingTimeInterval(ConsentTicket.lifetime)
+        )
+        let client = try await ClientRegistry(context: context).client(session.clientID)
+        return SignInExchange.ConsentRequired(consent: .init(
+            clientName: client?.name ?? session.clientID, clientID: session.clientID,
+            redirectHost: URLComponents(string: session.redirectURI)?.host ?? "?", resource: session.resource,
+            scopes: session.scope.split(separator: " ").map(String.init), ticket: try context.tickets.seal(consent),
+            submit: context.url("\(ProtocolPath.authenticate)/\(ticket)/consent").absoluteString
+        ))
     }
 }

@@ -529,6 +529,18 @@ enum Migrations {
         """
         ALTER TABLE resource_servers ADD COLUMN access_token_format TEXT
         """,
+        // 21: consent to third-party clients, remembered per identity, client and resource
+        // ('' for none): the scopes consented to; a request within them asks no more.
+        """
+        CREATE TABLE consents (
+            identity_id TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            resource TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            granted_at BIGINT NOT NULL,
+            PRIMARY KEY (identity_id, client_id, resource)
+        )
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

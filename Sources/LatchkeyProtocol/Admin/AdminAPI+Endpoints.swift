@@ -79,6 +79,8 @@ extension AdminAPI {
     public static let credentials = Endpoint<Empty, CredentialList>(HTTPMethod.get, "admin/identities/:identity/credentials")
     /// The credential id in base64url.
     public static let revokeCredential = Endpoint<Empty, Revocation>(HTTPMethod.post, "admin/credentials/:credential/revoke")
+    /// Withdraws a consent to a third-party client (``ConsentRevocation``); `404` when there was none.
+    public static let revokeConsent = Endpoint<ConsentRevocation, Revocation>(HTTPMethod.post, "admin/identities/:identity/consents/revoke")
     public static let createResourceServer = Endpoint<ResourceServerCreation, ResourceServerCreated>(HTTPMethod.post, "admin/resource-servers")
     public static let deleteResourceServer = Endpoint<Empty, Deletion>(HTTPMethod.delete, "admin/resource-servers/:server")
     /// Registers a client (``Client``); `409 conflict` if the id is taken.

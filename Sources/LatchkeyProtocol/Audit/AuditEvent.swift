@@ -138,13 +138,17 @@ public struct AuditEvent: Codable, Hashable, Sendable {
         public var labels: [String]?
         /// `host.access.changed`: whether the grant includes `sudo`.
         public var sudo: Bool?
+        /// `consent.*`: the resource (RFC 8707) the tokens are for.
+        public var resource: String?
 
         public init(
             credential: String? = nil, grantType: String? = nil, scope: String? = nil, username: String? = nil, limit: String? = nil,
             windowSeconds: Int? = nil, through: Int64? = nil, serial: String? = nil, fingerprint: String? = nil, principals: [String]? = nil,
             validAfter: String? = nil, validBefore: String? = nil, attestation: String? = nil, service: String? = nil, remoteHost: String? = nil,
-            change: String? = nil, uid: Int64? = nil, group: String? = nil, gid: Int64? = nil, labels: [String]? = nil, sudo: Bool? = nil
+            change: String? = nil, uid: Int64? = nil, group: String? = nil, gid: Int64? = nil, labels: [String]? = nil, sudo: Bool? = nil,
+            resource: String? = nil
         ) {
+            self.resource = resource
             self.change = change
             self.uid = uid
             self.group = group

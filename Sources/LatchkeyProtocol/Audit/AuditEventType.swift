@@ -95,12 +95,23 @@ public struct AuditEventType: RawRepresentable, Codable, Hashable, Sendable, Cus
     /// `group`, `gid`, `sudo`).
     public static let hostAccessChanged = AuditEventType(rawValue: "host.access.changed")
 
+    /// A person consented to a third-party client (a client ID metadata document) after
+    /// signing in (details: `scope`, `resource`, `credential`); `consent.remembered`: a
+    /// sign-in that an earlier consent covered; `consent.denied`: the person declined;
+    /// `consent.revoked`: an admin withdrew a consent, and the client's grants for the
+    /// identity with it.
+    public static let consentGranted = AuditEventType(rawValue: "consent.granted")
+    public static let consentRemembered = AuditEventType(rawValue: "consent.remembered")
+    public static let consentDenied = AuditEventType(rawValue: "consent.denied")
+    public static let consentRevoked = AuditEventType(rawValue: "consent.revoked")
+
     /// Every type this version of the provider writes.
     public static let known: Set<AuditEventType> = [
         .identityCreated, .identityDeleted, .credentialRegistered, .credentialDeleted, .credentialRevoked, .signInSucceeded, .signInFailed,
         .tokenIssued, .tokenRefreshed, .tokenRevoked, .deviceApproved, .deviceDenied, .clientCreated, .clientDeleted, .transferApproved,
         .signUpCompleted, .recoveryCompleted, .attestationCertified, .adminTokenRefused, .rateLimitEngaged, .auditPruned,
         .sshCertificateIssued, .sshPrincipalsGranted, .pamApproved, .pamDenied, .sshAuthorityStaged, .sshAuthorityActivated,
-        .identityRenamed, .posixChanged, .groupChanged, .hostAccessChanged,
+        .identityRenamed, .posixChanged, .groupChanged, .hostAccessChanged, .consentGranted, .consentRemembered, .consentDenied,
+        .consentRevoked,
     ]
 }

@@ -97,7 +97,14 @@ struct ClientMetadataDocumentTests {
                 let (_, challenge) = try await P.request("GET", authenticateURL)
                 let options = try PublicKeyCredentialRequestOptionsJSON(json: challenge.json())
                 let (assertion, _) = try authenticator.getAssertion(options, origin: P.origin(issuer))
-                let (_, redirect) = try await P.request("POST", authenticateURL, json: try assertion.json())
+                let (_, answer) = try await P.request("POST", authenticateURL, json: try assertion.json())
+                // A third-party client: the person consents before any code.
+                let consent = try #require(answer["consent"], "\(answer)")
+                #expect(answer["redirectURL"] == nil && consent["clientName"]?.stringValue == "Research agent" && consent["redirectHost"]?.stringValue == "127.0.0.1")
+                let (decided, redirect) = try await P.request("POST", try P.url(consent["submit"]?.stringValue), json: try JSONValue.object([
+                    "ticket": try #require(consent["ticket"]), "decision": "approve",
+                ]).json())
+                #expect(decided == 200, "\(redirect)")
                 let client = try OAuthClient(configuration: .init(issuer: issuer, clientID: clientID, redirectURI: try #require(URL(string: Self.redirectURI))))
                 let code = try await client.authorizationCode(from: try P.url(redirect["redirectURL"]?.stringValue), for: authorization)
                 let tokens = try await client.exchange(code: code, for: authorization)

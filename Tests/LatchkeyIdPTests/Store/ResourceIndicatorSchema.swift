@@ -1,11 +1,11 @@
 @testable import LatchkeyIdP
 
-/// What migration steps 19 and 20 added (resource indicators, RFC 8707; JWT access
-/// tokens, RFC 9068), for tests that rebuild an older store's schema.
+/// What migration steps 19 to 21 added (resource indicators, RFC 8707; JWT access
+/// tokens, RFC 9068; consents), for tests that rebuild an older store's schema.
 enum ResourceIndicatorSchema {
     static func drop(in transaction: any SQLTransaction) async throws {
         for statement in [
-            "ALTER TABLE resource_servers DROP COLUMN access_token_format",
+            "DROP TABLE consents", "ALTER TABLE resource_servers DROP COLUMN access_token_format",
             "DROP INDEX resource_servers_resource", "ALTER TABLE resource_servers DROP COLUMN resource",
             "ALTER TABLE grant_families DROP COLUMN resource", "ALTER TABLE client_tokens DROP COLUMN resource",
             "ALTER TABLE device_codes DROP COLUMN resource", "ALTER TABLE clients DROP COLUMN resources",

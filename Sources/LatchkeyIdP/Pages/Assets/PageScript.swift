@@ -154,6 +154,7 @@ enum PageScript {
     const finish = async (credential) => {
       say("Checking your passkey…");
       const answer = await post(page.submit, assertionJSON(credential));
+      if (answer.consent) { askConsent(answer.consent); return; }
       if (!navigable(answer.redirectURL)) throw new Error("The provider answered an unusable redirect.");
       say("Signed in. Returning to the application…");
       location.assign(answer.redirectURL);
@@ -186,6 +187,31 @@ enum PageScript {
         location.assign(answer.redirectURL);
       } catch (e) { fail(passkeyError(e)); }
     });
+    // A third-party client: who asks, for what; the decision goes to our own endpoint.
+    const askConsent = (consent) => {
+      if (!sameOrigin(consent.submit)) throw new Error("The provider answered an unusable consent request.");
+      $("sign-in").hidden = true;
+      if ($("sign-in-links")) $("sign-in-links").hidden = true;
+      $("consent-client").textContent = visible(consent.clientName) + " (" + visible(consent.clientID) + ")";
+      $("consent-host").textContent = visible(consent.redirectHost);
+      $("consent-resource").textContent = consent.resource ? visible(consent.resource) : "(this provider)";
+      $("consent-scope").textContent = consent.scopes.length ? visible(consent.scopes.join(" ")) : "(none)";
+      $("consent").hidden = false;
+      say("");
+      $("consent-heading").focus();
+      const decide = async (decision, button) => {
+        clear();
+        busy(button, true);
+        try {
+          const answer = await post(consent.submit, { ticket: consent.ticket, decision });
+          if (!navigable(answer.redirectURL)) throw new Error("The provider answered an unusable redirect.");
+          say(decision === "approve" ? "Allowed. Returning to the application…" : "Denied. Returning to the application…");
+          location.assign(answer.redirectURL);
+        } catch (e) { fail(passkeyError(e)); } finally { busy(button, false); }
+      };
+      $("allow-button").addEventListener("click", () => decide("approve", $("allow-button")));
+      $("deny-button").addEventListener("click", () => decide("deny", $("deny-button")));
+    };
     // Conditional mediation (autofill, L3 §5.1.4): offered when the browser has it and the
     // request names no credentials; the button works either way.
     const discoverable = !page.options.allowCredentials || page.options.allowCredentials.length === 0;
