@@ -59,6 +59,16 @@ extension LatchkeyCommand.Serve {
         }
         configuration.clientMetadataDocuments.allowedHosts = clientMetadataHosts
         configuration.clientMetadataDocuments.localNetwork = clientMetadataLocalNetwork
+        switch clientRegistration {
+        case .off, .open:
+            guard clientRegistrationTokenFile == nil else { throw ValidationError("--client-registration-token-file goes with --client-registration token") }
+            configuration.clientRegistration.mode = clientRegistration == .open ? .open : .off
+        case .token:
+            guard let file = clientRegistrationTokenFile else { throw ValidationError("--client-registration token needs --client-registration-token-file") }
+            let token = String(decoding: try SecretFile.read(file), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token.utf8.count >= 32 else { throw ValidationError("the initial access token must be at least 32 characters") }
+            configuration.clientRegistration.mode = .initialAccessToken(sha256: try DigestAlgorithm.sha256.hash(Data(token.utf8)))
+        }
         if clientMetadataDocuments == .deny, !clientMetadataHosts.isEmpty || clientMetadataLocalNetwork {
             throw ValidationError("--client-metadata-host and --client-metadata-local-network need --client-metadata-documents allow")
         }

@@ -89,6 +89,16 @@ extension LatchkeyCommand {
         @Flag(help: "Fetch client metadata documents from loopback and private addresses too, and over http from loopback: for tests and a developer's machine only.")
         package var clientMetadataLocalNetwork = false
 
+        package enum ClientRegistrationChoice: String, ExpressibleByArgument {
+            case off, open, token
+        }
+
+        @Option(help: ArgumentHelp("Dynamic client registration (RFC 7591) at /register: off (default), open (rate-limited per address), or token (only with the initial access token in --client-registration-token-file).", valueName: "off|open|token"))
+        package var clientRegistration: ClientRegistrationChoice = .off
+
+        @Option(help: ArgumentHelp("File holding the initial access token for --client-registration token (mode 0600 or stricter).", valueName: "file"))
+        package var clientRegistrationTokenFile: String?
+
         @Flag(help: "Allow self-service sign-up (POST /v1/signup).")
         package var allowSignup = false
 

@@ -39,6 +39,7 @@ public func buildApplication(
     // The public routes, behind the rate limit, which sees the route the router matched.
     let routes = RateLimitMiddleware.group(on: router, provider: provider)
     DiscoveryRoutes.add(to: routes, provider: provider)
+    RegistrationRoutes.add(to: routes, provider: provider)
     BindRoutes.add(to: routes, provider: provider)
     AuthorizationRoutes.add(to: routes, provider: provider)
     TokenRoutes.add(to: routes, provider: provider)

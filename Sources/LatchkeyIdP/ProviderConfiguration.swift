@@ -218,6 +218,8 @@ public struct ProviderConfiguration: Sendable {
     /// Clients known by a URL (client ID metadata documents; ``ClientMetadataDocumentPolicy``).
     /// Off by default.
     public var clientMetadataDocuments = ClientMetadataDocumentPolicy()
+    /// Dynamic client registration (``ClientRegistrationPolicy``). Off by default.
+    public var clientRegistration = ClientRegistrationPolicy()
 
     /// Real delivery of the provider's mail (docs/ARCHITECTURE.md, "Operations: mail").
     public struct Mail: Sendable {

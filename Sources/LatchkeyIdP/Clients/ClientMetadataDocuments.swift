@@ -4,7 +4,7 @@ import LatchkeyOAuth
 import Synchronization
 
 /// Clients known by a URL (draft-ietf-oauth-client-id-metadata-document-03): the `client_id`
-/// is an https URL whose JSON (``ClientMetadataDocument``) describes the client, fetched
+/// is an https URL whose JSON (``ClientMetadata``) describes the client, fetched
 /// when the client is first met and kept for what its `Cache-Control` says, within the
 /// ``ClientMetadataDocumentPolicy``'s bounds, per instance.
 ///
@@ -63,10 +63,10 @@ final class ClientMetadataDocuments: Sendable {
         }
         defer { fetching.withLock { $0 -= 1 } }
         let (body, lifetime) = try await fetch(location, what: "the client metadata document")
-        let document: ClientMetadataDocument
+        let document: ClientMetadata
         do {
-            document = try ClientMetadataDocument(json: body, fetchedFrom: url)
-        } catch let refusal as ClientMetadataDocument.Refusal {
+            document = try ClientMetadata(document: body, fetchedFrom: url)
+        } catch let refusal as ClientMetadata.Refusal {
             throw ProviderError.invalidClient("client metadata document: \(refusal.description)")
         }
         var jwks: Data?
@@ -96,22 +96,17 @@ final class ClientMetadataDocuments: Sendable {
         return client
     }
 
-    /// The document as a client: public, or keyed by its JWK Set (1 to 8 P-256 or Ed25519
-    /// keys, public members only), marked third-party (it gets a consent page).
-    private static func client(_ document: ClientMetadataDocument, jwks: Data?, host: String) throws -> RegisteredClient {
-        var keys: Data?
-        if let jwks {
-            guard let set = try? JSONDecoder().decode(JWKSDocument.self, from: jwks), (1...ClientRegistry.maximumKeys).contains(set.keys.count),
-                  set.keys.allSatisfy({ ($0.kty == "EC" || $0.kty == "OKP") && (try? VerifyingKey(jwk: $0)) != nil }),
-                  let publicOnly = try? TokenEndpoint.encode(JWKSDocument(keys: set.keys.map { JSONWebKey(kty: $0.kty, crv: $0.crv, x: $0.x, y: $0.y, kid: $0.kid, alg: $0.alg, use: $0.use) })),
-                  (try? JWKSet(json: publicOnly)) != nil
-            else {
+    /// The document as a client: public, or keyed by its JWK Set
+    /// (``ClientMetadata/publicKeySet(_:)``), marked third-party (it gets a consent page).
+    private static func client(_ document: ClientMetadata, jwks: Data?, host: String) throws -> RegisteredClient {
+        let keys = try jwks.map { jwks in
+            guard let keys = ClientMetadata.publicKeySet(jwks) else {
                 throw ProviderError.invalidClient("client metadata document: its JWK Set must hold 1 to \(ClientRegistry.maximumKeys) P-256 or Ed25519 public keys")
             }
-            keys = publicOnly
+            return keys
         }
         var client = try RegisteredClient(
-            id: document.clientID, name: document.clientName ?? host, jwks: keys, grantTypes: document.grantTypes,
+            id: document.clientID ?? "", name: document.clientName ?? host, jwks: keys, grantTypes: document.grantTypes,
             redirectURIs: document.redirectURIs, scopes: nil, registration: nil
         )
         client.thirdParty = true

@@ -28,7 +28,7 @@ struct ClientRegistry: Sendable {
             return RegisteredClient(configured: configured)
         }
         guard let row = try await context.database.read({ transaction in
-            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, registration FROM clients WHERE id = \(id)")
+            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, registration, third_party FROM clients WHERE id = \(id)")
         }) else { return nil }
         return try Self.client(row)
     }
@@ -71,7 +71,7 @@ struct ClientRegistry: Sendable {
     /// The registered clients, by id.
     func list() async throws -> [AdminAPI.Client] {
         try await context.database.transaction { transaction in
-            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, created_at, registration FROM clients ORDER BY id")
+            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, created_at, registration, third_party FROM clients ORDER BY id")
                 .map { row in
                     let client = try Self.client(row)
                     return AdminAPI.Client(
@@ -89,7 +89,7 @@ struct ClientRegistry: Sendable {
     /// principals. False when there was none. A client registered later under the same
     /// id has a new ``RegisteredClient/registration``, so nothing begun for this one
     /// passes as its.
-    func delete(_ id: String, now: Date = ProviderClock.now) async throws -> Bool {
+    func delete(_ id: String, by actor: AuditEvent.Actor = .admin, now: Date = ProviderClock.now) async throws -> Bool {
         try await context.database.transaction { transaction in
             guard try await transaction.first("DELETE FROM clients WHERE id = \(id) RETURNING id") != nil else { return false }
             try await transaction.execute("DELETE FROM client_tokens WHERE client_id = \(id)")
@@ -99,20 +99,22 @@ struct ClientRegistry: Sendable {
             // certificates go on the KRL (their registration is gone).
             try await transaction.execute("DELETE FROM ssh_client_principals WHERE client_id = \(id)")
             try await HostAccessPolicy.forget(client: id, in: transaction)
-            try await self.context.audit.record(AuditEntry(.clientDeleted, actor: .admin, client: id, now: now), in: transaction)
+            try await self.context.audit.record(AuditEntry(.clientDeleted, actor: actor, client: id, now: now), in: transaction)
             return true
         }
     }
 
-    private static func client(_ row: SQLRow) throws -> RegisteredClient {
+    static func client(_ row: SQLRow) throws -> RegisteredClient {
         func words(_ column: String) throws -> [String] { try row.decode(column, as: String.self).split(separator: " ").map(String.init) }
         do {
-            return try RegisteredClient(
+            var client = try RegisteredClient(
                 id: row.decode("id"), name: row.decode("name"), jwks: row.decode("jwks", as: String?.self).map { Data($0.utf8) },
                 grantTypes: words("grant_types").map(GrantType.init(rawValue:)), redirectURIs: words("redirect_uris"), scopes: words("scopes"),
                 resources: row.decode("resources", as: String?.self).map { $0.split(separator: " ").map(String.init) },
                 registration: row.decode("registration", as: String?.self)
             )
+            client.thirdParty = try row.decode("third_party", as: Int64.self) != 0
+            return client
         } catch let error as StoreError {
             throw error
         } catch {

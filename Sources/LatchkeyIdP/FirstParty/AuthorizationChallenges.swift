@@ -102,6 +102,12 @@ struct AuthorizationChallenges: Sendable {
         guard client.allows(.authorizationCode) else {
             throw ProviderError.badRequest(.unauthorizedClient, "this client may not use the authorization code grant")
         }
+        // draft-ietf-oauth-first-party-apps §1: for first-party clients only. A third-party
+        // client (a metadata document, a dynamic registration) signs in through /authorize,
+        // where the person sees who asks and consents; here it would get a code unasked.
+        guard !client.thirdParty else {
+            throw ProviderError.badRequest(.unauthorizedClient, "the authorization challenge endpoint is for first-party clients; use /authorize")
+        }
         guard request.responseType == AuthorizationRequestParameters.codeResponseType else {
             throw ProviderError.badRequest(.unsupportedResponseType, "response_type=code is required (draft-ietf-oauth-first-party-apps §5.1)")
         }

@@ -22,9 +22,12 @@ struct SignIns: Sendable {
     static let maximumAllowedCredentials = 16
 
     /// Whether `redirectURI` is registered for `client`: exactly, or for a loopback
-    /// redirect, with any port (RFC 8252 §7.3).
+    /// redirect, with any port (RFC 8252 §7.3), whether it was registered with a port (as
+    /// a dynamic registration or a metadata document names one) or without.
     static func redirectMatches(_ redirectURI: String, _ client: ProviderConfiguration.Client) -> Bool {
-        client.redirectURIs.contains(redirectURI) || LoopbackRedirect.withoutPort(redirectURI).map(client.redirectURIs.contains) == true
+        if client.redirectURIs.contains(redirectURI) { return true }
+        guard let stripped = LoopbackRedirect.withoutPort(redirectURI) else { return false }
+        return client.redirectURIs.contains { $0 == stripped || LoopbackRedirect.withoutPort($0) == stripped }
     }
 
     /// The scopes granted for a requested `scope` (RFC 6749 §3.3): the supported ones

@@ -541,6 +541,13 @@ enum Migrations {
             PRIMARY KEY (identity_id, client_id, resource)
         )
         """,
+        // 22: dynamically registered clients (RFC 7591): third-party (they get the consent
+        // page), their registration access token's hash (RFC 7592), their application type.
+        """
+        ALTER TABLE clients ADD COLUMN third_party BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE clients ADD COLUMN registration_token_hash {BLOB};
+        ALTER TABLE clients ADD COLUMN application_type TEXT
+        """,
     ]
 
     /// The PostgreSQL advisory lock that keeps instances from migrating at once.

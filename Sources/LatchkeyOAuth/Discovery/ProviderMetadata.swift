@@ -41,6 +41,8 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
     /// draft-ietf-oauth-client-id-metadata-document-03 §6: the provider takes an https URL
     /// as `client_id` and fetches the client's metadata from it.
     public var clientIDMetadataDocumentSupported: Bool?
+    /// RFC 8414 §2 / RFC 7591 §3: where clients register themselves, when the provider allows it.
+    public var registrationEndpoint: URL?
     public var idTokenSigningAlgValuesSupported: [String]?
     public var dpopSigningAlgValuesSupported: [String]?
 
@@ -66,6 +68,7 @@ public struct ProviderMetadata: Codable, Hashable, Sendable {
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
+        case registrationEndpoint = "registration_endpoint"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }

@@ -26,6 +26,9 @@ public struct OAuthErrorCode: RawRepresentable, Codable, Hashable, Sendable, Cus
     /// RFC 8707 §2: the `resource` asked for is unknown, not allowed to this client, or
     /// not the one the grant was made for.
     public static let invalidTarget = OAuthErrorCode(rawValue: "invalid_target")
+    /// RFC 7591 §3.2.2: a registration's redirect URI, or another member, is refused.
+    public static let invalidRedirectURI = OAuthErrorCode(rawValue: "invalid_redirect_uri")
+    public static let invalidClientMetadata = OAuthErrorCode(rawValue: "invalid_client_metadata")
     /// RFC 6750 §3.1: a missing, expired or revoked bearer token.
     public static let invalidToken = OAuthErrorCode(rawValue: "invalid_token")
     /// RFC 6750 §3.1: the token is good but lacks the scope the resource needs.

@@ -9,6 +9,9 @@ public enum ProtocolPath {
     /// OAuth clients (MCP's among them) look first (section 1). The issuer has no path,
     /// so the well-known suffix follows the origin directly (§3.1).
     public static let authorizationServerMetadata = ".well-known/oauth-authorization-server"
+    /// Dynamic client registration, RFC 7591 §3 (section 3, "Dynamic client
+    /// registration"); `register/<client_id>` is a registration's own URI (RFC 7592 §2).
+    public static let registration = "register"
     /// The provider's keys, RFC 7517 §5 (section 1).
     public static let jwks = "jwks"
     /// RFC 6749 §3.1 (section 3).

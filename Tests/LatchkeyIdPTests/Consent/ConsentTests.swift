@@ -100,3 +100,19 @@ struct ConsentTests {
         }
     }
 }
+
+extension ConsentTests {
+    @Test("consent cannot be bypassed: a third-party client is refused at the first-party authorization challenge endpoint (unauthorized_client)")
+    func noFirstPartyBypass() async throws {
+        try await C.withDocuments { documents, _ in
+            try await C.provider { issuer, _ in
+                let clientID = documents.appendingPathComponent("good.json").absoluteString
+                let pkce = try PKCE.generate()
+                let response = try await HTTPExchange.form(issuer.appendingPathComponent(ProtocolPath.authorizationChallenge), AuthorizationChallengeRequest(
+                    clientID: clientID, scope: "openid", codeChallenge: pkce.challenge, codeChallengeMethod: PKCE.challengeMethod
+                ).formItems)
+                #expect(response.status == 400 && response.errorCode == "unauthorized_client", "\(response.text)")
+            }
+        }
+    }
+}

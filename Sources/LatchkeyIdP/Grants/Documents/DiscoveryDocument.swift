@@ -39,6 +39,7 @@ enum DiscoveryDocument {
         metadata.codeChallengeMethodsSupported = [PKCE.challengeMethod]
         metadata.authorizationResponseIssParameterSupported = true
         if context.configuration.clientMetadataDocuments.enabled { metadata.clientIDMetadataDocumentSupported = true }
+        if context.configuration.clientRegistration.mode != .off { metadata.registrationEndpoint = context.url(ProtocolPath.registration) }
         metadata.idTokenSigningAlgValuesSupported = [JWSAlgorithm.es256.name]
         metadata.dpopSigningAlgValuesSupported = DPoPBinding.algorithms
         return metadata
