@@ -22,6 +22,10 @@ import LatchkeyOAuth
 /// - `application_type` (registrations; OIDC Registration §2): `native` clients redirect to
 ///   a loopback http URI only, `web` clients (the default) to https URIs only.
 struct ClientMetadata: Sendable {
+    private typealias Member = ClientMetadataMember
+    private typealias Method = ClientMetadataMember.AuthMethod
+    private typealias Kind = ClientMetadataMember.ApplicationType
+
     var clientID: String?
     var clientName: String?
     var redirectURIs: [String]
@@ -38,14 +42,19 @@ struct ClientMetadata: Sendable {
     /// Why metadata was refused, as the error says it.
     struct Refusal: Error, CustomStringConvertible {
         var description: String
-        init(_ description: String) { self.description = description }
+        /// The member refused, where one is (RFC 7591 §3.2.2 names redirect URIs apart).
+        var member: ClientMetadataMember?
+        init(_ description: String, member: ClientMetadataMember? = nil) {
+            self.description = description
+            self.member = member
+        }
     }
 
     /// A document fetched from `url`, whose `client_id` must be `url` exactly (§4.1: no
     /// normalisation).
     init(document data: Data, fetchedFrom url: String) throws {
         let members = try Self.members(data)
-        guard let clientID = members["client_id"]?.stringValue, clientID == url else {
+        guard let clientID = members[Member.clientID.rawValue]?.stringValue, clientID == url else {
             throw Refusal("the document's client_id is not the URL it was fetched from")
         }
         try self.init(members, registration: false)
@@ -56,22 +65,22 @@ struct ClientMetadata: Sendable {
     /// makes one), no `jwks_uri` (keys come inline, as `jwks`).
     init(registration data: Data) throws {
         let members = try Self.members(data)
-        guard members["client_id"] == nil else { throw Refusal("the provider assigns client_id") }
-        guard members["jwks_uri"] == nil else { throw Refusal("send the keys as jwks, not jwks_uri") }
+        guard members[Member.clientID.rawValue] == nil else { throw Refusal("the provider assigns client_id") }
+        guard members[Member.jwksURI.rawValue] == nil else { throw Refusal("send the keys as jwks, not jwks_uri") }
         try self.init(members, registration: true)
-        let type = try members["application_type"].map { value -> String in
-            guard let text = value.stringValue, ["web", "native"].contains(text) else { throw Refusal("application_type must be web or native") }
+        let type = try members[Member.applicationType.rawValue].map { value -> String in
+            guard let text = value.stringValue, Kind(rawValue: text) != nil else { throw Refusal("application_type must be web or native") }
             return text
-        } ?? "web"
+        } ?? Kind.web.rawValue
         for uri in redirectURIs {
             let components = URLComponents(string: uri)
-            if type == "native" {
+            if type == Kind.native.rawValue {
                 guard let components, LoopbackRedirect.isLoopback(components) else {
-                    throw Refusal("a native client redirects to a loopback http URI (RFC 8252 §7.3)")
+                    throw Refusal("a native client redirects to a loopback http URI (RFC 8252 §7.3)", member: .redirectURIs)
                 }
             } else {
-                guard components?.scheme?.lowercased() == "https", !(components?.host.map(LoopbackHost.contains) ?? true) else {
-                    throw Refusal("a web client redirects to https URIs off loopback; a native one to loopback (application_type native)")
+                guard components?.scheme?.lowercased() == WebScheme.https, !(components?.host.map(LoopbackHost.contains) ?? true) else {
+                    throw Refusal("a web client redirects to https URIs off loopback; a native one to loopback (application_type native)", member: .redirectURIs)
                 }
             }
         }
@@ -86,27 +95,27 @@ struct ClientMetadata: Sendable {
     }
 
     private init(_ members: [String: JSONValue], registration: Bool) throws {
-        if let name = members["client_name"] {
+        if let name = members[Member.clientName.rawValue] {
             guard let text = name.stringValue?.trimmingCharacters(in: .whitespaces), (1...128).contains(text.count),
                   !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format })
             else { throw Refusal("client_name must be 1 to 128 characters without control or format characters") }
             clientName = text
         }
-        guard let redirects = members["redirect_uris"]?.arrayValue, (1...16).contains(redirects.count) else {
-            throw Refusal("redirect_uris must list 1 to 16 redirect URIs")
+        guard let redirects = members[Member.redirectURIs.rawValue]?.arrayValue, (1...16).contains(redirects.count) else {
+            throw Refusal("redirect_uris must list 1 to 16 redirect URIs", member: .redirectURIs)
         }
         redirectURIs = try redirects.map { value in
             guard let text = value.stringValue, ClientRegistry.isRedirectURI(text) else {
-                throw Refusal("each redirect URI must be an absolute http(s) URI without a fragment")
+                throw Refusal("each redirect URI must be an absolute http(s) URI without a fragment", member: .redirectURIs)
             }
             return text
         }
         if !registration {
-            guard members["client_secret"] == nil, members["client_secret_expires_at"] == nil else {
+            guard members[Member.clientSecret.rawValue] == nil, members[Member.clientSecretExpiresAt.rawValue] == nil else {
                 throw Refusal("a metadata document is public: it must not carry a client secret")
             }
         }
-        let grants = try members["grant_types"].map { value -> [String] in
+        let grants = try members[Member.grantTypes.rawValue].map { value -> [String] in
             guard let names = value.arrayValue?.compactMap(\.stringValue), names.count == value.arrayValue?.count else {
                 throw Refusal("grant_types must be a list of grant type names")
             }
@@ -117,28 +126,30 @@ struct ClientMetadata: Sendable {
             throw Refusal("grant_types may name authorization_code and refresh_token only")
         }
         grantTypes = allowed.filter { grants.contains($0.rawValue) }
-        if let types = members["response_types"] {
+        if let types = members[Member.responseTypes.rawValue] {
             guard types.arrayValue?.map(\.stringValue) == [AuthorizationRequestParameters.codeResponseType] else {
                 throw Refusal("response_types may name code only")
             }
         }
-        let method = members["token_endpoint_auth_method"].map { $0.stringValue ?? "" } ?? (registration ? "client_secret_basic" : "none")
+        let method = members[Member.tokenEndpointAuthMethod.rawValue].map { $0.stringValue.flatMap(Method.init(rawValue:)) }
+            ?? (registration ? Method.clientSecretBasic : Method.none)
         switch method {
-        case "none":
-            guard members["jwks"] == nil, members["jwks_uri"] == nil else {
+        case .none?:
+            guard members[Member.jwks.rawValue] == nil, members[Member.jwksURI.rawValue] == nil else {
                 throw Refusal("keys without token_endpoint_auth_method private_key_jwt")
             }
-        case "private_key_jwt":
-            if let uri = members["jwks_uri"]?.stringValue, members["jwks"] == nil, let url = URL(string: uri), url.scheme == "https" || url.scheme == "http" {
+        case .privateKeyJWT?:
+            if let uri = members[Member.jwksURI.rawValue]?.stringValue, members[Member.jwks.rawValue] == nil, let url = URL(string: uri),
+               url.scheme == WebScheme.https || url.scheme == WebScheme.http {
                 keyedBy = .jwksURI(url)
-            } else if let jwks = members["jwks"], members["jwks_uri"] == nil, case .object = jwks {
+            } else if let jwks = members[Member.jwks.rawValue], members[Member.jwksURI.rawValue] == nil, case .object = jwks {
                 keyedBy = .jwks(try jwks.json())
             } else {
                 throw Refusal("private_key_jwt needs jwks_uri (an https URL) or jwks, one of them")
             }
-        case "client_secret_basic" where registration, "client_secret_post" where registration:
+        case .clientSecretBasic? where registration, .clientSecretPost? where registration:
             // Registered as a public client (`none`), which the answer says.
-            guard members["jwks"] == nil, members["jwks_uri"] == nil else {
+            guard members[Member.jwks.rawValue] == nil, members[Member.jwksURI.rawValue] == nil else {
                 throw Refusal("keys without token_endpoint_auth_method private_key_jwt")
             }
         default:
@@ -160,5 +171,5 @@ struct ClientMetadata: Sendable {
     }
 
     /// The method the client was registered with.
-    var tokenEndpointAuthMethod: String { keyedBy == nil ? "none" : "private_key_jwt" }
+    var tokenEndpointAuthMethod: String { (keyedBy == nil ? Method.none : Method.privateKeyJWT).rawValue }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyOAuth
+import LatchkeyProtocol
 import Synchronization
 
 /// Clients known by a URL (draft-ietf-oauth-client-id-metadata-document-03): the `client_id`
@@ -125,8 +126,8 @@ final class ClientMetadataDocuments: Sendable {
               !host.isEmpty, let url = components.url
         else { throw refuse("not an absolute URL") }
         switch scheme {
-        case "https": break
-        case "http" where policy.localNetwork && LoopbackHost.contains(host): break
+        case WebScheme.https: break
+        case WebScheme.http where policy.localNetwork && LoopbackHost.contains(host): break
         default: throw refuse("https is required")
         }
         guard components.user == nil, components.password == nil else { throw refuse("no user name or password") }
@@ -153,7 +154,7 @@ final class ClientMetadataDocuments: Sendable {
         rules.publicAddressesOnly = !policy.localNetwork
         let response: TransportResponse
         do {
-            response = try await HTTP1Transport(policy: rules).send(TransportRequest(method: HTTPMethod.get, url: url, headers: ["Accept": "application/json"]))
+            response = try await HTTP1Transport(policy: rules).send(TransportRequest(method: HTTPMethod.get, url: url, headers: ["Accept": ProtocolPath.jsonMediaType]))
         } catch let error as OAuthError {
             switch error.code {
             case .responseTooLarge: throw ProviderError.invalidClient("\(what) is larger than \(policy.maximumSize) bytes")

@@ -28,7 +28,7 @@ struct ClientRegistry: Sendable {
             return RegisteredClient(configured: configured)
         }
         guard let row = try await context.database.read({ transaction in
-            try await transaction.first("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, registration, third_party FROM clients WHERE id = \(id)")
+            try await transaction.first("SELECT id, name, jwks, grant_types AS grants, redirect_uris AS redirects, scopes, resources, registration, third_party FROM clients WHERE id = \(id)")
         }) else { return nil }
         return try Self.client(row)
     }
@@ -71,7 +71,10 @@ struct ClientRegistry: Sendable {
     /// The registered clients, by id.
     func list() async throws -> [AdminAPI.Client] {
         try await context.database.transaction { transaction in
-            try await transaction.query("SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, created_at, registration, third_party FROM clients ORDER BY id")
+            try await transaction.query("""
+                SELECT id, name, jwks, grant_types AS grants, redirect_uris AS redirects, scopes, resources, created_at, registration, third_party
+                FROM clients ORDER BY id
+                """)
                 .map { row in
                     let client = try Self.client(row)
                     return AdminAPI.Client(
@@ -104,12 +107,14 @@ struct ClientRegistry: Sendable {
         }
     }
 
+    /// A client from a row of `clients` selected with `grant_types AS grants` and
+    /// `redirect_uris AS redirects`.
     static func client(_ row: SQLRow) throws -> RegisteredClient {
         func words(_ column: String) throws -> [String] { try row.decode(column, as: String.self).split(separator: " ").map(String.init) }
         do {
             var client = try RegisteredClient(
                 id: row.decode("id"), name: row.decode("name"), jwks: row.decode("jwks", as: String?.self).map { Data($0.utf8) },
-                grantTypes: words("grant_types").map(GrantType.init(rawValue:)), redirectURIs: words("redirect_uris"), scopes: words("scopes"),
+                grantTypes: words("grants").map(GrantType.init(rawValue:)), redirectURIs: words("redirects"), scopes: words("scopes"),
                 resources: row.decode("resources", as: String?.self).map { $0.split(separator: " ").map(String.init) },
                 registration: row.decode("registration", as: String?.self)
             )

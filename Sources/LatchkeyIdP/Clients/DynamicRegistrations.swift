@@ -38,8 +38,7 @@ struct DynamicRegistrations: Sendable {
         do {
             metadata = try ClientMetadata(registration: body)
         } catch let refusal as ClientMetadata.Refusal {
-            let code: ErrorCode = refusal.description.contains("redirect") ? .invalidRedirectURI : .invalidClientMetadata
-            throw ProviderError.badRequest(code, refusal.description)
+            throw ProviderError.badRequest(refusal.member == .redirectURIs ? .invalidRedirectURI : .invalidClientMetadata, refusal.description)
         }
         let jwks = try metadata.keyedBy.map { keyedBy -> String in
             guard case .jwks(let inline) = keyedBy, let keys = ClientMetadata.publicKeySet(inline) else {
@@ -75,7 +74,7 @@ struct DynamicRegistrations: Sendable {
         let client = try ClientRegistry.client(row)
         return try Self.encode(members(
             id: id, name: client.name, redirectURIs: client.redirectURIs, grantTypes: client.grantTypes,
-            jwks: try row.decode("jwks", as: String?.self), applicationType: try row.decode("application_type", as: String?.self),
+            jwks: try row.decode("jwks", as: String?.self), applicationType: try row.decode("kind", as: String?.self),
             issuedAt: try row.decode("created_at", as: Date.self)
         ))
     }
@@ -94,7 +93,8 @@ struct DynamicRegistrations: Sendable {
         let presented = try ProviderContext.hash(Self.bearer(authorization) ?? "")
         let row = try await context.database.read { transaction in
             try await transaction.first("""
-                SELECT id, name, jwks, grant_types, redirect_uris, scopes, resources, registration, third_party, registration_token_hash, application_type, created_at
+                SELECT id, name, jwks, grant_types AS grants, redirect_uris AS redirects, scopes, resources, registration, third_party, registration_token_hash,
+                    application_type AS kind, created_at
                 FROM clients WHERE id = \(id) AND third_party = 1
                 """)
         }
@@ -114,7 +114,7 @@ struct DynamicRegistrations: Sendable {
             id: id, name: name, redirectURIs: metadata.redirectURIs, grantTypes: metadata.grantTypes, jwks: jwks,
             applicationType: metadata.applicationType, issuedAt: issuedAt
         )
-        members["registration_access_token"] = .string(token)
+        members[ClientMetadataMember.registrationAccessToken.rawValue] = .string(token)
         return try Self.encode(members)
     }
 
@@ -122,15 +122,17 @@ struct DynamicRegistrations: Sendable {
     private func members(
         id: String, name: String, redirectURIs: [String], grantTypes: [GrantType], jwks: String?, applicationType: String?, issuedAt: Date
     ) -> [String: JSONValue] {
+        typealias Member = ClientMetadataMember
         var members: [String: JSONValue] = [
-            "client_id": .string(id), "client_id_issued_at": .number(Double(Int(issuedAt.timeIntervalSince1970))),
-            "client_name": .string(name), "redirect_uris": .array(redirectURIs.map(JSONValue.string)),
-            "grant_types": .array(grantTypes.map { .string($0.rawValue) }), "response_types": ["code"],
-            "token_endpoint_auth_method": .string(jwks == nil ? "none" : "private_key_jwt"),
-            "registration_client_uri": .string(context.url("\(ProtocolPath.registration)/\(id)").absoluteString),
+            Member.clientID.rawValue: .string(id), Member.clientIDIssuedAt.rawValue: .number(Double(Int(issuedAt.timeIntervalSince1970))),
+            Member.clientName.rawValue: .string(name), Member.redirectURIs.rawValue: .array(redirectURIs.map(JSONValue.string)),
+            Member.grantTypes.rawValue: .array(grantTypes.map { .string($0.rawValue) }),
+            Member.responseTypes.rawValue: [.string(AuthorizationRequestParameters.codeResponseType)],
+            Member.tokenEndpointAuthMethod.rawValue: .string((jwks == nil ? Member.AuthMethod.none : .privateKeyJWT).rawValue),
+            Member.registrationClientURI.rawValue: .string(context.url("\(ProtocolPath.registration)/\(id)").absoluteString),
         ]
-        members["application_type"] = applicationType.map(JSONValue.string)
-        members["jwks"] = jwks.flatMap { try? JSONValue(json: Data($0.utf8)) }
+        members[Member.applicationType.rawValue] = applicationType.map(JSONValue.string)
+        members[Member.jwks.rawValue] = jwks.flatMap { try? JSONValue(json: Data($0.utf8)) }
         return members
     }
 

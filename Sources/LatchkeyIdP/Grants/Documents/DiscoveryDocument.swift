@@ -34,7 +34,7 @@ enum DiscoveryDocument {
         metadata.responseTypesSupported = [AuthorizationRequestParameters.codeResponseType]
         metadata.grantTypesSupported = TokenEndpoint.grants.map(\.rawValue)
         metadata.subjectTypesSupported = ["public"]
-        metadata.tokenEndpointAuthMethodsSupported = ["none", "private_key_jwt"]
+        metadata.tokenEndpointAuthMethodsSupported = [ClientMetadataMember.AuthMethod.none.rawValue, ClientMetadataMember.AuthMethod.privateKeyJWT.rawValue]
         metadata.tokenEndpointAuthSigningAlgValuesSupported = [JWSAlgorithm.es256.name, JWSAlgorithm.edDSA.name]
         metadata.codeChallengeMethodsSupported = [PKCE.challengeMethod]
         metadata.authorizationResponseIssParameterSupported = true
