@@ -67,16 +67,7 @@ extension HostNSSTests {
         /// per-connection children (which end with `_exit`).
         static func stop(_ server: SpawnedProcess, _ host: HostFleet) {
             ChildProcess.stop(server)
-            let services = host.directory.url.appendingPathComponent("pam.d")
-            // A connection's child may still be closing its session: wait for it (2 s at most).
-            for _ in 0..<20 {
-                PAMHost.removeWrapperDirectories { _, directory in PAMHost.copies(services, in: directory) }
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
-                let left = names.filter { $0.hasPrefix("pam.") && $0.count == 5 }
-                    .contains { PAMHost.copies(services, in: URL(fileURLWithPath: "/tmp").appendingPathComponent($0)) }
-                if !left { return }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
+            PAMHost.sweepWrapperDirectories(copiesOf: host.directory.url.appendingPathComponent("pam.d"))
         }
 
         /// `ssh user@127.0.0.1 COMMAND` through the agent at `agentSocket`.

@@ -122,6 +122,21 @@ struct PAMHost {
         }
     }
 
+    /// After sshd under pam_wrapper was stopped: removes the folders its per-connection
+    /// children left with copies of `services`, waiting for a child still closing its
+    /// session (15 s at most: on a loaded 2-core machine 2 s was not always enough, and a
+    /// fresh-clone run found one left behind).
+    static func sweepWrapperDirectories(copiesOf services: URL) {
+        for _ in 0..<150 {
+            removeWrapperDirectories { _, directory in copies(services, in: directory) }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+            let left = names.filter { $0.hasPrefix("pam.") && $0.count == 5 }
+                .contains { copies(services, in: URL(fileURLWithPath: "/tmp").appendingPathComponent($0)) }
+            if !left { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
     /// Whether every service file in `directory` (pam_wrapper's copy) is one of `services`,
     /// byte for byte.
     static func copies(_ services: URL, in directory: URL) -> Bool {

@@ -86,7 +86,7 @@ struct PAMSSHTests {
             let (server, port) = try await Self.startServer(host)
             defer {
                 ChildProcess.stop(server)
-                PAMHost.removeWrapperDirectories { _, directory in PAMHost.copies(host.services, in: directory) }
+                PAMHost.sweepWrapperDirectories(copiesOf: host.services)
             }
 
             for decision in [DeviceDecision.approve, .deny] {
