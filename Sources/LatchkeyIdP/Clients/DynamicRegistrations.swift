@@ -20,12 +20,13 @@ struct DynamicRegistrations: Sendable {
     /// RFC 7591 §3.1–3.2: registers the client `body` describes; answers its registration
     /// (§3.2.1, with the values as registered) and the registration access token (shown
     /// once; only its hash is kept).
-    func register(_ body: Data, authorization: String?, requesterKey: String, now: Date = ProviderClock.now) async throws -> Data {
+    /// `token` is the request's bearer token (``HTTPSupport/bearerToken(_:)``), if any.
+    func register(_ body: Data, token presented: String?, requesterKey: String, now: Date = ProviderClock.now) async throws -> Data {
         switch policy.mode {
         case .off:
             throw ProviderError.notFound("this provider does not take dynamic client registrations")
         case .initialAccessToken(let expected):
-            guard let presented = Self.bearer(authorization), ConstantTime.isEqual(try ProviderContext.hash(presented), expected) else {
+            guard let presented, ConstantTime.isEqual(try ProviderContext.hash(presented), expected) else {
                 throw ProviderError.unauthorized
             }
         case .open:
@@ -69,8 +70,8 @@ struct DynamicRegistrations: Sendable {
     }
 
     /// RFC 7592 §2.1: the registration as it stands, for its own registration access token.
-    func read(_ id: String, authorization: String?) async throws -> Data {
-        let row = try await authorized(id, authorization)
+    func read(_ id: String, token: String?) async throws -> Data {
+        let row = try await authorized(id, token)
         let client = try ClientRegistry.client(row)
         return try Self.encode(members(
             id: id, name: client.name, redirectURIs: client.redirectURIs, grantTypes: client.grantTypes,
@@ -80,17 +81,17 @@ struct DynamicRegistrations: Sendable {
     }
 
     /// RFC 7592 §2.3: deletes the registration, ending every grant it holds.
-    func delete(_ id: String, authorization: String?, now: Date = ProviderClock.now) async throws {
-        _ = try await authorized(id, authorization)
+    func delete(_ id: String, token: String?, now: Date = ProviderClock.now) async throws {
+        _ = try await authorized(id, token)
         _ = try await ClientRegistry(context: context).delete(id, by: AuditEvent.Actor(kind: .client, id: id), now: now)
     }
 
-    /// The registration's row when `authorization` carries its registration access token;
+    /// The registration's row when `token` is its registration access token;
     /// `401 invalid_token` otherwise, the same for an unknown client (RFC 7592 §2: no telling
     /// which), after the same hash.
-    private func authorized(_ id: String, _ authorization: String?) async throws -> SQLRow {
+    private func authorized(_ id: String, _ token: String?) async throws -> SQLRow {
         guard policy.mode != .off else { throw ProviderError.notFound("this provider does not take dynamic client registrations") }
-        let presented = try ProviderContext.hash(Self.bearer(authorization) ?? "")
+        let presented = try ProviderContext.hash(token ?? "")
         let row = try await context.database.read { transaction in
             try await transaction.first("""
                 SELECT id, name, jwks, grant_types AS grants, redirect_uris AS redirects, scopes, resources, registration, third_party, registration_token_hash,
@@ -101,12 +102,6 @@ struct DynamicRegistrations: Sendable {
         let stored = try row?.decode("registration_token_hash", as: Data?.self)
         guard let row, ConstantTime.isEqual(stored ?? Data(count: presented.count), presented), stored != nil else { throw ProviderError.unauthorized }
         return row
-    }
-
-    private static func bearer(_ header: String?) -> String? {
-        guard let header, header.utf8.count <= 1024, header.lowercased().hasPrefix("bearer ") else { return nil }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
     }
 
     private func answer(id: String, metadata: ClientMetadata, name: String, jwks: String?, issuedAt: Date, token: String) throws -> Data {

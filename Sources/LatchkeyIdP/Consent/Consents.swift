@@ -84,12 +84,7 @@ struct Consents: Sendable {
                 DELETE FROM consents WHERE identity_id = \(identityID) AND client_id = \(clientID) RETURNING resource
                 """)
             guard !removed.isEmpty else { return false }
-            try await transaction.execute("""
-                DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE identity_id = \(identityID) AND client_id = \(clientID))
-                """)
-            try await transaction.execute("""
-                UPDATE grant_families SET revoked_at = \(now) WHERE identity_id = \(identityID) AND client_id = \(clientID) AND revoked_at IS NULL
-                """)
+            try await GrantLedger.revokeFamilies(ofIdentity: identityID, client: clientID, now: now, in: transaction)
             try await context.audit.record(AuditEntry(.consentRevoked, actor: .admin, subject: identityID, client: clientID, now: now), in: transaction)
             return true
         }

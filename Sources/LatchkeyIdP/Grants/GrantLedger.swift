@@ -378,6 +378,17 @@ struct GrantLedger: Sendable {
         try await transaction.execute("UPDATE grant_families SET revoked_at = \(now) WHERE client_id = \(clientID) AND revoked_at IS NULL")
     }
 
+    /// Ends every family `identityID` began with `clientID` (a consent withdrawn), its
+    /// tokens with them.
+    static func revokeFamilies(ofIdentity identityID: String, client clientID: String, now: Date, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("""
+            DELETE FROM tokens WHERE family_id IN (SELECT id FROM grant_families WHERE identity_id = \(identityID) AND client_id = \(clientID))
+            """)
+        try await transaction.execute("""
+            UPDATE grant_families SET revoked_at = \(now) WHERE identity_id = \(identityID) AND client_id = \(clientID) AND revoked_at IS NULL
+            """)
+    }
+
     /// The family `familyID` while it is not revoked: what a device approval began, when
     /// the device's poll collects it (RFC 8628 §3.5).
     func liveFamily(_ familyID: String, in transaction: any SQLTransaction) async throws -> TokenGrant? {

@@ -11,7 +11,7 @@ enum RegistrationRoutes {
         )
         router.post(RouterPath(ProtocolPath.registration)) { request, context in
             let answer = try await registrations.register(
-                try await HTTPSupport.body(request), authorization: request.headers[.authorization], requesterKey: context.limitKey
+                try await HTTPSupport.body(request), token: HTTPSupport.bearerToken(request), requesterKey: context.limitKey
             )
             var response = HTTPSupport.json(data: answer)
             response.status = .created
@@ -19,12 +19,12 @@ enum RegistrationRoutes {
             return response
         }
         router.get("\(ProtocolPath.registration)/:client") { request, context in
-            var response = HTTPSupport.json(data: try await registrations.read(try context.parameters.require("client"), authorization: request.headers[.authorization]))
+            var response = HTTPSupport.json(data: try await registrations.read(try context.parameters.require("client"), token: HTTPSupport.bearerToken(request)))
             response.headers[.cacheControl] = "no-store"
             return response
         }
         router.delete("\(ProtocolPath.registration)/:client") { request, context in
-            try await registrations.delete(try context.parameters.require("client"), authorization: request.headers[.authorization])
+            try await registrations.delete(try context.parameters.require("client"), token: HTTPSupport.bearerToken(request))
             return Response(status: .noContent)
         }
     }
