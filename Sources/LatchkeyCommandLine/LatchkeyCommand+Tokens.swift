@@ -15,8 +15,8 @@ extension LatchkeyCommand {
     /// Options of the commands that use kept tokens: the issuer and client, and whether
     /// the tokens must be DPoP-bound.
     struct TokenOptions: ParsableArguments {
-        @Option(help: ArgumentHelp("The identity provider (issuer) URL.", valueName: "url"))
-        var issuer: String
+        @Option(help: ArgumentHelp("The identity provider (issuer) URL. (latchkey api: or --allow-provider instead.)", valueName: "url"))
+        var issuer: String?
 
         @Flag(help: "Use tokens bound to the credential's DPoP key (RFC 9449); a sign-in, when one is needed, asks for them.")
         var dpop = false
@@ -32,6 +32,12 @@ extension LatchkeyCommand {
         enum AssertionAudience: String, ExpressibleByArgument, CaseIterable {
             case issuer
             case tokenEndpoint = "token-endpoint"
+        }
+
+        /// `--issuer`, which every command but `latchkey api --allow-provider` needs.
+        func requiredIssuer() throws -> (URL, String) {
+            guard let issuer else { throw ValidationError("--issuer is required: the identity provider (issuer) URL") }
+            return try ClientOptions.issuer(issuer)
         }
 
         func validate() throws {
@@ -71,8 +77,12 @@ extension LatchkeyCommand {
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
 
+        func validate() throws {
+            _ = try tokens.requiredIssuer()
+        }
+
         func run() async throws {
-            let (issuerURL, host) = try ClientOptions.issuer(tokens.issuer)
+            let (issuerURL, host) = try tokens.requiredIssuer()
             let embedded = try store.embedded(allowing: [host], answers: answers, signInFlow: tokens.client.flow.setting)
             let result = try await tokens.validTokens(embedded, issuer: issuerURL)
             if store.json { return try JSONOutput.print(TokensOutput(result)) }
@@ -83,6 +93,10 @@ extension LatchkeyCommand {
     /// `latchkey api URL --issuer X`: calls a resource with a kept token (`gh api` style),
     /// only at the issuer's origin or one given with `--resource-origin`
     /// (docs/SECURITY.md, "Where tokens go").
+    ///
+    /// `latchkey api URL --allow-provider X`: the resource says where its tokens come
+    /// from (RFC 9728, as MCP servers do), and a token for it alone (RFC 8707) is asked of
+    /// that provider only if it is one allowed here (`Embedded.send(_:to:)`).
     struct API: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "api",
@@ -104,6 +118,9 @@ extension LatchkeyCommand {
         @Option(name: .customLong("resource-origin"), help: ArgumentHelp("An origin besides the issuer's that the token may be sent to, https://host[:port] (repeatable). Any other URL is refused before a request is made.", valueName: "origin"))
         var resourceOrigins: [String] = []
 
+        @Option(name: .customLong("allow-provider"), help: ArgumentHelp("Instead of --issuer: an identity provider (issuer URL) you trust to sign you in for resources that name it (repeatable). On a 401 naming the resource's metadata (RFC 9728), a token for that resource alone is asked of the first provider it names that is allowed here; one it names that is not allowed is never contacted.", valueName: "url"))
+        var allowedProviders: [String] = []
+
         @OptionGroup var tokens: TokenOptions
         @OptionGroup var store: StoreOptions
         @OptionGroup var answers: StepAnswers
@@ -119,6 +136,25 @@ extension LatchkeyCommand {
             }
             _ = try Self.parseHeaders(headers)
             _ = try allowedOrigins()
+            if allowedProviders.isEmpty {
+                _ = try tokens.requiredIssuer()
+            } else {
+                guard tokens.issuer == nil, resourceOrigins.isEmpty else {
+                    throw ValidationError("--allow-provider finds the provider from the resource (RFC 9728): it goes without --issuer and --resource-origin")
+                }
+                guard !tokens.clientCredentials else { throw ValidationError("--allow-provider signs you in; it goes without --client-credentials") }
+                _ = try providers()
+            }
+        }
+
+        /// `--allow-provider`s, parsed: issuer URLs and their hosts.
+        func providers() throws -> [(url: URL, host: String)] {
+            try allowedProviders.map { text in
+                guard let url = URL(string: text), url.scheme != nil, let host = url.host, !host.isEmpty else {
+                    throw ValidationError("--allow-provider \(TextOutput.field(text, maximumLength: 160)) is not an absolute URL")
+                }
+                return (url, host)
+            }
         }
 
         /// `--resource-origin`s, parsed.
@@ -141,7 +177,8 @@ extension LatchkeyCommand {
             } catch let error as OAuthError {
                 throw CommandFailure(error.reason)
             }
-            let (issuerURL, host) = try ClientOptions.issuer(tokens.issuer)
+            if !allowedProviders.isEmpty { return try await runFollowingResource(target) }
+            let (issuerURL, host) = try tokens.requiredIssuer()
             // Before any request (a sign-in included): the token goes to the issuer's
             // origin and the ones the user named, nowhere else.
             let allowed = Set(try allowedOrigins() + [WebOrigin(issuerURL)].compactMap { $0 })
@@ -150,13 +187,7 @@ extension LatchkeyCommand {
             } catch let error as OAuthError {
                 throw CommandFailure("\(error.reason); to send it there, add --resource-origin \(WebOrigin(target)?.description ?? "ORIGIN")")
             }
-            let body = try data.map(Self.readBody)
-            var requestHeaders = try Self.parseHeaders(headers)
-            if body != nil, !requestHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
-                requestHeaders["Content-Type"] = "application/json"
-            }
-            let request = TransportRequest(method: method ?? (body == nil ? "GET" : "POST"), url: target, headers: requestHeaders, body: body)
-
+            let request = try request(to: target)
             let embedded = try store.embedded(allowing: [host], answers: answers, signInFlow: tokens.client.flow.setting)
             var policy = TransportPolicy()
             policy.maximumResponseSize = Self.maximumBodySize
@@ -170,6 +201,41 @@ extension LatchkeyCommand {
                 response = try await Self.send(request, with: valid, through: inner, target: target, allowed: allowed)
             }
 
+            try finish(response, target: target)
+        }
+
+        /// The request as given, with the body and headers of the options.
+        func request(to target: URL) throws -> TransportRequest {
+            let body = try data.map(Self.readBody)
+            var requestHeaders = try Self.parseHeaders(headers)
+            if body != nil, !requestHeaders.keys.contains(where: { $0.lowercased() == "content-type" }) {
+                requestHeaders["Content-Type"] = "application/json"
+            }
+            return TransportRequest(method: method ?? (body == nil ? "GET" : "POST"), url: target, headers: requestHeaders, body: body)
+        }
+
+        /// `--allow-provider`: RFC 9728 through `Embedded.send(_:to:)`.
+        func runFollowingResource(_ target: URL) async throws {
+            let providers = try providers()
+            let embedded = try store.embedded(allowing: providers.map(\.host), answers: answers, signInFlow: tokens.client.flow.setting)
+            var policy = TransportPolicy()
+            policy.maximumResponseSize = Self.maximumBodySize
+            let access = ProtectedResourceAccess(
+                allowedProviders: providers.map(\.url), clientID: tokens.client.clientID, redirectURI: try tokens.client.redirect(),
+                scopes: tokens.client.scopes, credential: tokens.client.credential, proofOfPossession: tokens.dpop ? .dpop : nil,
+                transport: HTTP1Transport(policy: policy)
+            )
+            let answer: ProtectedResourceResponse
+            do {
+                answer = try await embedded.send(try request(to: target), to: access)
+            } catch let error as LatchkeyError {
+                throw CommandFailure("\(target.absoluteString): \(error.reason)")
+            }
+            try finish(answer.response, target: target)
+        }
+
+        /// The answer to stdout (or as JSON); exit 1 for anything but 2xx.
+        func finish(_ response: TransportResponse, target: URL) throws {
             if store.json {
                 try JSONOutput.print(APIResponseOutput(response))
             } else {

@@ -135,6 +135,11 @@ extension Embedded {
     /// §3.1) although they had not expired — revoked at the provider, say. Kept tokens with
     /// the same access token are then refreshed (or replaced by a sign-in), not handed out
     /// again.
+    ///
+    /// `resource`: tokens for that protected resource alone (RFC 8707 §2, in
+    /// ``ResourceIndicator`` form), asked for at `/authorize`, `/token` and every refresh,
+    /// and kept apart from the provider's own tokens and other resources' (a token for one
+    /// resource never answers a request for another).
     public func validTokens(
         issuer: URL,
         clientID: String,
@@ -143,9 +148,13 @@ extension Embedded {
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
         minimumValidity: TimeInterval = 30,
-        rejected: Tokens? = nil
+        rejected: Tokens? = nil,
+        resource: ResourceIndicator? = nil
     ) async throws -> Tokens {
-        try await tokenCache.validTokens(issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, proofOfPossession: proofOfPossession, minimumValidity: minimumValidity, rejected: rejected)
+        try await tokenCache.validTokens(
+            issuer: issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, proofOfPossession: proofOfPossession,
+            minimumValidity: minimumValidity, rejected: rejected, resource: resource?.uri
+        )
     }
 
     /// What ``logout(issuer:clientID:credential:)`` did.
@@ -189,6 +198,26 @@ extension Embedded {
     /// origin is refused before it is sent (`OAuthError.Code.originNotAllowed`).
     public func transport(for tokens: Tokens) -> any HTTPTransport {
         dpopKeys.transport(for: tokens)
+    }
+
+    /// Sends `request` to a protected resource that says where its tokens come from
+    /// (RFC 9728), as MCP clients do:
+    ///
+    /// 1. the request goes out without a token; any answer but a 401 whose challenge names
+    ///    `resource_metadata` (§5.1) is returned as it is;
+    /// 2. the resource's metadata is read from its own origin, no redirect followed, and
+    ///    must describe the URL called (§3.3: its `resource` is that URL or above it);
+    /// 3. the first authorization server it names that is among
+    ///    ``ProtectedResourceAccess/allowedProviders`` is used; when none is, the call ends
+    ///    with ``LatchkeyError/Code/domainNotAllowed`` and nothing is sent to them (§7.6);
+    /// 4. tokens for that resource alone (RFC 8707) come from
+    ///    ``validTokens(issuer:clientID:redirectURI:scopes:credential:proofOfPossession:minimumValidity:rejected:resource:)``
+    ///    (kept, refreshed, or a sign-in with this device's passkey), with the scopes the
+    ///    challenge names, else the access's;
+    /// 5. the request is sent again with them, to the resource's origin only; kept tokens
+    ///    refused as `invalid_token` are replaced once more, never a third time.
+    public func send(_ request: TransportRequest, to access: ProtectedResourceAccess) async throws -> ProtectedResourceResponse {
+        try await protectedResources.send(request, access: access)
     }
 
     /// Where `tokens` may be presented: the issuer's origin and

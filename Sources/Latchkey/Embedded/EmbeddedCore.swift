@@ -70,4 +70,5 @@ extension EmbeddedService {
     var clientKeys: ClientKeyService { ClientKeyService(core: core) }
     var sshCertificates: SSHCertificateService { SSHCertificateService(core: core) }
     var hostLogins: HostLoginService { HostLoginService(core: core) }
+    var protectedResources: ProtectedResourceService { ProtectedResourceService(core: core) }
 }

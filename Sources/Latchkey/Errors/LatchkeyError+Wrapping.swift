@@ -22,7 +22,7 @@ extension LatchkeyError {
         let (code, reason, providerError): (Code, String, OAuthError.ProviderError?) = switch error.code {
         case .network: (.network, "\(error.reason); check the connection and that the provider is running", nil)
         case .timedOut: (.timeout, "\(error.reason); the provider is slow or not answering", nil)
-        case .insecureTransport, .endpointOutsideIssuer: (.domainNotAllowed, error.reason, nil)
+        case .insecureTransport, .endpointOutsideIssuer, .providerNotAllowed: (.domainNotAllowed, error.reason, nil)
         case .responseTooLarge, .malformedResponse, .unexpectedStatus: (.malformedResponse, error.reason, nil)
         case .deviceAccessDenied: (.deviceAccessDenied, error.reason, error.providerError)
         case .deviceCodeExpired: (.deviceCodeExpired, error.reason, error.providerError)

@@ -21,7 +21,7 @@ extension SignInService {
     /// request as `login_hint` (OIDC Core §3.1.2.1).
     func challengeSignIn(
         _ flow: FlowContext, session: ProviderSession, scopes: [String], credential requested: String?, hinting named: String?, dpop: DPoPSigner?,
-        listed: [SoftwareAuthenticator.Credential]? = nil
+        listed: [SoftwareAuthenticator.Credential]? = nil, resource: String? = nil
     ) async throws -> (TokenSet, Credential)? {
         let client = session.client
         let provider = session.provider
@@ -32,7 +32,7 @@ extension SignInService {
         }
         let first = AuthorizationChallengeRequest(
             clientID: client.configuration.clientID, scope: scopes.joined(separator: " "), codeChallenge: pkce.challenge,
-            codeChallengeMethod: PKCE.challengeMethod, loginHint: hint
+            codeChallengeMethod: PKCE.challengeMethod, loginHint: hint, resource: resource
         )
         let asked = try await postChallenge(endpoint, first, dpop: dpop)
         guard asked.status == 403, let challenge = try? JSONDecoder().decode(AuthorizationChallengeExchange.InsufficientAuthorization.self, from: asked.body),
@@ -54,7 +54,7 @@ extension SignInService {
         }
         if chosen.state == .pending { _ = credentialStore.markActive(chosen, logger: flow.logger) }
         flow.emit(.codeReceived)
-        let tokens = try await client.exchange(code: answered.authorizationCode, codeVerifier: pkce.verifier, redirectURI: nil, nonce: nil, dpop: dpop)
+        let tokens = try await client.exchange(code: answered.authorizationCode, codeVerifier: pkce.verifier, redirectURI: nil, nonce: nil, resource: resource, dpop: dpop)
         return (tokens, chosen)
     }
 

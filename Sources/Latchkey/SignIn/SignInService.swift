@@ -57,7 +57,8 @@ extension SignInService {
         session: ProviderSession,
         scopes: [String],
         credential requested: String?,
-        proofOfPossession: ProofOfPossession
+        proofOfPossession: ProofOfPossession,
+        resource: String? = nil
     ) async throws -> Tokens {
         let provider = session.provider
         // The credential the caller named, if any: only that is hinted to the provider
@@ -85,11 +86,13 @@ extension SignInService {
         let signer = try dpopKey.map(dpopKeys.dpopSigner)
         let tokenSet: TokenSet
         let signedBy: Credential
-        if let challenged = try await challengeFlow(flow, session: session, scopes: scopes, credential: requested, hinting: named, dpop: signer, listed: listed) {
+        if let challenged = try await challengeFlow(
+            flow, session: session, scopes: scopes, credential: requested, hinting: named, dpop: signer, listed: listed, resource: resource
+        ) {
             (tokenSet, signedBy) = challenged
         } else {
             let (request, code, redirectSigner) = try await authorization(
-                flow, session: session, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint, listed: listed
+                flow, session: session, scopes: scopes, credential: requested, dpopJKT: signer?.thumbprint, listed: listed, resource: resource
             )
             signedBy = redirectSigner
             tokenSet = try await session.client.exchange(code: code, for: request, dpop: signer)
@@ -100,7 +103,8 @@ extension SignInService {
         }
         flow.emit(.tokensReceived)
         let tokens = Tokens(
-            tokenSet: tokenSet, issuer: session.issuer, clientID: session.clientID, redirectURI: session.redirectURI, dpop: signer, credentialID: signedBy.id
+            tokenSet: tokenSet, issuer: session.issuer, clientID: session.clientID, redirectURI: session.redirectURI, dpop: signer, credentialID: signedBy.id,
+            resource: resource
         )
         await tokenCache.keep(tokens, scopes: scopes, credential: signedBy, flow: flow, in: dpopKey)
         return tokens
@@ -110,11 +114,11 @@ extension SignInService {
     /// allows it and the provider offers one; nil for the redirect flow.
     private func challengeFlow(
         _ flow: FlowContext, session: ProviderSession, scopes: [String], credential: String?, hinting named: String?, dpop: DPoPSigner?,
-        listed: [SoftwareAuthenticator.Credential]?
+        listed: [SoftwareAuthenticator.Credential]?, resource: String?
     ) async throws -> (TokenSet, Credential)? {
         guard configuration.signInFlow != .redirect else { return nil }
         guard let (tokens, signedBy) = try await challengeSignIn(
-            flow, session: session, scopes: scopes, credential: credential, hinting: named, dpop: dpop, listed: listed
+            flow, session: session, scopes: scopes, credential: credential, hinting: named, dpop: dpop, listed: listed, resource: resource
         ) else {
             if configuration.signInFlow == .challenge {
                 throw LatchkeyError.oauth(reason: "\(session.provider.issuer) offers no authorization challenge endpoint (draft-ietf-oauth-first-party-apps); use the redirect flow")
@@ -140,11 +144,11 @@ extension SignInService {
         let flow = flow("refresh")
         return try await flow.run {
             let client = try session(for: tokens).client
-            let refreshed = try await client.refresh(tokens.tokenSet, scopes: scopes, dpop: tokens.dpop)
+            let refreshed = try await client.refresh(tokens.tokenSet, scopes: scopes, resource: tokens.resource, dpop: tokens.dpop)
             flow.emit(.tokensReceived)
             let result = Tokens(
                 tokenSet: refreshed, issuer: tokens.issuer, clientID: tokens.clientID, redirectURI: tokens.redirectURI,
-                dpop: tokens.dpop, credentialID: tokens.credentialID
+                dpop: tokens.dpop, credentialID: tokens.credentialID, resource: tokens.resource
             )
             if let id = tokens.credentialID, let credential = try credentialStore.storedCredentials().first(where: { $0.id == id }) {
                 await tokenCache.keep(result, scopes: scopes, credential: credential, flow: flow)
@@ -182,10 +186,13 @@ extension SignInService {
         scopes: [String],
         credential: String?,
         dpopJKT: String? = nil,
-        listed: [SoftwareAuthenticator.Credential]? = nil
+        listed: [SoftwareAuthenticator.Credential]? = nil,
+        resource: String? = nil
     ) async throws -> (AuthorizationRequest, String, Credential) {
         let client = session.client
-        let request = try await client.authorizationRequest(scopes: scopes, additionalParameters: dpopJKT.map { [AuthorizationRequestParameters.Name.dpopJKT.rawValue: $0] } ?? [:])
+        let request = try await client.authorizationRequest(
+            scopes: scopes, resource: resource, additionalParameters: dpopJKT.map { [AuthorizationRequestParameters.Name.dpopJKT.rawValue: $0] } ?? [:]
+        )
         let conversation = session.conversation(flow, transport: transport)
         flow.logger.debug("signing in", metadata: ["provider": .string(session.provider.issuer), "clientID": .string(session.clientID)])
 

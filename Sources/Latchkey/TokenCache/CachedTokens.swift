@@ -38,11 +38,14 @@ struct CachedTokens: Codable, Sendable {
     /// `client_credentials` for a client's own tokens (RFC 6749 §4.4), kept per scope set
     /// in its client key's record; nil for a person's sign-in.
     var grant: String?
+    /// The protected resource the tokens are for (RFC 8707 §2); nil for the provider's
+    /// own. Tokens for one resource never answer a request for another.
+    var resource: String?
 
     /// The members' names, written out so `Codable` and the record's own reader and writer
     /// (`DPoPKeyRecord+JSON.swift`) share them: records written by either read back alike.
     enum CodingKeys: String, CodingKey {
-        case issuer, clientID, redirectURI, scopes, accessToken, tokenType, expiresAt, refreshToken, scope, idToken, claims, storedAt, grant
+        case issuer, clientID, redirectURI, scopes, accessToken, tokenType, expiresAt, refreshToken, scope, idToken, claims, storedAt, grant, resource
     }
 
     init(_ tokens: Tokens, issuer: String, scopes: [String]) {
@@ -58,6 +61,7 @@ struct CachedTokens: Codable, Sendable {
         idToken = tokens.idToken
         claims = tokens.claims?.all
         storedAt = Date().timeIntervalSince1970
+        resource = tokens.resource
     }
 
     /// A client's own tokens (``grant`` `client_credentials`) for exactly `scopes`.
@@ -66,10 +70,10 @@ struct CachedTokens: Codable, Sendable {
         grant = GrantType.clientCredentials.rawValue
     }
 
-    /// Whether this entry answers a request for `scopes` from that client.
-    func fits(issuer: String, clientID: String, redirectURI: URL, scopes requested: [String]) -> Bool {
+    /// Whether this entry answers a request for `scopes` (and `resource`) from that client.
+    func fits(issuer: String, clientID: String, redirectURI: URL, scopes requested: [String], resource: String? = nil) -> Bool {
         grant == nil && self.issuer == issuer && self.clientID == clientID && self.redirectURI == redirectURI.absoluteString
-            && Set(requested).isSubset(of: Set(scopes))
+            && self.resource == resource && Set(requested).isSubset(of: Set(scopes))
     }
 
     /// A device sign-in's tokens (``grant`` the RFC 8628 grant type).
@@ -92,7 +96,7 @@ struct CachedTokens: Codable, Sendable {
     /// Whether `other` is for the same issuer, client and redirect URI (and, for a
     /// client's own tokens, the same scopes), so it replaces this one.
     func sameClient(as other: CachedTokens) -> Bool {
-        issuer == other.issuer && clientID == other.clientID && redirectURI == other.redirectURI && grant == other.grant
+        issuer == other.issuer && clientID == other.clientID && redirectURI == other.redirectURI && grant == other.grant && resource == other.resource
             && (grant != GrantType.clientCredentials.rawValue || Set(scopes) == Set(other.scopes))
     }
 
@@ -106,6 +110,6 @@ struct CachedTokens: Codable, Sendable {
             refreshToken: refreshToken, scope: scope, idToken: idToken, idTokenClaims: validated
         )
         if set.isDPoPBound, dpop == nil { return nil }
-        return Tokens(tokenSet: set, issuer: issuerURL, clientID: clientID, redirectURI: redirect, dpop: dpop, credentialID: credentialID)
+        return Tokens(tokenSet: set, issuer: issuerURL, clientID: clientID, redirectURI: redirect, dpop: dpop, credentialID: credentialID, resource: resource)
     }
 }

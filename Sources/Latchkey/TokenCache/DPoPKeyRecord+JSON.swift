@@ -55,6 +55,7 @@ extension CachedTokens {
         writer.string(CodingKeys.issuer.rawValue, issuer)
         writer.string(CodingKeys.redirectURI.rawValue, redirectURI)
         writer.string(CodingKeys.refreshToken.rawValue, ifPresent: refreshToken)
+        writer.string(CodingKeys.resource.rawValue, ifPresent: resource)
         writer.string(CodingKeys.scope.rawValue, ifPresent: scope)
         writer.strings(CodingKeys.scopes.rawValue, scopes)
         try writer.number(CodingKeys.storedAt.rawValue, storedAt)
@@ -82,6 +83,7 @@ extension CachedTokens {
         }
         storedAt = try members.number(CodingKeys.storedAt.rawValue)
         grant = try members.optionalString(CodingKeys.grant.rawValue)
+        resource = try members.optionalString(CodingKeys.resource.rawValue)
     }
 }
 

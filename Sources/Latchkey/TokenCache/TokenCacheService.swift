@@ -24,7 +24,8 @@ extension TokenCacheService {
         credential: String? = nil,
         proofOfPossession: ProofOfPossession? = nil,
         minimumValidity: TimeInterval = 30,
-        rejected: Tokens? = nil
+        rejected: Tokens? = nil,
+        resource: String? = nil
     ) async throws -> Tokens {
         let flow = flow("validTokens")
         let pop = proofOfPossession ?? configuration.proofOfPossession
@@ -32,7 +33,7 @@ extension TokenCacheService {
             let session = try sessions.session(issuer: issuer, clientID: clientID, redirectURI: redirectURI)
             let provider = session.provider
             return try await authenticator.vault.withExclusiveAccess("tokens") {
-                if let cached = try cachedTokens(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential)
+                if let cached = try cachedTokens(provider: provider, clientID: clientID, redirectURI: redirectURI, scopes: scopes, credential: credential, resource: resource)
                     .first(where: { pop == .none || $0.tokens.dpop != nil })
                 {
                     let refused = rejected.map { ConstantTime.isEqual(Data($0.accessToken.utf8), Data(cached.tokens.accessToken.utf8)) } ?? false
@@ -42,28 +43,29 @@ extension TokenCacheService {
                     }
                     if cached.tokens.refreshToken != nil {
                         do {
-                            let refreshed = try await session.client.refresh(cached.tokens.tokenSet, dpop: cached.tokens.dpop)
+                            let refreshed = try await session.client.refresh(cached.tokens.tokenSet, resource: resource, dpop: cached.tokens.dpop)
                             flow.emit(.tokensReceived)
                             let tokens = Tokens(
                                 tokenSet: refreshed, issuer: cached.tokens.issuer, clientID: clientID, redirectURI: redirectURI,
-                                dpop: cached.tokens.dpop, credentialID: cached.credential.id
+                                dpop: cached.tokens.dpop, credentialID: cached.credential.id, resource: resource
                             )
                             await keep(tokens, scopes: nil, credential: cached.credential, flow: flow)
                             return tokens
                         } catch let error as OAuthError where error.providerError?.error == .invalidGrant {
                             flow.logger.debug("cached refresh token refused; signing in", metadata: ["provider": .string(provider.issuer)])
                             forget(credential: cached.credential) {
-                                $0.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: [])
+                                $0.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: [], resource: resource)
                             }
                         }
                     }
                 }
-                if credential == nil, let device = try await deviceGrantTokens(
+                // A device sign-in's tokens are the provider's own: never for a resource.
+                if credential == nil, resource == nil, let device = try await deviceGrantTokens(
                     flow, provider: provider, clientID: clientID, scopes: scopes, dpop: pop == .dpop, minimumValidity: minimumValidity, rejected: rejected
                 ) {
                     return device
                 }
-                return try await signIns.signInForTokens(flow, session: session, scopes: scopes, credential: credential, proofOfPossession: pop)
+                return try await signIns.signInForTokens(flow, session: session, scopes: scopes, credential: credential, proofOfPossession: pop, resource: resource)
             }
         }
     }
@@ -139,7 +141,7 @@ extension TokenCacheService {
     /// The cached tokens that answer a request, newest first, with the credential each
     /// belongs to. Credentials revoked by the provider are skipped.
     func cachedTokens(
-        provider: ProviderAddress, clientID: String, redirectURI: URL, scopes: [String], credential requested: String?
+        provider: ProviderAddress, clientID: String, redirectURI: URL, scopes: [String], credential requested: String?, resource: String? = nil
     ) throws -> [(tokens: Tokens, credential: Credential)] {
         // One listing for both (through an agent, each listing is a round trip).
         let entries = try authenticator.vault.entries()
@@ -149,7 +151,7 @@ extension TokenCacheService {
         var found: [(tokens: Tokens, credential: Credential, storedAt: Double)] = []
         for (entry, record) in dpopKeys.dpopKeyRecords(in: entries) {
             guard let owner = credentials.first(where: { $0.handle.rawValue == record.credential }) else { continue }
-            for cached in record.tokens where cached.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes) {
+            for cached in record.tokens where cached.fits(issuer: provider.issuer, clientID: clientID, redirectURI: redirectURI, scopes: scopes, resource: resource) {
                 // Only bound tokens carry their key's signer: making one hashes the key's
                 // JWK (RFC 7638), which a bearer token handed out from the cache (`latchkey
                 // token`) has no need to pay for.
@@ -174,7 +176,9 @@ extension TokenCacheService {
                     guard var record = DPoPKeyRecord.decode(data) else {
                         throw LatchkeyError.vault(reason: "the DPoP key record is unreadable")
                     }
-                    let previous = record.tokens.first { $0.issuer == provider.issuer && $0.clientID == tokens.clientID && $0.redirectURI == tokens.redirectURI.absoluteString }
+                    let previous = record.tokens.first {
+                        $0.issuer == provider.issuer && $0.clientID == tokens.clientID && $0.redirectURI == tokens.redirectURI.absoluteString && $0.resource == tokens.resource
+                    }
                     data = try record.keep(CachedTokens(tokens, issuer: provider.issuer, scopes: scopes ?? previous?.scopes ?? []))
                 }
             }

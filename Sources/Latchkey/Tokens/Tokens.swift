@@ -19,14 +19,19 @@ public struct Tokens: Sendable, CustomStringConvertible {
     public let dpop: DPoPSigner?
     /// The ``Credential/id`` that signed in, when known: cached tokens are kept with it.
     public let credentialID: String?
+    /// The protected resource the access token was asked for (RFC 8707 §2,
+    /// ``ResourceIndicator`` form); nil for the provider's own tokens. A refresh asks for
+    /// the same one.
+    public let resource: String?
 
-    public init(tokenSet: TokenSet, issuer: URL, clientID: String, redirectURI: URL, dpop: DPoPSigner? = nil, credentialID: String? = nil) {
+    public init(tokenSet: TokenSet, issuer: URL, clientID: String, redirectURI: URL, dpop: DPoPSigner? = nil, credentialID: String? = nil, resource: String? = nil) {
         self.tokenSet = tokenSet
         self.issuer = issuer
         self.clientID = clientID
         self.redirectURI = redirectURI
         self.dpop = tokenSet.isDPoPBound ? dpop : nil
         self.credentialID = credentialID
+        self.resource = resource
     }
 
     public var accessToken: String { tokenSet.accessToken }

@@ -16,6 +16,9 @@ public struct AuthorizationRequest: Sendable {
     public let pkce: PKCE
     public let scopes: [String]
     public let maxAge: TimeInterval?
+    /// The protected resource the tokens are asked for (RFC 8707 §2), sent again with the
+    /// code at the token endpoint; nil for the provider's own tokens.
+    public let resource: String?
 
     /// Builds the request URL on `authorizationEndpoint`.
     public init(
@@ -24,6 +27,7 @@ public struct AuthorizationRequest: Sendable {
         redirectURI: URL,
         scopes: [String],
         maxAge: TimeInterval? = nil,
+        resource: String? = nil,
         additionalParameters: [String: String] = [:]
     ) throws {
         try TransportPolicy.check(authorizationEndpoint)
@@ -35,7 +39,7 @@ public struct AuthorizationRequest: Sendable {
         }
         let parameters = AuthorizationRequestParameters(
             clientID: clientID, redirectURI: redirectURI.absoluteString, scope: scopes.joined(separator: " "), state: state, nonce: nonce,
-            codeChallenge: pkce.challenge, codeChallengeMethod: pkce.method, maxAge: maxAge.map { String(Int($0)) }
+            codeChallenge: pkce.challenge, codeChallengeMethod: pkce.method, maxAge: maxAge.map { String(Int($0)) }, resource: resource
         )
         // What the request sets itself cannot be overridden or repeated by an addition.
         let reserved = Set(parameters.formItems.map(\.0))
@@ -50,6 +54,7 @@ public struct AuthorizationRequest: Sendable {
         self.pkce = pkce
         self.scopes = scopes
         self.maxAge = maxAge
+        self.resource = resource
     }
 
     /// Parses the redirect that ends the authorization step (RFC 6749 §4.1.2), checking,

@@ -273,4 +273,20 @@ extension OAuthError {
     ) -> OAuthError {
         OAuthError(code: .subjectMismatch, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
     }
+
+    /// Protected resource metadata that does not describe the resource that pointed to it
+    /// (RFC 9728 §3.3, §7.3).
+    public static func resourceMetadataMismatch(
+        reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> OAuthError {
+        OAuthError(code: .resourceMetadataMismatch, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
+    }
+
+    /// A protected resource names only authorization servers the user has not allowed
+    /// (RFC 9728 §7.6).
+    public static func providerNotAllowed(
+        reason: String, providerError: ProviderError? = nil, underlying: (any Error)? = nil, file: String = #fileID, line: UInt = #line
+    ) -> OAuthError {
+        OAuthError(code: .providerNotAllowed, reason: reason, providerError: providerError, underlying: underlying, file: file, line: line)
+    }
 }

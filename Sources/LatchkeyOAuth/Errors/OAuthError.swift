@@ -104,5 +104,11 @@ extension OAuthError {
         public static let refreshedTokenMismatch = Code("refreshedTokenMismatch")
         /// A UserInfo response for another subject than the ID token's (OIDC Core §5.3.2).
         public static let subjectMismatch = Code("subjectMismatch")
+        /// Protected resource metadata (RFC 9728) that does not describe the resource
+        /// that pointed to it (§3.3, §7.3).
+        public static let resourceMetadataMismatch = Code("resourceMetadataMismatch")
+        /// A protected resource names only authorization servers the user has not allowed
+        /// (RFC 9728 §7.6): nothing was sent to them.
+        public static let providerNotAllowed = Code("providerNotAllowed")
     }
 }

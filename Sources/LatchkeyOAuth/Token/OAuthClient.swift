@@ -87,15 +87,18 @@ public actor OAuthClient {
 
     // MARK: Authorization
 
-    /// A new authorization request with fresh state, nonce and PKCE pair.
-    public func authorizationRequest(scopes: [String] = [OAuthScope.openID], maxAge: TimeInterval? = nil, additionalParameters: [String: String] = [:]) async throws -> AuthorizationRequest {
+    /// A new authorization request with fresh state, nonce and PKCE pair; with `resource`,
+    /// for that protected resource alone (RFC 8707 §2), which the code exchange repeats.
+    public func authorizationRequest(
+        scopes: [String] = [OAuthScope.openID], maxAge: TimeInterval? = nil, resource: String? = nil, additionalParameters: [String: String] = [:]
+    ) async throws -> AuthorizationRequest {
         let metadata = try await metadata()
         if let methods = metadata.codeChallengeMethodsSupported, !methods.contains(PKCE.challengeMethod) {
             throw OAuthError.endpointMissing(reason: "the provider does not support PKCE S256")
         }
         return try AuthorizationRequest(
             authorizationEndpoint: metadata.authorizationEndpoint, clientID: configuration.clientID,
-            redirectURI: configuration.redirectURI, scopes: scopes, maxAge: maxAge, additionalParameters: additionalParameters
+            redirectURI: configuration.redirectURI, scopes: scopes, maxAge: maxAge, resource: resource, additionalParameters: additionalParameters
         )
     }
 
@@ -114,7 +117,10 @@ public actor OAuthClient {
     /// Exchanges an authorization code (RFC 6749 §4.1.3, RFC 7636 §4.5) and validates the
     /// ID token against the request's nonce and max_age.
     public func exchange(code: String, for request: AuthorizationRequest, dpop: DPoPSigner? = nil) async throws -> TokenSet {
-        try await exchange(code: code, codeVerifier: request.pkce.verifier, redirectURI: request.redirectURI, nonce: request.nonce, maxAge: request.maxAge, dpop: dpop)
+        try await exchange(
+            code: code, codeVerifier: request.pkce.verifier, redirectURI: request.redirectURI, nonce: request.nonce, maxAge: request.maxAge,
+            resource: request.resource, dpop: dpop
+        )
     }
 
     /// Exchanges a code with an explicit verifier (for a back end that did not build the
@@ -122,11 +128,15 @@ public actor OAuthClient {
     /// to its key when the provider supports DPoP (RFC 9449 §5).
     /// `redirectURI` nil: a code from the authorization challenge endpoint, whose request
     /// named none, redeemed without one (draft-ietf-oauth-first-party-apps-04 §6).
-    public func exchange(code: String, codeVerifier: String, redirectURI: URL?, nonce: String?, maxAge: TimeInterval? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+    /// `resource`: the one the authorization asked for (RFC 8707 §2).
+    public func exchange(
+        code: String, codeVerifier: String, redirectURI: URL?, nonce: String?, maxAge: TimeInterval? = nil, resource: String? = nil, dpop: DPoPSigner? = nil
+    ) async throws -> TokenSet {
         try PKCE.validate(verifier: codeVerifier)
         let metadata = try await metadata()
         let request = TokenRequest(
-            grantType: .authorizationCode, code: code, redirectURI: redirectURI?.absoluteString, codeVerifier: codeVerifier, clientID: publicClientID
+            grantType: .authorizationCode, code: code, redirectURI: redirectURI?.absoluteString, codeVerifier: codeVerifier, clientID: publicClientID,
+            resource: resource
         )
         var tokens = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
         if let idToken = tokens.idToken {
@@ -140,7 +150,8 @@ public actor OAuthClient {
     /// one keeps the old (RFC 6749 §6 allows both). A new ID token is validated and must
     /// keep iss, sub and aud (OIDC Core §12.2).
     /// Tokens bound to a DPoP key are refreshed with a proof of it (`dpop`; RFC 9449 §5).
-    public func refresh(_ tokens: TokenSet, scopes: [String]? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
+    /// Tokens for a protected resource are refreshed for it again (`resource`, RFC 8707 §2).
+    public func refresh(_ tokens: TokenSet, scopes: [String]? = nil, resource: String? = nil, dpop: DPoPSigner? = nil) async throws -> TokenSet {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuthError.tokenError(reason: "no refresh token to refresh with")
         }
@@ -148,16 +159,16 @@ public actor OAuthClient {
             throw OAuthError.tokenError(reason: "these tokens are bound to a DPoP key: refresh them with its DPoPSigner")
         }
         if let running = refreshesInFlight[refreshToken] { return try await running.value }
-        let task = Task { try await self.performRefresh(tokens, refreshToken: refreshToken, scopes: scopes, dpop: dpop) }
+        let task = Task { try await self.performRefresh(tokens, refreshToken: refreshToken, scopes: scopes, resource: resource, dpop: dpop) }
         refreshesInFlight[refreshToken] = task
         defer { refreshesInFlight[refreshToken] = nil }
         return try await task.value
     }
 
-    private func performRefresh(_ tokens: TokenSet, refreshToken: String, scopes: [String]?, dpop: DPoPSigner?) async throws -> TokenSet {
+    private func performRefresh(_ tokens: TokenSet, refreshToken: String, scopes: [String]?, resource: String?, dpop: DPoPSigner?) async throws -> TokenSet {
         let metadata = try await metadata()
         let request = TokenRequest(
-            grantType: .refreshToken, refreshToken: refreshToken, scope: scopes?.joined(separator: " "), clientID: publicClientID
+            grantType: .refreshToken, refreshToken: refreshToken, scope: scopes?.joined(separator: " "), clientID: publicClientID, resource: resource
         )
         var refreshed = try await tokenRequest(metadata.tokenEndpoint, request, dpop: dpop)
         if refreshed.refreshToken == nil { refreshed.refreshToken = refreshToken }
