@@ -65,9 +65,17 @@ struct BrowserHarness: Sendable {
     /// Opens a bind link and creates a passkey on the registration page; answers the
     /// identity's credential count afterwards from the admin API.
     func registerPasskey(at bindURL: URL, screenshot name: String? = nil) async throws {
+        try await Self.registerPasskey(in: browser, at: bindURL) {
+            if let name { try await screenshot(name) }
+        }
+    }
+
+    /// The same in any browser session: opens the bind link, presses create on the
+    /// registration page (after `beforeCreating`) and waits for the passkey to be saved.
+    static func registerPasskey(in browser: WebDriverSession, at bindURL: URL, beforeCreating: () async throws -> Void = {}) async throws {
         try await browser.open(bindURL)
         try await browser.wait(until: "!document.getElementById('create').hidden", what: "the create button")
-        if let name { try await screenshot(name) }
+        try await beforeCreating()
         try await browser.click("#create-button")
         try await browser.wait(until: "!document.getElementById('done').hidden", what: "the passkey to be saved")
     }

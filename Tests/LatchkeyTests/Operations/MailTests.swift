@@ -51,30 +51,10 @@ struct MailTests {
         }
     }
 
-    /// A CA and a certificate for `localhost` and 127.0.0.1, made with the openssl tool.
-    static func certificates(in directory: URL) async throws -> (ca: URL, certificate: URL, key: URL) {
-        let ca = directory.appendingPathComponent("ca.pem")
-        let caKey = directory.appendingPathComponent("ca.key")
-        let key = directory.appendingPathComponent("server.key")
-        let request = directory.appendingPathComponent("server.csr")
-        let certificate = directory.appendingPathComponent("server.pem")
-        let extensions = directory.appendingPathComponent("san.ext")
-        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(to: extensions, atomically: true, encoding: .utf8)
-        for command in [
-            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey.path, "-out", ca.path, "-days", "2", "-subj", "/CN=Latchkey test CA"],
-            ["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key.path, "-out", request.path, "-subj", "/CN=localhost"],
-            ["openssl", "x509", "-req", "-in", request.path, "-CA", ca.path, "-CAkey", caKey.path, "-CAcreateserial", "-out", certificate.path, "-days", "2", "-extfile", extensions.path],
-        ] {
-            let (status, output) = try await ChildProcess.tool(command)
-            try #require(status == 0, "\(command.joined(separator: " ")): \(output)")
-        }
-        return (ca, certificate, key)
-    }
-
     @Test("STARTTLS with a verified certificate, then AUTH: the password travels only inside TLS")
     func startTLSAndAuth() async throws {
         let directory = try TemporaryDirectory()
-        let (ca, certificate, key) = try await Self.certificates(in: directory.url)
+        let (ca, certificate, key) = try await TestCertificates.make(in: directory.url)
         let sink = try await SMTPSink(starttls: (certificate, key), auth: ("latchkey", "mail-password"))
         try await ProviderHarness.withVault({
             $0.mail = .init(transport: .smtp(url: "smtp://latchkey@localhost:\(sink.port)", password: "mail-password", trustedCertificatesFile: ca.path), from: Self.sender)
@@ -90,7 +70,7 @@ struct MailTests {
     @Test("a server whose certificate does not verify gets no mail; while mail keeps failing, starts are still answered and codes wait in the outbox")
     func unverifiedServer() async throws {
         let directory = try TemporaryDirectory()
-        let (_, certificate, key) = try await Self.certificates(in: directory.url)
+        let (_, certificate, key) = try await TestCertificates.make(in: directory.url)
         let sink = try await SMTPSink(starttls: (certificate, key), auth: ("latchkey", "mail-password"))
         try await ProviderHarness.withVault({
             // The system's trust store does not know the test CA.
