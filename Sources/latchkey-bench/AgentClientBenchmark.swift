@@ -14,7 +14,7 @@ struct AgentClientBenchmark {
     static let resource = "https://mcp.bench.example/mcp"
 
     func run() async throws -> Report {
-        try await ProviderBenchmark.withProvider { issuer, _, _ in
+        var report = try await ProviderBenchmark.withProvider { issuer, _, _ in
             let transport = HTTP1Transport()
             let admin = AdminAPIClient(issuer: issuer, token: ServeProcess.adminToken, transport: transport)
             let server = try await admin.call(AdminAPI.createResourceServer, body: .init(name: "mcp", resource: Self.resource, accessTokenFormat: "jwt"))
@@ -53,5 +53,8 @@ struct AgentClientBenchmark {
             ))
             return report
         }
+        report.lines += try await MetadataDocumentSignInBenchmark(seconds: seconds).run()
+        report.notes.append("a person's sign-in (redirect flow over HTTP, ID token checked) as a client known by its metadata document, cached, consent remembered, vs a registered client; 9 paired rounds; target: the median pair's p50 ratio <= 1.1")
+        return report
     }
 }

@@ -36,6 +36,7 @@ struct ProviderBenchmark {
     /// The in-process provider without request limits, and a scratch directory for the
     /// clients' vaults (on /dev/shm when there is one, named by `root`), for `body`.
     static func withProvider<Result: Sendable>(
+        configure: (inout ProviderConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (_ issuer: URL, _ scratch: URL, _ root: String) async throws -> Result
     ) async throws -> Result {
         let root = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
@@ -45,6 +46,7 @@ struct ProviderBenchmark {
         configuration.rateLimitPerMinute = .max
         configuration.logLevel = .warning
         configuration.auditLog = !ServeProcess.auditOff
+        configure(&configuration)
         return try await withReferenceProvider(configuration: configuration) { issuer in try await body(issuer, scratch, root) }
     }
 

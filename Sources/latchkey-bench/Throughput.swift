@@ -130,9 +130,11 @@ struct Report {
 }
 
 extension Double {
-    /// Whole numbers for rates; one decimal for small figures such as milliseconds.
+    /// Whole numbers for rates; one decimal for small figures such as milliseconds; three
+    /// below 2, where a ratio sits near 1.
     var formatted: String {
-        String(format: self < 100 && self != rounded() ? "%.1f" : "%.0f", self)
+        guard self != rounded() else { return String(format: "%.0f", self) }
+        return String(format: self < 2 ? "%.3f" : self < 100 ? "%.1f" : "%.0f", self)
     }
 }
 

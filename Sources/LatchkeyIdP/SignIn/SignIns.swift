@@ -172,24 +172,30 @@ struct SignIns: Sendable {
         )
         var before: (@Sendable (any SQLTransaction) async throws -> Void)?
         if session.thirdParty {
+            // The consent is looked up in the sign-in's own transaction (no read of its
+            // own); one that does not cover the request rolls it back for the prompt.
             let consents = Consents(context: context, grants: grants)
             let identityID = credential.identityID
-            let covered = try await context.database.read { transaction in
-                try await consents.covers(identityID: identityID, clientID: session.clientID, resource: session.resource, scope: session.scope, in: transaction)
-            }
-            guard covered else { return .consent(try await prompt(id, session: session, signIn: signIn, now: now)) }
             let context = context
             before = { transaction in
+                guard try await consents.covers(identityID: identityID, clientID: session.clientID, resource: session.resource, scope: session.scope, in: transaction) else {
+                    throw ConsentNeeded()
+                }
                 try await context.audit.record(AuditEntry(
                     .consentRemembered, actor: .identity(identityID), subject: identityID, client: session.clientID,
                     details: AuditEvent.Details(scope: session.scope, resource: session.resource), now: now
                 ), in: transaction)
             }
         }
-        let code = try await grants.complete(
-            signIn, credentials: credentials, tickets: try context.tickets, spentError: .notFound("unknown, used or expired authentication session"), now: now,
-            in: context.database, before: before
-        )
+        let code: String
+        do {
+            code = try await grants.complete(
+                signIn, credentials: credentials, tickets: try context.tickets, spentError: .notFound("unknown, used or expired authentication session"), now: now,
+                in: context.database, before: before
+            )
+        } catch is ConsentNeeded {
+            return .consent(try await prompt(id, session: session, signIn: signIn, now: now))
+        }
         let answer = AuthorizationResponseParameters(code: code, state: session.state, issuer: context.issuer.absoluteString)
         guard let components = URLComponents(string: session.redirectURI), let redirect = FormEncoding.url(components, appending: answer.formItems) else {
             throw ProviderError.serverError("cannot build the redirect")
@@ -224,3 +230,7 @@ struct SignIns: Sendable {
         ))
     }
 }
+
+/// Thrown inside a third-party sign-in's transaction when no remembered consent covers it:
+/// the transaction rolls back and the person is asked (``SignIns/complete(session:response:now:)``).
+private struct ConsentNeeded: Error {}
