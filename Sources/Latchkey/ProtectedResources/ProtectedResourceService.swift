@@ -60,7 +60,8 @@ extension ProtectedResourceService {
     /// `resource_metadata`.
     private static func challenge(_ response: TransportResponse) -> (location: String, scopes: [String]?, error: String?)? {
         guard let header = response.headers["www-authenticate"] else { return nil }
-        for challenge in AuthenticationChallenge.parse(header) where ["bearer", "dpop"].contains(challenge.scheme) {
+        let schemes = [AccessTokenType.bearer, .dpop].map { $0.rawValue.lowercased() }
+        for challenge in AuthenticationChallenge.parse(header) where schemes.contains(challenge.scheme) {
             guard let location = challenge.resourceMetadata else { continue }
             let scopes = challenge.scope.map { $0.split(separator: " ").map(String.init) }.flatMap { scopes in
                 scopes.isEmpty || scopes.count > 32 || scopes.contains(where: { $0.utf8.count > 256 }) ? nil : scopes
@@ -71,7 +72,7 @@ extension ProtectedResourceService {
     }
 
     private static func refusesToken(_ response: TransportResponse) -> Bool {
-        response.headers["www-authenticate"].map(AuthenticationChallenge.parse)?.contains { $0.error == "invalid_token" } ?? false
+        response.headers["www-authenticate"].map(AuthenticationChallenge.parse)?.contains { $0.error == OAuthErrorCode.invalidToken.rawValue } ?? false
     }
 
     /// The resource's metadata from `location`: on the resource's own origin (a stranger's

@@ -14,17 +14,25 @@ public struct AuthenticationChallenge: Hashable, Sendable {
     /// A token68 credential in place of parameters (§11.2), rarely used in challenges.
     public let token68: String?
 
+    /// The parameters this client reads: RFC 6750 §3's and RFC 9728 §5.1's.
+    public enum Parameter: String, CaseIterable, Sendable {
+        case realm, scope, error
+        case errorDescription = "error_description"
+        case errorURI = "error_uri"
+        case resourceMetadata = "resource_metadata"
+    }
+
     /// The longest header read, in bytes.
     public static let maximumLength = 8 * 1024
     /// The most parameters read in one header, all challenges together.
     public static let maximumParameters = 32
 
     /// RFC 9728 §5.1: where the resource's metadata is.
-    public var resourceMetadata: String? { parameters["resource_metadata"] }
+    public var resourceMetadata: String? { parameters[Parameter.resourceMetadata.rawValue] }
     /// RFC 6750 §3: `invalid_token`, `insufficient_scope`, …
-    public var error: String? { parameters["error"] }
+    public var error: String? { parameters[Parameter.error.rawValue] }
     /// RFC 6750 §3: the scopes the resource asks for, space-separated.
-    public var scope: String? { parameters["scope"] }
+    public var scope: String? { parameters[Parameter.scope.rawValue] }
 
     public init(scheme: String, parameters: [String: String] = [:], token68: String? = nil) {
         self.scheme = scheme.lowercased()
