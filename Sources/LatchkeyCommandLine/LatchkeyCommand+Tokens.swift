@@ -196,7 +196,7 @@ extension LatchkeyCommand {
             var response = try await Self.send(request, with: valid, through: inner, target: target, allowed: allowed)
             // Refused although kept as valid (revoked at the provider, or a provider that
             // forgot it): once more with refreshed or new tokens (RFC 6750 §3.1).
-            if Self.refusesToken(response) {
+            if AuthenticationChallenge.refusesToken(response) {
                 valid = try await tokens.validTokens(embedded, issuer: issuerURL, rejected: valid)
                 response = try await Self.send(request, with: valid, through: inner, target: target, allowed: allowed)
             }
@@ -253,11 +253,6 @@ extension LatchkeyCommand {
             } catch let error as OAuthError {
                 throw CommandFailure("\(target.absoluteString): \(error.reason)")
             }
-        }
-
-        /// A 401 whose challenge says the token is not good (`invalid_token`).
-        static func refusesToken(_ response: TransportResponse) -> Bool {
-            response.status == 401 && (response.headers["www-authenticate"]?.contains("invalid_token") ?? false)
         }
 
         /// `Name: value` pairs. Authorization and DPoP are the command's own; Host and

@@ -92,11 +92,7 @@ struct MetadataDocumentSignInBenchmark {
 
         static func bound(issuer: URL, scratch: URL, transport: HTTP1Transport) async throws -> Person {
             let directory = scratch.appendingPathComponent("metadata-document-person")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let keyFile = directory.appendingPathComponent("key")
-            guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
-                throw BenchmarkError("cannot write a key file")
-            }
+            let keyFile = try vaultKeyFile(in: directory)
             let person = Person(
                 issuer: issuer, authenticator: SoftwareAuthenticator(vault: try KeyVault.open(at: directory.appendingPathComponent("vault"), key: .keyFile(keyFile))),
                 transport: transport

@@ -167,13 +167,7 @@ struct ProviderBenchmark {
         static func device(
             issuer: URL, directory: URL, transport: HTTP1Transport, stepHandler: Embedded.StepHandler? = nil, signInFlow: SignInFlow = .automatic
         ) throws -> Embedded {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let keyFile = directory.appendingPathComponent("key")
-            if !FileManager.default.fileExists(atPath: keyFile.path) {
-                guard FileManager.default.createFile(atPath: keyFile.path, contents: try SecureRandom.bytes(count: 32), attributes: [.posixPermissions: 0o600]) else {
-                    throw BenchmarkError("cannot write a key file")
-                }
-            }
+            let keyFile = try vaultKeyFile(in: directory)
             var configuration = Embedded.Configuration(
                 vaultDirectory: directory.appendingPathComponent("vault"), keySource: .keyFile(keyFile),
                 allowedDomains: [issuer.host ?? ""], transport: transport

@@ -47,7 +47,7 @@ extension ProtectedResourceService {
             var response = try await present(tokens)
             // Kept tokens refused although unexpired (revoked at the provider): once more
             // with refreshed or new ones (RFC 6750 §3.1), never a third time.
-            if response.status == 401, Self.refusesToken(response) {
+            if AuthenticationChallenge.refusesToken(response) {
                 tokens = try await ask(tokens)
                 response = try await present(tokens)
             }
@@ -69,10 +69,6 @@ extension ProtectedResourceService {
             return (location, scopes, challenge.error)
         }
         return nil
-    }
-
-    private static func refusesToken(_ response: TransportResponse) -> Bool {
-        response.headers["www-authenticate"].map(AuthenticationChallenge.parse)?.contains { $0.error == OAuthErrorCode.invalidToken.rawValue } ?? false
     }
 
     /// The resource's metadata from `location`: on the resource's own origin (a stranger's

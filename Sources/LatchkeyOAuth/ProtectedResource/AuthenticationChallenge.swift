@@ -40,6 +40,13 @@ public struct AuthenticationChallenge: Hashable, Sendable {
         self.token68 = token68
     }
 
+    /// Whether `response` refuses the token it was sent with: a 401 whose challenge says
+    /// `invalid_token` (RFC 6750 §3.1), so kept tokens should be replaced, not sent again.
+    public static func refusesToken(_ response: TransportResponse) -> Bool {
+        guard response.status == 401, let header = response.headers["www-authenticate"] else { return false }
+        return parse(header).contains { $0.error == OAuthErrorCode.invalidToken.rawValue }
+    }
+
     /// Every challenge in `header`, in order; empty for text over ``maximumLength`` bytes
     /// or that is not a challenge list. A malformed challenge ends the reading: what came
     /// before it is kept.
