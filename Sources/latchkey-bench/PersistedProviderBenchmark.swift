@@ -266,11 +266,4 @@ struct PersistedProviderBenchmark {
         let last = try await create((total - slice)..<total)
         return (first, last)
     }
-
-    private func randomKey() throws -> Data {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        guard let random = FileHandle(forReadingAtPath: "/dev/urandom") else { throw BenchmarkError("no /dev/urandom") }
-        bytes = [UInt8](random.readData(ofLength: 32))
-        return Data(bytes)
-    }
 }

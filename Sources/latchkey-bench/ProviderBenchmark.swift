@@ -27,6 +27,8 @@ struct ProviderBenchmark {
 
     struct Figures {
         var throughput: Double
+        /// Operations that succeeded in the measured time (the warm-up not counted).
+        var count = 0
         var p50: Double
         var p99: Double
         var errors: Int
@@ -137,7 +139,7 @@ struct ProviderBenchmark {
         func percentile(_ p: Double) -> Double {
             latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
         }
-        return Figures(throughput: Double(latencies.count) / elapsed, p50: percentile(0.5), p99: percentile(0.99), errors: results.1, firstError: results.2)
+        return Figures(throughput: Double(latencies.count) / elapsed, count: latencies.count, p50: percentile(0.5), p99: percentile(0.99), errors: results.1, firstError: results.2)
     }
 
     /// One client: its own vault, bound once, and the facade an application would use.

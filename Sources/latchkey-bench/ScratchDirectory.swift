@@ -20,3 +20,9 @@ func vaultKeyFile(in directory: URL) throws -> URL {
     }
     return keyFile
 }
+
+/// 32 random bytes: a store key for the `latchkey serve` processes that share a database.
+func randomKey() throws -> Data {
+    guard let random = FileHandle(forReadingAtPath: "/dev/urandom") else { throw BenchmarkError("no /dev/urandom") }
+    return random.readData(ofLength: 32)
+}

@@ -1,6 +1,6 @@
 // latchkey-bench: throughput of Latchkey's operations next to a reference measured in
 // the same run, reported as ratios because the machines are noisy.
-// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|tpm|webauthn|oauth|provider|dpop|agent|ssh|fleet|host|package|attack|peer|store|agents] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
+// Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|tpm|webauthn|oauth|provider|dpop|agent|ssh|fleet|host|package|attack|peer|go-peer|store|agents] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
 // scripts/performance-report.sh turns a --markdown run into docs/PERFORMANCE.md.
 
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
@@ -25,5 +25,6 @@ if options.runs("package") { finish(try await PackageBenchmark(seconds: options.
 if options.runs("attack") { finish(try await AttackBenchmark().run()) }
 if options.runs("agents") { finish(try await AgentClientBenchmark(seconds: options.seconds).run()) }
 if options.runs("peer") { finish(try await PeerProviderBenchmark(seconds: options.seconds).run()) }
+if options.runs("go-peer") { finish(try await GoPeerBenchmark(seconds: options.seconds).run()) }
 if options.runs("store") { finish(try await PersistedProviderBenchmark(seconds: options.seconds, sizes: options.sizes ?? [0, 10_000, 100_000, 1_000_000], concurrencies: options.clients.map { [$0] } ?? [1, 16, 64], creations: options.creations, floor: options.floor).run()) }
 Report.targets(of: reports).print(markdown: options.markdown)

@@ -39,12 +39,23 @@ public final class SilentListener: Sendable {
 
     /// Connections made since the last call (each is accepted and closed).
     public func connectionsMade() -> Int {
-        var count = 0
+        connectionSources().count
+    }
+
+    /// The IPv4 address each connection made since the last call came from (each is
+    /// accepted and closed).
+    public func connectionSources() -> [String] {
+        var sources: [String] = []
         while true {
-            let connection = accept(descriptor, nil, nil)
-            guard connection >= 0 else { return count }
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let connection = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(descriptor, $0, &length) }
+            }
+            guard connection >= 0 else { return sources }
             close(connection)
-            count += 1
+            let address = UInt32(bigEndian: peer.sin_addr.s_addr)
+            sources.append([24, 16, 8, 0].map { String((address >> $0) & 0xff) }.joined(separator: "."))
         }
     }
 }

@@ -41,9 +41,14 @@ package final class StreamConnection: Sendable {
     /// (``IPAddressScope/isPublic(_:)``) before it is connected to, and only a public one
     /// is: the check is on the address the socket connects to, so a name that resolves
     /// differently a moment later (DNS rebinding) gains nothing.
+    ///
+    /// `sourceAddress`, an IPv4 address, is bound before connecting to an IPv4 address
+    /// (IPv6 addresses are connected from wherever the kernel picks). Only the benchmark
+    /// uses it: its clients come from many loopback addresses, as a provider's clients come
+    /// from many hosts, so that a peer's per-address limit sees what it would in service.
     package func connect(
         host: String, port: Int, tls: Bool, trustedCertificatesFile: String? = nil, publicAddressesOnly: Bool = false,
-        deadline: ContinuousClock.Instant
+        sourceAddress: String? = nil, deadline: ContinuousClock.Instant
     ) throws {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -81,6 +86,13 @@ package final class StreamConnection: Sendable {
             guard adopted else {
                 Glibc.close(descriptor)
                 throw CryptoError.connectionFailed(reason: "the connection to \(host) was interrupted")
+            }
+            if let sourceAddress, info.pointee.ai_family == AF_INET {
+                guard Self.bind(descriptor, to: sourceAddress) else {
+                    lastError = errno
+                    closeDescriptor()
+                    continue
+                }
             }
             let outcome = Self.connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, deadline: deadline, interrupted: { self.isInterrupted })
             if outcome == 0 { break }
@@ -198,6 +210,19 @@ package final class StreamConnection: Sendable {
         var time = timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Binds `descriptor` to the IPv4 `address` with a port the kernel picks.
+    private static func bind(_ descriptor: Int32, to address: String) -> Bool {
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, address, &local.sin_addr) == 1 else {
+            errno = EINVAL
+            return false
+        }
+        return withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     /// A non-blocking connect watched in 50 ms steps, so an interruption is seen quickly;

@@ -27,9 +27,20 @@ public final class HTTP1Transport: HTTPTransport, Sendable {
     static let maximumRedirects = 5
 
     public let policy: TransportPolicy
+    /// The IPv4 address each connection is made from, asked for each connection; nil for
+    /// the kernel's choice. Only the benchmark sets it (``StreamConnection``).
+    let sourceAddress: (@Sendable () -> String?)?
 
     public init(policy: TransportPolicy = TransportPolicy()) {
         self.policy = policy
+        sourceAddress = nil
+    }
+
+    /// A transport whose connections come from `sourceAddress()`: the benchmark's clients
+    /// from many loopback addresses, as a provider's come from many hosts.
+    package init(policy: TransportPolicy = TransportPolicy(), sourceAddress: @escaping @Sendable () -> String?) {
+        self.policy = policy
+        self.sourceAddress = sourceAddress
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -69,7 +80,7 @@ public final class HTTP1Transport: HTTPTransport, Sendable {
     }
 
     private func exchange(_ request: TransportRequest) async throws -> TransportResponse {
-        let exchange = Exchange(request: request, policy: policy)
+        let exchange = Exchange(request: request, policy: policy, sourceAddress: sourceAddress?())
         try Task.checkCancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -90,10 +101,12 @@ private final class Exchange: Sendable {
     private let connection = StreamConnection()
     private let waiting = Mutex<CheckedContinuation<TransportResponse, any Error>?>(nil)
     private let host: String
+    private let sourceAddress: String?
 
-    init(request: TransportRequest, policy: TransportPolicy) {
+    init(request: TransportRequest, policy: TransportPolicy, sourceAddress: String?) {
         self.request = request
         self.policy = policy
+        self.sourceAddress = sourceAddress
         host = request.url.host ?? "the server"
     }
 
@@ -145,7 +158,7 @@ private final class Exchange: Sendable {
         let port = url.port ?? (secure ? 443 : 80)
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let bytes = try HTTP1Message.request(request, userAgent: HTTP1Transport.userAgent)
-        try connection.connect(host: bareHost, port: port, tls: secure, publicAddressesOnly: policy.publicAddressesOnly, deadline: deadline)
+        try connection.connect(host: bareHost, port: port, tls: secure, publicAddressesOnly: policy.publicAddressesOnly, sourceAddress: sourceAddress, deadline: deadline)
         try connection.write(bytes)
         let connection = connection
         var reader = HTTP1ResponseReader(host: host, maximumBodySize: policy.maximumResponseSize) { try connection.read() }
