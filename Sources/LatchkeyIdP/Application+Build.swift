@@ -1,6 +1,8 @@
 public import Foundation
 public import Hummingbird
 import HummingbirdCore
+import NIOCore
+import NIOPosix
 import LatchkeyWebAuthn
 import Logging
 import ServiceLifecycle
@@ -63,16 +65,13 @@ public func buildApplication(
     if let listener = configuration.adminListener {
         let adminRouter = ProviderRouters.router(provider)
         ProviderRouters.addOperatorRoutes(to: adminRouter, provider: provider, authorization: authorization, metricsOpen: true)
-        services.append(Application(
-            router: adminRouter,
-            server: ProviderRouters.server(configuration),
-            configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Latchkey"),
+        services.append(ProviderRouters.server(
+            configuration, host: listener.host, port: listener.port, responder: adminRouter.buildResponder(), logger: logger,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? listener.port
                 let host = listener.host.contains(":") ? "[\(listener.host)]" : listener.host
                 await onAdminServerRunning(URL(string: "http://\(host):\(port)") ?? URL(fileURLWithPath: "/"))
-            },
-            logger: logger
+            }
         ))
     } else {
         ProviderRouters.addOperatorRoutes(to: router, provider: provider, authorization: authorization, metricsOpen: false)
@@ -82,29 +81,26 @@ public func buildApplication(
             ])
         }
     }
-    var app = Application(
-        router: router,
-        server: ProviderRouters.server(configuration),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latchkey"),
-        services: services,
+    let startLogger = logger
+    let responder = router.buildResponder()
+    let listener = ProviderRouters.server(
+        configuration, host: configuration.host, port: configuration.port, responder: responder, logger: logger,
+        prelude: {
+            do {
+                try await context.prepare()
+            } catch let error as StoreError where error.code == .unavailable {
+                // Serve anyway: requests answer 503 until the database is back.
+                startLogger.warning("the store is unreachable; answering 503 until it is back", metadata: ["error": .string(error.reason)])
+            }
+        },
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let issuer = configuration.issuer ?? URL(string: "http://\(configuration.host):\(port)") ?? URL(fileURLWithPath: "/")
             context.setIssuer(issuer)
             await onServerRunning(issuer)
-        },
-        logger: logger
-    )
-    let startLogger = logger
-    app.beforeServerStarts {
-        do {
-            try await context.prepare()
-        } catch let error as StoreError where error.code == .unavailable {
-            // Serve anyway: requests answer 503 until the database is back.
-            startLogger.warning("the store is unreachable; answering 503 until it is back", metadata: ["error": .string(error.reason)])
         }
-    }
-    return app
+    )
+    return ProviderApplication(responder: responder, logger: logger, backgroundServices: services, listener: listener)
 }
 
 /// What both listeners share: middleware, the HTTP limits, the operator's routes.
@@ -135,22 +131,24 @@ enum ProviderRouters {
         MetricsRoutes.add(to: router, provider: provider, authorization: metricsOpen ? nil : authorization)
     }
 
-    /// HTTP/1.1 with the configured idle timeout, body deadline and header limits, each
-    /// connection's requests handled on its own event loop (``EventLoopHTTP1Channel``).
-    static func server(_ configuration: ProviderConfiguration) -> HTTPServerBuilder {
-        let bodyTimeout = Int64(configuration.bodyTimeout * 1000)
-        let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestBodyDeadlineHandler(timeout: .milliseconds(bodyTimeout))],
+    /// A listener (``ProviderHTTPServer``) answering with `responder`, under the
+    /// configured idle timeout, body deadline and header limits.
+    static func server(
+        _ configuration: ProviderConfiguration, host: String, port: Int, responder: RouterResponder<ProviderRequestContext>, logger: Logger,
+        prelude: @escaping @Sendable () async throws -> Void = {}, onServerRunning: @escaping @Sendable (any Channel) async -> Void
+    ) -> ProviderHTTPServer {
+        let limits = ProviderHTTPServer.Limits(
             idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
-            httpDecoderConfiguration: .init(
-                maxHeaderFieldSize: configuration.maximumHeaderBytes,
-                maxHeaderListSize: configuration.maximumHeaderBytes,
-                maxHeaderFieldCount: configuration.maximumHeaderFields
-            )
+            bodyTimeout: .milliseconds(Int64(configuration.bodyTimeout * 1000)),
+            maximumHeaderBytes: configuration.maximumHeaderBytes,
+            maximumHeaderFields: configuration.maximumHeaderFields,
+            maximumBodySize: HTTPSupport.maximumBodySize
         )
-        return HTTPServerBuilder { responder in
-            EventLoopHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: http1))
-        }
+        return ProviderHTTPServer(
+            host: host, port: port, limits: limits, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            prelude: prelude, onServerRunning: onServerRunning,
+            respond: ProviderHTTPServer.respond(with: responder, logger: logger, serverName: "Latchkey")
+        )
     }
 }
 

@@ -17,7 +17,9 @@ import Synchronization
 /// assertion, token with the ID token checked) take turns at them, round after round, the
 /// order reversed every other round so drift falls on both. CPU per sign-in is read from
 /// /proc; each line is the median of the rounds, and the ratio the median of the rounds'
-/// own ratios. The clients' connections come from many loopback addresses, a new one every
+/// own ratios. Each turn at an in-memory server also measures four bare requests
+/// (`/health`), the HTTP a sign-in travels in, so the report shows how much of the
+/// difference is the requests and how much the sign-in's own work. The clients' connections come from many loopback addresses, a new one every
 /// 200 connections, as a provider's clients come from many hosts: the peer keeps its limit
 /// of 120 POSTs a minute per address (it has no switch), and `latchkey serve` its own
 /// limiter, set high, so both count per address and neither refuses.
@@ -35,6 +37,8 @@ struct GoPeerBenchmark {
         var name: String
         var servers: [ServeProcess]
         var clients: [ProviderBenchmark.Client]
+        /// Whether each turn also measures four bare requests.
+        var measuresFloor = false
         var cpuSeconds: Double { servers.reduce(0) { $0 + $1.cpuSeconds } }
     }
 
@@ -44,6 +48,8 @@ struct GoPeerBenchmark {
         var throughput: Double
         var p50: Double
         var p99: Double
+        /// CPU milliseconds of four bare requests, for the in-memory pair.
+        var floorCPU: Double?
     }
 
     func run() async throws -> Report {
@@ -65,7 +71,7 @@ struct GoPeerBenchmark {
             for contender in contenders { contender.servers.forEach { $0.stop() } }
         }
         func add(_ name: String, _ servers: [ServeProcess], bind: (Int, URL) async throws -> ProviderBenchmark.Client) async throws {
-            contenders.append(Contender(name: name, servers: servers, clients: []))
+            contenders.append(Contender(name: name, servers: servers, clients: [], measuresFloor: name.hasSuffix("in memory")))
             var clients: [ProviderBenchmark.Client] = []
             for index in 0..<count {
                 clients.append(try await bind(index, scratch.appendingPathComponent("\(name)-\(index)")))
@@ -123,10 +129,22 @@ struct GoPeerBenchmark {
                     guard figures.errors == 0 else {
                         throw BenchmarkError("\(contender.name), \(concurrency) clients: \(figures.errors) sign-ins failed, the first: \(figures.firstError ?? "-")")
                     }
-                    turns[index].append(Turn(
+                    var measured = Turn(
                         cpuPerSignIn: cpu * 1000 / Double(max(figures.count + concurrency, 1)),
                         throughput: figures.throughput, p50: figures.p50, p99: figures.p99
-                    ))
+                    )
+                    if contender.measuresFloor {
+                        // Four bare requests (`/health`), the HTTP a sign-in travels in.
+                        let issuer = contender.servers[0].issuer
+                        let before = contender.cpuSeconds
+                        let floor = try await turn.measure(concurrency: concurrency) { _ in
+                            for _ in 0..<4 {
+                                _ = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("health")))
+                            }
+                        }
+                        measured.floorCPU = (contender.cpuSeconds - before) * 1000 / Double(max(floor.count + concurrency, 1))
+                    }
+                    turns[index].append(measured)
                 }
             }
             // Pairs: Latchkey on SQLite against the durable peer, in memory against the
@@ -151,6 +169,14 @@ struct GoPeerBenchmark {
                 report.lines.append(ReportLine(
                     name: "\(label): p50 ms", latchkey: Self.median(ours.map(\.p50)), reference: Self.median(theirs.map(\.p50)), referenceName: "\(reference) p50"
                 ))
+                let floors = (ours.compactMap(\.floorCPU), theirs.compactMap(\.floorCPU))
+                if !floors.0.isEmpty, floors.0.count == floors.1.count {
+                    report.lines.append(ReportLine(
+                        name: "\(label): CPU ms of 4 bare requests", latchkey: Self.median(floors.0), reference: Self.median(floors.1),
+                        referenceName: "\(reference), the same",
+                        pairedRatio: Self.median(zip(floors.0, floors.1).map { $0 / max($1, 1e-9) })
+                    ))
+                }
                 report.lines.append(ReportLine(
                     name: "\(label): p99 ms", latchkey: Self.median(ours.map(\.p99)), reference: Self.median(theirs.map(\.p99)),
                     referenceName: "\(reference) p99", target: pair.p99Target.map { .ratioAtMost($0) }

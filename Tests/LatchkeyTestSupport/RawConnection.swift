@@ -60,6 +60,11 @@ public final class RawConnection: @unchecked Sendable {
         return bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
+    /// Closes this side for sending (a half close): the server reads the end of the stream.
+    public func closeSending() {
+        shutdown(socket, Int32(SHUT_WR))
+    }
+
     /// Waits up to `seconds` for the server's answer or for it to close the connection.
     public func outcome(within seconds: Double) async -> Outcome {
         await Blocking.run { self.waitForOutcome(seconds) }
@@ -110,6 +115,16 @@ public final class RawConnection: @unchecked Sendable {
         var payload = Data(answer[split.upperBound...])
         if headText.lowercased().contains("transfer-encoding: chunked") { payload = Self.dechunked(payload) }
         return (status, (try? JSONValue(json: payload)) ?? [:])
+    }
+
+    /// Everything the server sends until it closes the connection, or until `seconds`
+    /// pass; whether it closed.
+    public func received(within seconds: Double) async -> (text: String, closed: Bool) {
+        await Blocking.run {
+            let started = Date()
+            let data = self.readToEnd(seconds)
+            return (String(decoding: data, as: UTF8.self), Date().timeIntervalSince(started) < seconds - 0.05)
+        }
     }
 
     private func readToEnd(_ seconds: Double) -> Data {

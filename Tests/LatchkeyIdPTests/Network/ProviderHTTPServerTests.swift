@@ -1,0 +1,95 @@
+import Foundation
+@testable import LatchkeyIdP
+import LatchkeyTestSupport
+import Logging
+import Testing
+
+/// The provider's own HTTP/1.1 listener (``ProviderHTTPServer``, ``HTTPRequestHandler``):
+/// what Hummingbird's server did for the provider, it must still do.
+@Suite("Provider: the HTTP/1.1 listener")
+struct ProviderHTTPServerTests {
+    static func withProvider(_ body: @escaping @Sendable (_ port: Int) async throws -> Void) async throws {
+        var configuration = ProviderConfiguration(adminToken: "admin-token-for-the-listener-tests")
+        configuration.logLevel = .critical
+        try await withReferenceProvider(configuration: configuration) { issuer in
+            try await body(try #require(issuer.port))
+        }
+    }
+
+    /// Each answer's status line, in order (an answer's body runs into the next status
+    /// line, with no line break between them).
+    static func statusLines(_ text: String) -> [String] {
+        text.matches(of: /HTTP\/1\.1 \d{3} [^\r]*/).map { String($0.output) }
+    }
+
+    @Test("pipelined requests on one connection are answered in order, each with Date, Server and its own X-Request-Id; Connection: close ends it after its answer")
+    func pipelined() async throws {
+        try await Self.withProvider { port in
+            let connection = try await RawConnection.open(port: port)
+            let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let last = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            #expect(connection.send(String(repeating: request, count: 3) + last))
+            let (text, closed) = await connection.received(within: 10)
+            #expect(closed, "the connection stays open after Connection: close")
+            #expect(Self.statusLines(text) == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 404 Not Found"], "\(text)")
+            let lines = text.components(separatedBy: "\r\n")
+            let ids = Set(lines.filter { $0.lowercased().hasPrefix("x-request-id: ") })
+            #expect(ids.count == 4, "\(ids)")
+            #expect(lines.filter { $0.lowercased() == "server: latchkey" }.count == 4)
+            let dates = lines.filter { $0.lowercased().hasPrefix("date: ") }
+            #expect(dates.count == 4)
+            #expect(dates.allSatisfy { $0.range(of: #"^[Dd]ate: (Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT$"#, options: .regularExpression) != nil }, "\(dates)")
+        }
+    }
+
+    @Test("a body over 64 KiB is answered 413 without waiting for the rest, then the connection closes; a request that does not parse gets 400 and a close")
+    func refusals() async throws {
+        try await Self.withProvider { port in
+            let large = try await RawConnection.open(port: port)
+            #expect(large.send("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000000\r\n\r\n" + String(repeating: "a", count: 70_000)))
+            let (answer, closed) = await large.received(within: 10)
+            #expect(Self.statusLines(answer) == ["HTTP/1.1 413 Payload Too Large"], "\(answer.prefix(300))")
+            #expect(closed)
+
+            let garbage = try await RawConnection.open(port: port)
+            #expect(garbage.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Line\r\n\r\n"))
+            let (refused, ended) = await garbage.received(within: 10)
+            #expect(Self.statusLines(refused) == ["HTTP/1.1 400 Bad Request"], "\(refused)")
+            #expect(ended)
+        }
+    }
+
+    @Test("a client that closes its side after sending still gets its answer")
+    func halfClosed() async throws {
+        try await Self.withProvider { port in
+            let connection = try await RawConnection.open(port: port)
+            #expect(connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+            connection.closeSending()
+            let (text, closed) = await connection.received(within: 10)
+            #expect(Self.statusLines(text) == ["HTTP/1.1 200 OK"], "\(text)")
+            #expect(closed)
+        }
+    }
+
+    @Test("stopping the provider closes an idle kept-alive connection and returns promptly")
+    func gracefulShutdown() async throws {
+        let clock = ContinuousClock()
+        let holder = ConnectionHolder()
+        try await Self.withProvider { port in
+            let connection = try await RawConnection.open(port: port)
+            #expect(connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+            #expect(await connection.outcome(within: 10) == .status(200))
+            holder.connection = connection
+            holder.stopping = clock.now
+        }
+        let elapsed = clock.now - (try #require(holder.stopping))
+        #expect(elapsed < .seconds(5), "stopping took \(elapsed) with an idle connection open")
+        let (_, closed) = try await #require(holder.connection).received(within: 5)
+        #expect(closed, "the kept-alive connection is still open after the provider stopped")
+    }
+}
+
+private final class ConnectionHolder: @unchecked Sendable {
+    var connection: RawConnection?
+    var stopping: ContinuousClock.Instant?
+}
