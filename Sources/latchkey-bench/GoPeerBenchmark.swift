@@ -113,7 +113,7 @@ struct GoPeerBenchmark {
         report.notes = [
             "the redirect flow at each (four round trips, the ID token checked), \(count) users each, the same clients; \(rounds) rounds of \(seconds) s per server and client count, taking turns",
             "CPU in server milliseconds per sign-in (the two PostgreSQL instances together; PostgreSQL's own CPU is not counted), latency in ms; each figure the median of the rounds, each CPU ratio the median of the rounds' ratios",
-            "Go peer: \(binary.path) (Go 1.19 from Debian); --durable: SQLite WAL, synchronous=FULL, audit log, limiter, refresh tokens, logs",
+            "Go peer: .build/go-peer/peer_go (Go 1.19 from Debian); --durable: SQLite WAL, synchronous=FULL, audit log, limiter, refresh tokens, logs",
         ] + report.notes
         let turn = ProviderBenchmark(seconds: seconds)
         for concurrency in concurrencies {

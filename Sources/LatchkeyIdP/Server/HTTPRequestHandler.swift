@@ -98,8 +98,16 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch error {
         case let expired as RequestBodyDeadlineHandler.Expired:
-            guard case .reading(let head, _) = reading else { return }
-            dispatch(head, body: RequestBody(asyncSequence: FailingBody(error: expired)), early: true, context: context)
+            switch reading {
+            case .reading(let head, _):
+                dispatch(head, body: RequestBody(asyncSequence: FailingBody(error: expired)), early: true, context: context)
+            case .discarding:
+                // A body answered early (413) and still arriving at its deadline: reading
+                // and dropping it ends here.
+                context.close(promise: nil)
+            case .idle:
+                break
+            }
         case is HTTPParserError:
             // As Hummingbird answers a request it cannot parse: 400, then the connection ends.
             guard !responding else {

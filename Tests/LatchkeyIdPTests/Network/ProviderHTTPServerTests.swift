@@ -8,9 +8,12 @@ import Testing
 /// what Hummingbird's server did for the provider, it must still do.
 @Suite("Provider: the HTTP/1.1 listener")
 struct ProviderHTTPServerTests {
-    static func withProvider(_ body: @escaping @Sendable (_ port: Int) async throws -> Void) async throws {
+    static func withProvider(
+        _ configure: (inout ProviderConfiguration) -> Void = { _ in }, _ body: @escaping @Sendable (_ port: Int) async throws -> Void
+    ) async throws {
         var configuration = ProviderConfiguration(adminToken: "admin-token-for-the-listener-tests")
         configuration.logLevel = .critical
+        configure(&configuration)
         try await withReferenceProvider(configuration: configuration) { issuer in
             try await body(try #require(issuer.port))
         }
@@ -56,6 +59,24 @@ struct ProviderHTTPServerTests {
             let (refused, ended) = await garbage.received(within: 10)
             #expect(Self.statusLines(refused) == ["HTTP/1.1 400 Bad Request"], "\(refused)")
             #expect(ended)
+        }
+    }
+
+    @Test("a body answered 413 that keeps arriving is read and dropped only until its deadline, then the connection closes")
+    func oversizedBodyCutOff() async throws {
+        try await Self.withProvider({ $0.bodyTimeout = 1 }) { port in
+            let connection = try await RawConnection.open(port: port)
+            #expect(connection.send("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000000\r\n\r\n" + String(repeating: "a", count: 70_000)))
+            #expect(await connection.outcome(within: 5) == .status(413))
+            // Keep sending, as a hostile client would, for up to 8 s: the server must end it.
+            let clock = ContinuousClock()
+            let started = clock.now
+            var open = true
+            while open, clock.now - started < .seconds(8) {
+                open = connection.send(String(repeating: "a", count: 4096))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(!open, "the server was still reading a refused body 8 s after its 1 s deadline")
         }
     }
 
