@@ -70,31 +70,33 @@ struct GoPeerBenchmark {
         defer {
             for contender in contenders { contender.servers.forEach { $0.stop() } }
         }
-        func add(_ name: String, _ servers: [ServeProcess], bind: (Int, URL) async throws -> ProviderBenchmark.Client) async throws {
-            contenders.append(Contender(name: name, servers: servers, clients: [], measuresFloor: name.hasSuffix("in memory")))
+        func add(
+            _ name: String, _ servers: [ServeProcess], measuresFloor: Bool, bind: (Int, URL) async throws -> ProviderBenchmark.Client
+        ) async throws {
+            contenders.append(Contender(name: name, servers: servers, clients: [], measuresFloor: measuresFloor))
             var clients: [ProviderBenchmark.Client] = []
             for index in 0..<count {
                 clients.append(try await bind(index, scratch.appendingPathComponent("\(name)-\(index)")))
             }
             contenders[contenders.count - 1].clients = clients
         }
-        func latchkey(_ name: String, _ servers: [ServeProcess]) async throws {
-            try await add(name, servers) { index, directory in
+        func latchkey(_ name: String, _ servers: [ServeProcess], measuresFloor: Bool = false) async throws {
+            try await add(name, servers, measuresFloor: measuresFloor) { index, directory in
                 try await ProviderBenchmark.Client.bound(
                     issuer: servers[index % servers.count].issuer, directory: directory, transport: transport, name: users[index]
                 )
             }
         }
-        func peer(_ name: String, _ arguments: [String]) async throws {
+        func peer(_ name: String, _ arguments: [String], measuresFloor: Bool = false) async throws {
             let (server, bindURLs) = try Self.startPeer(binary, arguments: arguments, users: users)
-            try await add(name, [server]) { index, directory in
+            try await add(name, [server], measuresFloor: measuresFloor) { index, directory in
                 try await Self.bound(at: server.issuer, bindURL: bindURLs[users[index]], directory: directory, transport: transport)
             }
         }
         try await latchkey("Latchkey SQLite", [ServeProcess.start(["--port", "0", "--data-dir", scratch.appendingPathComponent("latchkey-store").path])])
         try await peer("Go peer --durable", ["--durable", scratch.appendingPathComponent("peer-store").path])
-        try await latchkey("Latchkey in memory", [ServeProcess.start(["--port", "0"])])
-        try await peer("Go peer in memory", [])
+        try await latchkey("Latchkey in memory", [ServeProcess.start(["--port", "0"])], measuresFloor: true)
+        try await peer("Go peer in memory", [], measuresFloor: true)
         if let url = ProcessInfo.processInfo.environment["LATCHKEY_BENCH_POSTGRES_URL"], !url.isEmpty {
             let created = try await PostgresBenchDatabase.create(url)
             database = created
@@ -138,9 +140,7 @@ struct GoPeerBenchmark {
                         let issuer = contender.servers[0].issuer
                         let before = contender.cpuSeconds
                         let floor = try await turn.measure(concurrency: concurrency) { _ in
-                            for _ in 0..<4 {
-                                _ = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("health")))
-                            }
+                            try await ProviderBenchmark.bareRequests(to: issuer, transport: transport)
                         }
                         measured.floorCPU = (contender.cpuSeconds - before) * 1000 / Double(max(floor.count + concurrency, 1))
                     }
@@ -218,7 +218,7 @@ struct GoPeerBenchmark {
     /// bind URL for each user.
     static func startPeer(_ binary: URL, arguments: [String], users: [String]) throws -> (ServeProcess, [String: URL]) {
         let output = Pipe()
-        let process = try SpawnedProcess(binary, arguments + [String(try freePort())] + users, stdout: .pipe(output))
+        let process = try SpawnedProcess(binary, arguments + [String(try LoopbackPort.free())] + users, stdout: .pipe(output))
         var text = ""
         while !text.contains("\n") {
             let chunk = PipeReading.chunk(output.fileHandleForReading)
@@ -245,22 +245,6 @@ struct GoPeerBenchmark {
         _ = try await embedded.registerCredential(from: bindURL)
         let redirect = try ProviderBenchmark.Client.device(issuer: issuer, directory: directory, transport: transport, signInFlow: .redirect)
         return ProviderBenchmark.Client(issuer: issuer, embedded: embedded, redirect: redirect)
-    }
-
-    /// A loopback TCP port nothing listens on now (the peer takes a port number, not 0).
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw BenchmarkError("no socket") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw BenchmarkError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

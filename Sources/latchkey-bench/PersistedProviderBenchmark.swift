@@ -216,10 +216,7 @@ struct PersistedProviderBenchmark {
                 continue
             }
             let floor = try await timer.measure(concurrency: concurrency) { index in
-                let server = servers[index % servers.count]
-                for _ in 0..<4 {
-                    _ = try await transport.send(TransportRequest(method: "GET", url: server.issuer.appendingPathComponent("health")))
-                }
+                try await ProviderBenchmark.bareRequests(to: servers[index % servers.count].issuer, transport: transport)
             }
             let floorCPU = cpu() - before
             // The warm-up's operations count too: `concurrency` of each.
