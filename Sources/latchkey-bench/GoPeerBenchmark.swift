@@ -27,6 +27,9 @@ struct GoPeerBenchmark {
     var seconds: Double
     var concurrencies = [1, 16, 64]
     var rounds = 5
+    /// Whether the in-memory pair's turns also measure four bare requests (`--no-floor`
+    /// leaves them out, so a profile of a server holds its sign-ins only).
+    var floor = true
 
     /// The peer's build script, beside the checkout (`../shared/peers/go-provider`).
     static let buildScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -135,7 +138,7 @@ struct GoPeerBenchmark {
                         cpuPerSignIn: cpu * 1000 / Double(max(figures.count + concurrency, 1)),
                         throughput: figures.throughput, p50: figures.p50, p99: figures.p99
                     )
-                    if contender.measuresFloor {
+                    if contender.measuresFloor, floor {
                         // Four bare requests (`/health`), the HTTP a sign-in travels in.
                         let issuer = contender.servers[0].issuer
                         let before = contender.cpuSeconds

@@ -25,6 +25,6 @@ if options.runs("package") { finish(try await PackageBenchmark(seconds: options.
 if options.runs("attack") { finish(try await AttackBenchmark().run()) }
 if options.runs("agents") { finish(try await AgentClientBenchmark(seconds: options.seconds).run()) }
 if options.runs("peer") { finish(try await PeerProviderBenchmark(seconds: options.seconds).run()) }
-if options.runs("go-peer") { finish(try await GoPeerBenchmark(seconds: options.seconds).run()) }
+if options.runs("go-peer") { finish(try await GoPeerBenchmark(seconds: options.seconds, concurrencies: options.clients.map { [$0] } ?? [1, 16, 64], floor: options.floor).run()) }
 if options.runs("store") { finish(try await PersistedProviderBenchmark(seconds: options.seconds, sizes: options.sizes ?? [0, 10_000, 100_000, 1_000_000], concurrencies: options.clients.map { [$0] } ?? [1, 16, 64], creations: options.creations, floor: options.floor).run()) }
 Report.targets(of: reports).print(markdown: options.markdown)

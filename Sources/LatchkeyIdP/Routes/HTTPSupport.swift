@@ -206,21 +206,20 @@ struct RateLimitMiddleware: RouterMiddleware {
 /// Reads each request's body before any route sees it, bounded in size (413) and in time
 /// (408): a client that trickles a body byte by byte would otherwise hold its connection
 /// and a task for as long as it likes (the idle timeout only needs one byte now and then).
-/// The deadline itself is a timer in the connection's pipeline
-/// (``RequestBodyDeadlineHandler``), which fails the body's stream when it passes; here
-/// that failure becomes the 408.
+/// The deadline itself is the connection's timer (``HTTPConnectionHandler``), which fails
+/// the body's stream when it passes; here that failure becomes the 408.
 struct RequestBodyMiddleware: RouterMiddleware {
     typealias Context = ProviderRequestContext
     let timeout: Duration
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard RequestBodyDeadlineHandler.announcesBody(request.headers) else {
+        guard RequestBodyDeadline.announcesBody(request.headers) else {
             return try await next(request, context)
         }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: HTTPSupport.maximumBodySize)
-        } catch is RequestBodyDeadlineHandler.Expired {
+        } catch is RequestBodyDeadline.Expired {
             context.logger.warning("request body too slow", metadata: ["client": .string(context.clientAddress), "path": .string(request.uri.path)])
             throw ProviderError(.tooSlow, code: .invalidRequest, reason: "the request body did not arrive within \(timeout)")
         } catch {

@@ -2,7 +2,7 @@ import NIOCore
 
 /// A `TaskExecutor` that runs jobs on a SwiftNIO event loop (SE-0417): the swift-nio this
 /// package pins has none of its own. Each request's task prefers its connection's loop
-/// (``HTTPRequestHandler``), so the routes, their awaits and the answer's write run where
+/// (``HTTPConnectionHandler``), so the routes, their awaits and the answer's write run where
 /// the channel lives, without a thread switch between them.
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop

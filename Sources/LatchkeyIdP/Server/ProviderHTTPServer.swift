@@ -12,7 +12,7 @@ import Synchronization
 
 /// One HTTP/1.1 listener of the provider (the public one, or the admin one): SwiftNIO's
 /// bootstrap with a pipeline set up per connection as it is accepted, ending in
-/// ``HTTPRequestHandler``, which hands each request to Hummingbird's router.
+/// ``HTTPConnectionHandler``, which hands each request to Hummingbird's router.
 ///
 /// Hummingbird's own server takes each accepted connection through an async sequence to a
 /// task on the cooperative pool, and every request and answer through an `NIOAsyncChannel`;
@@ -22,13 +22,13 @@ import Synchronization
 /// peer's CPU (docs/PERFORMANCE.md, "A Go peer"). Here an accepted connection is set up on
 /// its event loop and each request runs on a task that prefers that loop.
 ///
-/// What Hummingbird's server did that this one keeps: the header limits, the idle timeout
-/// (`HTTPConnectionStateHandler`), the body deadline, pipelined requests answered in order,
+/// What Hummingbird's server did that this one keeps: the header limits, the idle timeout,
+/// the body deadline, pipelined requests answered in order,
 /// half-closed connections, and a graceful shutdown that stops accepting, lets each
 /// connection finish the answer it is writing, and returns once all are closed.
 final class ProviderHTTPServer: Service {
     struct Limits: Sendable {
-        var idleTimeout: Duration
+        var idleTimeout: TimeAmount
         var bodyTimeout: TimeAmount
         var maximumHeaderBytes: Int
         var maximumHeaderFields: Int
@@ -39,7 +39,7 @@ final class ProviderHTTPServer: Service {
     private let port: Int
     private let limits: Limits
     private let eventLoopGroup: any EventLoopGroup
-    private let respond: HTTPRequestHandler.Respond
+    private let respond: HTTPConnectionHandler.Respond
     private let prelude: @Sendable () async throws -> Void
     private let onServerRunning: @Sendable (any Channel) async -> Void
     private let logger: Logger
@@ -48,7 +48,7 @@ final class ProviderHTTPServer: Service {
         host: String, port: Int, limits: Limits, eventLoopGroup: any EventLoopGroup, logger: Logger,
         prelude: @escaping @Sendable () async throws -> Void = {},
         onServerRunning: @escaping @Sendable (any Channel) async -> Void,
-        respond: @escaping HTTPRequestHandler.Respond
+        respond: @escaping HTTPConnectionHandler.Respond
     ) {
         self.host = host
         self.port = port
@@ -63,7 +63,7 @@ final class ProviderHTTPServer: Service {
     /// Hummingbird's router as the responder, with what Hummingbird's application adds to
     /// every answer: a request id in the logger's metadata (`context.id`, `X-Request-Id`),
     /// 500 for an error no middleware answered, `Date` and `Server`.
-    static func respond<Responder: HTTPResponder>(with responder: Responder, logger: Logger, serverName: String) -> HTTPRequestHandler.Respond
+    static func respond<Responder: HTTPResponder>(with responder: Responder, logger: Logger, serverName: String) -> HTTPConnectionHandler.Respond
     where Responder.Context == ProviderRequestContext {
         { request, channel in
             var logger = logger
@@ -115,23 +115,19 @@ final class ProviderHTTPServer: Service {
         await connections.closed()
     }
 
-    /// A connection's pipeline: NIO's HTTP/1.1 codec with its pipelining handler, the
-    /// conversion to Swift HTTP Types, the body deadline, the idle timeout and quiescing,
-    /// then the request handler.
-    private static func setUp(_ channel: any Channel, limits: Limits, logger: Logger, respond: @escaping HTTPRequestHandler.Respond) throws {
+    /// A connection's pipeline: NIO's HTTP/1.1 request parser (llhttp, under the header
+    /// limits), then ``HTTPConnectionHandler`` for everything else.
+    private static func setUp(_ channel: any Channel, limits: Limits, logger: Logger, respond: @escaping HTTPConnectionHandler.Respond) throws {
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderFieldSize = limits.maximumHeaderBytes
         decoderLimits.maxHeaderListSize = limits.maximumHeaderBytes
         decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.configureHTTPServerPipeline(
-            withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
-            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits
-        )
-        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-        try pipeline.addHandler(RequestBodyDeadlineHandler(timeout: limits.bodyTimeout))
-        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: limits.idleTimeout, logger: logger))
-        try pipeline.addHandler(HTTPRequestHandler(maximumBodySize: limits.maximumBodySize, respond: respond))
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)))
+        try pipeline.addHandler(HTTPConnectionHandler(
+            limits: .init(idleTimeout: limits.idleTimeout, bodyTimeout: limits.bodyTimeout, maximumBodySize: limits.maximumBodySize),
+            respond: respond
+        ))
     }
 }
 

@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Logging
 import Testing
 
-/// The provider's own HTTP/1.1 listener (``ProviderHTTPServer``, ``HTTPRequestHandler``):
+/// The provider's own HTTP/1.1 listener (``ProviderHTTPServer``, ``HTTPConnectionHandler``):
 /// what Hummingbird's server did for the provider, it must still do.
 @Suite("Provider: the HTTP/1.1 listener")
 struct ProviderHTTPServerTests {
@@ -51,7 +51,7 @@ struct ProviderHTTPServerTests {
             let large = try await RawConnection.open(port: port)
             #expect(large.send("POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000000\r\n\r\n" + String(repeating: "a", count: 70_000)))
             let (answer, closed) = await large.received(within: 10)
-            #expect(Self.statusLines(answer) == ["HTTP/1.1 413 Payload Too Large"], "\(answer.prefix(300))")
+            #expect(Self.statusLines(answer) == ["HTTP/1.1 413 Content Too Large"], "\(answer.prefix(300))")
             #expect(closed)
 
             let garbage = try await RawConnection.open(port: port)

@@ -2,7 +2,7 @@ import HTTPTypes
 @testable import LatchkeyIdP
 import Testing
 
-/// Which requests arm the body's deadline (`RequestBodyDeadlineHandler`, RFC 9112 §6.3):
+/// Which requests arm the body's deadline (`RequestBodyDeadline`, RFC 9112 §6.3):
 /// only those whose head announces a body. The deadline's effect on a live connection
 /// (408 for a body trickled past it, with a length or chunked) is in `HostileInputSuite`.
 @Suite("Provider: which requests have a body to wait for")
@@ -19,6 +19,6 @@ struct RequestBodyDeadlineTests {
     func announcesBody(fields: [(HTTPField.Name, String)], expected: Bool) {
         var headers = HTTPFields()
         for (name, value) in fields { headers.append(HTTPField(name: name, value: value)) }
-        #expect(RequestBodyDeadlineHandler.announcesBody(headers) == expected, "\(headers)")
+        #expect(RequestBodyDeadline.announcesBody(headers) == expected, "\(headers)")
     }
 }

@@ -365,7 +365,7 @@ struct HostileInputSuite {
         Attack("a second request's body trickled on a kept-alive connection, after a prompt one", "status(408)") { context in
             // The prompt body arms the connection's one timer and ends at once; the second
             // request starts while that timer is pending, so only its second look, at the
-            // second request's own deadline, can answer 408 (`RequestBodyDeadlineHandler`).
+            // second request's own deadline, can answer 408 (`HTTPConnectionHandler`).
             let connection = try await RawConnection.open(port: context.provider.port)
             let prompt = "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 12\r\n\r\ngrant_type=x"
             let first = await connection.trickle([prompt], interval: 2, thenWait: 10)
