@@ -45,6 +45,45 @@ struct ProviderHTTPServerTests {
         }
     }
 
+    @Test("a flood of 2,000 pipelined requests in one write is answered in order on that connection, while another connection is answered at once; the last, with Connection: close, says so and ends it")
+    func pipelinedFlood() async throws {
+        try await Self.withProvider { port in
+            let flood = try await RawConnection.open(port: port)
+            let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let last = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            #expect(flood.send(String(repeating: request, count: 2000) + last))
+            // The flooded connection reads no more than one read's worth ahead of its
+            // answers, so others are not starved.
+            let other = try await RawConnection.open(port: port)
+            #expect(other.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
+            #expect(await other.outcome(within: 10) == .status(200))
+            let (text, closed) = await flood.received(within: 60)
+            #expect(closed, "the flooded connection stays open after Connection: close")
+            let lines = Self.statusLines(text)
+            #expect(lines.count == 2001)
+            #expect(lines.dropLast().allSatisfy { $0 == "HTTP/1.1 200 OK" })
+            #expect(lines.last == "HTTP/1.1 404 Not Found")
+            let tail = try #require(text.range(of: "HTTP/1.1 404 Not Found"))
+            #expect(text[tail.upperBound...].lowercased().contains("\r\nconnection: close\r\n"), "the last answer does not say the connection closes")
+        }
+    }
+
+    @Test("an answer to HEAD carries the length a GET would have and no body, so the next pipelined answer follows its head at once")
+    func headHasNoBody() async throws {
+        try await Self.withProvider { port in
+            let connection = try await RawConnection.open(port: port)
+            #expect(connection.send("HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
+            let (text, closed) = await connection.received(within: 10)
+            #expect(closed)
+            let answers = text.components(separatedBy: "\r\n\r\n")
+            #expect(answers.count == 3, "\(text)")
+            let first = try #require(answers.first)
+            #expect(first.hasPrefix("HTTP/1.1 "), "\(text)")
+            #expect(first.lowercased().contains("\r\ncontent-length: "), "\(text)")
+            #expect(answers.dropFirst().first?.hasPrefix("HTTP/1.1 200 OK") == true, "the answer to HEAD carried a body: \(text)")
+        }
+    }
+
     @Test("a body over 64 KiB is answered 413 without waiting for the rest, then the connection closes; a request that does not parse gets 400 and a close")
     func refusals() async throws {
         try await Self.withProvider { port in
