@@ -364,6 +364,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             switch reading {
             case .reading(let head, _):
                 dispatch(head, body: RequestBody(asyncSequence: FailingBody(error: RequestBodyDeadline.Expired())), early: true, context: context)
+            case .discarding where responding:
+                // The refusal (413) is still being made: it is written, and the output
+                // closed, before what remains of the body is dropped for one more
+                // deadline (``close(after:context:)``).
+                break
             case .discarding:
                 context.close(promise: nil)
                 return
