@@ -38,8 +38,11 @@ struct SSHBenchmark {
             issuer: server.issuer, clientID: "latchkey-cli", redirectURI: redirect, scopes: ["openid", "ssh", "offline_access"]
         )
         _ = try await client.embedded.sshLogin(issuer: server.issuer, clientID: "latchkey-cli", redirectURI: redirect)
+        // /proc counts CPU in 10 ms ticks: each side needs a few hundred milliseconds of
+        // the server's CPU for a tick either way to stay within a few percent (400
+        // operations a side read 0.275 ms a refresh in one report and 0.4 in the next).
         let rounds = 4
-        let perRound = max(20, Int(seconds * 50))
+        let perRound = max(100, Int(seconds * 200))
         var (refreshCPU, issueCPU) = (0.0, 0.0)
         for _ in 0..<rounds {
             var before = server.cpuSeconds

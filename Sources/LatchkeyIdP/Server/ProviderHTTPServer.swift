@@ -85,14 +85,14 @@ final class ProviderHTTPServer: Service {
     func run() async throws {
         try await prelude()
         let connections = Connections()
-        let limits = limits, logger = logger, respond = respond
+        let limits = limits, respond = respond
         let server = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Self.setUp(channel, limits: limits, logger: logger, respond: respond)
+                    try Self.setUp(channel, limits: limits, respond: respond)
                     connections.add(channel)
                 }
             }
@@ -117,7 +117,7 @@ final class ProviderHTTPServer: Service {
 
     /// A connection's pipeline: NIO's HTTP/1.1 request parser (llhttp, under the header
     /// limits), then ``HTTPConnectionHandler`` for everything else.
-    private static func setUp(_ channel: any Channel, limits: Limits, logger: Logger, respond: @escaping HTTPConnectionHandler.Respond) throws {
+    private static func setUp(_ channel: any Channel, limits: Limits, respond: @escaping HTTPConnectionHandler.Respond) throws {
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderFieldSize = limits.maximumHeaderBytes
         decoderLimits.maxHeaderListSize = limits.maximumHeaderBytes
@@ -162,8 +162,8 @@ private final class Connections: Sendable {
         waiter?.resume()
     }
 
-    /// Tells each open connection, once, to quiesce (NIO's pipelining handler asserts
-    /// that it is told only once).
+    /// Tells each open connection, once, to quiesce: an idle one closes at once, a busy
+    /// one after the answer it is making (``HTTPConnectionHandler``).
     func quiesce() {
         let open = state.withLock { state -> [any Channel] in
             guard !state.quiescing else { return [] }
