@@ -19,6 +19,10 @@ struct ProviderHTTPServerTests {
         }
     }
 
+    /// A kept-alive request, and a last one that asks to close (and is not found).
+    static let health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    static let lastNotFound = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
     /// Each answer's status line, in order (an answer's body runs into the next status
     /// line, with no line break between them).
     static func statusLines(_ text: String) -> [String] {
@@ -29,9 +33,7 @@ struct ProviderHTTPServerTests {
     func pipelined() async throws {
         try await Self.withProvider { port in
             let connection = try await RawConnection.open(port: port)
-            let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-            let last = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            #expect(connection.send(String(repeating: request, count: 3) + last))
+            #expect(connection.send(String(repeating: Self.health, count: 3) + Self.lastNotFound))
             let (text, closed) = await connection.received(within: 10)
             #expect(closed, "the connection stays open after Connection: close")
             #expect(Self.statusLines(text) == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 404 Not Found"], "\(text)")
@@ -49,9 +51,7 @@ struct ProviderHTTPServerTests {
     func pipelinedFlood() async throws {
         try await Self.withProvider { port in
             let flood = try await RawConnection.open(port: port)
-            let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-            let last = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            #expect(flood.send(String(repeating: request, count: 2000) + last))
+            #expect(flood.send(String(repeating: Self.health, count: 2000) + Self.lastNotFound))
             // The flooded connection reads no more than one read's worth ahead of its
             // answers, so others are not starved.
             let other = try await RawConnection.open(port: port)
