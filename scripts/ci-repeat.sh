@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs .ci/run N times, each in a fresh clone of this repository's HEAD (a cold build, as
 # CI has), and reports each run's counts: exit status, tests run, issues recorded (those
-# against «unknown» included), the time taken, and whatever the run left in /tmp. Exits 1
-# if any run failed or left something behind. .ci/run itself stays one run (issue 49).
+# against «unknown» included), the time taken, whatever the run left in /tmp, and any
+# process from the clone still running after it. Exits 1 if any run failed or left
+# something behind. .ci/run itself stays one run (issue 49).
 #
 #   scripts/ci-repeat.sh [RUNS] [--same-clone] [--busy N]
 #
@@ -39,6 +40,19 @@ trap cleanup EXIT
 
 tmp_listing() { ls -A /tmp | grep -v -e "^$(basename "$work")\$" | sort; }
 
+# What a run left running: any process whose command line names the clone (a provider the
+# tests built and started, a helper script from Tests/), which a test's missed stop would
+# leave behind with init as its parent. Listed as "PID command", then stopped by PID.
+left_running() { pgrep -af -- "$1/" || true; }
+stop_left() {
+    local pids
+    pids=$(echo "$1" | awk '{ print $1 }')
+    [ -n "$pids" ] || return 0
+    kill $pids 2>/dev/null || true
+    sleep 5
+    kill -9 $pids 2>/dev/null || true
+}
+
 failed=0
 printf '%-4s %-6s %-8s %-7s %-8s %-8s %s\n' run exit tests issues unknown seconds "left in /tmp"
 for run in $(seq "$runs"); do
@@ -56,6 +70,7 @@ for run in $(seq "$runs"); do
     for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     busy_pids=()
     left=$(comm -13 <(echo "$before") <(tmp_listing) | { grep -v -e '\.lock$' || true; } | tr '\n' ' ')
+    running=$(left_running "$clone")
     # Swift Testing's closing line, e.g. "✔ Test run with 371 tests in 84 suites passed after …"
     # or "✘ Test run with 371 tests in 84 suites failed after … with 3 issues."
     closing=$(grep -a -E 'Test run with [0-9]+ tests?' "$log" | tail -n 1 || true)
@@ -63,7 +78,12 @@ for run in $(seq "$runs"); do
     issues=$(echo "$closing" | sed -nE 's/.* with ([0-9]+) issues?.*/\1/p')
     unknown=$(grep -a -E 'unknown' "$log" | grep -a -c 'recorded an issue' || true)
     printf '%-4s %-6s %-8s %-7s %-8s %-8s %s\n' "$run" "$status" "${tests:-?}" "${issues:-0}" "$unknown" "$seconds" "${left:--}"
-    if [ "$status" != 0 ] || [ -n "$left" ] || [ "${unknown:-0}" != 0 ]; then
+    if [ -n "$running" ]; then
+        echo "    left running after the run (stopped now):"
+        echo "$running" | cut -c1-200 | sed 's/^/      /'
+        stop_left "$running"
+    fi
+    if [ "$status" != 0 ] || [ -n "$left" ] || [ -n "$running" ] || [ "${unknown:-0}" != 0 ]; then
         failed=1
         # A run that failed for what it left in /tmp may have no such line: grep's status 1
         # must not end the loop under pipefail before the other runs.
