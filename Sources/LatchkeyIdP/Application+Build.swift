@@ -147,7 +147,7 @@ enum ProviderRouters {
         return ProviderHTTPServer(
             host: host, port: port, limits: limits, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
             prelude: prelude, onServerRunning: onServerRunning,
-            respond: ProviderHTTPServer.respond(with: responder, logger: logger, serverName: "Latchkey")
+            respond: ProviderHTTPServer.respond(with: responder, logger: logger, serverName: ProviderHTTPServer.serverName)
         )
     }
 }

@@ -30,7 +30,7 @@ struct HTTPAnswer: Sendable {
     /// A bodiless answer the connection makes itself (400 for a request that does not
     /// parse), with the fields the router's answers carry.
     static func refusal(_ status: HTTPResponse.Status) -> HTTPAnswer {
-        HTTPAnswer(head: HTTPResponse(status: status, headerFields: [.date: HTTPDate.now, .server: "Latchkey", .connection: "close"]), body: nil)
+        HTTPAnswer(head: HTTPResponse(status: status, headerFields: [.date: HTTPDate.now, .server: ProviderHTTPServer.serverName, .connection: "close"]), body: nil)
     }
 
     /// The message's bytes: status line, fields, framing, then the body unless `toHEAD`.

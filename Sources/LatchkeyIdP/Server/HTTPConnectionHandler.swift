@@ -41,12 +41,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Why a body was not read to its end.
     struct BodyTooLarge: Error {}
 
-    struct Limits {
-        var idleTimeout: TimeAmount
-        var bodyTimeout: TimeAmount
-        var maximumBodySize: Int
-    }
-
     private enum Reading {
         /// Between requests.
         case idle
@@ -64,7 +58,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private let respond: Respond
-    private let limits: Limits
+    private let limits: ProviderHTTPServer.Limits
     private var reading = Reading.idle
     /// The method of the request being answered (an answer to `HEAD` has no body).
     private var method = HTTPRequest.Method.get
@@ -94,7 +88,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// When the connection last finished an answer (or opened).
     private var lastActive = NIODeadline.now()
 
-    init(limits: Limits, respond: @escaping Respond) {
+    init(limits: ProviderHTTPServer.Limits, respond: @escaping Respond) {
         self.limits = limits
         self.respond = respond
     }
@@ -108,16 +102,20 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        closed = true
-        timer?.cancel()
-        timer = nil
+        ended()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        ended()
+        context.fireChannelInactive()
+    }
+
+    /// The connection is gone: nothing more is written, and the timer (which holds this
+    /// handler) is cancelled.
+    private func ended() {
         closed = true
         timer?.cancel()
         timer = nil
-        context.fireChannelInactive()
     }
 
     // MARK: Reading
@@ -144,9 +142,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             }
             if !head.isKeepAlive { closeAfterResponse = true }
             if RequestBodyDeadline.announcesBody(request.headerFields) {
-                let due = NIODeadline.now() + limits.bodyTimeout
-                bodyDeadline = due
-                if due < timerDue { arm(context: context, at: due) }
+                startBodyDeadline(context: context)
             } else {
                 bodyDeadline = nil
             }
@@ -285,9 +281,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             if bodyDeadline == nil {
                 // The deadline already passed while the answer was made: a last grace
                 // of one more deadline for the client to close.
-                let due = NIODeadline.now() + limits.bodyTimeout
-                bodyDeadline = due
-                if due < timerDue { arm(context: context, at: due) }
+                startBodyDeadline(context: context)
             }
         }
         context.writeAndFlush(wrapOutboundOut(bytes)).assumeIsolated().whenComplete { _ in
@@ -331,6 +325,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     // MARK: The timer
+
+    /// A body is due within the body timeout from now; the timer comes no later.
+    private func startBodyDeadline(context: ChannelHandlerContext) {
+        let due = NIODeadline.now() + limits.bodyTimeout
+        bodyDeadline = due
+        if due < timerDue { arm(context: context, at: due) }
+    }
 
     private func arm(context: ChannelHandlerContext, at due: NIODeadline) {
         timer?.cancel()

@@ -14,7 +14,7 @@ struct ProviderApplication: ApplicationProtocol {
 
     let responder: Responder
     let logger: Logger
-    var configuration: ApplicationConfiguration { .init(serverName: "Latchkey") }
+    var configuration: ApplicationConfiguration { .init(serverName: ProviderHTTPServer.serverName) }
     /// The background services and the admin listener, if any: stopped after the public
     /// listener, in reverse order.
     let backgroundServices: [any Service]

@@ -27,6 +27,10 @@ import Synchronization
 /// half-closed connections, and a graceful shutdown that stops accepting, lets each
 /// connection finish the answer it is writing, and returns once all are closed.
 final class ProviderHTTPServer: Service {
+    /// The `Server` field of every answer (RFC 9110 §10.2.4), and Hummingbird's name for
+    /// the application.
+    static let serverName = "Latchkey"
+
     struct Limits: Sendable {
         var idleTimeout: TimeAmount
         var bodyTimeout: TimeAmount
@@ -86,13 +90,14 @@ final class ProviderHTTPServer: Service {
         try await prelude()
         let connections = Connections()
         let limits = limits, respond = respond
+        let decoderLimits = Self.decoderLimits(limits)
         let server = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Self.setUp(channel, limits: limits, respond: respond)
+                    try Self.setUp(channel, limits: limits, decoderLimits: decoderLimits, respond: respond)
                     connections.add(channel)
                 }
             }
@@ -115,19 +120,23 @@ final class ProviderHTTPServer: Service {
         await connections.closed()
     }
 
-    /// A connection's pipeline: NIO's HTTP/1.1 request parser (llhttp, under the header
-    /// limits), then ``HTTPConnectionHandler`` for everything else.
-    private static func setUp(_ channel: any Channel, limits: Limits, respond: @escaping HTTPConnectionHandler.Respond) throws {
+    /// The parser's limits: the configured header size and count.
+    private static func decoderLimits(_ limits: Limits) -> NIOHTTPDecoderLimitConfiguration {
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderFieldSize = limits.maximumHeaderBytes
         decoderLimits.maxHeaderListSize = limits.maximumHeaderBytes
         decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
+        return decoderLimits
+    }
+
+    /// A connection's pipeline: NIO's HTTP/1.1 request parser (llhttp, under the header
+    /// limits), then ``HTTPConnectionHandler`` for everything else.
+    private static func setUp(
+        _ channel: any Channel, limits: Limits, decoderLimits: NIOHTTPDecoderLimitConfiguration, respond: @escaping HTTPConnectionHandler.Respond
+    ) throws {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)))
-        try pipeline.addHandler(HTTPConnectionHandler(
-            limits: .init(idleTimeout: limits.idleTimeout, bodyTimeout: limits.bodyTimeout, maximumBodySize: limits.maximumBodySize),
-            respond: respond
-        ))
+        try pipeline.addHandler(HTTPConnectionHandler(limits: limits, respond: respond))
     }
 }
 
