@@ -46,9 +46,9 @@ public final class SoftwareTPM: Sendable {
             ownsState = true
             try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        var lastError = "no attempt"
+        var lastError = "no free pair of adjacent ports in 20 tries"
         let pidFile = state.appendingPathComponent("swtpm.pid")
-        for _ in 0..<5 {
+        for _ in 0..<20 {
             // The swtpm TCTI talks to the control channel on the command port + 1.
             guard let server = try Self.freePortPair() else { continue }
             try? FileManager.default.removeItem(at: pidFile)
@@ -120,6 +120,12 @@ public final class SoftwareTPM: Sendable {
     private static func freePortPair() throws -> Int? {
         func bound(_ port: UInt16) -> (descriptor: Int32, port: Int)? {
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            // As swtpm binds its own (SO_REUSEADDR): a port held only by connections in
+            // TIME_WAIT is free to it. Without this, a busy suite's thousands of such
+            // connections took P + 1 on every try (connect() favours even ports, bind(0)
+            // odd ones), and no pair was found.
+            var reuse: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
