@@ -57,3 +57,27 @@ struct SQLStatementTests {
         }
     }
 }
+
+/// The SQLite connection's cache of compiled statements holds the provider's fixed texts
+/// only: a statement whose shape varies at run time (the audit sealer's `VALUES` and `IN`
+/// lists) is compiled for its one use, so its variants never push the hot statements out.
+@Suite("SQLite's cache of compiled statements")
+struct SQLiteStatementCacheTests {
+    @Test("300 lists of as many lengths run right and leave only the fixed statements in the cache")
+    func variantsNotKept() throws {
+        let handle = try SQLiteHandle(path: ":memory:", readOnly: false, counter: StoreStatistics())
+        try handle.execute("CREATE TABLE numbers (n BIGINT NOT NULL)")
+        let fixed: SQLStatement = "SELECT count(*) AS total FROM numbers WHERE n >= \(0)"
+        for length in 1...300 {
+            var insert: SQLStatement = "INSERT INTO numbers (n) VALUES (\(Int64(0)))"
+            for value in 1..<length { insert.append(", (\(Int64(value)))" as SQLStatement) }
+            #expect(insert.variesAtRunTime == (length > 1))
+            _ = try handle.query(insert)
+            _ = try handle.query(fixed)
+        }
+        let total = try handle.query(fixed).first?.decode("total", as: Int64.self)
+        #expect(total == Int64(300 * 301 / 2), "every row of every list was written")
+        // Kept: the CREATE, the one-row insert (a fixed text) and the count.
+        #expect(handle.cachedStatements == 3, "only the fixed statements are kept, not \(handle.cachedStatements)")
+    }
+}

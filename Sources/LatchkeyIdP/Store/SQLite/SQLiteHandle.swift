@@ -15,8 +15,9 @@ import VaporCSQLite
 /// A handle has one user at a time (the writer's drainer, or a reader taken from the
 /// pool), which is why it can keep prepared statements: each statement text is prepared
 /// once per connection and reset after use. The statement texts are the provider's own
-/// (``SQLStatement`` binds every value), so the cache holds a bounded set; it is emptied
-/// past ``maximumCachedStatements`` all the same.
+/// (``SQLStatement`` binds every value), and those whose shape varies at run time are not
+/// kept, so the cache holds a bounded set; it is emptied past ``maximumCachedStatements``
+/// all the same.
 final class SQLiteHandle: @unchecked Sendable {
     // @unchecked: the pointer and the cache are touched only by the handle's one user at
     // a time (the writer's drainer or the reader that took it from the pool); the
@@ -27,6 +28,9 @@ final class SQLiteHandle: @unchecked Sendable {
     private let counter: StoreStatistics
 
     static let maximumCachedStatements = 256
+
+    /// How many compiled statements the cache holds (for the tests).
+    var cachedStatements: Int { statements.count }
 
     /// Set while a read runs on the writer outside a transaction (the in-memory database's
     /// reads): a statement that would write is then refused, as a reader connection, opened
@@ -112,7 +116,7 @@ final class SQLiteHandle: @unchecked Sendable {
     func query(_ statement: SQLStatement) throws(StoreError) -> [SQLRow] {
         _ = try open()
         counter.countStatement()
-        let prepared = try prepare(statement.text)
+        let prepared = try prepare(statement.text, keeping: !statement.variesAtRunTime)
         let pointer = prepared.pointer
         guard !onlyReads || sqlite_nio_sqlite3_stmt_readonly(pointer) != 0 else {
             throw StoreError.engineFailure("a read ran a statement that writes")
@@ -121,7 +125,8 @@ final class SQLiteHandle: @unchecked Sendable {
         // clearing marks a statement whose plan looked at a bound value (an `= $n` the
         // index does not serve, a LIMIT) as expired, so SQLite would parse and plan it
         // again at its next step, which profiling found was a third of all SQLite time.
-        defer { sqlite_nio_sqlite3_reset(pointer) }
+        // Through `prepared`, so that a statement not kept lives until it is reset.
+        defer { sqlite_nio_sqlite3_reset(prepared.pointer) }
         for (offset, value) in statement.binds.enumerated() {
             let index = Int32(offset + 1)
             let result: Int32
@@ -189,16 +194,23 @@ final class SQLiteHandle: @unchecked Sendable {
         return SQLRow(columns: prepared.columns, values: values)
     }
 
-    private func prepare(_ text: String) throws(StoreError) -> SQLitePreparedStatement {
-        if let cached = statements[text] { return cached }
+    /// `text` compiled, from the cache when it was before. A statement whose text varies at
+    /// run time (the audit sealer's `VALUES` and `IN` lists, one text per batch size) is
+    /// compiled for this one use and not kept (`keeping` false): kept, its variants took
+    /// over 200 of the cache's places in one benchmark run, and past 256 the cache empties
+    /// and every hot statement is compiled again.
+    private func prepare(_ text: String, keeping: Bool = true) throws(StoreError) -> SQLitePreparedStatement {
+        if keeping, let cached = statements[text] { return cached }
         var pointer: OpaquePointer?
-        let result = sqlite_nio_sqlite3_prepare_v3(connection, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
+        let flags = keeping ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let result = sqlite_nio_sqlite3_prepare_v3(connection, text, -1, flags, &pointer, nil)
         guard result == SQLITE_OK, let pointer else { throw failure(result) }
         let count = sqlite_nio_sqlite3_column_count(pointer)
         let names = (0..<count).map { index in
             sqlite_nio_sqlite3_column_name(pointer, index).map { String(cString: $0) } ?? "column \(index)"
         }
         let prepared = SQLitePreparedStatement(pointer: pointer, columns: SQLColumns(names: names))
+        guard keeping else { return prepared }
         if statements.count >= Self.maximumCachedStatements { statements.removeAll() }
         statements[text] = prepared
         return prepared
