@@ -107,6 +107,39 @@ final class ProviderContext: Sendable {
         return endpoint ?? issuer.appendingPathComponent(path)
     }
 
+    /// `path` under the issuer, as text: a sign-in's own URLs (its authenticate endpoint)
+    /// are made on every request of it, and parsing a URL for each was 1% of a sign-in's
+    /// profile. Same text as `url(path).absoluteString`.
+    func urlText(_ path: String) -> String {
+        let issuer = issuerURL.withLock { $0.url }
+        return Self.appending(path, to: issuer) ?? url(path).absoluteString
+    }
+
+    /// `issuer` + `/` + `path` without parsing, as `URL.appendingPathComponent` would write
+    /// it, when that is sure: the issuer has no query or fragment (RFC 8414 §2 allows
+    /// none) and the path holds only letters, digits, `-`, `_` and `/` (unreserved, RFC
+    /// 3986 §2.3, so nothing needs escaping, and no dot segment), with no `/` at its ends.
+    /// Nil otherwise.
+    static func appending(_ path: String, to issuer: URL) -> String? {
+        guard issuer.query == nil, issuer.fragment == nil, let first = path.utf8.first, let last = path.utf8.last,
+              first != UInt8(ascii: "/"), last != UInt8(ascii: "/"),
+              path.utf8.allSatisfy(isPlainPathByte)
+        else { return nil }
+        var text = issuer.absoluteString
+        if text.hasSuffix("/") { text.removeLast() }
+        return text + "/" + path
+    }
+
+    private static func isPlainPathByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"):
+            true
+        default:
+            false
+        }
+    }
+
     /// `path?token=token`.
     func url(_ path: String, token: String) -> String {
         var components = URLComponents(url: url(path), resolvingAgainstBaseURL: false)

@@ -24,7 +24,7 @@ enum AuthorizationRoutes {
                 }
             }
             let session = try await provider.signIns.start(AuthorizationRequestParameters(form: HTTPSupport.query(request)))
-            let authenticateURL = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
+            let authenticateURL = provider.context.urlText("\(ProtocolPath.authenticate)/\(session)")
             if request.headers[.accept]?.contains(ProtocolPath.jsonMediaType) == true {
                 return HTTPSupport.json(SignInExchange.Started(authenticateURL: authenticateURL))
             }
@@ -33,7 +33,7 @@ enum AuthorizationRoutes {
         router.get("v1/authenticate/:session") { _, context in
             let session = try context.parameters.require("session")
             let (options, clientID) = try await provider.signIns.options(session: session)
-            let submit = provider.context.url("\(ProtocolPath.authenticate)/\(session)").absoluteString
+            let submit = provider.context.urlText("\(ProtocolPath.authenticate)/\(session)")
             return HTTPSupport.json(SignInExchange.Challenge(publicKey: options, submit: submit, application: clientID))
         }
         router.post("v1/authenticate/:session") { request, context in
