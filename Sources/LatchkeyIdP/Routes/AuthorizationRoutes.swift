@@ -26,7 +26,7 @@ enum AuthorizationRoutes {
             let session = try await provider.signIns.start(AuthorizationRequestParameters(form: HTTPSupport.query(request)))
             let authenticateURL = provider.context.urlText("\(ProtocolPath.authenticate)/\(session)")
             if request.headers[.accept]?.contains(ProtocolPath.jsonMediaType) == true {
-                return HTTPSupport.json(SignInExchange.Started(authenticateURL: authenticateURL))
+                return HTTPSupport.json(data: SignInExchange.Started(authenticateURL: authenticateURL).encodedJSON)
             }
             return Response(status: .found, headers: [.location: authenticateURL])
         }
@@ -34,7 +34,7 @@ enum AuthorizationRoutes {
             let session = try context.parameters.require("session")
             let (options, clientID) = try await provider.signIns.options(session: session)
             let submit = provider.context.urlText("\(ProtocolPath.authenticate)/\(session)")
-            return HTTPSupport.json(SignInExchange.Challenge(publicKey: options, submit: submit, application: clientID))
+            return HTTPSupport.json(data: SignInExchange.Challenge(publicKey: options, submit: submit, application: clientID).encodedJSON)
         }
         router.post("v1/authenticate/:session") { request, context in
             let session = try context.parameters.require("session")
@@ -52,7 +52,7 @@ enum AuthorizationRoutes {
             switch outcome {
             case .redirect(let redirect):
                 provider.context.metrics.signedIn()
-                return HTTPSupport.json(SignInExchange.Completed(redirectURL: redirect.absoluteString))
+                return HTTPSupport.json(data: SignInExchange.Completed(redirectURL: redirect.absoluteString).encodedJSON)
             case .consent(let prompt):
                 return HTTPSupport.json(prompt)
             }

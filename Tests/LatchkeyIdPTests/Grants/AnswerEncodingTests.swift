@@ -81,6 +81,26 @@ struct AnswerEncodingTests {
         }
     }
 
+    @Test("the redirect flow's answers: started, the challenge with and without its client, completed")
+    func redirectFlow() throws {
+        for text in Self.texts {
+            let started = SignInExchange.Started(authenticateURL: "https://id.example/v1/authenticate/" + text)
+            #expect(started.encodedJSON == (try Self.reference(started)))
+            for allowed in [nil, [PublicKeyCredentialDescriptorJSON(id: Data([1, 2, 3]), transports: ["usb", text])]] as [[PublicKeyCredentialDescriptorJSON]?] {
+                let options = PublicKeyCredentialRequestOptionsJSON(
+                    challenge: Data(repeating: 7, count: 32), timeout: 60000, rpId: text, allowCredentials: allowed, userVerification: "preferred"
+                )
+                for application in [nil, text, "latchkey-cli"] as [String?] {
+                    let challenge = SignInExchange.Challenge(publicKey: options, submit: "https://id.example/v1/authenticate/" + text, application: application)
+                    #expect(challenge.encodedJSON == (try Self.reference(challenge)), "\(text) \(application ?? "nil")")
+                    #expect(try JSONDecoder().decode(SignInExchange.Challenge.self, from: challenge.encodedJSON) == challenge)
+                }
+            }
+            let completed = SignInExchange.Completed(redirectURL: "https://app.example/cb?code=" + text + "&state=%2B")
+            #expect(completed.encodedJSON == (try Self.reference(completed)))
+        }
+    }
+
     @Test("an SSH certificate's answer")
     func sshCertificate() throws {
         for text in Self.texts {
