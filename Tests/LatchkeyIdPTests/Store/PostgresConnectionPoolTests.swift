@@ -156,8 +156,12 @@ struct PostgresConnectionPoolTests {
 
     @Test("quiet connections are pinged, the surplus closed after its idle timeout, one kept per loop; a dead one is dropped by the sweep")
     func upkeep() async throws {
+        // The ping's deadline is the store's own (10 s), not a short one: a ping past its
+        // deadline closes the connection, and on a loaded machine a 2 s deadline once closed
+        // the one connection this test expects kept (a fresh-clone CI run, the test taking
+        // 85 s). A dead connection's ping fails at once, deadline or not.
         let upkeep = PostgresConnectionPool.Upkeep(
-            keepAliveInterval: .milliseconds(400), idleTimeout: .milliseconds(1500), sweepInterval: .milliseconds(200), pingDeadline: .seconds(2)
+            keepAliveInterval: .milliseconds(400), idleTimeout: .milliseconds(1500), sweepInterval: .milliseconds(200), pingDeadline: .seconds(10)
         )
         try await Self.withPool(upkeep: upkeep) { pool, location in
             let (first, _) = try Self.twoLoops()
