@@ -149,12 +149,14 @@ final class OpenSSLTPMContext: @unchecked Sendable {
             // TPM's key, and now and then (under load, one in some thousands, never
             // reproduced alone) a key this TPM loads on the next try. The second try costs
             // a foreign key one more refused load; a passing hiccup no longer fails a
-            // signature.
+            // signature. Only the load is tried again; `body` runs once.
+            let key: EVPKey
             do {
-                return try body(try load(blob))
+                key = try load(blob)
             } catch let error as CryptoError where error.code == .tpmKeyUnusable && error.reason == Self.keyNotLoaded {
-                return try body(try load(blob))
+                key = try load(blob)
             }
+            return try body(key)
         }
     }
 

@@ -26,11 +26,14 @@ final class ProviderContext: Sendable {
         var relyingParty: RelyingParty
         /// ``ProviderContext/endpointPaths`` under `url`: a fixed set, never one a request names.
         var endpoints: [String: URL]
+        /// What ``ProviderContext/urlText(_:)`` writes paths after (``ProviderContext/textPrefix(of:)``).
+        var textPrefix: String?
 
         init(_ url: URL) {
             self.url = url
             relyingParty = RelyingParty(id: url.host ?? "", origins: [WebOrigin(url)?.description ?? ""])
             endpoints = Dictionary(uniqueKeysWithValues: ProviderContext.endpointPaths.map { ($0, url.appendingPathComponent($0)) })
+            textPrefix = ProviderContext.textPrefix(of: url)
         }
     }
 
@@ -111,23 +114,33 @@ final class ProviderContext: Sendable {
     /// are made on every request of it, and parsing a URL for each was 1% of a sign-in's
     /// profile. Same text as `url(path).absoluteString`.
     func urlText(_ path: String) -> String {
-        let issuer = issuerURL.withLock { $0.url }
-        return Self.appending(path, to: issuer) ?? url(path).absoluteString
+        let prefix = issuerURL.withLock { $0.textPrefix }
+        return prefix.flatMap { Self.appending(path, toPrefix: $0) } ?? url(path).absoluteString
     }
 
     /// `issuer` + `/` + `path` without parsing, as `URL.appendingPathComponent` would write
-    /// it, when that is sure: the issuer has no query or fragment (RFC 8414 §2 allows
-    /// none) and the path holds only letters, digits, `-`, `_` and `/` (unreserved, RFC
-    /// 3986 §2.3, so nothing needs escaping, and no dot segment), with no `/` at its ends.
-    /// Nil otherwise.
+    /// it, when that is sure (``textPrefix(of:)``, ``appending(_:toPrefix:)``); nil otherwise.
     static func appending(_ path: String, to issuer: URL) -> String? {
-        guard issuer.query == nil, issuer.fragment == nil, let first = path.utf8.first, let last = path.utf8.last,
-              first != UInt8(ascii: "/"), last != UInt8(ascii: "/"),
-              path.utf8.allSatisfy(isPlainPathByte)
-        else { return nil }
+        textPrefix(of: issuer).flatMap { appending(path, toPrefix: $0) }
+    }
+
+    /// The issuer's text without a trailing `/`, made once per issuer; nil for an issuer with
+    /// a query or fragment (RFC 8414 §2 allows none), under which no path is written as text.
+    static func textPrefix(of issuer: URL) -> String? {
+        guard issuer.query == nil, issuer.fragment == nil else { return nil }
         var text = issuer.absoluteString
         if text.hasSuffix("/") { text.removeLast() }
-        return text + "/" + path
+        return text
+    }
+
+    /// `prefix` + `/` + `path` when the path holds only letters, digits, `-`, `_` and `/`
+    /// (unreserved, RFC 3986 §2.3, so nothing needs escaping, and no dot segment), with no
+    /// `/` at its ends; nil otherwise.
+    private static func appending(_ path: String, toPrefix prefix: String) -> String? {
+        guard let first = path.utf8.first, let last = path.utf8.last, first != UInt8(ascii: "/"), last != UInt8(ascii: "/"),
+              path.utf8.allSatisfy(isPlainPathByte)
+        else { return nil }
+        return prefix + "/" + path
     }
 
     private static func isPlainPathByte(_ byte: UInt8) -> Bool {
