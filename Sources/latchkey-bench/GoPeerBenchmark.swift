@@ -42,17 +42,25 @@ struct GoPeerBenchmark {
         var clients: [ProviderBenchmark.Client]
         /// Whether each turn also measures four bare requests.
         var measuresFloor = false
+        /// A server that only answers bare requests (SwiftNIO alone): its turns measure
+        /// nothing else.
+        var floorOnly = false
         var cpuSeconds: Double { servers.reduce(0) { $0 + $1.cpuSeconds } }
+        var userSeconds: Double { servers.reduce(0) { $0 + $1.cpuTimes.user } }
     }
 
     /// What one turn at one contender measured.
     private struct Turn {
         var cpuPerSignIn: Double
+        /// The part of ``cpuPerSignIn`` spent in user space.
+        var userPerSignIn: Double
         var throughput: Double
         var p50: Double
         var p99: Double
-        /// CPU milliseconds of four bare requests, for the in-memory pair.
+        /// CPU milliseconds of four bare requests, for the in-memory pair and SwiftNIO alone.
         var floorCPU: Double?
+        /// The part of ``floorCPU`` spent in user space.
+        var floorUser: Double?
     }
 
     func run() async throws -> Report {
@@ -100,6 +108,12 @@ struct GoPeerBenchmark {
         try await peer("Go peer --durable", ["--durable", scratch.appendingPathComponent("peer-store").path])
         try await latchkey("Latchkey in memory", [ServeProcess.start(["--port", "0"])], measuresFloor: true)
         try await peer("Go peer in memory", [], measuresFloor: true)
+        var postgresIndex: Int?
+        var bareIndex: Int?
+        if floor {
+            bareIndex = contenders.count
+            contenders.append(Contender(name: "SwiftNIO alone", servers: [try BareHTTPServer.start()], clients: [], measuresFloor: true, floorOnly: true))
+        }
         if let url = ProcessInfo.processInfo.environment["LATCHKEY_BENCH_POSTGRES_URL"], !url.isEmpty {
             let created = try await PostgresBenchDatabase.create(url)
             database = created
@@ -110,6 +124,7 @@ struct GoPeerBenchmark {
             let servers = try (0..<2).map { _ in
                 try ServeProcess.start(["--port", "0", "--store-key-file", keyFile.path], environment: created.environment)
             }
+            postgresIndex = contenders.count
             try await latchkey("Latchkey PostgreSQL, 2 instances", servers)
         } else {
             report.notes.append("PostgreSQL: skipped (LATCHKEY_BENCH_POSTGRES_URL is not set; scripts/performance-report.sh sets it)")
@@ -127,25 +142,31 @@ struct GoPeerBenchmark {
                 let order = round % 2 == 0 ? Array(contenders.indices) : contenders.indices.reversed()
                 for index in order {
                     let contender = contenders[index]
-                    let before = contender.cpuSeconds
-                    let clients = contender.clients
-                    let figures = try await turn.measure(concurrency: concurrency) { try await clients[$0].authenticate(flow: .redirect) }
-                    let cpu = contender.cpuSeconds - before
-                    guard figures.errors == 0 else {
-                        throw BenchmarkError("\(contender.name), \(concurrency) clients: \(figures.errors) sign-ins failed, the first: \(figures.firstError ?? "-")")
+                    var measured = Turn(cpuPerSignIn: 0, userPerSignIn: 0, throughput: 0, p50: 0, p99: 0)
+                    if !contender.floorOnly {
+                        let before = (contender.cpuSeconds, contender.userSeconds)
+                        let clients = contender.clients
+                        let figures = try await turn.measure(concurrency: concurrency) { try await clients[$0].authenticate(flow: .redirect) }
+                        guard figures.errors == 0 else {
+                            throw BenchmarkError("\(contender.name), \(concurrency) clients: \(figures.errors) sign-ins failed, the first: \(figures.firstError ?? "-")")
+                        }
+                        let signIns = Double(max(figures.count + concurrency, 1))
+                        measured = Turn(
+                            cpuPerSignIn: (contender.cpuSeconds - before.0) * 1000 / signIns,
+                            userPerSignIn: (contender.userSeconds - before.1) * 1000 / signIns,
+                            throughput: figures.throughput, p50: figures.p50, p99: figures.p99
+                        )
                     }
-                    var measured = Turn(
-                        cpuPerSignIn: cpu * 1000 / Double(max(figures.count + concurrency, 1)),
-                        throughput: figures.throughput, p50: figures.p50, p99: figures.p99
-                    )
                     if contender.measuresFloor, floor {
                         // Four bare requests (`/health`), the HTTP a sign-in travels in.
                         let issuer = contender.servers[0].issuer
-                        let before = contender.cpuSeconds
+                        let before = (contender.cpuSeconds, contender.userSeconds)
                         let floor = try await turn.measure(concurrency: concurrency) { _ in
                             try await ProviderBenchmark.bareRequests(to: issuer, transport: transport)
                         }
-                        measured.floorCPU = (contender.cpuSeconds - before) * 1000 / Double(max(floor.count + concurrency, 1))
+                        let rounds = Double(max(floor.count + concurrency, 1))
+                        measured.floorCPU = (contender.cpuSeconds - before.0) * 1000 / rounds
+                        measured.floorUser = (contender.userSeconds - before.1) * 1000 / rounds
                     }
                     turns[index].append(measured)
                 }
@@ -155,7 +176,7 @@ struct GoPeerBenchmark {
             let pairs: [(ours: Int, theirs: Int, cpuTarget: Double?, p99Target: Double?)] = [
                 (0, 1, 1.0, concurrency == 16 ? 1.0 : nil),
                 (2, 3, 1.5, nil),
-            ] + (contenders.count > 4 ? [(4, 1, nil, nil)] : [])
+            ] + (postgresIndex.map { [($0, 1, nil, nil)] } ?? [])
             for pair in pairs {
                 let ours = turns[pair.ours], theirs = turns[pair.theirs]
                 let label = "\(contenders[pair.ours].name) vs \(contenders[pair.theirs].name), \(concurrency) clients"
@@ -166,30 +187,49 @@ struct GoPeerBenchmark {
                     pairedRatio: Self.median(zip(ours, theirs).map { $0.cpuPerSignIn / max($1.cpuPerSignIn, 1e-9) })
                 ))
                 report.lines.append(ReportLine(
+                    name: "\(label): user-space CPU ms/sign-in", latchkey: Self.median(ours.map(\.userPerSignIn)),
+                    reference: Self.median(theirs.map(\.userPerSignIn)), referenceName: "\(reference), the same",
+                    pairedRatio: Self.median(zip(ours, theirs).map { $0.userPerSignIn / max($1.userPerSignIn, 1e-9) })
+                ))
+                report.lines.append(ReportLine(
                     name: "\(label): sign-ins/s", latchkey: Self.median(ours.map(\.throughput)), reference: Self.median(theirs.map(\.throughput)),
                     referenceName: "\(reference) sign-ins/s"
                 ))
                 report.lines.append(ReportLine(
                     name: "\(label): p50 ms", latchkey: Self.median(ours.map(\.p50)), reference: Self.median(theirs.map(\.p50)), referenceName: "\(reference) p50"
                 ))
-                let floors = (ours.compactMap(\.floorCPU), theirs.compactMap(\.floorCPU))
-                if !floors.0.isEmpty, floors.0.count == floors.1.count {
-                    report.lines.append(ReportLine(
-                        name: "\(label): CPU ms of 4 bare requests", latchkey: Self.median(floors.0), reference: Self.median(floors.1),
-                        referenceName: "\(reference), the same",
-                        pairedRatio: Self.median(zip(floors.0, floors.1).map { $0 / max($1, 1e-9) })
-                    ))
-                }
+                report.lines += Self.floorLines(label, ours: ours, theirs: theirs, reference: reference)
                 report.lines.append(ReportLine(
                     name: "\(label): p99 ms", latchkey: Self.median(ours.map(\.p99)), reference: Self.median(theirs.map(\.p99)),
                     referenceName: "\(reference) p99", target: pair.p99Target.map { .ratioAtMost($0) }
                 ))
+            }
+            // SwiftNIO alone beside both in-memory servers: how much of the four bare
+            // requests' cost is SwiftNIO's, and how much the provider's request path adds.
+            if let bareIndex {
+                let bare = turns[bareIndex]
+                report.lines += Self.floorLines("Latchkey in memory vs SwiftNIO alone, \(concurrency) clients", ours: turns[2], theirs: bare, reference: "SwiftNIO alone")
+                report.lines += Self.floorLines("SwiftNIO alone vs Go peer in memory, \(concurrency) clients", ours: bare, theirs: turns[3], reference: "Go peer in memory")
             }
         }
         for contender in contenders { contender.servers.forEach { $0.stop() } }
         contenders = []
         try await database?.drop()
         return report
+    }
+
+    /// Four bare requests at two servers, all CPU and user space alone, when both measured them.
+    private static func floorLines(_ label: String, ours: [Turn], theirs: [Turn], reference: String) -> [ReportLine] {
+        var lines: [ReportLine] = []
+        for (name, figure) in [("CPU ms of 4 bare requests", \Turn.floorCPU), ("user-space CPU ms of 4 bare requests", \Turn.floorUser)] {
+            let pairs = zip(ours, theirs).compactMap { pair in pair.0[keyPath: figure].flatMap { a in pair.1[keyPath: figure].map { (a, $0) } } }
+            guard !pairs.isEmpty else { continue }
+            lines.append(ReportLine(
+                name: "\(label): \(name)", latchkey: median(pairs.map(\.0)), reference: median(pairs.map(\.1)),
+                referenceName: "\(reference), the same", pairedRatio: median(pairs.map { $0 / max($1, 1e-9) })
+            ))
+        }
+        return lines
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -3,6 +3,8 @@
 // Run with: swift run -c release latchkey-bench [--seconds S] [--only signatures|vault|tpm|webauthn|oauth|provider|dpop|agent|ssh|fleet|host|package|attack|peer|go-peer|store|agents] [--sizes 0,10000] [--markdown] [--clients N] [--no-floor]
 // scripts/performance-report.sh turns a --markdown run into docs/PERFORMANCE.md.
 
+// The bare SwiftNIO server the Go peer benchmark starts as a process of its own.
+if CommandLine.arguments.dropFirst().first == BareHTTPServer.argument { try BareHTTPServer.run() }
 let options = BenchmarkOptions(arguments: CommandLine.arguments)
 var reports: [Report] = []
 @MainActor func finish(_ report: Report) {
