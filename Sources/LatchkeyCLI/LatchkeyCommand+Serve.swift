@@ -31,7 +31,12 @@ extension LatchkeyCommand.Serve {
         case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
         case .text: LoggingSystem.bootstrap { TextLogHandler(label: $0) }
         }
-        let (token, tokenOrigin) = try AdminToken.forServe(file: adminTokenFile, dataDirectory: store.database == nil ? store.dataDir.map { URL(fileURLWithPath: $0) } : nil)
+        let (token, tokenOrigin, tokenDirectory) = try AdminToken.forServe(
+            file: adminTokenFile, dataDirectory: store.database == nil ? store.dataDir.map { URL(fileURLWithPath: $0) } : nil
+        )
+        // A token made for this run alone goes with it, whether the provider stops on a
+        // signal or never starts (a refused option below).
+        defer { if let tokenDirectory { try? FileManager.default.removeItem(at: tokenDirectory) } }
         var configuration = ProviderConfiguration(host: host, port: port, issuer: try issuer.map(Self.parseIssuer), adminToken: token)
         try store.configure(&configuration)
         guard rateLimitPerMinute > 0 else { throw ValidationError("--rate-limit-per-minute must be positive") }

@@ -85,14 +85,27 @@ extension HostileInputSuite {
         #expect(try await Self.adminStatus(issuer.absoluteString, token: token) == 200)
         #expect(try String(contentsOf: kept, encoding: .utf8).trimmingCharacters(in: .newlines) == token)
 
-        // Without a data directory and with stdout a pipe: a private 0600 file, named.
-        let memory = try await Self.serveTranscript([], environment: [:])
-        let path = try #require(memory.firstMatch(of: /kept in (\S+admin-token)/)?.1, "\(memory)")
-        let made = try String(contentsOfFile: String(path), encoding: .utf8).trimmingCharacters(in: .newlines)
+        // Without a data directory and with stdout a pipe: a private 0600 file, named, that
+        // goes when serve ends (the in-memory provider it opens is gone then).
+        let (memoryServer, output) = try ChildProcess.start(CommandLineTests.binary, ["serve", "--port", "0"], environment: [:], mergingErrors: true)
+        defer { ChildProcess.stop(memoryServer) }
+        let (line, memory) = await ChildProcess.firstLine(of: output) { $0.contains("Admin token") }
+        try #require(line != nil, "serve did not come up: \(memory)")
+        let path = String(try #require(memory.firstMatch(of: /kept in (\S+admin-token)/)?.1, "\(memory)"))
+        let made = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .newlines)
         #expect(!memory.contains(made) && made.count == 43)
-        let madeMode = try #require(FileManager.default.attributesOfItem(atPath: String(path))[.posixPermissions] as? Int)
+        let madeMode = try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
         #expect(madeMode == 0o600)
-        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: String(path)).deletingLastPathComponent().path)
+        let madeDirectory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        ChildProcess.stop(memoryServer)
+        #expect(!FileManager.default.fileExists(atPath: madeDirectory), "the token's directory outlived serve: \(madeDirectory)")
+        try? FileManager.default.removeItem(atPath: madeDirectory)
+
+        // Refused after the token was made: nothing is left either.
+        let refusal = try #require(try await Self.serveRefusal(["--json", "--rate-limit-per-minute", "0"], environment: ["TMPDIR": directory.url.path]))
+        #expect(refusal.status != 0, "\(refusal.output)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix("latchkey-serve-") }
+        #expect(left.isEmpty, "left behind: \(left)")
     }
 
     enum AdminTokenCases {
