@@ -45,12 +45,7 @@ enum BareHTTPServer {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let output = Pipe()
         let process = try SpawnedProcess(executable, [argument], stdout: .pipe(output))
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = PipeReading.chunk(output.fileHandleForReading)
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let text = ServeProcess.firstLine(of: output)
         guard let object = try? JSONValue(json: Data(text.utf8)),
               let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)) else {
             process.terminate()

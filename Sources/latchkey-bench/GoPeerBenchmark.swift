@@ -282,12 +282,7 @@ struct GoPeerBenchmark {
     static func startPeer(_ binary: URL, arguments: [String], users: [String]) throws -> (ServeProcess, [String: URL]) {
         let output = Pipe()
         let process = try SpawnedProcess(binary, arguments + [String(try LoopbackPort.free())] + users, stdout: .pipe(output))
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = PipeReading.chunk(output.fileHandleForReading)
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let text = ServeProcess.firstLine(of: output)
         guard let object = try? JSONValue(json: Data(text.utf8)), let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)),
               case .object(let bind)? = object["bind"] else {
             process.terminate()
