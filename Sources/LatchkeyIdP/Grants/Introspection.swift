@@ -20,8 +20,7 @@ struct Introspection: Sendable {
     /// for it (unknown, expired, revoked, a refresh token, another resource's, an
     /// over-long string) is `{"active": false}` and nothing more.
     func introspect(_ token: String?, for caller: ResourceServers.Authenticated, now: Date = ProviderClock.now) async throws -> Data {
-        guard let token, !token.isEmpty, token.utf8.count <= (JWTAccessTokens.isJWT(token) ? JWTAccessTokens.maximumLength : 256),
-              let hash = try await JWTAccessTokens(context: context).rowKey(of: token, now: now)
+        guard let token, let hash = try await JWTAccessTokens(context: context).rowKey(of: token, now: now)
         else { return try TokenEndpoint.encode(IntrospectionResponse.inactive) }
         let answer = try await context.database.read { transaction -> IntrospectionResponse in
             if let row = try await transaction.first("""

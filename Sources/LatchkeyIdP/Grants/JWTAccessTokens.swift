@@ -18,6 +18,10 @@ struct JWTAccessTokens: Sendable {
     /// 700 bytes).
     static let maximumLength = 4096
 
+    /// The longest opaque token read back: the provider's are 43 characters, and a string
+    /// past this is no token of ours, refused before it costs a hash and a lookup.
+    static let maximumOpaqueLength = 256
+
     /// Whether `token` has a JWS's shape: three parts, two dots.
     static func isJWT(_ token: String) -> Bool {
         token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count == 2
@@ -49,9 +53,12 @@ struct JWTAccessTokens: Sendable {
     /// The row key of a presented access token: for one of this provider's JWT access
     /// tokens (its signature by a published key, `typ`, `iss`), the hash its `jti`
     /// carries; for anything else of a JWS's shape, nil (it is no token of ours); for an
-    /// opaque token, its SHA-256. Expiry is the row's business, as for opaque tokens.
+    /// opaque token, its SHA-256; nil for an empty token or one longer than either kind
+    /// can be (the one length rule of `/introspect` and `/revoke`). Expiry is the row's
+    /// business, as for opaque tokens.
     func rowKey(of token: String, now: Date = ProviderClock.now) async throws -> Data? {
-        guard Self.isJWT(token) else { return try ProviderContext.hash(token) }
+        guard !token.isEmpty else { return nil }
+        guard Self.isJWT(token) else { return token.utf8.count <= Self.maximumOpaqueLength ? try ProviderContext.hash(token) : nil }
         guard token.utf8.count <= Self.maximumLength, let jws = try? JWS(compact: token),
               jws.header["typ"]?.stringValue?.lowercased() == JWTAccessTokenClaims.type,
               let entry = try await context.signingKeys.published(now: now).first(where: { $0.kid == jws.keyID }),

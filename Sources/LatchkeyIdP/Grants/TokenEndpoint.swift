@@ -337,9 +337,7 @@ struct TokenEndpoint: Sendable {
     /// token (RFC 9068) is found by its verified `jti`; it stops at introspection at once,
     /// and offline at its `exp`.
     func revoke(_ token: String, clientID: String, now: Date = ProviderClock.now) async throws {
-        guard token.utf8.count <= (JWTAccessTokens.isJWT(token) ? JWTAccessTokens.maximumLength : 256),
-              let hash = try await jwtAccessTokens.rowKey(of: token, now: now)
-        else { return }
+        guard let hash = try await jwtAccessTokens.rowKey(of: token, now: now) else { return }
         try await context.database.transaction { transaction in
             try await self.grants.revokeToken(hash: hash, clientID: clientID, now: now, in: transaction)
         }

@@ -237,6 +237,20 @@ extension ResourceIndicatorProviderTests {
             #expect(try await Self.introspect(issuer, renewed, by: server)["active"]?.boolValue == false)
             #expect(try await Self.introspect(issuer, access, by: server)["active"]?.boolValue == true)
 
+            // One length rule at both endpoints: empty, an opaque string past 256 bytes and a
+            // JWS-shaped one past 4,096 are no tokens; revoking them is a quiet 200 that
+            // touches nothing.
+            let junk = ["", String(repeating: "a", count: 257), String(repeating: "a", count: 2000) + "." + String(repeating: "b", count: 2100) + ".c"]
+            for token in junk {
+                #expect(try await Self.introspect(issuer, token, by: server)["active"]?.boolValue == false, "\(token.utf8.count) bytes")
+                let revoked = try await HTTP1Transport().send(TransportRequest(
+                    method: "POST", url: issuer.appendingPathComponent("revoke"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                    body: FormEncoding.encode([("token", token), ("client_id", "latchkey-cli")])
+                ))
+                #expect(revoked.status == 200, "\(token.utf8.count) bytes: \(revoked.status)")
+            }
+            #expect(try await Self.introspect(issuer, access, by: server)["active"]?.boolValue == true)
+
             // JWT access tokens need a resource; formats are named.
             let bare = try await P.admin(issuer).call(AdminAPI.createResourceServer, body: .init(name: "x", accessTokenFormat: "jwt"))
             #expect(bare.status == 400)
