@@ -45,13 +45,7 @@ enum BareHTTPServer {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let output = Pipe()
         let process = try SpawnedProcess(executable, [argument], stdout: .pipe(output))
-        let text = ServeProcess.firstLine(of: output)
-        guard let object = try? JSONValue(json: Data(text.utf8)),
-              let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)) else {
-            process.terminate()
-            throw BenchmarkError("the bare SwiftNIO server did not start: \(text)")
-        }
-        return ServeProcess(process: process, issuer: issuer)
+        return try ServeProcess.ready(process, output: output, name: "the bare SwiftNIO server").server
     }
 
     /// Answers each request with the same small JSON body once the request has ended.

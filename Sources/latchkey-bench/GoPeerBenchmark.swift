@@ -49,8 +49,13 @@ struct GoPeerBenchmark {
         /// A server that only answers bare requests (SwiftNIO alone): its turns measure
         /// nothing else.
         var floorOnly = false
-        var cpuSeconds: Double { servers.reduce(0) { $0 + $1.cpuSeconds } }
-        var userSeconds: Double { servers.reduce(0) { $0 + $1.cpuTimes.user } }
+        /// All CPU seconds and those in user space, one read of /proc per server.
+        var cpuTimes: (all: Double, user: Double) {
+            servers.reduce((0, 0)) { sum, server in
+                let times = server.cpuTimes
+                return (sum.0 + times.user + times.system, sum.1 + times.user)
+            }
+        }
     }
 
     /// What one turn at one contender measured.
@@ -148,29 +153,31 @@ struct GoPeerBenchmark {
                     let contender = contenders[index]
                     var measured = Turn(cpuPerSignIn: 0, userPerSignIn: 0, throughput: 0, p50: 0, p99: 0)
                     if !contender.floorOnly {
-                        let before = (contender.cpuSeconds, contender.userSeconds)
+                        let before = contender.cpuTimes
                         let clients = contender.clients
                         let figures = try await turn.measure(concurrency: concurrency) { try await clients[$0].authenticate(flow: .redirect) }
                         guard figures.errors == 0 else {
                             throw BenchmarkError("\(contender.name), \(concurrency) clients: \(figures.errors) sign-ins failed, the first: \(figures.firstError ?? "-")")
                         }
                         let signIns = Double(max(figures.count + concurrency, 1))
+                        let after = contender.cpuTimes
                         measured = Turn(
-                            cpuPerSignIn: (contender.cpuSeconds - before.0) * 1000 / signIns,
-                            userPerSignIn: (contender.userSeconds - before.1) * 1000 / signIns,
+                            cpuPerSignIn: (after.all - before.all) * 1000 / signIns,
+                            userPerSignIn: (after.user - before.user) * 1000 / signIns,
                             throughput: figures.throughput, p50: figures.p50, p99: figures.p99
                         )
                     }
                     if contender.measuresFloor, floor {
                         // Four bare requests (`/health`), the HTTP a sign-in travels in.
                         let issuer = contender.servers[0].issuer
-                        let before = (contender.cpuSeconds, contender.userSeconds)
+                        let before = contender.cpuTimes
                         let floor = try await turn.measure(concurrency: concurrency) { _ in
                             try await ProviderBenchmark.bareRequests(to: issuer, transport: transport)
                         }
                         let rounds = Double(max(floor.count + concurrency, 1))
-                        measured.floorCPU = (contender.cpuSeconds - before.0) * 1000 / rounds
-                        measured.floorUser = (contender.userSeconds - before.1) * 1000 / rounds
+                        let after = contender.cpuTimes
+                        measured.floorCPU = (after.all - before.all) * 1000 / rounds
+                        measured.floorUser = (after.user - before.user) * 1000 / rounds
                     }
                     turns[index].append(measured)
                 }
@@ -242,7 +249,10 @@ struct GoPeerBenchmark {
     private static func floorLines(_ label: String, ours: [Turn], theirs: [Turn], reference: String) -> [ReportLine] {
         var lines: [ReportLine] = []
         for (name, figure) in [("CPU ms of 4 bare requests", \Turn.floorCPU), ("user-space CPU ms of 4 bare requests", \Turn.floorUser)] {
-            let pairs = zip(ours, theirs).compactMap { pair in pair.0[keyPath: figure].flatMap { a in pair.1[keyPath: figure].map { (a, $0) } } }
+            let pairs = zip(ours, theirs).compactMap { ours, theirs -> (Double, Double)? in
+                guard let a = ours[keyPath: figure], let b = theirs[keyPath: figure] else { return nil }
+                return (a, b)
+            }
             guard !pairs.isEmpty else { continue }
             lines.append(ReportLine(
                 name: "\(label): \(name)", latchkey: median(pairs.map(\.0)), reference: median(pairs.map(\.1)),
@@ -282,18 +292,17 @@ struct GoPeerBenchmark {
     static func startPeer(_ binary: URL, arguments: [String], users: [String]) throws -> (ServeProcess, [String: URL]) {
         let output = Pipe()
         let process = try SpawnedProcess(binary, arguments + [String(try LoopbackPort.free())] + users, stdout: .pipe(output))
-        let text = ServeProcess.firstLine(of: output)
-        guard let object = try? JSONValue(json: Data(text.utf8)), let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)),
-              case .object(let bind)? = object["bind"] else {
+        let (server, line) = try ServeProcess.ready(process, output: output, name: "the Go peer \(arguments.joined(separator: " "))")
+        guard case .object(let bind)? = line["bind"] else {
             process.terminate()
-            throw BenchmarkError("the Go peer \(arguments.joined(separator: " ")) did not start: \(text)")
+            throw BenchmarkError("the Go peer \(arguments.joined(separator: " ")) gave no bind URLs")
         }
         let bindURLs = bind.compactMapValues { $0.stringValue.flatMap(URL.init(string:)) }
         guard users.allSatisfy({ bindURLs[$0] != nil }) else {
             process.terminate()
             throw BenchmarkError("the Go peer gave no bind URL for some users")
         }
-        return (ServeProcess(process: process, issuer: issuer), bindURLs)
+        return (server, bindURLs)
     }
 
     /// A client whose credential is bound from the peer's bind URL.

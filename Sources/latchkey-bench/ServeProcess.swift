@@ -36,25 +36,25 @@ struct ServeProcess {
             environment: ProcessInfo.processInfo.environment.merging(["LATCHKEY_ADMIN_TOKEN": Self.adminToken]) { $1 }.merging(environment) { $1 },
             stdout: .pipe(output)
         )
-        let text = firstLine(of: output)
-        guard let object = try? JSONValue(json: Data(text.utf8)),
-              let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)) else {
-            process.terminate()
-            throw BenchmarkError("latchkey serve \(arguments.joined(separator: " ")) did not start: \(text)")
-        }
-        return ServeProcess(process: process, issuer: issuer)
+        return try ready(process, output: output, name: "latchkey serve \(arguments.joined(separator: " "))").server
     }
 
-    /// What a server the benchmark started printed up to its first newline (its ready
-    /// line, one JSON object), or up to its end if it stopped first.
-    static func firstLine(of output: Pipe) -> String {
+    /// A server the benchmark started, once its ready line (one JSON object with its
+    /// `issuer`, up to the first newline) has come on `output`, with that object; a server
+    /// that stops or says anything else first is stopped, and the error quotes what it said.
+    static func ready(_ process: SpawnedProcess, output: Pipe, name: String) throws -> (server: ServeProcess, line: JSONValue) {
         var text = ""
         while !text.contains("\n") {
             let chunk = PipeReading.chunk(output.fileHandleForReading)
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        return text
+        guard let object = try? JSONValue(json: Data(text.utf8)),
+              let issuer = object["issuer"]?.stringValue.flatMap(URL.init(string:)) else {
+            process.terminate()
+            throw BenchmarkError("\(name) did not start: \(text)")
+        }
+        return (ServeProcess(process: process, issuer: issuer), object)
     }
 
     /// User plus system CPU seconds the process has used (/proc/PID/stat fields 14, 15).
